@@ -1,0 +1,139 @@
+# vigil: one non-recursive Makefile.
+#   make                      build ./vigil (and the test NVML library)
+#   make test                 build under ASan+UBSan and run the whole suite
+#   make test TEST_SANITIZE=  run the suite without sanitizers
+#   make SANITIZE=address,undefined    sanitized build of everything
+#   make fuzz                 build and run the fuzz targets (clang/libFuzzer) for FUZZ_SECONDS
+#   make bench                run the benchmarks (bench/)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make V=1                  show commands
+
+VERSION := 0.1.0
+CC ?= cc
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+MANDIR ?= $(PREFIX)/share/man
+CFLAGS ?= -O2 -g
+SANITIZE ?=
+TEST_SANITIZE ?= address,undefined
+FUZZ_SECONDS ?= 60
+DEVELOPER ?= 1
+
+ifeq ($(SANITIZE),)
+BUILD ?= build
+else
+BUILD ?= build/san
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
+	-Wformat=2 -Wno-format-nonliteral -Wvla
+ifeq ($(DEVELOPER),1)
+WARN += -Werror
+endif
+ALL_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -DVIGIL_VERSION='"$(VERSION)"' \
+	-DVIGIL_LIBDIR='"$(LIBDIR)"' -MMD -MP $(CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+LIBS := -ldl -lm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+LIB_SRC := $(sort $(wildcard src/lib/*.c src/sys/*.c src/gpu/*.c src/logs/*.c src/checks/*.c \
+	src/report/*.c src/cmd/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/src/vigil.o
+TEST_SRC := $(sort $(wildcard tests/*.c tests/unit/*.c))
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+FAKE_NVML_SRC := $(wildcard tests/fake-nvml/*.c)
+
+VIGIL := $(BUILD)/vigil
+LIBVIGIL := $(BUILD)/libvigil.a
+FAKE_NVML := $(BUILD)/libvigil-fakenvml.so
+TEST_RUNNER := $(BUILD)/test-runner
+
+all: $(VIGIL) $(FAKE_NVML)
+ifeq ($(BUILD),build)
+all: vigil
+vigil: $(VIGIL)
+	$(Q)ln -sf $(VIGIL) vigil
+endif
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBVIGIL): $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(VIGIL): $(MAIN_OBJ) $(LIBVIGIL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(MAIN_OBJ) $(LIBVIGIL) $(ALL_LDFLAGS) $(LIBS)
+
+# The fake NVML library serves a snapshot file; it is built without sanitizers so that it can be
+# dlopen'ed by any build of vigil.
+$(FAKE_NVML): $(FAKE_NVML_SRC) $(wildcard tests/fake-nvml/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SHLIB   $@")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -fPIC -shared -o $@ $(FAKE_NVML_SRC)
+
+$(TEST_RUNNER): $(TEST_OBJ) $(LIBVIGIL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TEST_OBJ) $(LIBVIGIL) $(ALL_LDFLAGS) $(LIBS)
+
+build-tests: $(VIGIL) $(FAKE_NVML) $(TEST_RUNNER)
+
+# The suite: installs what it needs when it can (tests/setup-deps), then runs every test once.
+test:
+	$(Q)$(MAKE) --no-print-directory SANITIZE=$(TEST_SANITIZE) run-tests
+
+run-tests: build-tests
+	$(Q)sh tests/setup-deps
+	$(Q)VIGIL_BIN=$(abspath $(VIGIL)) VIGIL_FAKE_NVML=$(abspath $(FAKE_NVML)) \
+		VIGIL_SRCDIR=$(CURDIR) VIGIL_BUILD=$(abspath $(BUILD)) \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+		$(TEST_RUNNER) $(TESTS)
+
+# Fuzz targets: one per parser, under tests/fuzz/. Needs clang with libFuzzer.
+FUZZ_SRC := $(wildcard tests/fuzz/*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_LIB_SRC := $(filter-out src/cmd/%,$(LIB_SRC))
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -DVIGIL_VERSION='"$(VERSION)"' -DVIGIL_LIBDIR='"$(LIBDIR)"' \
+		-g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_SRC) -ldl -lm
+fuzz-build: $(FUZZ_BIN)
+fuzz: fuzz-build
+	$(Q)for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus-$$n \
+		tests/fuzz/corpus/$$n || exit 1; done
+
+bench: all
+	$(Q)sh bench/run
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/vigil $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(VIGIL) $(DESTDIR)$(BINDIR)/vigil
+	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
+	install -m 0644 docs/vigil-check.1 $(DESTDIR)$(MANDIR)/man1/vigil-check.1
+
+lint:
+	$(Q)sh tests/lint
+
+clean:
+	rm -rf build vigil
+
+.PHONY: all test run-tests build-tests fuzz fuzz-build bench install clean lint vigil
+.DELETE_ON_ERROR:
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,293 @@
+/* check.c: 'vigil check', the passive host verdict. */
+#include "cmd.h"
+#include "common.h"
+#include "../checks/runner.h"
+#include "../lib/prom.h"
+#include "../lib/strlist.h"
+#include "../sys/fsroot.h"
+
+#include <getopt.h>
+#include <unistd.h>
+
+static const char check_usage[] =
+	"usage: vigil check [options]\n"
+	"\n"
+	"Run the passive checks (safe beside a training job) and give one verdict for this host.\n"
+	"\n"
+	"  --root DIR          read DIR/sys, DIR/proc, DIR/dev/kmsg, DIR/etc instead of the host's\n"
+	"                      (also VIGIL_ROOT); a fixture from 'vigil gather'\n"
+	"  --kernel-log FILE   read a saved kernel log (dmesg, dmesg -T, dmesg --time-format iso,\n"
+	"                      journalctl -k or kmsg records) instead of /dev/kmsg\n"
+	"  --only NAMES        run only these checks (comma-separated; see 'vigil list')\n"
+	"  --skip NAMES        do not run these checks\n"
+	"  --config FILE       configuration file (default /etc/vigil/vigil.conf under the root)\n"
+	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable; wins over the file)\n"
+	"  --state-dir DIR     where readings are kept between runs (default /var/lib/vigil)\n"
+	"  --host NAME         host name for per-host configuration sections and the report\n"
+	"  --timeout SECONDS   bound for the whole run (default 30)\n"
+	"  --json              print one JSON object\n"
+	"  --prom FILE         also write Prometheus text (node_exporter textfile), atomically\n"
+	"  --reason            print only the one-line reason (at most 80 characters)\n"
+	"  -v, --verbose       show every finding, not only problems\n"
+	"  --color WHEN        auto (default: on a terminal), always or never\n"
+	"\n"
+	"Exit status:\n"
+	"  0  healthy (warnings alone leave the host healthy)\n"
+	"  1  unhealthy: at least one check failed\n"
+	"  2  usage error\n"
+	"  3  could not tell: a check was unknown or timed out, and none failed\n";
+
+enum { OPT_ROOT = 256, OPT_KLOG, OPT_ONLY, OPT_SKIP, OPT_CONFIG, OPT_STATE, OPT_HOST,
+       OPT_TIMEOUT, OPT_JSON, OPT_PROM, OPT_REASON, OPT_COLOR };
+
+static const struct option check_opts[] = {
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "kernel-log", required_argument, NULL, OPT_KLOG },
+	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "skip", required_argument, NULL, OPT_SKIP },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "set", required_argument, NULL, 'c' },
+	{ "state-dir", required_argument, NULL, OPT_STATE },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "prom", required_argument, NULL, OPT_PROM },
+	{ "reason", no_argument, NULL, OPT_REASON },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct check_args {
+	struct host_env he;
+	const char *kernel_log;
+	struct strlist only, skip, sets;
+	double timeout_s;
+	bool json, reason, verbose;
+	const char *prom;
+	int color; /* -1 auto */
+};
+
+static int parse_names(struct strlist *l, const char *arg)
+{
+	strlist_split(l, arg, ",");
+	for (size_t i = 0; i < l->nr; i++) {
+		if (!check_find(l->items[i])) {
+			usage_error("check", "no check named '%s' (see 'vigil list')", l->items[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct check_args *a)
+{
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:vh", check_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ROOT: a->he.root = optarg; break;
+		case OPT_KLOG: a->kernel_log = optarg; break;
+		case OPT_ONLY:
+			if (parse_names(&a->only, optarg))
+				return -1;
+			break;
+		case OPT_SKIP:
+			if (parse_names(&a->skip, optarg))
+				return -1;
+			break;
+		case OPT_CONFIG: a->he.config_path = optarg; break;
+		case 'c': strlist_add(&a->sets, optarg); break;
+		case OPT_STATE: a->he.state_dir = optarg; break;
+		case OPT_HOST: a->he.host = optarg; break;
+		case OPT_TIMEOUT:
+			if (!parse_double(optarg, &a->timeout_s) || a->timeout_s <= 0 ||
+			    a->timeout_s > 86400) {
+				usage_error("check", "--timeout wants seconds, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_JSON: a->json = true; break;
+		case OPT_PROM: a->prom = optarg; break;
+		case OPT_REASON: a->reason = true; break;
+		case 'v': a->verbose = true; break;
+		case OPT_COLOR:
+			if (!strcmp(optarg, "always"))
+				a->color = 1;
+			else if (!strcmp(optarg, "never"))
+				a->color = 0;
+			else if (!strcmp(optarg, "auto"))
+				a->color = -1;
+			else {
+				usage_error("check", "--color wants auto, always or never");
+				return -1;
+			}
+			break;
+		case 'h': return 1;
+		case ':':
+			usage_error("check", "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			usage_error("check", "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		usage_error("check", "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (a->json && a->reason) {
+		usage_error("check", "--json and --reason cannot be used together");
+		return -1;
+	}
+	return 0;
+}
+
+/* Which checks run, with which deadline. Returns the count, or -1 on a bad setting. */
+static int select_checks(struct check_args *a, struct run_item *items, struct report *rep,
+			 struct strbuf *err)
+{
+	const char **cfg_skip;
+	size_t nr_cfg_skip = config_get_all(&a->he.cfg, "check", "skip", &cfg_skip);
+	struct strlist skip_cfg = STRLIST_INIT;
+	int n = 0;
+	for (size_t i = 0; i < nr_cfg_skip; i++)
+		strlist_split(&skip_cfg, cfg_skip[i], ", ");
+	free(cfg_skip);
+	uint64_t default_s;
+	if (config_get_u64(&a->he.cfg, "check", "timeout", 0, &default_s, err) < 0) {
+		n = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < check_table_nr; i++) {
+		const struct check_def *d = &check_table[i];
+		if (a->only.nr && !strlist_has(&a->only, d->name))
+			continue;
+		if (strlist_has(&a->skip, d->name))
+			continue;
+		bool enabled;
+		if (config_get_bool(&a->he.cfg, d->name, "enabled", true, &enabled, err) < 0) {
+			n = -1;
+			goto out;
+		}
+		if (!enabled || strlist_has(&skip_cfg, d->name)) {
+			if (a->only.nr)
+				continue;
+			struct check_result *r = report_add(rep, d->name);
+			r->status = STATUS_SKIPPED;
+			result_add(r, STATUS_SKIPPED, ACTION_NONE, "disabled", "",
+				   "disabled by the configuration");
+			continue;
+		}
+		uint64_t t_s;
+		if (config_get_u64(&a->he.cfg, d->name, "timeout", default_s, &t_s, err) < 0) {
+			n = -1;
+			goto out;
+		}
+		items[n].def = d;
+		items[n].timeout_ms = t_s ? (unsigned)(t_s * 1000) : d->timeout_ms;
+		n++;
+	}
+out:
+	strlist_release(&skip_cfg);
+	return n;
+}
+
+/* Results in table order, whether they ran or were skipped by configuration. */
+static void sort_results(struct report *rep)
+{
+	struct check_result *sorted = xcalloc(rep->nr ? rep->nr : 1, sizeof(*sorted));
+	size_t k = 0;
+	for (size_t i = 0; i < check_table_nr; i++)
+		for (size_t j = 0; j < rep->nr; j++)
+			if (!strcmp(rep->results[j].name, check_table[i].name))
+				sorted[k++] = rep->results[j];
+	free(rep->results);
+	rep->results = sorted;
+	rep->alloc = rep->nr;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct check_args a;
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+	struct report rep;
+	struct run_item items[32];
+	int ret = EXIT_USAGE;
+
+	memset(&a, 0, sizeof(a));
+	a.timeout_s = 30;
+	a.color = -1;
+	int pr = parse_args(argc, argv, &a);
+	if (pr) {
+		if (pr > 0) {
+			fputs(check_usage, stdout);
+			ret = EXIT_HEALTHY;
+		}
+		goto out_args;
+	}
+	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0) {
+		fprintf(stderr, "vigil check: %s\n", err.buf);
+		goto out_env;
+	}
+	if (a.kernel_log && access(a.kernel_log, R_OK) < 0) {
+		fprintf(stderr, "vigil check: cannot read kernel log '%s'\n", a.kernel_log);
+		goto out_env;
+	}
+
+	report_init(&rep, a.he.host, wall_seconds());
+	uint64_t t0 = mono_ms();
+	int n = select_checks(&a, items, &rep, &err);
+	if (n < 0) {
+		fprintf(stderr, "vigil check: %s\n", err.buf);
+		report_release(&rep);
+		goto out_env;
+	}
+	struct check_ctx ctx = {
+		.cfg = &a.he.cfg,
+		.host = a.he.host,
+		.state_dir = a.he.state_dir,
+		.kernel_log = a.kernel_log,
+		.now = rep.time,
+	};
+	checks_run(&ctx, items, (size_t)n, (unsigned)(a.timeout_s * 1000), &rep);
+	rep.duration_ms = mono_ms() - t0;
+	sort_results(&rep);
+	report_finish(&rep);
+	ret = verdict_exit_code(rep.verdict);
+
+	if (a.json) {
+		report_json(&rep, &out, true);
+	} else if (a.reason) {
+		strbuf_addf(&out, "%s\n", rep.reason);
+	} else {
+		bool color = a.color == 1 ||
+			     (a.color == -1 && isatty(1) && !getenv("NO_COLOR"));
+		report_table(&rep, &out, color, a.verbose);
+	}
+	fwrite(out.buf, 1, out.len, stdout);
+	if (a.prom) {
+		struct strbuf prom = STRBUF_INIT;
+		report_prom(&rep, &prom);
+		if (prom_write_atomic(a.prom, &prom, &err) < 0) {
+			fprintf(stderr, "vigil check: %s\n", err.buf);
+			if (ret == EXIT_HEALTHY)
+				ret = EXIT_UNKNOWN;
+		}
+		strbuf_release(&prom);
+	}
+	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
+		ret = EXIT_UNKNOWN;
+	report_release(&rep);
+out_env:
+	host_env_release(&a.he);
+out_args:
+	strlist_release(&a.only);
+	strlist_release(&a.skip);
+	strlist_release(&a.sets);
+	strbuf_release(&err);
+	strbuf_release(&out);
+	return ret;
+}

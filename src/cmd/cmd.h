@@ -1,0 +1,36 @@
+/*
+ * cmd.h: the commands. Files under src/cmd/ are the only code that prints to the user and
+ * decides exit codes. Every command takes (argc, argv) with argv[0] the command name.
+ */
+#ifndef VIGIL_CMD_H
+#define VIGIL_CMD_H
+
+#include "../lib/util.h"
+
+/* Exit codes, the same for every command (said in --help and the man page). */
+enum {
+	EXIT_HEALTHY = 0,
+	EXIT_UNHEALTHY = 1,
+	EXIT_USAGE = 2,
+	EXIT_UNKNOWN = 3,
+};
+
+int cmd_check(int argc, char **argv);
+int cmd_gather(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+struct cmd_def {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+extern const struct cmd_def cmd_table[];
+extern const size_t cmd_table_nr;
+
+/* Shared helpers for commands. */
+void usage_error(const char *cmd, const char *fmt, ...) PRINTF_LIKE(2, 3);
+bool is_help_arg(const char *a);
+
+#endif

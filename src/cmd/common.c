@@ -1,0 +1,84 @@
+/* common.c: root, host name, configuration and state directory for commands (see common.h). */
+#include "common.h"
+#include "../sys/fsroot.h"
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
+		   struct strbuf *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret = -1;
+	if (!he->root)
+		he->root = getenv("VIGIL_ROOT");
+	if (he->root && *he->root) {
+		struct stat st;
+		if (stat(he->root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			error_set(err, "root '%s' is not a directory", he->root);
+			goto out;
+		}
+		fsroot_set(he->root);
+		/* Children (checks, the test NVML library) see the same root. */
+		setenv("VIGIL_ROOT", he->root, 1);
+	} else {
+		he->root = NULL;
+		fsroot_set(NULL);
+	}
+	if (!he->host) {
+		char hn[256] = "";
+		if (he->root && fsroot_read_attr("/etc/hostname", &sb, NULL) == READ_OK && sb.len)
+			strlcpy_v(hn, sb.buf, sizeof(hn));
+		else if (gethostname(hn, sizeof(hn) - 1) < 0 || !hn[0])
+			strlcpy_v(hn, "localhost", sizeof(hn));
+		hn[sizeof(hn) - 1] = '\0';
+		he->host_buf = xstrdup(hn);
+		he->host = he->host_buf;
+	}
+	config_init(&he->cfg, he->host);
+	if (!he->config_path)
+		he->config_path = getenv("VIGIL_CONFIG");
+	if (he->config_path && *he->config_path) {
+		if (config_load_file(&he->cfg, he->config_path, false, err) < 0)
+			goto out;
+	} else {
+		fsroot_path(&sb, "/etc/vigil/vigil.conf");
+		if (config_load_file(&he->cfg, sb.buf, true, err) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < nr_sets; i++)
+		if (config_set(&he->cfg, sets[i], err) < 0)
+			goto out;
+	if (!he->state_dir)
+		he->state_dir = getenv("VIGIL_STATE_DIR");
+	if (!he->state_dir || !*he->state_dir)
+		he->state_dir = config_get(&he->cfg, "core", "state-dir");
+	if (!he->state_dir && !he->root) {
+		/* The host's own state; a user without rights to /var/lib keeps it at home. */
+		if (mkdir_p("/var/lib/vigil", 0755, NULL) == 0 && access("/var/lib/vigil", W_OK) == 0) {
+			he->state_dir = "/var/lib/vigil";
+		} else {
+			const char *home = getenv("HOME");
+			if (home && *home) {
+				strbuf_reset(&sb);
+				strbuf_addf(&sb, "%s/.local/state/vigil", home);
+				he->state_buf = strbuf_detach(&sb, NULL);
+				he->state_dir = he->state_buf;
+			}
+		}
+	}
+	if (he->state_dir && mkdir_p(he->state_dir, 0755, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	strbuf_release(&sb);
+	return ret;
+}
+
+void host_env_release(struct host_env *he)
+{
+	config_release(&he->cfg);
+	free(he->host_buf);
+	free(he->state_buf);
+}

@@ -1,0 +1,27 @@
+/*
+ * common.h: set-up shared by the commands that look at a host: the root, the host name, the
+ * configuration and the state directory.
+ */
+#ifndef VIGIL_CMD_COMMON_H
+#define VIGIL_CMD_COMMON_H
+
+#include "../lib/config.h"
+#include "../lib/strbuf.h"
+
+struct host_env {
+	const char *root;       /* --root or VIGIL_ROOT, NULL for this host */
+	const char *config_path; /* --config or VIGIL_CONFIG, NULL for /etc/vigil/vigil.conf */
+	const char *state_dir;  /* --state-dir or VIGIL_STATE_DIR */
+	const char *host;       /* --host, else the root's /etc/hostname, else gethostname() */
+	struct config cfg;
+	char *host_buf;
+	char *state_buf;
+};
+
+/* Apply the root, find the host name, load the configuration, choose the state directory.
+ * Returns 0, or -1 with *err (usage-level problems: missing root, bad config). */
+int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
+		   struct strbuf *err);
+void host_env_release(struct host_env *he);
+
+#endif

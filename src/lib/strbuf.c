@@ -1,0 +1,159 @@
+/* strbuf.c: growable byte buffers with a size cap (see strbuf.h). */
+#include "strbuf.h"
+
+char strbuf_empty[1];
+
+void strbuf_init(struct strbuf *sb, size_t cap)
+{
+	sb->buf = strbuf_empty;
+	sb->len = 0;
+	sb->alloc = 0;
+	sb->cap = cap;
+	sb->truncated = false;
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	size_t cap = sb->cap;
+	strbuf_init(sb, cap);
+}
+
+char *strbuf_detach(struct strbuf *sb, size_t *len)
+{
+	char *r = sb->alloc ? sb->buf : xstrdup("");
+	if (len)
+		*len = sb->len;
+	size_t cap = sb->cap;
+	strbuf_init(sb, cap);
+	return r;
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	strbuf_setlen(sb, 0);
+	sb->truncated = false;
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	if (len > sb->len)
+		len = sb->len;
+	sb->len = len;
+	if (sb->alloc)
+		sb->buf[len] = '\0';
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	if (sb->len + extra + 1 <= sb->alloc)
+		return;
+	size_t want = sb->len + extra + 1;
+	size_t n = sb->alloc ? sb->alloc : 64;
+	while (n < want)
+		n = n * 2;
+	if (!sb->alloc) {
+		sb->buf = xmalloc(n);
+		sb->buf[0] = '\0';
+	} else {
+		sb->buf = xrealloc(sb->buf, n);
+	}
+	sb->alloc = n;
+}
+
+int strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	int ret = 0;
+	if (sb->cap && sb->len + len > sb->cap) {
+		len = sb->cap > sb->len ? sb->cap - sb->len : 0;
+		sb->truncated = true;
+		ret = -1;
+	}
+	if (!len) {
+		if (!sb->alloc)
+			strbuf_grow(sb, 0);
+		return ret;
+	}
+	strbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+	return ret;
+}
+
+int strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	return strbuf_add(sb, s, strlen(s));
+}
+
+int strbuf_addch(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+	return strbuf_add(sb, &ch, 1);
+}
+
+int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	char small[256];
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(small, sizeof(small), fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof(small))
+		return strbuf_add(sb, small, (size_t)n);
+	char *big = xmalloc((size_t)n + 1);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	int r = strbuf_add(sb, big, (size_t)n);
+	free(big);
+	return r;
+}
+
+int strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+void strbuf_rtrim(struct strbuf *sb)
+{
+	while (sb->len && is_space(sb->buf[sb->len - 1]))
+		sb->len--;
+	if (sb->alloc)
+		sb->buf[sb->len] = '\0';
+}
+
+void strbuf_trim(struct strbuf *sb)
+{
+	strbuf_rtrim(sb);
+	size_t i = 0;
+	while (i < sb->len && is_space(sb->buf[i]))
+		i++;
+	if (i) {
+		memmove(sb->buf, sb->buf + i, sb->len - i);
+		sb->len -= i;
+		sb->buf[sb->len] = '\0';
+	}
+}
+
+int error_set(struct strbuf *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		strbuf_reset(err);
+		va_start(ap, fmt);
+		strbuf_vaddf(err, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}

@@ -1,0 +1,398 @@
+/* report.c: verdict, reason, and the JSON / Prometheus / table writers (see report.h). */
+#include "report.h"
+#include "../lib/prom.h"
+
+#include <time.h>
+
+void report_init(struct report *r, const char *host, double time)
+{
+	memset(r, 0, sizeof(*r));
+	r->host = xstrdup(host);
+	r->time = time;
+}
+
+void report_release(struct report *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		check_result_release(&r->results[i]);
+	free(r->results);
+	free(r->host);
+	memset(r, 0, sizeof(*r));
+}
+
+struct check_result *report_add(struct report *r, const char *name)
+{
+	ALLOC_GROW(r->results, r->nr + 1, r->alloc);
+	check_result_init(&r->results[r->nr], name);
+	return &r->results[r->nr++];
+}
+
+const char *verdict_name(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_HEALTHY:
+		return "healthy";
+	case VERDICT_UNHEALTHY:
+		return "unhealthy";
+	default:
+		return "unknown";
+	}
+}
+
+int verdict_exit_code(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_HEALTHY:
+		return 0;
+	case VERDICT_UNHEALTHY:
+		return 1;
+	default:
+		return 3;
+	}
+}
+
+/* Copy s into the reason, one printable line, cut to fit with "..." when too long. */
+static void reason_set(struct report *r, const char *prefix, const char *msg, const char *suffix)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t fixed = strlen(prefix) + strlen(suffix);
+	strbuf_addstr(&sb, prefix);
+	size_t room = REASON_MAX > fixed ? REASON_MAX - fixed : 0;
+	size_t mlen = strlen(msg);
+	if (mlen <= room) {
+		strbuf_addstr(&sb, msg);
+	} else if (room > 3) {
+		/* cut on a UTF-8 boundary */
+		size_t cut = room - 3;
+		while (cut && ((unsigned char)msg[cut] & 0xc0) == 0x80)
+			cut--;
+		strbuf_add(&sb, msg, cut);
+		strbuf_addstr(&sb, "...");
+	}
+	strbuf_addstr(&sb, suffix);
+	for (size_t i = 0; i < sb.len; i++)
+		if ((unsigned char)sb.buf[i] < 0x20 || sb.buf[i] == 0x7f)
+			sb.buf[i] = ' ';
+	strlcpy_v(r->reason, sb.buf, sizeof(r->reason));
+	strbuf_release(&sb);
+}
+
+void report_finish(struct report *r)
+{
+	const struct finding *worst = NULL;
+	const struct check_result *worst_check = NULL, *unknown_check = NULL;
+	size_t fails = 0, warns = 0;
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct check_result *c = &r->results[i];
+		if (c->status == STATUS_UNKNOWN && !unknown_check)
+			unknown_check = c;
+		for (size_t j = 0; j < c->nr; j++) {
+			const struct finding *f = &c->findings[j];
+			if (f->status == STATUS_FAIL) {
+				fails++;
+				if (!worst || f->severity > worst->severity) {
+					worst = f;
+					worst_check = c;
+				}
+			} else if (f->status == STATUS_WARN) {
+				warns++;
+			}
+		}
+		/* A check that failed without a finding (should not happen) still fails. */
+		if (c->status == STATUS_FAIL && !c->nr && !worst_check) {
+			worst_check = c;
+			fails++;
+		}
+	}
+	struct strbuf pre = STRBUF_INIT, suf = STRBUF_INIT;
+	if (fails) {
+		r->verdict = VERDICT_UNHEALTHY;
+		strbuf_addf(&pre, "%s: ", worst_check->name);
+		if (fails > 1)
+			strbuf_addf(&suf, " (+%zu more)", fails - 1);
+		reason_set(r, pre.buf, worst ? worst->message : "failed", suf.buf);
+	} else if (unknown_check) {
+		r->verdict = VERDICT_UNKNOWN;
+		const struct finding *f = result_worst(unknown_check);
+		strbuf_addf(&pre, "unknown: %s: ", unknown_check->name);
+		const char *why = unknown_check->error ? unknown_check->error
+			: f ? f->message : "could not tell";
+		reason_set(r, pre.buf, why, "");
+	} else {
+		r->verdict = VERDICT_HEALTHY;
+		if (warns)
+			strbuf_addf(&suf, " (%zu warning%s)", warns, warns == 1 ? "" : "s");
+		reason_set(r, "healthy", "", suf.buf);
+	}
+	strbuf_release(&pre);
+	strbuf_release(&suf);
+}
+
+void result_to_json(struct json_writer *w, const struct check_result *res)
+{
+	json_open_object(w);
+	json_key(w, "name");
+	json_string(w, res->name);
+	json_key(w, "status");
+	json_string(w, status_name(res->status));
+	json_key(w, "duration_ms");
+	json_uint(w, res->duration_ms);
+	if (res->error) {
+		json_key(w, "error");
+		json_string(w, res->error);
+	}
+	json_key(w, "findings");
+	json_open_array(w);
+	for (size_t i = 0; i < res->nr; i++) {
+		const struct finding *f = &res->findings[i];
+		json_open_object(w);
+		json_key(w, "status");
+		json_string(w, status_name(f->status));
+		json_key(w, "severity");
+		json_string(w, severity_name(f->severity));
+		json_key(w, "action");
+		json_string(w, action_name(f->action));
+		json_key(w, "code");
+		json_string(w, f->code);
+		json_key(w, "device");
+		json_string(w, f->device);
+		json_key(w, "message");
+		json_string(w, f->message);
+		json_key(w, "details");
+		json_open_object(w);
+		for (size_t j = 0; j < f->nr_details; j++) {
+			json_key(w, f->details[j].key);
+			if (f->details[j].numeric) {
+				strbuf_addstr(w->out, ""); /* value written raw below */
+				double d;
+				if (parse_double(f->details[j].value, &d))
+					json_double(w, d);
+				else
+					json_null(w);
+			} else {
+				json_string(w, f->details[j].value);
+			}
+		}
+		json_close_object(w);
+		json_close_object(w);
+	}
+	json_close_array(w);
+	json_close_object(w);
+}
+
+int result_from_json(const struct json_value *v, struct check_result *res, struct strbuf *err)
+{
+	const char *st = json_get_string(v, "status");
+	const struct json_value *fs = json_get(v, "findings");
+	double d;
+	if (!st || status_from_name(st) < 0 || !fs || fs->type != JSON_ARRAY)
+		return error_set(err, "check result lacks status or findings");
+	res->status = (enum status)status_from_name(st);
+	if (json_get_number(v, "duration_ms", &d) && d >= 0)
+		res->duration_ms = (uint64_t)d;
+	const char *e = json_get_string(v, "error");
+	if (e) {
+		free(res->error);
+		res->error = xstrdup(e);
+	}
+	for (size_t i = 0; i < fs->nr; i++) {
+		const struct json_value *fj = fs->items[i];
+		int fst = status_from_name(json_get_string(fj, "status"));
+		int sev = severity_from_name(json_get_string(fj, "severity"));
+		int act = action_from_name(json_get_string(fj, "action"));
+		const char *msg = json_get_string(fj, "message");
+		if (fst < 0 || sev < 0 || act < 0 || !msg)
+			return error_set(err, "finding %zu is malformed", i);
+		struct finding *f = result_add(res, (enum status)fst, (enum action)act,
+					       json_get_string(fj, "code"),
+					       json_get_string(fj, "device"), "%s", msg);
+		f->severity = (enum severity)sev;
+		const struct json_value *det = json_get(fj, "details");
+		for (size_t j = 0; det && det->type == JSON_OBJECT && j < det->nr; j++) {
+			const struct json_value *dv = det->items[j];
+			if (dv->type == JSON_NUMBER)
+				finding_detail_num(f, det->keys[j], dv->number);
+			else if (dv->type == JSON_STRING)
+				finding_detail(f, det->keys[j], "%s", dv->string);
+			else if (dv->type == JSON_BOOL)
+				finding_detail(f, det->keys[j], "%s", dv->boolean ? "true" : "false");
+		}
+	}
+	return 0;
+}
+
+static void iso_time(double t, char *buf, size_t n)
+{
+	time_t s = (time_t)t;
+	struct tm tm;
+	gmtime_r(&s, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void report_json(const struct report *r, struct strbuf *out, bool pretty)
+{
+	struct json_writer w;
+	char ts[32];
+	json_writer_init(&w, out, pretty);
+	iso_time(r->time, ts, sizeof(ts));
+	json_open_object(&w);
+	json_key(&w, "host");
+	json_string(&w, r->host);
+	json_key(&w, "time");
+	json_string(&w, ts);
+	json_key(&w, "timestamp");
+	json_double(&w, (double)(int64_t)r->time);
+	json_key(&w, "vigil_version");
+	json_string(&w, VIGIL_VERSION);
+	json_key(&w, "verdict");
+	json_string(&w, verdict_name(r->verdict));
+	json_key(&w, "exit_code");
+	json_int(&w, verdict_exit_code(r->verdict));
+	json_key(&w, "reason");
+	json_string(&w, r->reason);
+	json_key(&w, "duration_ms");
+	json_uint(&w, r->duration_ms);
+	json_key(&w, "checks");
+	json_open_array(&w);
+	for (size_t i = 0; i < r->nr; i++)
+		result_to_json(&w, &r->results[i]);
+	json_close_array(&w);
+	json_close_object(&w);
+	strbuf_addch(out, '\n');
+}
+
+void report_prom(const struct report *r, struct strbuf *out)
+{
+	static const enum verdict verdicts[] = { VERDICT_HEALTHY, VERDICT_UNHEALTHY,
+						 VERDICT_UNKNOWN };
+	static const enum status statuses[] = { STATUS_OK, STATUS_WARN, STATUS_FAIL,
+						STATUS_UNKNOWN, STATUS_SKIPPED };
+	char buf[64];
+
+	prom_family(out, "vigil_verdict", "gauge",
+		    "Host verdict of the last vigil check (1 for the current verdict).");
+	for (size_t i = 0; i < ARRAY_SIZE(verdicts); i++) {
+		const char *l[] = { "verdict", verdict_name(verdicts[i]), NULL };
+		prom_sample(out, "vigil_verdict", l, r->verdict == verdicts[i]);
+	}
+	prom_family(out, "vigil_healthy", "gauge", "1 if the last vigil check found the host healthy.");
+	prom_sample(out, "vigil_healthy", NULL, r->verdict == VERDICT_HEALTHY);
+	prom_family(out, "vigil_last_run_timestamp_seconds", "gauge",
+		    "Unix time at which the last vigil check started.");
+	prom_sample(out, "vigil_last_run_timestamp_seconds", NULL, (double)(int64_t)r->time);
+	prom_family(out, "vigil_run_duration_seconds", "gauge",
+		    "Wall time of the last vigil check.");
+	prom_sample(out, "vigil_run_duration_seconds", NULL, (double)r->duration_ms / 1000.0);
+
+	prom_family(out, "vigil_check_status", "gauge",
+		    "Status of each check (1 for the current status).");
+	for (size_t i = 0; i < r->nr; i++)
+		for (size_t s = 0; s < ARRAY_SIZE(statuses); s++) {
+			const char *l[] = { "check", r->results[i].name, "status",
+					    status_name(statuses[s]), NULL };
+			prom_sample(out, "vigil_check_status", l,
+				    r->results[i].status == statuses[s]);
+		}
+	prom_family(out, "vigil_check_duration_seconds", "gauge", "Wall time of each check.");
+	for (size_t i = 0; i < r->nr; i++) {
+		const char *l[] = { "check", r->results[i].name, NULL };
+		prom_sample(out, "vigil_check_duration_seconds", l,
+			    (double)r->results[i].duration_ms / 1000.0);
+	}
+	prom_family(out, "vigil_findings", "gauge", "Number of findings of each check by status.");
+	for (size_t i = 0; i < r->nr; i++)
+		for (size_t s = 0; s < ARRAY_SIZE(statuses); s++) {
+			size_t n = 0;
+			for (size_t j = 0; j < r->results[i].nr; j++)
+				n += r->results[i].findings[j].status == statuses[s];
+			const char *l[] = { "check", r->results[i].name, "status",
+					    status_name(statuses[s]), NULL };
+			prom_sample(out, "vigil_findings", l, (double)n);
+		}
+	prom_family(out, "vigil_problem", "gauge",
+		    "One series per finding that is not ok, with its action (value 1).");
+	for (size_t i = 0; i < r->nr; i++)
+		for (size_t j = 0; j < r->results[i].nr; j++) {
+			const struct finding *f = &r->results[i].findings[j];
+			if (f->status == STATUS_OK || f->status == STATUS_SKIPPED)
+				continue;
+			snprintf(buf, sizeof(buf), "%s", severity_name(f->severity));
+			const char *l[] = { "check",  r->results[i].name, "code",
+					    f->code,  "device", f->device,
+					    "status", status_name(f->status), "severity",
+					    buf,      "action", action_name(f->action),
+					    NULL };
+			prom_sample(out, "vigil_problem", l, 1);
+		}
+}
+
+static const char *status_color(enum status s)
+{
+	switch (s) {
+	case STATUS_OK:
+		return "\033[32m";
+	case STATUS_WARN:
+		return "\033[33m";
+	case STATUS_FAIL:
+		return "\033[1;31m";
+	case STATUS_UNKNOWN:
+		return "\033[35m";
+	default:
+		return "\033[2m";
+	}
+}
+
+static void add_status(struct strbuf *out, enum status s, bool color, int width)
+{
+	if (color)
+		strbuf_addstr(out, status_color(s));
+	strbuf_addf(out, "%-*s", width, status_name(s));
+	if (color)
+		strbuf_addstr(out, "\033[0m");
+}
+
+void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose)
+{
+	char ts[32];
+	iso_time(r->time, ts, sizeof(ts));
+	strbuf_addf(out, "vigil check on %s at %s (%llu ms)\n\n", r->host, ts,
+		    (unsigned long long)r->duration_ms);
+	strbuf_addf(out, "%-11s %-8s %7s  %s\n", "CHECK", "STATUS", "TIME", "SUMMARY");
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct check_result *c = &r->results[i];
+		const struct finding *w = result_worst(c);
+		strbuf_addf(out, "%-11s ", c->name);
+		add_status(out, c->status, color, 8);
+		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
+		if (c->error)
+			strbuf_addstr(out, c->error);
+		else if (w)
+			strbuf_addstr(out, w->message);
+		strbuf_addch(out, '\n');
+		for (size_t j = 0; j < c->nr; j++) {
+			const struct finding *f = &c->findings[j];
+			bool shown = f->status == STATUS_WARN || f->status == STATUS_FAIL ||
+				     f->status == STATUS_UNKNOWN || verbose;
+			if (!shown || (f == w && c->nr == 1 && !verbose))
+				continue;
+			strbuf_addstr(out, "    ");
+			add_status(out, f->status, color, 7);
+			strbuf_addf(out, " %s", f->message);
+			if (f->action != ACTION_NONE)
+				strbuf_addf(out, "  -> %s", action_name(f->action));
+			strbuf_addch(out, '\n');
+		}
+	}
+	strbuf_addch(out, '\n');
+	strbuf_addstr(out, "verdict: ");
+	if (color)
+		strbuf_addstr(out, r->verdict == VERDICT_HEALTHY     ? "\033[1;32m"
+				   : r->verdict == VERDICT_UNHEALTHY ? "\033[1;31m"
+								     : "\033[1;35m");
+	strbuf_addstr(out, verdict_name(r->verdict));
+	if (color)
+		strbuf_addstr(out, "\033[0m");
+	if (r->verdict != VERDICT_HEALTHY || strcmp(r->reason, "healthy"))
+		strbuf_addf(out, "  (%s)", r->reason);
+	strbuf_addch(out, '\n');
+}

@@ -1,0 +1,45 @@
+/*
+ * report.h: one run of the checks and everything that can be written from it: the verdict, the
+ * one-line reason, JSON, Prometheus text and the table for a person.
+ *
+ * Ownership: struct report owns its results; report_release() frees them.
+ */
+#ifndef VIGIL_REPORT_H
+#define VIGIL_REPORT_H
+
+#include "../checks/check.h"
+#include "../lib/json.h"
+
+enum verdict { VERDICT_HEALTHY, VERDICT_UNHEALTHY, VERDICT_UNKNOWN };
+
+#define REASON_MAX 80
+
+struct report {
+	char *host;
+	double time; /* wall-clock seconds at the start */
+	uint64_t duration_ms;
+	struct check_result *results;
+	size_t nr, alloc;
+	enum verdict verdict;
+	char reason[REASON_MAX + 1];
+};
+
+void report_init(struct report *r, const char *host, double time);
+void report_release(struct report *r);
+/* Append an empty result for a check and return it (valid until the next add). */
+struct check_result *report_add(struct report *r, const char *name);
+/* Compute verdict and reason from the results. */
+void report_finish(struct report *r);
+
+const char *verdict_name(enum verdict v);
+int verdict_exit_code(enum verdict v);
+
+void result_to_json(struct json_writer *w, const struct check_result *res);
+/* Fill res from a parsed check object; -1 with *err when a field is missing or wrong. */
+int result_from_json(const struct json_value *v, struct check_result *res, struct strbuf *err);
+
+void report_json(const struct report *r, struct strbuf *out, bool pretty);
+void report_prom(const struct report *r, struct strbuf *out);
+void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose);
+
+#endif

@@ -1,0 +1,257 @@
+/* harness.c: the test runner (see harness.h). */
+#include "harness.h"
+#include "../src/lib/fileio.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern const struct test_def __start_vigil_tests[], __stop_vigil_tests[];
+extern const struct test_hook __start_vigil_test_hooks[] __attribute__((weak));
+extern const struct test_hook __stop_vigil_test_hooks[] __attribute__((weak));
+
+struct dyn_test {
+	char *name;
+	void (*fn)(void *);
+	void *arg;
+	unsigned timeout_s;
+};
+static struct dyn_test *dyn;
+static size_t dyn_nr, dyn_alloc;
+static char tmp_root[256];
+static char cur_tmp[512];
+static unsigned tmp_counter;
+
+void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s)
+{
+	ALLOC_GROW(dyn, dyn_nr + 1, dyn_alloc);
+	dyn[dyn_nr].name = xstrdup(name);
+	dyn[dyn_nr].fn = fn;
+	dyn[dyn_nr].arg = arg;
+	dyn[dyn_nr].timeout_s = timeout_s;
+	dyn_nr++;
+}
+
+void test_fail_(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stdout, "#   %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+	exit(1);
+}
+
+void test_skip(const char *why)
+{
+	fprintf(stdout, "#   skipped: %s\n", why);
+	fflush(stdout);
+	exit(77);
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : def;
+}
+
+const char *test_vigil_bin(void) { return env_or("VIGIL_BIN", "./vigil"); }
+const char *test_fake_nvml(void) { return env_or("VIGIL_FAKE_NVML", "build/libvigil-fakenvml.so"); }
+const char *test_srcdir(void) { return env_or("VIGIL_SRCDIR", "."); }
+
+const char *test_tmpdir(void)
+{
+	if (!cur_tmp[0]) {
+		snprintf(cur_tmp, sizeof(cur_tmp), "%s/t%u-%ld", tmp_root, ++tmp_counter,
+			 (long)getpid());
+		if (mkdir(cur_tmp, 0755) < 0 && errno != EEXIST)
+			test_fail_(__FILE__, __LINE__, "cannot create '%s'", cur_tmp);
+	}
+	return cur_tmp;
+}
+
+void test_src_path(struct strbuf *out, const char *rel)
+{
+	strbuf_reset(out);
+	strbuf_addf(out, "%s/%s", test_srcdir(), rel);
+}
+
+void test_mkdir(const char *dir, const char *rel)
+{
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&p, "%s/%s", dir, rel);
+	if (mkdir_p(p.buf, 0755, &err))
+		test_fail_(__FILE__, __LINE__, "%s", err.buf);
+	strbuf_release(&p);
+	strbuf_release(&err);
+}
+
+void test_write(const char *dir, const char *rel, const char *content)
+{
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&p, "%s/%s", dir, rel);
+	char *slash = strrchr(p.buf, '/');
+	*slash = '\0';
+	if (mkdir_p(p.buf, 0755, &err))
+		test_fail_(__FILE__, __LINE__, "%s", err.buf);
+	*slash = '/';
+	if (write_file(p.buf, content, strlen(content), false, &err))
+		test_fail_(__FILE__, __LINE__, "%s", err.buf);
+	strbuf_release(&p);
+	strbuf_release(&err);
+}
+
+void test_run_vigil(struct child *c, const char *const *args, const char *const *env)
+{
+	const char *argv[64];
+	const char *envv[32];
+	size_t n = 0, e = 0;
+	static char nvml_env[1024];
+	argv[n++] = test_vigil_bin();
+	for (size_t i = 0; args && args[i] && n < ARRAY_SIZE(argv) - 1; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	bool has_nvml = false;
+	for (size_t i = 0; env && env[i] && e < ARRAY_SIZE(envv) - 2; i++) {
+		if (starts_with(env[i], "VIGIL_NVML_LIBRARY="))
+			has_nvml = true;
+		envv[e++] = env[i];
+	}
+	if (!has_nvml) {
+		snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+		envv[e++] = nvml_env;
+	}
+	envv[e] = NULL;
+	child_init(c);
+	c->argv = argv;
+	c->env_add = envv;
+	c->timeout_ms = 30000;
+	c->out_cap = 16u << 20;
+	struct strbuf err = STRBUF_INIT;
+	if (child_run(c, &err))
+		test_fail_(__FILE__, __LINE__, "cannot run vigil: %s", err.buf);
+	strbuf_release(&err);
+	if (c->timed_out)
+		test_fail_(__FILE__, __LINE__, "vigil timed out; stderr:\n%s", c->err.buf);
+	if (c->signaled)
+		test_fail_(__FILE__, __LINE__, "vigil killed by signal %d; stderr:\n%s",
+			   c->term_signal, c->err.buf);
+}
+
+struct json_value *test_parse_json(const struct child *c)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct json_value *v = json_parse(c->out.buf, c->out.len, &err);
+	if (!v)
+		test_fail_(__FILE__, __LINE__, "output is not JSON (%s):\n%s\nstderr:\n%s", err.buf,
+			   c->out.buf, c->err.buf);
+	strbuf_release(&err);
+	return v;
+}
+
+static bool selected(const char *name, int argc, char **argv)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (strstr(name, argv[i]))
+			return true;
+	return false;
+}
+
+/* 0 pass, 1 fail, 2 skip */
+static int run_one(const char *name, void (*fn)(void), void (*dfn)(void *), void *arg,
+		   unsigned timeout_s)
+{
+	fflush(stdout);
+	cur_tmp[0] = '\0';
+	tmp_counter++;
+	uint64_t t0 = mono_ms();
+	pid_t pid = fork();
+	if (pid < 0) {
+		printf("not ok - %s (cannot fork)\n", name);
+		return 1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		alarm(timeout_s);
+		if (fn)
+			fn();
+		else
+			dfn(arg);
+		fflush(stdout);
+		exit(0);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	kill(-pid, SIGKILL); /* anything the test left behind */
+	uint64_t ms = mono_ms() - t0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		printf("ok - %s (%llu ms)\n", name, (unsigned long long)ms);
+		return 0;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("ok - %s # SKIP\n", name);
+		return 2;
+	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+		printf("not ok - %s (timed out after %u s)\n", name, timeout_s);
+	else if (WIFSIGNALED(status))
+		printf("not ok - %s (signal %d)\n", name, WTERMSIG(status));
+	else
+		printf("not ok - %s (exit %d)\n", name, WEXITSTATUS(status));
+	return 1;
+}
+
+static void cleanup_tmp(void)
+{
+	if (!tmp_root[0] || getenv("VIGIL_KEEP_TMP"))
+		return;
+	const char *argv[] = { "rm", "-rf", tmp_root, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 60000;
+	child_run(&c, NULL);
+	child_release(&c);
+}
+
+int main(int argc, char **argv)
+{
+	int pass = 0, fail = 0, skip = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(tmp_root, sizeof(tmp_root), "%s/vigil-test-XXXXXX", env_or("TMPDIR", "/tmp"));
+	if (!mkdtemp(tmp_root)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	for (const struct test_hook *h = __start_vigil_test_hooks;
+	     h && h < __stop_vigil_test_hooks; h++)
+		h->fn();
+	for (const struct test_def *t = __start_vigil_tests; t < __stop_vigil_tests; t++) {
+		if (!selected(t->name, argc, argv))
+			continue;
+		int r = run_one(t->name, t->fn, NULL, NULL, t->timeout_s);
+		pass += r == 0;
+		fail += r == 1;
+		skip += r == 2;
+	}
+	for (size_t i = 0; i < dyn_nr; i++) {
+		if (!selected(dyn[i].name, argc, argv))
+			continue;
+		int r = run_one(dyn[i].name, NULL, dyn[i].fn, dyn[i].arg, dyn[i].timeout_s);
+		pass += r == 0;
+		fail += r == 1;
+		skip += r == 2;
+	}
+	cleanup_tmp();
+	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
+	return fail ? 1 : 0;
+}

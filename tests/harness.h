@@ -1,0 +1,113 @@
+/*
+ * harness.h: vigil's test harness. Each test runs in its own forked process under an alarm()
+ * deadline; the runner prints "ok N - name" / "not ok N - name" lines and ends with exactly one
+ * line "N passed, N failed, N skipped".
+ *
+ *   TEST(json_roundtrip) { CHECK(x == 1); CHECK_STR(a, "b"); }
+ *   TEST_TIMEOUT(slow_one, 120) { ... }
+ *   SKIP("why");   -- the test is counted as skipped
+ *
+ * Tests register themselves through a linker section so that each test file stands alone.
+ * Helpers for running the vigil binary (VIGIL_BIN) and making temporary trees are below.
+ */
+#ifndef VIGIL_HARNESS_H
+#define VIGIL_HARNESS_H
+
+#include "../src/lib/strbuf.h"
+#include "../src/lib/run.h"
+#include "../src/lib/json.h"
+
+struct test_def {
+	const char *name;
+	void (*fn)(void);
+	unsigned timeout_s;
+	const char *file;
+};
+
+#define TEST_TIMEOUT(tname, secs)                                                              \
+	static void test_fn_##tname(void);                                                     \
+	static const struct test_def test_def_##tname                                         \
+		__attribute__((used, section("vigil_tests"), aligned(sizeof(void *)))) = {     \
+			#tname, test_fn_##tname, secs, __FILE__                                \
+		};                                                                             \
+	static void test_fn_##tname(void)
+#define TEST(tname) TEST_TIMEOUT(tname, 60)
+
+void test_fail_(const char *file, int line, const char *fmt, ...) PRINTF_LIKE(3, 4)
+	__attribute__((noreturn));
+void test_skip(const char *why) __attribute__((noreturn));
+#define SKIP(why) test_skip(why)
+
+#define CHECK(cond)                                                                            \
+	do {                                                                                   \
+		if (!(cond))                                                                   \
+			test_fail_(__FILE__, __LINE__, "check failed: %s", #cond);             \
+	} while (0)
+#define CHECK_MSG(cond, ...)                                                                   \
+	do {                                                                                   \
+		if (!(cond))                                                                   \
+			test_fail_(__FILE__, __LINE__, __VA_ARGS__);                           \
+	} while (0)
+#define CHECK_INT(a, b)                                                                        \
+	do {                                                                                   \
+		long long a_ = (long long)(a), b_ = (long long)(b);                            \
+		if (a_ != b_)                                                                  \
+			test_fail_(__FILE__, __LINE__, "%s == %lld, expected %lld", #a, a_, b_);  \
+	} while (0)
+#define CHECK_STR(a, b)                                                                        \
+	do {                                                                                   \
+		const char *a_ = (a), *b_ = (b);                                               \
+		if (!a_ || !b_ || strcmp(a_, b_))                                              \
+			test_fail_(__FILE__, __LINE__, "%s is '%s', expected '%s'", #a,           \
+				   a_ ? a_ : "(null)", b_ ? b_ : "(null)");                     \
+	} while (0)
+#define CHECK_CONTAINS(hay, needle)                                                            \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		if (!h_ || !strstr(h_, n_))                                                    \
+			test_fail_(__FILE__, __LINE__, "%s does not contain '%s':\n%s", #hay, n_, \
+				   h_ ? h_ : "(null)");                                         \
+	} while (0)
+#define CHECK_NOT_CONTAINS(hay, needle)                                                        \
+	do {                                                                                   \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		if (h_ && strstr(h_, n_))                                                      \
+			test_fail_(__FILE__, __LINE__, "%s contains '%s':\n%s", #hay, n_, h_);    \
+	} while (0)
+
+/* Paths handed in by the Makefile. */
+const char *test_vigil_bin(void);
+const char *test_fake_nvml(void);
+const char *test_srcdir(void);
+/* A fresh temporary directory for this test (removed when the runner exits). */
+const char *test_tmpdir(void);
+/* Path under the source tree / under the temp dir. */
+void test_src_path(struct strbuf *out, const char *rel);
+
+/*
+ * Run vigil with args (NULL-terminated) and extra env entries ("K=V", NULL-terminated or NULL).
+ * VIGIL_NVML_LIBRARY defaults to the fake library unless env sets it. 30 s deadline.
+ */
+void test_run_vigil(struct child *c, const char *const *args, const char *const *env);
+/* Parse c->out as JSON or fail the test. Free with json_free. */
+struct json_value *test_parse_json(const struct child *c);
+/* Write a file under dir (creating parents). */
+void test_write(const char *dir, const char *rel, const char *content);
+/* mkdir -p dir/rel */
+void test_mkdir(const char *dir, const char *rel);
+
+/* Dynamic tests (the scenario runner registers one per directory). */
+void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s);
+/* Called by the runner before listing; test files can provide hooks via this section too. */
+struct test_hook {
+	void (*fn)(void);
+};
+#define TEST_HOOK(hname)                                                                       \
+	static void hook_fn_##hname(void);                                                     \
+	static const struct test_hook hook_def_##hname                                        \
+		__attribute__((used, section("vigil_test_hooks"), aligned(sizeof(void *)))) = {  \
+			hook_fn_##hname                                                        \
+		};                                                                             \
+	static void hook_fn_##hname(void)
+
+#endif

@@ -1,0 +1,153 @@
+/* test_lib.c: unit tests for the lib layer: strbuf caps, JSON round trips, config, children. */
+#include "../harness.h"
+#include "../../src/lib/config.h"
+#include "../../src/lib/prom.h"
+
+TEST(strbuf_cap_truncates)
+{
+	struct strbuf sb;
+	strbuf_init(&sb, 8);
+	CHECK_INT(strbuf_addstr(&sb, "12345"), 0);
+	CHECK_INT(strbuf_addstr(&sb, "67890"), -1);
+	CHECK_STR(sb.buf, "12345678");
+	CHECK(sb.truncated);
+	strbuf_release(&sb);
+}
+
+TEST(json_roundtrip_escapes)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct json_writer w;
+	json_writer_init(&w, &out, false);
+	json_open_object(&w);
+	json_key(&w, "s");
+	json_string(&w, "a\"b\\c\nd\x01\xff");
+	json_key(&w, "n");
+	json_int(&w, -42);
+	json_key(&w, "a");
+	json_open_array(&w);
+	json_bool(&w, true);
+	json_null(&w);
+	json_close_array(&w);
+	json_close_object(&w);
+	struct json_value *v = json_parse(out.buf, out.len, &err);
+	CHECK_MSG(v, "parse failed: %s (%s)", err.buf, out.buf);
+	CHECK_STR(json_get_string(v, "s"), "a\"b\\c\nd\x01\xef\xbf\xbd");
+	const struct json_value *a = json_path(v, "a.0");
+	CHECK(a && a->type == JSON_BOOL && a->boolean);
+	double d;
+	CHECK(json_get_number(v, "n", &d) && d == -42);
+	json_free(v);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+TEST(json_rejects_garbage)
+{
+	const char *bad[] = { "", "{", "[1,]", "{\"a\":}", "nul", "\"\\x\"", "[1] x", "{1:2}" };
+	struct strbuf err = STRBUF_INIT;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct json_value *v = json_parse(bad[i], strlen(bad[i]), &err);
+		CHECK_MSG(!v, "accepted '%s'", bad[i]);
+		CHECK(err.len > 0);
+	}
+	/* deep nesting is refused, not a stack overflow */
+	struct strbuf deep = STRBUF_INIT;
+	for (int i = 0; i < 100000; i++)
+		strbuf_addch(&deep, '[');
+	CHECK(!json_parse(deep.buf, deep.len, &err));
+	CHECK_CONTAINS(err.buf, "deep");
+	strbuf_release(&deep);
+	strbuf_release(&err);
+}
+
+TEST(config_sections_hosts_and_lists)
+{
+	struct config cfg;
+	struct strbuf err = STRBUF_INIT;
+	const char *text = "# comment\n[gpu]\n\tcount = 8\n[gpu \"node-a*\"]\n count = 4 ; why\n"
+			   "[storage]\nmount = /\nmount = \"/data x\"\n[Check]\nSkip = system\n";
+	config_init(&cfg, "node-a7");
+	CHECK_INT(config_parse(&cfg, text, strlen(text), "t.conf", &err), 0);
+	CHECK_STR(config_get(&cfg, "gpu", "count"), "4");
+	CHECK_STR(config_get(&cfg, "check", "skip"), "system");
+	const char **vals;
+	size_t n = config_get_all(&cfg, "storage", "mount", &vals);
+	CHECK_INT(n, 2);
+	CHECK_STR(vals[1], "/data x");
+	free(vals);
+	config_release(&cfg);
+
+	config_init(&cfg, "node-b1");
+	CHECK_INT(config_parse(&cfg, text, strlen(text), "t.conf", &err), 0);
+	uint64_t c;
+	CHECK_INT(config_get_u64(&cfg, "gpu", "count", 0, &c, &err), 0);
+	CHECK_INT(c, 8);
+	CHECK_INT(config_set(&cfg, "gpu.count=x", &err), 0);
+	CHECK_INT(config_get_u64(&cfg, "gpu", "count", 0, &c, &err), -1);
+	CHECK_CONTAINS(err.buf, "whole number");
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(config_errors_name_the_line)
+{
+	struct config cfg;
+	struct strbuf err = STRBUF_INIT;
+	config_init(&cfg, "h");
+	CHECK_INT(config_parse(&cfg, "[gpu]\nok = 1\n[bad\n", 17, "x.conf", &err), -1);
+	CHECK_CONTAINS(err.buf, "x.conf:3");
+	CHECK_INT(config_parse(&cfg, "key = 1\n", 8, "y.conf", &err), -1);
+	CHECK_CONTAINS(err.buf, "outside");
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(child_deadline_kills_group)
+{
+	const char *argv[] = { "sh", "-c", "sleep 30 & sleep 30; echo never", NULL };
+	struct child c;
+	struct strbuf err = STRBUF_INIT;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 300;
+	CHECK_INT(child_run(&c, &err), 0);
+	CHECK(c.timed_out);
+	CHECK(c.duration_ms < 5000);
+	child_release(&c);
+	strbuf_release(&err);
+}
+
+TEST(child_captures_and_reports_missing_program)
+{
+	const char *ok[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	const char *missing[] = { "/nonexistent/program", NULL };
+	struct child c;
+	struct strbuf err = STRBUF_INIT;
+	child_init(&c);
+	c.argv = ok;
+	c.timeout_ms = 5000;
+	CHECK_INT(child_run(&c, &err), 0);
+	CHECK(c.exited);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_STR(c.out.buf, "out\n");
+	CHECK_STR(c.err.buf, "err\n");
+	child_release(&c);
+	child_init(&c);
+	c.argv = missing;
+	CHECK_INT(child_run(&c, &err), -1);
+	CHECK_CONTAINS(err.buf, "No such file");
+	child_release(&c);
+	strbuf_release(&err);
+}
+
+TEST(prom_escapes_labels)
+{
+	struct strbuf out = STRBUF_INIT;
+	const char *l[] = { "device", "a\"b\\c\nd", NULL };
+	prom_family(&out, "x_total", "gauge", "help \\ text");
+	prom_sample(&out, "x_total", l, 1.5);
+	CHECK_CONTAINS(out.buf, "x_total{device=\"a\\\"b\\\\c\\nd\"} 1.5\n");
+	CHECK_CONTAINS(out.buf, "# HELP x_total help \\\\ text\n");
+	strbuf_release(&out);
+}
