@@ -118,8 +118,16 @@ fuzz: fuzz-build
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 build/fuzz/corpus-$$n \
 		tests/fuzz/corpus/$$n || exit 1; done
 
-bench: all
-	$(Q)sh bench/run
+# Benchmark programs: bench/*.c, each linked with the library.
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+$(BUILD)/bench/%: bench/%.c $(LIBVIGIL)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIBVIGIL) $(ALL_LDFLAGS) $(LIBS)
+bench-build: all $(BENCH_BIN)
+bench: bench-build
+	$(Q)BUILD=$(BUILD) sh bench/run
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/vigil $(DESTDIR)$(MANDIR)/man1
@@ -133,7 +141,7 @@ lint:
 clean:
 	rm -rf build vigil
 
-.PHONY: all test run-tests build-tests fuzz fuzz-build bench install clean lint vigil
+.PHONY: bench-build all test run-tests build-tests fuzz fuzz-build bench install clean lint vigil
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
