@@ -163,7 +163,6 @@ void result_to_json(struct json_writer *w, const struct check_result *res)
 		for (size_t j = 0; j < f->nr_details; j++) {
 			json_key(w, f->details[j].key);
 			if (f->details[j].numeric) {
-				strbuf_addstr(w->out, ""); /* value written raw below */
 				double d;
 				if (parse_double(f->details[j].value, &d))
 					json_double(w, d);
