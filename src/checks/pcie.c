@@ -1,9 +1,362 @@
-/* pcie.c: the 'pcie' check. Placeholder until implemented: says so, never claims health. */
+/*
+ * pcie.c: the 'pcie' check. Looks at the PCIe links of NVIDIA GPUs, NVSwitches and NICs
+ * (Mellanox or NVIDIA network controllers) in sysfs:
+ *
+ *   - a link trained to fewer lanes than it has (x8 of x16) halves host-device bandwidth for the
+ *     life of the boot: fail, reseat or replace;
+ *   - a link below its top speed is normal for an idle GPU (they drop to 2.5 GT/s to save power),
+ *     so for GPUs it is only a detail; NICs and NVSwitches do not do that: warn;
+ *   - AER: any fatal error since boot fails; non-fatal errors rising since the last run warn.
+ *
+ * The last non-fatal AER totals are kept in STATE_DIR/pcie-aer.state ("BDF COUNT" lines).
+ */
 #include "pcie.h"
+#include "../lib/fileio.h"
+#include "../sys/fsroot.h"
+
+static bool interesting(uint32_t vendor, uint32_t class_code)
+{
+	return pci_classify(vendor, class_code) != PCI_KIND_OTHER;
+}
+
+void pcie_state_parse(struct pcie_readings *r, const char *text)
+{
+	r->nr_prev = 0;
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[128], bdf[64], num[32];
+		if (len < sizeof(buf) && line[0] != '#') {
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			uint64_t v;
+			if (sscanf(buf, "%63s %31s", bdf, num) == 2 && parse_u64(num, &v)) {
+				ALLOC_GROW(r->prev, r->nr_prev + 1, r->alloc_prev);
+				struct pcie_prev *p = &r->prev[r->nr_prev++];
+				memset(p, 0, sizeof(*p));
+				strlcpy_v(p->bdf, bdf, sizeof(p->bdf));
+				p->nonfatal = v;
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+}
+
+void pcie_state_format(const struct pcie_readings *r, struct strbuf *out)
+{
+	strbuf_addstr(out, "# vigil pcie: non-fatal AER totals at the last run (BDF COUNT)\n");
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->devs[i].aer_nonfatal.present)
+			strbuf_addf(out, "%s %llu\n", r->devs[i].bdf,
+				    (unsigned long long)r->devs[i].aer_nonfatal.total);
+}
+
+static void state_path(const struct check_ctx *ctx, struct strbuf *out)
+{
+	strbuf_reset(out);
+	strbuf_addf(out, "%s/%s", ctx->state_dir, PCIE_STATE_FILE);
+}
+
+int pcie_gather(const struct check_ctx *ctx, struct pcie_readings *r, struct strbuf *err)
+{
+	struct strlist bdfs = STRLIST_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	int ret = -1;
+	int lr = pci_list(&bdfs, err);
+	if (lr < 0)
+		goto out;
+	for (size_t i = 0; i < bdfs.nr; i++) {
+		uint32_t vendor = 0, cls = 0;
+		int rr = pci_read_id(bdfs.items[i], &vendor, &cls, err);
+		if (rr == READ_MISSING)
+			continue; /* gone since the listing, or not a device directory */
+		if (rr < 0)
+			goto out;
+		if (!interesting(vendor, cls))
+			continue;
+		ALLOC_GROW(r->devs, r->nr + 1, r->alloc);
+		rr = pci_read(bdfs.items[i], &r->devs[r->nr], err);
+		if (rr == READ_MISSING)
+			continue;
+		if (rr < 0)
+			goto out;
+		r->nr++;
+	}
+	if (ctx->state_dir) {
+		r->state_dir = true;
+		state_path(ctx, &sb);
+		struct strbuf text = STRBUF_INIT;
+		int sr = read_file_bounded(sb.buf, &text, 1 << 20, NULL);
+		if (sr == READ_OK || sr == READ_TRUNCATED) {
+			r->have_prev = true;
+			pcie_state_parse(r, text.buf);
+		}
+		strbuf_release(&text);
+	}
+	ret = 0;
+out:
+	strlist_release(&bdfs);
+	strbuf_release(&sb);
+	return ret;
+}
+
+static const struct pcie_prev *find_prev(const struct pcie_readings *r, const char *bdf)
+{
+	for (size_t i = 0; i < r->nr_prev; i++)
+		if (!strcmp(r->prev[i].bdf, bdf))
+			return &r->prev[i];
+	return NULL;
+}
+
+static void link_details(struct finding *f, const struct pci_dev *d)
+{
+	finding_detail(f, "bdf", "%s", d->bdf);
+	finding_detail(f, "vendor", "0x%04x", d->vendor);
+	finding_detail(f, "device_id", "0x%04x", d->device);
+	finding_detail_num(f, "current_width", d->cur_width);
+	finding_detail_num(f, "max_width", d->max_width);
+	finding_detail(f, "current_speed", "%s", d->cur_speed);
+	finding_detail(f, "max_speed", "%s", d->max_speed);
+}
+
+struct pcie_tally {
+	size_t kinds[4];    /* links compared, by kind */
+	size_t links;       /* links compared */
+	size_t bad;         /* devices with a finding worse than ok */
+	size_t idle_gpus;   /* GPUs below top speed (normal at idle) */
+	size_t no_link, vfs, ignored, aer;
+	struct strbuf idle; /* "0000:1b:00.0 2.5/32.0 GT/s, ..." */
+};
+
+/* Width and speed of one device's link. Returns true when a problem was reported. */
+static bool eval_link(const struct pci_dev *d, const char *dev, struct check_result *res,
+		      struct pcie_tally *t)
+{
+	enum pci_kind kind = pci_classify(d->vendor, d->class_code);
+	struct finding *f;
+	bool bad = false;
+	if (d->is_vf) {
+		t->vfs++;
+		return false;
+	}
+	if (!d->has_link || !d->max_width) {
+		t->no_link++;
+		return false;
+	}
+	t->links++;
+	t->kinds[kind]++;
+	if (d->cur_width > d->max_width || (d->max_gts > 0 && d->cur_gts == 0)) {
+		/* All-ones from config space reads as width 63 and speed "Unknown". */
+		f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "link_unreadable", dev,
+			       "%s link status unreadable (speed '%s', width x%u): the device may "
+			       "be off the bus",
+			       dev, d->cur_speed[0] ? d->cur_speed : "?", d->cur_width);
+		link_details(f, d);
+		return true;
+	}
+	if (d->cur_width < d->max_width) {
+		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "link_width", dev,
+			       "%s PCIe link at x%u of x%u lanes: reseat or replace", dev,
+			       d->cur_width, d->max_width);
+		link_details(f, d);
+		bad = true;
+	}
+	if (d->max_gts > 0 && d->cur_gts + 0.01 < d->max_gts) {
+		if (kind == PCI_KIND_GPU) {
+			t->idle_gpus++;
+			if (t->idle.len)
+				strbuf_addstr(&t->idle, ", ");
+			strbuf_addf(&t->idle, "%s %g/%g GT/s", d->bdf, d->cur_gts, d->max_gts);
+		} else {
+			f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "link_speed", dev,
+				       "%s PCIe link at %g of %g GT/s", dev, d->cur_gts,
+				       d->max_gts);
+			link_details(f, d);
+			bad = true;
+		}
+	}
+	return bad;
+}
+
+static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, const char *dev,
+		     struct check_result *res)
+{
+	struct finding *f;
+	bool bad = false;
+	if (d->aer_fatal.present && d->aer_fatal.total > 0) {
+		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "aer_fatal", dev,
+			       "%s has had %llu fatal PCIe error%s since boot%s%s%s", dev,
+			       (unsigned long long)d->aer_fatal.total,
+			       d->aer_fatal.total == 1 ? "" : "s", d->aer_fatal.nonzero[0] ? " (" : "",
+			       d->aer_fatal.nonzero, d->aer_fatal.nonzero[0] ? ")" : "");
+		finding_detail(f, "bdf", "%s", d->bdf);
+		finding_detail_num(f, "aer_fatal", (double)d->aer_fatal.total);
+		bad = true;
+	}
+	const struct pcie_prev *p = r->have_prev ? find_prev(r, d->bdf) : NULL;
+	if (d->aer_nonfatal.present && p && d->aer_nonfatal.total > p->nonfatal) {
+		uint64_t rise = d->aer_nonfatal.total - p->nonfatal;
+		f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "aer_nonfatal", dev,
+			       "%s: %llu new non-fatal PCIe error%s since the last run%s%s%s", dev,
+			       (unsigned long long)rise, rise == 1 ? "" : "s",
+			       d->aer_nonfatal.nonzero[0] ? " (total " : "",
+			       d->aer_nonfatal.nonzero, d->aer_nonfatal.nonzero[0] ? ")" : "");
+		finding_detail(f, "bdf", "%s", d->bdf);
+		finding_detail_num(f, "aer_nonfatal", (double)d->aer_nonfatal.total);
+		finding_detail_num(f, "aer_nonfatal_before", (double)p->nonfatal);
+		bad = true;
+	}
+	return bad;
+}
+
+static void add_kind(struct strbuf *sb, size_t n, const char *name)
+{
+	if (!n)
+		return;
+	strbuf_addf(sb, "%s%zu %s%s", sb->len ? ", " : "", n, name, n == 1 ? "" : "s");
+}
+
+void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt,
+		   struct check_result *res)
+{
+	struct pcie_tally t;
+	struct strbuf dev = STRBUF_INIT, kinds = STRBUF_INIT;
+	memset(&t, 0, sizeof(t));
+	strbuf_init(&t.idle, 4096);
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct pci_dev *d = &r->devs[i];
+		char bdf[32];
+		pci_normalize_bdf(d->bdf, bdf, sizeof(bdf));
+		if (opt && strlist_has(&opt->ignore, bdf)) {
+			t.ignored++;
+			continue;
+		}
+		strbuf_reset(&dev);
+		strbuf_addf(&dev, "%s %s", pci_kind_name(pci_classify(d->vendor, d->class_code)),
+			    d->bdf);
+		bool bad = eval_link(d, dev.buf, res, &t);
+		if (d->aer_fatal.present || d->aer_nonfatal.present)
+			t.aer++;
+		if (eval_aer(r, d, dev.buf, res))
+			bad = true;
+		t.bad += bad;
+	}
+	if (r->nr == t.ignored) {
+		struct finding *f = result_add(res, STATUS_SKIPPED, ACTION_NONE, "no_devices", "",
+					       "no NVIDIA GPUs, NVSwitches or NICs on the PCI bus");
+		if (t.ignored)
+			finding_detail_num(f, "ignored", (double)t.ignored);
+		goto out;
+	}
+	add_kind(&kinds, t.kinds[PCI_KIND_GPU], "GPU");
+	add_kind(&kinds, t.kinds[PCI_KIND_NVSWITCH], "NVSwitch");
+	add_kind(&kinds, t.kinds[PCI_KIND_NIC], "NIC");
+	struct finding *f;
+	if (!t.links)
+		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
+			       "%zu devices, none with PCIe link attributes to compare",
+			       r->nr - t.ignored);
+	else if (t.bad)
+		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
+			       "%zu of %zu devices without PCIe problems (%s)",
+			       r->nr - t.ignored - t.bad, r->nr - t.ignored, kinds.buf);
+	else if (t.idle_gpus)
+		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
+			       "%zu links at full width (%s); %zu idle GPU%s below top speed, "
+			       "as GPUs do to save power",
+			       t.links, kinds.buf, t.idle_gpus, t.idle_gpus == 1 ? "" : "s");
+	else
+		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
+			       "%zu links at full speed and width (%s)", t.links, kinds.buf);
+	finding_detail_num(f, "links", (double)t.links);
+	if (t.idle.len)
+		finding_detail(f, "gpus_below_top_speed", "%s", t.idle.buf);
+	if (t.vfs)
+		finding_detail_num(f, "virtual_functions", (double)t.vfs);
+	if (t.no_link)
+		finding_detail_num(f, "without_link_attributes", (double)t.no_link);
+	if (t.ignored)
+		finding_detail_num(f, "ignored", (double)t.ignored);
+	finding_detail(f, "aer", "%s",
+		       !t.aer ? "no AER counters (a VM, or AER off)"
+		       : !r->state_dir ? "fatal errors checked; no state directory, so rises in "
+					 "non-fatal errors are not tracked"
+		       : !r->have_prev ? "fatal errors checked; first non-fatal reading saved"
+				       : "fatal errors checked; non-fatal compared with the last run");
+out:
+	strbuf_release(&t.idle);
+	strbuf_release(&dev);
+	strbuf_release(&kinds);
+}
+
+int pcie_options_load(const struct config *cfg, struct pcie_options *opt, struct strbuf *err)
+{
+	const char **vals;
+	size_t n = config_get_all(cfg, "pcie", "ignore", &vals);
+	struct strlist parts = STRLIST_INIT;
+	int ret = 0;
+	memset(opt, 0, sizeof(*opt));
+	for (size_t i = 0; i < n; i++)
+		strlist_split(&parts, vals[i], ", ");
+	free(vals);
+	for (size_t i = 0; i < parts.nr; i++) {
+		char bdf[32];
+		const char *s = parts.items[i];
+		size_t colons = 0, dots = 0;
+		for (const char *c = s; *c; c++) {
+			colons += *c == ':';
+			dots += *c == '.';
+		}
+		if (colons < 1 || colons > 2 || dots != 1 || strlen(s) >= sizeof(bdf)) {
+			ret = error_set(err, "pcie.ignore: '%s' is not a PCI address like "
+					     "0000:1b:00.0", s);
+			break;
+		}
+		pci_normalize_bdf(s, bdf, sizeof(bdf));
+		strlist_add(&opt->ignore, bdf);
+	}
+	strlist_release(&parts);
+	return ret;
+}
+
+void pcie_options_release(struct pcie_options *opt)
+{
+	strlist_release(&opt->ignore);
+}
+
+void pcie_readings_release(struct pcie_readings *r)
+{
+	free(r->devs);
+	free(r->prev);
+	memset(r, 0, sizeof(*r));
+}
 
 int check_pcie_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
 {
-	UNUSED(ctx);
-	UNUSED(res);
-	return error_set(err, "the 'pcie' check is not implemented yet");
+	struct pcie_readings r;
+	struct pcie_options opt;
+	struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT, werr = STRBUF_INIT;
+	int ret = -1;
+	memset(&r, 0, sizeof(r));
+	if (pcie_options_load(ctx->cfg, &opt, err) < 0)
+		goto out_opt;
+	if (pcie_gather(ctx, &r, err) < 0)
+		goto out;
+	pcie_evaluate(&r, &opt, res);
+	if (ctx->state_dir && r.nr) {
+		pcie_state_format(&r, &sb);
+		state_path(ctx, &path);
+		if (write_file(path.buf, sb.buf, sb.len, true, &werr) < 0)
+			result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "state", "",
+				   "cannot keep the AER reading: %s", werr.buf);
+	}
+	ret = 0;
+out:
+	pcie_readings_release(&r);
+out_opt:
+	pcie_options_release(&opt);
+	strbuf_release(&sb);
+	strbuf_release(&path);
+	strbuf_release(&werr);
+	return ret;
 }

@@ -1,0 +1,373 @@
+/* test_pcie.c: the 'pcie' check: sysfs parsing, evaluate() rules, gather() on fixture trees. */
+#include "../harness.h"
+#include "../../src/checks/pcie.h"
+#include "../../src/sys/fsroot.h"
+
+static struct pci_dev mkdev(const char *bdf, uint32_t vendor, uint32_t cls, unsigned cw,
+			    unsigned mw, double cs, double ms)
+{
+	struct pci_dev d;
+	memset(&d, 0, sizeof(d));
+	strlcpy_v(d.bdf, bdf, sizeof(d.bdf));
+	d.vendor = vendor;
+	d.class_code = cls;
+	d.has_link = true;
+	d.cur_width = cw;
+	d.max_width = mw;
+	d.cur_gts = cs;
+	d.max_gts = ms;
+	snprintf(d.cur_speed, sizeof(d.cur_speed), "%.1f GT/s PCIe", cs);
+	snprintf(d.max_speed, sizeof(d.max_speed), "%.1f GT/s PCIe", ms);
+	return d;
+}
+
+static void add(struct pcie_readings *r, struct pci_dev d)
+{
+	ALLOC_GROW(r->devs, r->nr + 1, r->alloc);
+	r->devs[r->nr++] = d;
+}
+
+static void eval(const struct pcie_readings *r, const char *ignore, struct check_result *res)
+{
+	struct pcie_options opt;
+	struct config cfg;
+	struct strbuf err = STRBUF_INIT;
+	config_init(&cfg, "h");
+	if (ignore) {
+		struct strbuf set = STRBUF_INIT;
+		strbuf_addf(&set, "pcie.ignore=%s", ignore);
+		CHECK_INT(config_set(&cfg, set.buf, &err), 0);
+		strbuf_release(&set);
+	}
+	CHECK_INT(pcie_options_load(&cfg, &opt, &err), 0);
+	check_result_init(res, "pcie");
+	pcie_evaluate(r, &opt, res);
+	result_finish(res);
+	pcie_options_release(&opt);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(pci_parse_speed_width_and_aer)
+{
+	double g;
+	unsigned w;
+	CHECK(pci_parse_speed("32.0 GT/s PCIe", &g) && g == 32.0);
+	CHECK(pci_parse_speed("8 GT/s", &g) && g == 8.0);
+	CHECK(pci_parse_speed("2.5 GT/s PCIe", &g) && g == 2.5);
+	CHECK(!pci_parse_speed("Unknown", &g));
+	CHECK(!pci_parse_speed("", &g));
+	CHECK(!pci_parse_speed("16.0 GB/s", &g));
+	CHECK(pci_parse_width("16", &w) && w == 16);
+	CHECK(pci_parse_width("x8", &w) && w == 8);
+	CHECK(!pci_parse_width("sixteen", &w));
+	CHECK_INT(pci_classify(0x10de, 0x030200), PCI_KIND_GPU);
+	CHECK_INT(pci_classify(0x10de, 0x030000), PCI_KIND_GPU);
+	CHECK_INT(pci_classify(0x10de, 0x068000), PCI_KIND_NVSWITCH);
+	CHECK_INT(pci_classify(0x15b3, 0x020700), PCI_KIND_NIC);
+	CHECK_INT(pci_classify(0x10de, 0x020000), PCI_KIND_NIC);
+	CHECK_INT(pci_classify(0x10de, 0x040300), PCI_KIND_OTHER); /* GPU audio function */
+	CHECK_INT(pci_classify(0x8086, 0x030000), PCI_KIND_OTHER);
+	CHECK_INT(pci_classify(0x15b3, 0x060400), PCI_KIND_OTHER);
+
+	struct pci_aer a;
+	CHECK(pci_parse_aer("Undefined 0\nDLP 2\nSDES 0\nMalfTLP 1\nTOTAL_ERR_FATAL 3\n", &a));
+	CHECK(a.present);
+	CHECK_INT(a.total, 3);
+	CHECK_STR(a.nonzero, "DLP 2, MalfTLP 1");
+	/* older kernels have no TOTAL line: the sum stands in */
+	CHECK(pci_parse_aer("RxErr 4\nBadTLP 1\n", &a));
+	CHECK_INT(a.total, 5);
+	CHECK(!pci_parse_aer("", &a));
+	CHECK(!a.present);
+
+	char bdf[32];
+	pci_normalize_bdf("1B:00.0", bdf, sizeof(bdf));
+	CHECK_STR(bdf, "0000:1b:00.0");
+	pci_normalize_bdf("0000:1b:00.0", bdf, sizeof(bdf));
+	CHECK_STR(bdf, "0000:1b:00.0");
+}
+
+TEST(pcie_healthy_links_give_one_ok_summary)
+{
+	struct pcie_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	for (int i = 0; i < 8; i++) {
+		char bdf[32];
+		snprintf(bdf, sizeof(bdf), "0000:%02x:00.0", 0x18 + i);
+		add(&r, mkdev(bdf, 0x10de, 0x030200, 16, 16, 32, 32));
+	}
+	add(&r, mkdev("0000:05:00.0", 0x10de, 0x068000, 2, 2, 16, 16));
+	add(&r, mkdev("0000:1a:00.0", 0x15b3, 0x020700, 16, 16, 32, 32));
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK_INT(res.nr, 1);
+	CHECK_STR(res.findings[0].code, "summary");
+	CHECK_CONTAINS(res.findings[0].message, "10 links at full speed and width");
+	CHECK_CONTAINS(res.findings[0].message, "8 GPUs, 1 NVSwitch, 1 NIC");
+	check_result_release(&res);
+	pcie_readings_release(&r);
+}
+
+TEST(pcie_narrow_link_fails_and_ignore_hides_it)
+{
+	struct pcie_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	add(&r, mkdev("0000:1b:00.0", 0x10de, 0x030200, 8, 16, 32, 32));
+	add(&r, mkdev("0000:1c:00.0", 0x10de, 0x030200, 16, 16, 32, 32));
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	const struct finding *f = result_find(&res, "link_width", "GPU 0000:1b:00.0");
+	CHECK(f);
+	CHECK_INT(f->action, ACTION_INSPECT_HARDWARE);
+	CHECK_CONTAINS(f->message, "x8 of x16");
+	CHECK_CONTAINS(f->message, "reseat or replace");
+	CHECK(!result_find(&res, "link_width", "0000:1c:00.0"));
+	check_result_release(&res);
+
+	eval(&r, "1b:00.0", &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK(!result_find(&res, "link_width", NULL));
+	check_result_release(&res);
+
+	/* a width of 0 (link down) is the same failure */
+	r.devs[1].cur_width = 0;
+	eval(&r, "0000:1b:00.0", &res);
+	CHECK(result_find(&res, "link_width", "0000:1c:00.0"));
+	check_result_release(&res);
+	pcie_readings_release(&r);
+}
+
+TEST(pcie_slow_idle_gpu_is_ok_slow_nic_and_nvswitch_warn)
+{
+	struct pcie_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	add(&r, mkdev("0000:1b:00.0", 0x10de, 0x030200, 16, 16, 2.5, 32));
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK_CONTAINS(res.findings[0].message, "1 idle GPU below top speed");
+	bool detail = false;
+	for (size_t i = 0; i < res.findings[0].nr_details; i++)
+		if (!strcmp(res.findings[0].details[i].key, "gpus_below_top_speed"))
+			detail = strstr(res.findings[0].details[i].value, "0000:1b:00.0") != NULL;
+	CHECK(detail);
+	check_result_release(&res);
+
+	add(&r, mkdev("0000:1a:00.0", 0x15b3, 0x020700, 16, 16, 16, 32));
+	add(&r, mkdev("0000:05:00.0", 0x10de, 0x068000, 2, 2, 8, 16));
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_WARN);
+	const struct finding *f = result_find(&res, "link_speed", "NIC 0000:1a:00.0");
+	CHECK(f);
+	CHECK_INT(f->status, STATUS_WARN);
+	CHECK_CONTAINS(f->message, "16 of 32 GT/s");
+	CHECK(result_find(&res, "link_speed", "NVSwitch 0000:05:00.0"));
+	CHECK(!result_find(&res, "link_speed", "GPU"));
+	check_result_release(&res);
+	pcie_readings_release(&r);
+}
+
+TEST(pcie_unreadable_link_and_vfs)
+{
+	struct pcie_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	/* config space reading all-ones: width 63, speed Unknown */
+	struct pci_dev d = mkdev("0000:1b:00.0", 0x10de, 0x030200, 63, 16, 0, 32);
+	strlcpy_v(d.cur_speed, "Unknown", sizeof(d.cur_speed));
+	add(&r, d);
+	/* a virtual function has no link of its own */
+	d = mkdev("0000:1a:00.2", 0x15b3, 0x020700, 0, 16, 0, 32);
+	d.is_vf = true;
+	add(&r, d);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_WARN);
+	const struct finding *f = result_find(&res, "link_unreadable", "GPU 0000:1b:00.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "off the bus");
+	CHECK(!result_find(&res, NULL, "0000:1a:00.2"));
+	check_result_release(&res);
+	pcie_readings_release(&r);
+}
+
+TEST(pcie_aer_fatal_fails_nonfatal_rise_warns)
+{
+	struct pcie_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	struct pci_dev d = mkdev("0000:1b:00.0", 0x10de, 0x030200, 16, 16, 32, 32);
+	pci_parse_aer("DLP 0\nTOTAL_ERR_FATAL 0\n", &d.aer_fatal);
+	pci_parse_aer("MalfTLP 7\nTOTAL_ERR_NONFATAL 7\n", &d.aer_nonfatal);
+	add(&r, d);
+	/* no state: nothing compared, the fatal counter is zero */
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+
+	/* a previous reading of 5: 2 new non-fatal errors warn */
+	r.state_dir = r.have_prev = true;
+	pcie_state_parse(&r, "# comment\n0000:1b:00.0 5\n0000:99:00.0 1\n");
+	CHECK_INT(r.nr_prev, 2);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_WARN);
+	const struct finding *f = result_find(&res, "aer_nonfatal", "0000:1b:00.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "2 new non-fatal PCIe errors");
+	check_result_release(&res);
+
+	/* unchanged, or lower (a reboot reset it): nothing */
+	pcie_state_parse(&r, "0000:1b:00.0 7\n");
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	pcie_state_parse(&r, "0000:1b:00.0 70\n");
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+
+	/* any fatal error fails */
+	pci_parse_aer("DLP 1\nTOTAL_ERR_FATAL 1\n", &r.devs[0].aer_fatal);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	f = result_find(&res, "aer_fatal", "GPU 0000:1b:00.0");
+	CHECK(f);
+	CHECK_INT(f->action, ACTION_INSPECT_HARDWARE);
+	CHECK_CONTAINS(f->message, "1 fatal PCIe error since boot (DLP 1)");
+
+	struct strbuf st = STRBUF_INIT;
+	pcie_state_format(&r, &st);
+	CHECK_CONTAINS(st.buf, "\n0000:1b:00.0 7\n");
+	strbuf_release(&st);
+	check_result_release(&res);
+	pcie_readings_release(&r);
+}
+
+TEST(pcie_nothing_to_look_at_is_skipped)
+{
+	struct pcie_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_SKIPPED);
+	CHECK_CONTAINS(res.findings[0].message, "no NVIDIA GPUs");
+	check_result_release(&res);
+	pcie_readings_release(&r);
+}
+
+TEST(pcie_bad_ignore_value_is_an_error)
+{
+	struct config cfg;
+	struct pcie_options opt;
+	struct strbuf err = STRBUF_INIT;
+	config_init(&cfg, "h");
+	CHECK_INT(config_set(&cfg, "pcie.ignore=gpu0", &err), 0);
+	CHECK_INT(pcie_options_load(&cfg, &opt, &err), -1);
+	CHECK_CONTAINS(err.buf, "'gpu0'");
+	pcie_options_release(&opt);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+static void write_dev(const char *root, const char *bdf, const char *vendor, const char *cls,
+		      const char *speed, const char *width, const char *max_width)
+{
+	struct strbuf p = STRBUF_INIT;
+	const char *attrs[][2] = {
+		{ "vendor", vendor },	   { "device", "0x2335" },
+		{ "class", cls },	   { "current_link_speed", speed },
+		{ "max_link_speed", "32.0 GT/s PCIe" }, { "current_link_width", width },
+		{ "max_link_width", max_width },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "sys/bus/pci/devices/%s/%s", bdf, attrs[i][0]);
+		struct strbuf v = STRBUF_INIT;
+		strbuf_addf(&v, "%s\n", attrs[i][1]);
+		test_write(root, p.buf, v.buf);
+		strbuf_release(&v);
+	}
+	strbuf_release(&p);
+}
+
+TEST(pcie_gather_reads_sysfs_and_keeps_aer_state)
+{
+	const char *root = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, err = STRBUF_INIT;
+	/* the real H200 attributes (docs: REFERENCE.md, data/h200-gpu-pci-sysfs.txt) */
+	write_dev(root, "0000:00:06.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
+	write_dev(root, "0000:00:07.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "8", "16");
+	write_dev(root, "0000:00:01.0", "0x8086", "0x060000", "Unknown", "0", "0");
+	test_write(root, "sys/bus/pci/devices/0000:00:07.0/aer_dev_nonfatal",
+		   "DLP 0\nMalfTLP 3\nTOTAL_ERR_NONFATAL 3\n");
+	test_write(root, "sys/bus/pci/devices/0000:00:07.0/aer_dev_fatal", "TOTAL_ERR_FATAL 0\n");
+	strbuf_addf(&state, "%s/state", root);
+	test_mkdir(root, "state");
+	fsroot_set(root);
+	struct config cfg;
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h", .state_dir = state.buf };
+
+	struct check_result res;
+	check_result_init(&res, "pcie");
+	CHECK_INT(check_pcie_run(&ctx, &res, &err), 0);
+	result_finish(&res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	CHECK(result_find(&res, "link_width", "GPU 0000:00:07.0"));
+	CHECK(!result_find(&res, NULL, "0000:00:01.0"));
+	CHECK(!result_find(&res, "aer_nonfatal", NULL));
+	check_result_release(&res);
+
+	/* the next run sees 2 more non-fatal errors */
+	test_write(root, "sys/bus/pci/devices/0000:00:07.0/aer_dev_nonfatal",
+		   "MalfTLP 5\nTOTAL_ERR_NONFATAL 5\n");
+	check_result_init(&res, "pcie");
+	CHECK_INT(check_pcie_run(&ctx, &res, &err), 0);
+	const struct finding *f = result_find(&res, "aer_nonfatal", "0000:00:07.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "2 new non-fatal");
+	check_result_release(&res);
+
+	/* gather alone: two interesting devices, link attributes parsed */
+	struct pcie_readings r;
+	memset(&r, 0, sizeof(r));
+	CHECK_INT(pcie_gather(&ctx, &r, &err), 0);
+	CHECK_INT(r.nr, 2);
+	CHECK_STR(r.devs[0].bdf, "0000:00:06.0");
+	CHECK_STR(r.devs[0].cur_speed, "32.0 GT/s PCIe");
+	CHECK(r.devs[0].cur_gts == 32.0 && r.devs[0].max_width == 16);
+	CHECK(!r.devs[0].aer_fatal.present);
+	CHECK(r.devs[1].aer_nonfatal.present && r.devs[1].aer_nonfatal.total == 5);
+	CHECK(r.have_prev);
+	pcie_readings_release(&r);
+
+	config_release(&cfg);
+	strbuf_release(&state);
+	strbuf_release(&err);
+}
+
+TEST(pcie_no_pci_bus_is_skipped_and_bad_config_is_an_error)
+{
+	const char *root = test_tmpdir();
+	struct strbuf err = STRBUF_INIT;
+	fsroot_set(root);
+	struct config cfg;
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_result res;
+	check_result_init(&res, "pcie");
+	CHECK_INT(check_pcie_run(&ctx, &res, &err), 0);
+	result_finish(&res);
+	CHECK_INT(res.status, STATUS_SKIPPED);
+	check_result_release(&res);
+
+	CHECK_INT(config_set(&cfg, "pcie.ignore=nonsense", &err), 0);
+	check_result_init(&res, "pcie");
+	CHECK_INT(check_pcie_run(&ctx, &res, &err), -1);
+	CHECK_CONTAINS(err.buf, "pcie.ignore");
+	check_result_release(&res);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
