@@ -1,8 +1,87 @@
-/* infiniband.h: the 'infiniband' check (see infiniband.c). */
+/*
+ * infiniband.h: the 'infiniband' check: port state, rate and error counters rising between runs
+ * (see infiniband.c and docs/checks-host.md).
+ */
 #ifndef VIGIL_CHECK_INFINIBAND_H
 #define VIGIL_CHECK_INFINIBAND_H
 
 #include "check.h"
+#include "../lib/strlist.h"
+
+#define IB_STATE_FILE "infiniband.state"
+#define IB_CLASS_DIR "/sys/class/infiniband"
+
+enum ib_counter {
+	IBC_SYMBOL_ERROR,
+	IBC_LINK_DOWNED,
+	IBC_LINK_ERROR_RECOVERY,
+	IBC_PORT_RCV_ERRORS,
+	IBC_LOCAL_LINK_INTEGRITY_ERRORS,
+	IBC_EXCESSIVE_BUFFER_OVERRUN_ERRORS,
+	IBC_PORT_RCV_REMOTE_PHYSICAL_ERRORS,
+	IBC_PORT_XMIT_DISCARDS,
+	IBC__COUNT
+};
+
+struct ib_counter_def {
+	const char *name;   /* file under counters/ */
+	bool fails;         /* a rise fails the host (else it warns) */
+	unsigned bits;      /* width in the PMA PortCounters attribute: it saturates there */
+	enum action action;
+	const char *meaning; /* for the message */
+};
+extern const struct ib_counter_def ib_counters[IBC__COUNT];
+
+struct ib_port {
+	char hca[64];
+	unsigned port;
+	char state[32];      /* "4: ACTIVE" */
+	char phys_state[48]; /* "5: LinkUp" */
+	char rate[64];       /* "400 Gb/sec (4X NDR)"; "" when unreadable (down ports) */
+	char link_layer[32]; /* "InfiniBand", "Ethernet" */
+	int state_num, phys_num; /* the leading numbers; -1 when unparsable */
+	double rate_gbps;        /* 0 when unknown */
+	char error[192];         /* why the port could not be read; "" when it could */
+	bool have[IBC__COUNT];
+	uint64_t counter[IBC__COUNT];
+	bool have_prev[IBC__COUNT]; /* the last run's reading of this counter */
+	uint64_t prev[IBC__COUNT];
+};
+
+struct ib_readings {
+	struct ib_port *ports;
+	size_t nr, alloc;
+	bool state_dir;  /* a state directory exists */
+	bool have_state; /* it held a previous reading */
+};
+
+struct ib_options {
+	struct strlist hcas;     /* patterns: "mlx5_0", "mlx5_*", "mlx5_0:1"; empty: all */
+	struct strlist ignore;   /* same patterns */
+	bool include_ethernet;   /* check RoCE (link_layer Ethernet) ports too */
+	double rate;             /* expected Gb/s for InfiniBand ports; 0: the highest seen */
+	uint64_t count;          /* expected active ports */
+	bool count_set;
+	uint64_t threshold;      /* rise that counts, per run */
+	uint64_t link_downed_threshold;
+};
+
+/* "4: ACTIVE" -> 4; -1 when there is no leading number. */
+int ib_parse_state(const char *s);
+/* "400 Gb/sec (4X NDR)" -> 400; false when unparsable. */
+bool ib_parse_rate(const char *s, double *gbps);
+
+/* Read every port (and the last reading from ctx->state_dir). 0, or -1 with *err. */
+int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf *err);
+/* Parse the state file's text into the ports' prev values. */
+void ib_state_apply(struct ib_readings *r, const char *text);
+void ib_state_format(const struct ib_readings *r, struct strbuf *out);
+/* Pure: findings for the readings. */
+void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
+		 struct check_result *res);
+int ib_options_load(const struct config *cfg, struct ib_options *opt, struct strbuf *err);
+void ib_options_release(struct ib_options *opt);
+void ib_readings_release(struct ib_readings *r);
 
 int check_infiniband_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err);
 
