@@ -394,7 +394,6 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			       (unsigned long long)opt->count);
 		finding_detail_num(f, "active", (double)active);
 		finding_detail_num(f, "expected", (double)opt->count);
-		bad++;
 	}
 	if (!checked) {
 		if (res->nr)
@@ -415,6 +414,8 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 	const char *counters = !r->state_dir ? "not compared (no state directory)"
 			       : !r->have_state || new_ports == checked ? "first reading saved"
 									: "steady since the last run";
+	if (bad >= checked)
+		goto out; /* every port has a finding of its own */
 	if (bad) {
 		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
 			       "%zu of %zu ports without problems", checked - bad, checked);

@@ -252,6 +252,8 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 	add_kind(&kinds, t.kinds[PCI_KIND_NVSWITCH], "NVSwitch");
 	add_kind(&kinds, t.kinds[PCI_KIND_NIC], "NIC");
 	struct finding *f;
+	if (t.bad == r->nr - t.ignored)
+		goto out; /* every device has a finding of its own: no summary to add */
 	if (!t.links)
 		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
 			       "%zu devices, none with PCIe link attributes to compare",
