@@ -1,0 +1,573 @@
+/*
+ * nvml.c: the NVML shim (see nvml.h): choose and dlopen the library, resolve its symbols from one
+ * table, and read this host's GPUs into a struct nvml_host.
+ */
+#include "nvml.h"
+#include "../sys/fsroot.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <unistd.h>
+
+#ifndef VIGIL_LIBDIR
+#define VIGIL_LIBDIR "/usr/local/lib"
+#endif
+
+#define FAKE_NVML_NAME "libvigil-fakenvml.so"
+#define NVML_MAX_GPUS 256 /* more than any host has; bounds what a bad library can make us do */
+
+const char *const nvml_nvlink_counter_keys[NVML_NVLINK_ERROR_COUNT] = {
+	"replay", "recovery", "crc_flit", "crc_data", "ecc_data",
+};
+
+const char *nvml_error_name(int rc)
+{
+	static const struct {
+		int rc;
+		const char *name;
+	} names[] = {
+		{ NVML_SUCCESS, "Success" },
+		{ NVML_ERROR_UNINITIALIZED, "Uninitialized" },
+		{ NVML_ERROR_INVALID_ARGUMENT, "Invalid Argument" },
+		{ NVML_ERROR_NOT_SUPPORTED, "Not Supported" },
+		{ NVML_ERROR_NO_PERMISSION, "Insufficient Permissions" },
+		{ NVML_ERROR_ALREADY_INITIALIZED, "Already Initialized" },
+		{ NVML_ERROR_NOT_FOUND, "Not Found" },
+		{ NVML_ERROR_INSUFFICIENT_SIZE, "Insufficient Size" },
+		{ NVML_ERROR_INSUFFICIENT_POWER, "Insufficient External Power" },
+		{ NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded" },
+		{ NVML_ERROR_TIMEOUT, "Timeout" },
+		{ NVML_ERROR_IRQ_ISSUE, "Interrupt request issue" },
+		{ NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found" },
+		{ NVML_ERROR_FUNCTION_NOT_FOUND, "Function Not Found" },
+		{ NVML_ERROR_CORRUPTED_INFOROM, "Corrupted infoROM" },
+		{ NVML_ERROR_GPU_IS_LOST, "GPU is lost" },
+		{ NVML_ERROR_RESET_REQUIRED, "GPU requires restart" },
+		{ NVML_ERROR_OPERATING_SYSTEM, "The operating system has blocked the request" },
+		{ NVML_ERROR_LIB_RM_VERSION_MISMATCH, "RM has detected an NVML/RM version mismatch" },
+		{ NVML_ERROR_IN_USE, "In use by another client" },
+		{ NVML_ERROR_MEMORY, "Insufficient Memory" },
+		{ NVML_ERROR_NO_DATA, "No data" },
+		{ NVML_ERROR_VGPU_ECC_NOT_SUPPORTED, "ECC is not supported for vGPU" },
+		{ NVML_ERROR_INSUFFICIENT_RESOURCES, "Insufficient resources" },
+		{ NVML_ERROR_FREQ_NOT_SUPPORTED, "Frequency not supported" },
+		{ NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "Argument version mismatch" },
+		{ NVML_ERROR_DEPRECATED, "Deprecated" },
+		{ NVML_ERROR_NOT_READY, "Not ready" },
+		{ NVML_ERROR_GPU_NOT_FOUND, "GPU not found" },
+		{ NVML_ERROR_INVALID_STATE, "Invalid state" },
+		{ NVML_ERROR_UNKNOWN, "Unknown Error" },
+	};
+	static __thread char other[32];
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].rc == rc)
+			return names[i].name;
+	snprintf(other, sizeof(other), "error %d", rc);
+	return other;
+}
+
+/* ---- the symbol table ---- */
+
+struct nvml_fns {
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	nvmlReturn_t (*driver_version)(char *, unsigned);
+	nvmlReturn_t (*nvml_version)(char *, unsigned);
+	nvmlReturn_t (*cuda_version)(int *);
+	nvmlReturn_t (*count)(unsigned *);
+	nvmlReturn_t (*handle)(unsigned, nvmlDevice_t *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*serial)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*vbios)(nvmlDevice_t, char *, unsigned);
+	nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t *);
+	nvmlReturn_t (*persistence)(nvmlDevice_t, int *);
+	nvmlReturn_t (*ecc_mode)(nvmlDevice_t, int *, int *);
+	nvmlReturn_t (*total_ecc)(nvmlDevice_t, int, int, unsigned long long *);
+	nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned *, unsigned *, unsigned *,
+				      unsigned *);
+	nvmlReturn_t (*clock_events)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*pcie_gen)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_gen_max)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_width)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_width_max)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*pcie_replay)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned *);
+	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
+	nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int *);
+	nvmlReturn_t (*nvlink_error)(nvmlDevice_t, unsigned, int, unsigned long long *);
+	nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
+};
+
+/* Newest name first: a library that has it is new enough for its semantics. */
+static const struct nvml_sym {
+	size_t off;
+	bool required;
+	const char *names[3];
+} nvml_syms[] = {
+#define F(field) offsetof(struct nvml_fns, field)
+	{ F(init), true, { "nvmlInit_v2", "nvmlInit" } },
+	{ F(shutdown), true, { "nvmlShutdown" } },
+	{ F(count), true, { "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount" } },
+	{ F(handle), true, { "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex" } },
+	{ F(driver_version), false, { "nvmlSystemGetDriverVersion" } },
+	{ F(nvml_version), false, { "nvmlSystemGetNVMLVersion" } },
+	{ F(cuda_version), false,
+	  { "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion" } },
+	{ F(name), false, { "nvmlDeviceGetName" } },
+	{ F(uuid), false, { "nvmlDeviceGetUUID" } },
+	{ F(serial), false, { "nvmlDeviceGetSerial" } },
+	{ F(vbios), false, { "nvmlDeviceGetVbiosVersion" } },
+	{ F(pci_info), false,
+	  { "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo" } },
+	{ F(persistence), false, { "nvmlDeviceGetPersistenceMode" } },
+	{ F(ecc_mode), false, { "nvmlDeviceGetEccMode" } },
+	{ F(total_ecc), false, { "nvmlDeviceGetTotalEccErrors" } },
+	{ F(remapped_rows), false, { "nvmlDeviceGetRemappedRows" } },
+	{ F(clock_events), false,
+	  { "nvmlDeviceGetCurrentClocksEventReasons",
+	    "nvmlDeviceGetCurrentClocksThrottleReasons" } },
+	{ F(pcie_gen), false, { "nvmlDeviceGetCurrPcieLinkGeneration" } },
+	{ F(pcie_gen_max), false, { "nvmlDeviceGetMaxPcieLinkGeneration" } },
+	{ F(pcie_width), false, { "nvmlDeviceGetCurrPcieLinkWidth" } },
+	{ F(pcie_width_max), false, { "nvmlDeviceGetMaxPcieLinkWidth" } },
+	{ F(pcie_replay), false, { "nvmlDeviceGetPcieReplayCounter" } },
+	{ F(temperature), false, { "nvmlDeviceGetTemperature" } },
+	{ F(power_usage), false, { "nvmlDeviceGetPowerUsage" } },
+	{ F(power_limit), false, { "nvmlDeviceGetEnforcedPowerLimit" } },
+	{ F(clock), false, { "nvmlDeviceGetClockInfo" } },
+	{ F(max_clock), false, { "nvmlDeviceGetMaxClockInfo" } },
+	{ F(nvlink_state), false, { "nvmlDeviceGetNvLinkState" } },
+	{ F(nvlink_error), false, { "nvmlDeviceGetNvLinkErrorCounter" } },
+	{ F(field_values), false, { "nvmlDeviceGetFieldValues" } },
+#undef F
+};
+
+struct nvml_lib {
+	void *dl;
+	struct nvml_fns fn;
+	bool pci_v1; /* only the plain nvmlDeviceGetPciInfo: the bus id is in busIdLegacy */
+};
+
+static int lib_resolve(struct nvml_lib *lib, const char *path, struct strbuf *err)
+{
+	memset(&lib->fn, 0, sizeof(lib->fn));
+	for (size_t i = 0; i < ARRAY_SIZE(nvml_syms); i++) {
+		const struct nvml_sym *s = &nvml_syms[i];
+		void *p = NULL;
+		size_t k;
+		for (k = 0; k < ARRAY_SIZE(s->names) && s->names[k] && !p; k++)
+			p = dlsym(lib->dl, s->names[k]);
+		if (!p) {
+			if (s->required)
+				return error_set(err, "NVML library '%s' has no '%s'", path,
+						 s->names[0]);
+			continue;
+		}
+		/* A function pointer slot: copy the address, as POSIX dlsym() intends. */
+		memcpy((char *)&lib->fn + s->off, &p, sizeof(p));
+		if (s->off == offsetof(struct nvml_fns, pci_info))
+			lib->pci_v1 = !strcmp(s->names[k - 1], "nvmlDeviceGetPciInfo");
+	}
+	return 0;
+}
+
+/* The fake library that serves ROOT/nvml.snapshot: next to the executable, else installed. */
+static int find_fake_library(struct strbuf *out)
+{
+	char exe[4096];
+	/* The running program itself, not a host file: no fsroot mapping here. */
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			strbuf_reset(out);
+			strbuf_addf(out, "%s/%s", exe, FAKE_NVML_NAME);
+			if (access(out->buf, R_OK) == 0)
+				return 0;
+		}
+	}
+	strbuf_reset(out);
+	strbuf_addstr(out, VIGIL_LIBDIR "/vigil/" FAKE_NVML_NAME);
+	return access(out->buf, R_OK) == 0 ? 0 : -1;
+}
+
+static bool is_not_found(const char *dlerr)
+{
+	return dlerr && strstr(dlerr, "No such file or directory");
+}
+
+/*
+ * Open the library: 1 (h->avail = NVML_NO_LIBRARY, h->note says why), 0 (open and resolved), or
+ * -1 with *err.
+ */
+static int lib_open(struct nvml_lib *lib, struct nvml_host *h, struct strbuf *err)
+{
+	struct strbuf path = STRBUF_INIT, snap = STRBUF_INIT;
+	const char *env = getenv("VIGIL_NVML_LIBRARY");
+	int ret = -1;
+	memset(lib, 0, sizeof(*lib));
+	if (env && *env) {
+		lib->dl = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+		if (!lib->dl) {
+			error_set(err, "cannot load NVML library '%s' (VIGIL_NVML_LIBRARY): %s", env,
+				  dlerror());
+			goto out;
+		}
+		strbuf_addstr(&path, env);
+	} else if (!fsroot_is_host()) {
+		fsroot_path(&snap, "/nvml.snapshot");
+		if (access(snap.buf, F_OK) != 0) {
+			h->avail = NVML_NO_LIBRARY;
+			h->note = xstrdup("no NVML under --root (no nvml.snapshot there)");
+			ret = 1;
+			goto out;
+		}
+		if (find_fake_library(&path) < 0) {
+			error_set(err, "'%s' needs %s, found neither next to vigil nor in '%s'",
+				  snap.buf, FAKE_NVML_NAME, VIGIL_LIBDIR "/vigil");
+			goto out;
+		}
+		/* The fake serves this file; the host's NVML must not answer for a fixture. */
+		setenv("VIGIL_NVML_SNAPSHOT", snap.buf, 1);
+		lib->dl = dlopen(path.buf, RTLD_NOW | RTLD_LOCAL);
+		if (!lib->dl) {
+			error_set(err, "cannot load '%s': %s", path.buf, dlerror());
+			goto out;
+		}
+	} else {
+		static const char *const names[] = { "libnvidia-ml.so.1", "libnvidia-ml.so" };
+		for (size_t i = 0; i < ARRAY_SIZE(names) && !lib->dl; i++) {
+			lib->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+			if (!lib->dl) {
+				const char *e = dlerror();
+				if (!is_not_found(e)) {
+					error_set(err, "cannot load '%s': %s", names[i], e);
+					goto out;
+				}
+				continue;
+			}
+			strbuf_addstr(&path, names[i]);
+		}
+		if (!lib->dl) {
+			h->avail = NVML_NO_LIBRARY;
+			h->note = xstrdup("libnvidia-ml.so.1 not found (no NVIDIA driver installed)");
+			ret = 1;
+			goto out;
+		}
+	}
+	h->library = xstrdup(path.buf);
+	if (lib_resolve(lib, path.buf, err) < 0) {
+		dlclose(lib->dl);
+		lib->dl = NULL;
+		goto out;
+	}
+	ret = 0;
+out:
+	strbuf_release(&path);
+	strbuf_release(&snap);
+	return ret;
+}
+
+/* ---- readings ---- */
+
+void nvml_gpu_clear(struct nvml_gpu *g, unsigned index)
+{
+	memset(g, 0, sizeof(*g));
+	g->index = index;
+#define X(field, key) g->field.rc = NVML_ERROR_NOT_SUPPORTED;
+	NVML_GPU_STRINGS(X)
+#undef X
+#define X(field, key, hex) g->field.rc = NVML_ERROR_NOT_SUPPORTED;
+	NVML_GPU_VALUES(X)
+#undef X
+	for (size_t l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		g->nvlink[l].active.rc = NVML_ERROR_NOT_SUPPORTED;
+		for (size_t c = 0; c < NVML_NVLINK_ERROR_COUNT; c++)
+			g->nvlink[l].errors[c].rc = NVML_ERROR_NOT_SUPPORTED;
+	}
+}
+
+void nvml_host_init(struct nvml_host *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->avail = NVML_AVAILABLE;
+	h->driver_version.rc = NVML_ERROR_NOT_SUPPORTED;
+	h->nvml_version.rc = NVML_ERROR_NOT_SUPPORTED;
+	h->cuda_driver_version.rc = NVML_ERROR_NOT_SUPPORTED;
+	h->count.rc = NVML_ERROR_NOT_SUPPORTED;
+}
+
+void nvml_host_release(struct nvml_host *h)
+{
+	free(h->gpus);
+	free(h->library);
+	free(h->note);
+	nvml_host_init(h);
+}
+
+struct nvml_gpu *nvml_host_add_gpu(struct nvml_host *h, unsigned index)
+{
+	ALLOC_GROW(h->gpus, h->nr + 1, h->alloc);
+	struct nvml_gpu *g = &h->gpus[h->nr++];
+	nvml_gpu_clear(g, index);
+	return g;
+}
+
+bool nvml_bus_id_to_bdf(const char *bus_id, char *out, size_t n)
+{
+	unsigned dom, bus, dev, fn;
+	int used = 0;
+	if (!bus_id || sscanf(bus_id, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &used) != 4 ||
+	    bus_id[used] || bus > 0xff || dev > 0x1f || fn > 7)
+		return false;
+	if (dom > 0xffff)
+		snprintf(out, n, "%08x:%02x:%02x.%x", dom, bus, dev, fn);
+	else
+		snprintf(out, n, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	return true;
+}
+
+/* Call a getter of a string; NUL-terminate and keep it printable whatever the library did. */
+static void get_str(struct nvml_str *s, nvmlReturn_t (*fn)(nvmlDevice_t, char *, unsigned),
+		    nvmlDevice_t dev, unsigned size)
+{
+	memset(s->s, 0, sizeof(s->s));
+	if (!fn) {
+		s->rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		return;
+	}
+	if (size > sizeof(s->s))
+		size = sizeof(s->s);
+	s->rc = fn(dev, s->s, size);
+	s->s[sizeof(s->s) - 1] = '\0';
+	if (s->rc) {
+		s->s[0] = '\0';
+		return;
+	}
+	for (char *p = s->s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+#define CALL_U(val, fn, ...)                                                                   \
+	do {                                                                                   \
+		unsigned u_ = 0;                                                               \
+		(val).rc = (fn) ? (fn)(__VA_ARGS__, &u_) : NVML_ERROR_FUNCTION_NOT_FOUND;      \
+		(val).v = (val).rc ? 0 : u_;                                                   \
+	} while (0)
+#define CALL_ULL(val, fn, ...)                                                                 \
+	do {                                                                                   \
+		unsigned long long u_ = 0;                                                     \
+		(val).rc = (fn) ? (fn)(__VA_ARGS__, &u_) : NVML_ERROR_FUNCTION_NOT_FOUND;      \
+		(val).v = (val).rc ? 0 : u_;                                                   \
+	} while (0)
+
+static void set_pair(struct nvml_val *a, struct nvml_val *b, int rc, uint64_t va, uint64_t vb)
+{
+	a->rc = b->rc = rc;
+	a->v = rc ? 0 : va;
+	b->v = rc ? 0 : vb;
+}
+
+static void read_pci(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	nvmlPciInfo_t pci;
+	memset(&pci, 0, sizeof(pci));
+	int rc = lib->fn.pci_info ? lib->fn.pci_info(dev, &pci) : NVML_ERROR_FUNCTION_NOT_FOUND;
+	g->pci_bus_id.rc = g->pci_device_id.rc = rc;
+	if (rc)
+		return;
+	const char *id = pci.busIdLegacy;
+	if (!lib->pci_v1) {
+		pci.busId[sizeof(pci.busId) - 1] = '\0';
+		if (pci.busId[0])
+			id = pci.busId;
+	}
+	pci.busIdLegacy[sizeof(pci.busIdLegacy) - 1] = '\0';
+	strlcpy_v(g->pci_bus_id.s, id, sizeof(g->pci_bus_id.s));
+	g->pci_device_id.v = pci.pciDeviceId;
+	if (!nvml_bus_id_to_bdf(g->pci_bus_id.s, g->bdf, sizeof(g->bdf)))
+		g->bdf[0] = '\0';
+}
+
+static void read_recovery_action(const struct nvml_lib *lib, nvmlDevice_t dev,
+				 struct nvml_gpu *g)
+{
+	nvmlFieldValue_t fv;
+	memset(&fv, 0, sizeof(fv));
+	fv.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+	int rc = lib->fn.field_values ? lib->fn.field_values(dev, 1, &fv)
+				      : NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (!rc)
+		rc = fv.nvmlReturn;
+	g->recovery_action.rc = rc;
+	if (rc)
+		return;
+	switch (fv.valueType) {
+	case NVML_VALUE_TYPE_UNSIGNED_LONG:
+		g->recovery_action.v = fv.value.ulVal;
+		break;
+	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+		g->recovery_action.v = fv.value.ullVal;
+		break;
+	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+		g->recovery_action.v = fv.value.sllVal < 0 ? 0 : (uint64_t)fv.value.sllVal;
+		break;
+	case NVML_VALUE_TYPE_SIGNED_INT:
+		g->recovery_action.v = fv.value.siVal < 0 ? 0 : (uint64_t)fv.value.siVal;
+		break;
+	case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+		g->recovery_action.v = fv.value.usVal;
+		break;
+	case NVML_VALUE_TYPE_UNSIGNED_INT:
+		g->recovery_action.v = fv.value.uiVal;
+		break;
+	default: /* a double or a type NVML added later: not something vigil can judge */
+		g->recovery_action.rc = NVML_ERROR_NOT_SUPPORTED;
+		break;
+	}
+}
+
+static void read_nvlink(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		struct nvml_link *k = &g->nvlink[l];
+		int st = 0;
+		k->active.rc = lib->fn.nvlink_state ? lib->fn.nvlink_state(dev, l, &st)
+						    : NVML_ERROR_FUNCTION_NOT_FOUND;
+		k->active.v = k->active.rc ? 0 : st == NVML_FEATURE_ENABLED;
+		for (int c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
+			/* No such link: its counters are not there either. */
+			if (k->active.rc) {
+				k->errors[c].rc = k->active.rc;
+				k->errors[c].v = 0;
+				continue;
+			}
+			CALL_ULL(k->errors[c], lib->fn.nvlink_error, dev, l, c);
+		}
+	}
+}
+
+static bool any_lost(const struct nvml_gpu *g)
+{
+	bool lost = false;
+#define X(field, key) lost |= g->field.rc == NVML_ERROR_GPU_IS_LOST;
+	NVML_GPU_STRINGS(X)
+#undef X
+#define X(field, key, hex) lost |= g->field.rc == NVML_ERROR_GPU_IS_LOST;
+	NVML_GPU_VALUES(X)
+#undef X
+	for (size_t l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		lost |= g->nvlink[l].active.rc == NVML_ERROR_GPU_IS_LOST;
+		for (size_t c = 0; c < NVML_NVLINK_ERROR_COUNT; c++)
+			lost |= g->nvlink[l].errors[c].rc == NVML_ERROR_GPU_IS_LOST;
+	}
+	return lost;
+}
+
+static void read_gpu(const struct nvml_lib *lib, unsigned index, struct nvml_gpu *g)
+{
+	const struct nvml_fns *f = &lib->fn;
+	nvmlDevice_t dev = NULL;
+	g->handle_rc = f->handle(index, &dev);
+	if (g->handle_rc) {
+		g->lost = g->handle_rc == NVML_ERROR_GPU_IS_LOST;
+		return;
+	}
+	get_str(&g->name, f->name, dev, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+	get_str(&g->uuid, f->uuid, dev, NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+	get_str(&g->serial, f->serial, dev, NVML_DEVICE_SERIAL_BUFFER_SIZE);
+	get_str(&g->vbios, f->vbios, dev, NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE);
+	read_pci(lib, dev, g);
+
+	int cur = 0, pend = 0, rc;
+	rc = f->persistence ? f->persistence(dev, &cur) : NVML_ERROR_FUNCTION_NOT_FOUND;
+	g->persistence_mode.rc = rc;
+	g->persistence_mode.v = rc ? 0 : cur == NVML_FEATURE_ENABLED;
+	rc = f->ecc_mode ? f->ecc_mode(dev, &cur, &pend) : NVML_ERROR_FUNCTION_NOT_FOUND;
+	set_pair(&g->ecc_current, &g->ecc_pending, rc, cur == NVML_FEATURE_ENABLED,
+		 pend == NVML_FEATURE_ENABLED);
+	CALL_ULL(g->ecc_volatile_corrected, f->total_ecc, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED,
+		 NVML_VOLATILE_ECC);
+	CALL_ULL(g->ecc_volatile_uncorrected, f->total_ecc, dev,
+		 NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
+	CALL_ULL(g->ecc_aggregate_corrected, f->total_ecc, dev, NVML_MEMORY_ERROR_TYPE_CORRECTED,
+		 NVML_AGGREGATE_ECC);
+	CALL_ULL(g->ecc_aggregate_uncorrected, f->total_ecc, dev,
+		 NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC);
+
+	unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+	rc = f->remapped_rows ? f->remapped_rows(dev, &corr, &unc, &pending, &failure)
+			      : NVML_ERROR_FUNCTION_NOT_FOUND;
+	set_pair(&g->remap_correctable, &g->remap_uncorrectable, rc, corr, unc);
+	set_pair(&g->remap_pending, &g->remap_failure, rc, pending != 0, failure != 0);
+
+	CALL_ULL(g->clock_events, f->clock_events, dev);
+	CALL_U(g->pcie_gen, f->pcie_gen, dev);
+	CALL_U(g->pcie_gen_max, f->pcie_gen_max, dev);
+	CALL_U(g->pcie_width, f->pcie_width, dev);
+	CALL_U(g->pcie_width_max, f->pcie_width_max, dev);
+	CALL_U(g->pcie_replay, f->pcie_replay, dev);
+	CALL_U(g->temperature, f->temperature, dev, NVML_TEMPERATURE_GPU);
+	CALL_U(g->power_usage, f->power_usage, dev);
+	CALL_U(g->power_limit, f->power_limit, dev);
+	CALL_U(g->sm_clock, f->clock, dev, NVML_CLOCK_SM);
+	CALL_U(g->sm_clock_max, f->max_clock, dev, NVML_CLOCK_SM);
+	read_recovery_action(lib, dev, g);
+	read_nvlink(lib, dev, g);
+	g->lost = any_lost(g);
+}
+
+static void read_system(const struct nvml_lib *lib, struct nvml_host *h)
+{
+	const struct nvml_fns *f = &lib->fn;
+	struct nvml_str *s[2] = { &h->driver_version, &h->nvml_version };
+	nvmlReturn_t (*fns[2])(char *, unsigned) = { f->driver_version, f->nvml_version };
+	for (size_t i = 0; i < 2; i++) {
+		memset(s[i]->s, 0, sizeof(s[i]->s));
+		s[i]->rc = fns[i] ? fns[i](s[i]->s, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE)
+				  : NVML_ERROR_FUNCTION_NOT_FOUND;
+		s[i]->s[sizeof(s[i]->s) - 1] = '\0';
+		if (s[i]->rc)
+			s[i]->s[0] = '\0';
+	}
+	int cuda = 0;
+	h->cuda_driver_version.rc = f->cuda_version ? f->cuda_version(&cuda)
+						    : NVML_ERROR_FUNCTION_NOT_FOUND;
+	h->cuda_driver_version.v = h->cuda_driver_version.rc || cuda < 0 ? 0 : (uint64_t)cuda;
+}
+
+int nvml_read_host(struct nvml_host *h, struct strbuf *err)
+{
+	struct nvml_lib lib;
+	nvml_host_release(h);
+	int r = lib_open(&lib, h, err);
+	if (r)
+		return r < 0 ? -1 : 0;
+	int rc = lib.fn.init();
+	if (rc) {
+		h->avail = NVML_INIT_FAILED;
+		h->init_rc = rc;
+		goto out;
+	}
+	read_system(&lib, h);
+	unsigned count = 0;
+	h->count.rc = lib.fn.count(&count);
+	h->count.v = h->count.rc ? 0 : count;
+	if (!h->count.rc) {
+		if (count > NVML_MAX_GPUS)
+			count = NVML_MAX_GPUS;
+		for (unsigned i = 0; i < count; i++)
+			read_gpu(&lib, i, nvml_host_add_gpu(h, i));
+	}
+	lib.fn.shutdown();
+out:
+	dlclose(lib.dl);
+	return 0;
+}

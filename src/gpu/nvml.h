@@ -1,0 +1,270 @@
+/*
+ * nvml.h: vigil's NVML shim. No nvml.h is needed to build: the subset of NVML that vigil uses is
+ * declared here (types, constants and layouts checked against NVIDIA's nvml.h of CUDA 13.0), the
+ * library is dlopen'ed at run time, and every symbol is resolved from one table in nvml.c with
+ * required/optional flags and _v2/_v3 fallbacks.
+ *
+ * Which library: $VIGIL_NVML_LIBRARY if set; else, under a root (--root / VIGIL_ROOT), never the
+ * host's NVML (it would mix two hosts): ROOT/nvml.snapshot is served by libvigil-fakenvml.so, found
+ * next to the vigil executable or in $(LIBDIR)/vigil; else libnvidia-ml.so.1, then libnvidia-ml.so.
+ *
+ * nvml_read_host() is the gather half of the 'gpu' check: it reads everything vigil judges into a
+ * plain struct nvml_host, each value with the NVML return code of the call that produced it. A
+ * missing optional symbol reads as NVML_ERROR_FUNCTION_NOT_FOUND ("not reported"), never a fault.
+ *
+ * Ownership: struct nvml_host owns its gpus array and strings; nvml_host_release() frees them.
+ * Everything else in it is plain data, so tests build one by hand (nvml_host_add_gpu()).
+ */
+#ifndef VIGIL_GPU_NVML_H
+#define VIGIL_GPU_NVML_H
+
+#include "../lib/strbuf.h"
+
+/* nvmlReturn_t values (nvml.h). */
+enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_UNINITIALIZED = 1,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_NO_PERMISSION = 4,
+	NVML_ERROR_ALREADY_INITIALIZED = 5,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_INSUFFICIENT_POWER = 8,
+	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
+	NVML_ERROR_IRQ_ISSUE = 11,
+	NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_CORRUPTED_INFOROM = 14,
+	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_RESET_REQUIRED = 16,
+	NVML_ERROR_OPERATING_SYSTEM = 17,
+	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+	NVML_ERROR_IN_USE = 19,
+	NVML_ERROR_MEMORY = 20,
+	NVML_ERROR_NO_DATA = 21,
+	NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+	NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+	NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+	NVML_ERROR_DEPRECATED = 26,
+	NVML_ERROR_NOT_READY = 27,
+	NVML_ERROR_GPU_NOT_FOUND = 28,
+	NVML_ERROR_INVALID_STATE = 29,
+	NVML_ERROR_UNKNOWN = 999,
+};
+
+/* Enumerations passed to NVML (nvml.h values). */
+enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };
+enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
+enum { NVML_VOLATILE_ECC = 0, NVML_AGGREGATE_ECC = 1 };
+enum { NVML_TEMPERATURE_GPU = 0 };
+enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_CLOCK_VIDEO = 3 };
+enum {
+	NVML_NVLINK_ERROR_DL_REPLAY = 0,
+	NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+	NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+	NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+	NVML_NVLINK_ERROR_DL_ECC_DATA = 4,
+	NVML_NVLINK_ERROR_COUNT = 5,
+};
+enum {
+	NVML_VALUE_TYPE_DOUBLE = 0,
+	NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+	NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+	NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+	NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+	NVML_VALUE_TYPE_SIGNED_INT = 5,
+	NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+};
+
+#define NVML_NVLINK_MAX_LINKS 18
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+
+/* Recovery actions (field 230, nvmlDeviceGpuRecoveryAction_t). */
+enum {
+	NVML_GPU_RECOVERY_ACTION_NONE = 0,
+	NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+	NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+	NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+	NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4,
+};
+
+/* Clock event reasons (nvmlClocksEventReason*, formerly ...ThrottleReason*). */
+#define NVML_CLOCKS_EVENT_GPU_IDLE 0x1ULL
+#define NVML_CLOCKS_EVENT_APP_CLOCKS 0x2ULL
+#define NVML_CLOCKS_EVENT_SW_POWER_CAP 0x4ULL
+#define NVML_CLOCKS_EVENT_HW_SLOWDOWN 0x8ULL
+#define NVML_CLOCKS_EVENT_SYNC_BOOST 0x10ULL
+#define NVML_CLOCKS_EVENT_SW_THERMAL 0x20ULL
+#define NVML_CLOCKS_EVENT_HW_THERMAL 0x40ULL
+#define NVML_CLOCKS_EVENT_HW_POWER_BRAKE 0x80ULL
+#define NVML_CLOCKS_EVENT_DISPLAY_CLOCK 0x100ULL
+
+/* Buffer sizes NVML documents (the _V2 ones where there are two). */
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+/*
+ * nvmlPciInfo_t as nvmlDeviceGetPciInfo_v2/_v3 fill it. The plain (v1) call fills a shorter struct
+ * whose busId[16] sits where busIdLegacy is, so passing this larger struct to it is safe.
+ */
+typedef struct nvmlPciInfo_st {
+	char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;    /* device id << 16 | vendor id */
+	unsigned int pciSubSystemId;
+	char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+
+typedef union nvmlValue_st {
+	double dVal;
+	int siVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	signed long long sllVal;
+	unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	int valueType;      /* nvmlValueType_t */
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+
+/* "GPU is lost", "Not Supported", ... (NVML's own words); "error N" for codes vigil does not know. */
+const char *nvml_error_name(int rc);
+
+/*
+ * The per-GPU readings with their snapshot keys (docs/nvml-snapshot.md), in snapshot order. One
+ * list, so the snapshot writer, the fake's tests and nvml_gpu_clear() cannot drift apart.
+ *   X(field, "key", hex)   -- hex: written as 0x... in snapshots
+ */
+#define NVML_GPU_STRINGS(X)                                                                    \
+	X(name, "name")                                                                        \
+	X(uuid, "uuid")                                                                        \
+	X(serial, "serial")                                                                    \
+	X(pci_bus_id, "pci_bus_id")                                                            \
+	X(vbios, "vbios_version")
+#define NVML_GPU_VALUES(X)                                                                     \
+	X(pci_device_id, "pci_device_id", true)                                                \
+	X(persistence_mode, "persistence_mode", false)                                         \
+	X(ecc_current, "ecc_mode_current", false)                                              \
+	X(ecc_pending, "ecc_mode_pending", false)                                              \
+	X(ecc_volatile_corrected, "ecc_volatile_corrected", false)                             \
+	X(ecc_volatile_uncorrected, "ecc_volatile_uncorrected", false)                         \
+	X(ecc_aggregate_corrected, "ecc_aggregate_corrected", false)                           \
+	X(ecc_aggregate_uncorrected, "ecc_aggregate_uncorrected", false)                       \
+	X(remap_correctable, "remapped_rows_correctable", false)                               \
+	X(remap_uncorrectable, "remapped_rows_uncorrectable", false)                           \
+	X(remap_pending, "remapped_rows_pending", false)                                       \
+	X(remap_failure, "remapped_rows_failure", false)                                       \
+	X(clock_events, "clocks_event_reasons", true)                                          \
+	X(pcie_gen, "pcie_gen_current", false)                                                 \
+	X(pcie_gen_max, "pcie_gen_max", false)                                                 \
+	X(pcie_width, "pcie_width_current", false)                                             \
+	X(pcie_width_max, "pcie_width_max", false)                                             \
+	X(pcie_replay, "pcie_replay_counter", false)                                           \
+	X(temperature, "temperature_gpu", false)                                               \
+	X(power_usage, "power_usage_mw", false)                                                \
+	X(power_limit, "power_limit_mw", false)                                                \
+	X(sm_clock, "sm_clock_mhz", false)                                                     \
+	X(sm_clock_max, "sm_clock_max_mhz", false)                                             \
+	X(recovery_action, "recovery_action", false)
+/* NVLink counters by NVML_NVLINK_ERROR_DL_* index, as "nvlink N active=1 replay=0 ..." words. */
+extern const char *const nvml_nvlink_counter_keys[NVML_NVLINK_ERROR_COUNT];
+
+/* ---- readings ---- */
+
+/* One reading: v is valid only when rc is NVML_SUCCESS; otherwise rc is the NVML error. */
+struct nvml_val {
+	uint64_t v;
+	int rc;
+};
+
+#define NVML_STR_MAX 96
+struct nvml_str {
+	char s[NVML_STR_MAX];
+	int rc;
+};
+
+struct nvml_link {
+	struct nvml_val active; /* nvmlDeviceGetNvLinkState: 1 active, 0 inactive */
+	struct nvml_val errors[NVML_NVLINK_ERROR_COUNT]; /* by NVML_NVLINK_ERROR_DL_* */
+};
+
+struct nvml_gpu {
+	unsigned index;
+	int handle_rc;   /* nvmlDeviceGetHandleByIndex; nothing else is read when it failed */
+	bool lost;       /* a call said NVML_ERROR_GPU_IS_LOST */
+	char bdf[32];    /* the PCI address as sysfs writes it, "0000:1b:00.0"; "" if unknown */
+	struct nvml_str name, uuid, serial, vbios;
+	struct nvml_str pci_bus_id;         /* as NVML says it: "00000000:1B:00.0" */
+	struct nvml_val pci_device_id;      /* 0x233510de */
+	struct nvml_val persistence_mode;
+	struct nvml_val ecc_current, ecc_pending;     /* NVML_FEATURE_* */
+	struct nvml_val ecc_volatile_corrected, ecc_volatile_uncorrected;
+	struct nvml_val ecc_aggregate_corrected, ecc_aggregate_uncorrected;
+	struct nvml_val remap_correctable, remap_uncorrectable, remap_pending, remap_failure;
+	struct nvml_val clock_events;       /* NVML_CLOCKS_EVENT_* bits */
+	struct nvml_val pcie_gen, pcie_gen_max, pcie_width, pcie_width_max, pcie_replay;
+	struct nvml_val temperature;        /* C */
+	struct nvml_val power_usage, power_limit; /* mW (enforced limit) */
+	struct nvml_val sm_clock, sm_clock_max;   /* MHz */
+	struct nvml_val recovery_action;    /* field 230 */
+	struct nvml_link nvlink[NVML_NVLINK_MAX_LINKS];
+};
+
+enum nvml_avail {
+	NVML_AVAILABLE,    /* loaded and initialised: the readings are there */
+	NVML_NO_LIBRARY,   /* no libnvidia-ml on this host (or no nvml.snapshot under the root) */
+	NVML_INIT_FAILED,  /* nvmlInit said init_rc (NVML_ERROR_DRIVER_NOT_LOADED: no driver) */
+};
+
+struct nvml_host {
+	enum nvml_avail avail;
+	int init_rc;
+	char *library;   /* what was loaded, or NULL */
+	char *note;      /* why NVML is not available, or NULL */
+	struct nvml_str driver_version, nvml_version;
+	struct nvml_val cuda_driver_version; /* 13000 for CUDA 13.0 */
+	struct nvml_val count;               /* nvmlDeviceGetCount */
+	struct nvml_gpu *gpus;
+	size_t nr, alloc;
+};
+
+void nvml_host_init(struct nvml_host *h);
+void nvml_host_release(struct nvml_host *h);
+/* Append a GPU with every value "not supported" (tests and the reader fill it in). */
+struct nvml_gpu *nvml_host_add_gpu(struct nvml_host *h, unsigned index);
+/* Reset every reading of g to "not supported". */
+void nvml_gpu_clear(struct nvml_gpu *g, unsigned index);
+
+/*
+ * Load NVML, read this host into h, shut NVML down again. Returns 0 with h->avail saying whether
+ * NVML was there at all, or -1 with *err when a library that was asked for (VIGIL_NVML_LIBRARY,
+ * or the fake library under a root) cannot be loaded or lacks a required symbol.
+ */
+int nvml_read_host(struct nvml_host *h, struct strbuf *err);
+
+/* "00000000:1B:00.0" -> "0000:1b:00.0" (sysfs spelling); false if it does not parse. */
+bool nvml_bus_id_to_bdf(const char *bus_id, char *out, size_t n);
+
+#endif

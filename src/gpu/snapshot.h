@@ -1,0 +1,24 @@
+/*
+ * snapshot.h: NVML snapshots, the plain-text file (docs/nvml-snapshot.md) that 'vigil gather'
+ * saves as DIR/nvml.snapshot and that the fake NVML library (tests/fake-nvml/) serves back, so a
+ * real host's NVML answers can be replayed on a laptop.
+ */
+#ifndef VIGIL_GPU_SNAPSHOT_H
+#define VIGIL_GPU_SNAPSHOT_H
+
+#include "nvml.h"
+
+#define NVML_SNAPSHOT_HEADER "vigil-nvml-snapshot 1"
+
+/* Append the snapshot of readings h to out (pure: no NVML calls). */
+void nvml_snapshot_format(const struct nvml_host *h, struct strbuf *out);
+
+/*
+ * Read this host's NVML through the shim and append its snapshot to out. Returns 0 when written
+ * (also when nvmlInit failed: the snapshot then says "init !CODE", a fixture of a broken host),
+ * 1 when this host has no NVML or no NVIDIA driver (nothing written; *err says which), or -1 with
+ * *err when the library asked for cannot be loaded.
+ */
+int nvml_snapshot_write(struct strbuf *out, struct strbuf *err);
+
+#endif
