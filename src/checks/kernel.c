@@ -1,9 +1,784 @@
-/* kernel.c: the 'kernel' check. Placeholder until implemented: says so, never claims health. */
+/*
+ * kernel.c: the 'kernel' check (see kernel.h): reads the kernel log, groups its events into one
+ * finding per fault (one Xid number on one GPU is one finding, with a count and first/last time)
+ * and judges each by the catalog in logs/xid.h:
+ *   - sticky faults fail until a reset marker for that GPU or a reboot follows them;
+ *   - the others fade: reported at the catalog's status while their last occurrence is within
+ *     kernel.window of "now" (and in the current boot), ok afterwards;
+ *   - an event whose age cannot be told (no timestamp, another timebase) counts as recent.
+ */
 #include "kernel.h"
+#include "../logs/xid.h"
+#include "../sys/fsroot.h"
+
+#include <math.h>
+#include <time.h>
+
+#define MAX_GROUPS 512
+#define MAX_UNKNOWN_NVRM 10
+
+/* ---- configuration ---- */
+
+static int add_ignore_list(struct kernel_config *kc, const char *value, const char *origin,
+			   struct strbuf *err)
+{
+	struct strlist parts = STRLIST_INIT;
+	int ret = 0;
+	strlist_split(&parts, value, ", \t");
+	for (size_t i = 0; i < parts.nr; i++) {
+		uint64_t v;
+		if (!parse_u64(parts.items[i], &v) || v > 1000000) {
+			ret = error_set(err, "%s: 'kernel.ignore-xid' wants Xid numbers, not '%s'",
+					origin ? origin : "configuration", parts.items[i]);
+			break;
+		}
+		ALLOC_GROW(kc->ignore_xid, kc->nr_ignore_xid + 1, kc->alloc_ignore_xid);
+		kc->ignore_xid[kc->nr_ignore_xid++] = (int)v;
+	}
+	strlist_release(&parts);
+	return ret;
+}
+
+int kernel_config_load(const struct config *cfg, struct kernel_config *kc, struct strbuf *err)
+{
+	const char **vals = NULL;
+	size_t n;
+	memset(kc, 0, sizeof(*kc));
+	if (config_get_double(cfg, "kernel", "window", 3600, &kc->window, err) < 0 ||
+	    config_get_bool(cfg, "kernel", "strict", false, &kc->strict, err) < 0 ||
+	    config_get_u64(cfg, "kernel", "link-flaps", 3, &kc->link_flaps, err) < 0)
+		return -1;
+	if (!(kc->window > 0) || !isfinite(kc->window))
+		return error_set(err, "%s: 'kernel.window' must be a positive number of seconds",
+				 cfg ? config_origin(cfg, "kernel", "window") : "configuration");
+	if (!kc->link_flaps)
+		return error_set(err, "%s: 'kernel.link-flaps' must be at least 1",
+				 cfg ? config_origin(cfg, "kernel", "link-flaps") : "configuration");
+	n = config_get_all(cfg, "kernel", "allow", &vals);
+	for (size_t i = 0; i < n; i++)
+		if (vals[i][0])
+			strlist_add(&kc->allow, vals[i]);
+	free(vals);
+	n = config_get_all(cfg, "kernel", "ignore-xid", &vals);
+	const char *origin = cfg ? config_origin(cfg, "kernel", "ignore-xid") : NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (add_ignore_list(kc, vals[i], origin, err) < 0) {
+			free(vals);
+			return -1;
+		}
+	}
+	free(vals);
+	return 0;
+}
+
+void kernel_config_release(struct kernel_config *kc)
+{
+	strlist_release(&kc->allow);
+	free(kc->ignore_xid);
+	memset(kc, 0, sizeof(*kc));
+}
+
+/* ---- gather ---- */
+
+int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct strbuf *err)
+{
+	struct strbuf buf = STRBUF_INIT, path = STRBUF_INIT;
+	struct kmsg_opts opts = { .year_hint = ctx->now };
+	int ret = 0;
+	memset(in, 0, sizeof(*in));
+	kmsg_log_init(&in->log, &opts);
+	if (ctx->kernel_log) {
+		in->source = xstrdup(ctx->kernel_log);
+		ret = kmsg_read_tail(ctx->kernel_log, &buf, KERNEL_READ_CAP, &in->truncated, err);
+	} else {
+		in->source = xstrdup("/dev/kmsg");
+		fsroot_path(&path, "/dev/kmsg");
+		if (fsroot_is_host()) {
+			ret = kmsg_read_device(path.buf, &buf, KERNEL_READ_CAP, &in->truncated, err);
+			if (ret < 0) {
+				strbuf_addstr(err, " (run as root or pass --kernel-log)");
+			} else {
+				/* kmsg stamps count from boot, as CLOCK_MONOTONIC does */
+				struct timespec ts;
+				clock_gettime(CLOCK_MONOTONIC, &ts);
+				in->have_now = true;
+				in->now_tb = KMSG_TB_MONO;
+				in->now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+			}
+		} else if (!fsroot_exists("/dev/kmsg")) {
+			in->missing = true;
+			goto out;
+		} else {
+			ret = kmsg_read_tail(path.buf, &buf, KERNEL_READ_CAP, &in->truncated, err);
+		}
+	}
+	if (ret < 0)
+		goto out;
+	kmsg_parse(&in->log, buf.buf, buf.len);
+	kmsg_log_finish(&in->log);
+	if (!in->have_now && in->log.has_last) {
+		/* a saved log: "now" is its last line */
+		in->have_now = true;
+		in->now_tb = in->log.last_tb;
+		in->now = in->log.last_ts;
+	}
+out:
+	strbuf_release(&buf);
+	strbuf_release(&path);
+	return ret;
+}
+
+void kernel_input_release(struct kernel_input *in)
+{
+	kmsg_log_release(&in->log);
+	free(in->source);
+	in->source = NULL;
+}
+
+/* ---- evaluate ---- */
+
+struct group {
+	const struct kmsg_event *first, *last;
+	size_t last_idx;
+	uint64_t count;  /* occurrences */
+	uint64_t recent; /* occurrences within the window, in this boot */
+	int merged;      /* OFF_BUS folded into an Xid 79 group: its index; else -1 */
+	size_t finding;  /* index of the finding made for it, SIZE_MAX if none */
+};
+
+struct gpu_mark {
+	const char *bdf;
+	const char *uuid;
+	long clear_idx; /* last reset marker for this GPU, -1 if none */
+};
+
+struct eval {
+	const struct kernel_input *in;
+	const struct kernel_config *kc;
+	struct check_result *res;
+	struct group *g;
+	size_t nr_g, alloc_g;
+	uint64_t overflow; /* events of groups past MAX_GROUPS */
+	struct gpu_mark *gpus;
+	size_t nr_gpus, alloc_gpus;
+	long last_boot_idx;
+	uint64_t ignored, unknown_nvrm, app_xids;
+};
+
+enum age { AGE_KNOWN, AGE_UNKNOWN, AGE_OLD_BOOT };
+
+static enum age event_age(const struct eval *e, const struct kmsg_event *ev, double *age)
+{
+	const struct kernel_input *in = e->in;
+	if (ev->boot < in->log.boots)
+		return AGE_OLD_BOOT;
+	if (!in->have_now || ev->tb == KMSG_TB_NONE || ev->tb != in->now_tb)
+		return AGE_UNKNOWN;
+	*age = in->now - ev->ts;
+	if (*age < 0)
+		*age = 0;
+	return AGE_KNOWN;
+}
+
+static bool is_recent(const struct eval *e, const struct kmsg_event *ev)
+{
+	double age = 0;
+	enum age a = event_age(e, ev, &age);
+	return a == AGE_UNKNOWN || (a == AGE_KNOWN && age <= e->kc->window);
+}
+
+static struct gpu_mark *gpu_find(struct eval *e, const char *bdf, bool add)
+{
+	for (size_t i = 0; i < e->nr_gpus; i++)
+		if (!strcmp(e->gpus[i].bdf, bdf))
+			return &e->gpus[i];
+	if (!add || e->nr_gpus >= MAX_GROUPS)
+		return NULL;
+	ALLOC_GROW(e->gpus, e->nr_gpus + 1, e->alloc_gpus);
+	struct gpu_mark *m = &e->gpus[e->nr_gpus++];
+	m->bdf = bdf;
+	m->uuid = NULL;
+	m->clear_idx = -1;
+	return m;
+}
+
+static bool same_group(const struct kmsg_event *a, const struct kmsg_event *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case KMSG_XID:
+		return a->num == b->num && !strcmp(a->bdf, b->bdf) &&
+		       (a->num < 144 || a->num > 150 || a->fatal == b->fatal) &&
+		       (a->num != 154 || a->recovery == b->recovery);
+	case KMSG_SXID:
+		return a->num == b->num && !strcmp(a->bdf, b->bdf);
+	case KMSG_GPU_OFF_BUS:
+		return !strcmp(a->bdf, b->bdf);
+	case KMSG_PCIE_LIMITED:
+		return !strcmp(a->bdf, b->bdf) && !strcmp(a->name, b->name);
+	case KMSG_HUNG_TASK:
+		return !strcmp(a->name, b->name);
+	case KMSG_LINK_DOWN:
+		return !strcmp(a->bdf, b->bdf) && !strcmp(a->name, b->name);
+	case KMSG_NVRM_UNKNOWN:
+		return !strcmp(a->text, b->text);
+	default:
+		return true;
+	}
+}
+
+static bool allowed(const struct kernel_config *kc, const char *text)
+{
+	for (size_t i = 0; i < kc->allow.nr; i++)
+		if (strstr(text, kc->allow.items[i]))
+			return true;
+	return false;
+}
+
+static bool ignored_xid(const struct kernel_config *kc, int num)
+{
+	for (size_t i = 0; i < kc->nr_ignore_xid; i++)
+		if (kc->ignore_xid[i] == num)
+			return true;
+	return false;
+}
+
+/* Does this event make or join a group? Reset markers and boots are noted here too. */
+static bool wants_group(struct eval *e, const struct kmsg_event *ev, size_t i)
+{
+	struct gpu_mark *m;
+	switch (ev->kind) {
+	case KMSG_BOOT:
+		e->last_boot_idx = (long)i;
+		return false;
+	case KMSG_GPU_INIT:
+		if ((m = gpu_find(e, ev->bdf, true))) {
+			m->uuid = ev->uuid;
+			m->clear_idx = (long)i;
+		}
+		return false;
+	case KMSG_XID:
+		if (ignored_xid(e->kc, ev->num)) {
+			e->ignored += ev->count;
+			return false;
+		}
+		if (ev->num == 154 && ev->recovery == XID_RECOVERY_NONE) {
+			if ((m = gpu_find(e, ev->bdf, true)))
+				m->clear_idx = (long)i;
+			return false;
+		}
+		return true;
+	case KMSG_NVRM_UNKNOWN:
+		if (allowed(e->kc, ev->text))
+			return false;
+		e->unknown_nvrm += ev->count;
+		return e->kc->strict;
+	case KMSG_SXID:
+	case KMSG_GPU_OFF_BUS:
+	case KMSG_OOM_KILL:
+	case KMSG_OOM_CGROUP:
+	case KMSG_PCIE_LIMITED:
+	case KMSG_HUNG_TASK:
+	case KMSG_LINK_DOWN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void build_groups(struct eval *e)
+{
+	const struct kmsg_log *log = &e->in->log;
+	for (size_t i = 0; i < log->nr; i++) {
+		const struct kmsg_event *ev = &log->ev[i];
+		if (!wants_group(e, ev, i))
+			continue;
+		struct group *g = NULL;
+		for (size_t k = e->nr_g; k-- > 0;)
+			if (same_group(e->g[k].first, ev)) {
+				g = &e->g[k];
+				break;
+			}
+		if (!g) {
+			if (e->nr_g >= MAX_GROUPS) {
+				e->overflow += ev->count;
+				continue;
+			}
+			ALLOC_GROW(e->g, e->nr_g + 1, e->alloc_g);
+			g = &e->g[e->nr_g++];
+			memset(g, 0, sizeof(*g));
+			g->first = ev;
+			g->merged = -1;
+			g->finding = SIZE_MAX;
+		}
+		g->last = ev;
+		g->last_idx = i;
+		g->count += ev->count;
+		if (is_recent(e, ev))
+			g->recent += ev->count;
+	}
+}
+
+/* ---- wording ---- */
+
+static void add_duration(struct strbuf *sb, double s)
+{
+	if (s < 120)
+		strbuf_addf(sb, "%.0f s", s);
+	else if (s < 3600)
+		strbuf_addf(sb, "%.0f min", s / 60);
+	else if (s < 172800)
+		strbuf_addf(sb, "%.3g h", s / 3600);
+	else
+		strbuf_addf(sb, "%.3g days", s / 86400);
+}
+
+static void detail_time(struct finding *f, const char *key, const struct kmsg_event *ev)
+{
+	if (ev->tb == KMSG_TB_MONO) {
+		finding_detail(f, key, "%.3f s after boot (line %llu)", ev->ts,
+			       (unsigned long long)ev->line);
+	} else if (ev->tb == KMSG_TB_WALL && fabs(ev->ts) < 1e12) {
+		time_t t = (time_t)floor(ev->ts);
+		struct tm tm;
+		char buf[64];
+		if (gmtime_r(&t, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm))
+			finding_detail(f, key, "%s (line %llu)", buf, (unsigned long long)ev->line);
+	} else {
+		finding_detail(f, key, "line %llu", (unsigned long long)ev->line);
+	}
+}
+
+static void gpu_device(struct strbuf *sb, struct eval *e, const char *bdf)
+{
+	const struct gpu_mark *m = bdf[0] ? gpu_find(e, bdf, false) : NULL;
+	if (!bdf[0])
+		strbuf_addstr(sb, "GPU (address not logged)");
+	else if (m && m->uuid && m->uuid[0])
+		strbuf_addf(sb, "GPU %s (%s)", bdf, m->uuid);
+	else
+		strbuf_addf(sb, "GPU %s", bdf);
+}
+
+static const char *gpu_short(const char *bdf)
+{
+	return bdf[0] ? bdf : "(address not logged)";
+}
+
+/* The common details of a group: count, first/last time, age, state. */
+static void group_details(struct eval *e, struct finding *f, const struct group *g,
+			  const char *state)
+{
+	double age = 0;
+	finding_detail_num(f, "count", (double)g->count);
+	detail_time(f, "first", g->first);
+	detail_time(f, "last", g->last);
+	if (event_age(e, g->last, &age) == AGE_KNOWN)
+		finding_detail_num(f, "age_s", round(age));
+	if (state)
+		finding_detail(f, "state", "%s", state);
+}
+
+/*
+ * The state of a sticky fault (cleared or not) or of a fading one (recent or not), as a phrase
+ * for the message, or NULL when it is current.
+ */
+static const char *fault_state(struct eval *e, const struct group *g, bool sticky,
+			       struct strbuf *why)
+{
+	if (sticky) {
+		const struct gpu_mark *m = g->last->bdf[0] ? gpu_find(e, g->last->bdf, false) : NULL;
+		if (e->last_boot_idx > (long)g->last_idx)
+			return "cleared by a reboot";
+		if (m && m->clear_idx > (long)g->last_idx)
+			return "cleared by a GPU reset or re-initialisation";
+		return NULL;
+	}
+	if (g->recent)
+		return NULL;
+	double age = 0;
+	if (event_age(e, g->last, &age) == AGE_OLD_BOOT)
+		return "before the last boot";
+	strbuf_addstr(why, "last seen ");
+	add_duration(why, age);
+	strbuf_addstr(why, " ago");
+	return why->buf;
+}
+
+static void message_tail(struct strbuf *msg, uint64_t count, const char *state,
+			 enum action act, enum status st)
+{
+	if (count > 1)
+		strbuf_addf(msg, " (%llu times)", (unsigned long long)count);
+	if (state)
+		strbuf_addf(msg, " (%s)", state);
+	else if (st >= STATUS_WARN && xid_action_text(act)[0])
+		strbuf_addf(msg, "; %s", xid_action_text(act));
+}
+
+static void eval_xid(struct eval *e, struct group *g)
+{
+	const struct kmsg_event *ev = g->last;
+	struct xid_policy pol;
+	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT, why = STRBUF_INIT;
+	xid_classify(ev->num, ev->fatal, ev->recovery, &pol);
+	const char *state = fault_state(e, g, pol.sticky, &why);
+	enum status st = state ? STATUS_OK : pol.status;
+	if (!pol.sticky && pol.status <= STATUS_OK)
+		e->app_xids += g->count;
+	gpu_device(&dev, e, ev->bdf);
+	strbuf_addf(&msg, "Xid %d on GPU %s: %s", ev->num, gpu_short(ev->bdf), pol.meaning);
+	if (ev->num == 154 && ev->recovery >= 0)
+		strbuf_addf(&msg, " (0x%x)", (unsigned)ev->recovery);
+	message_tail(&msg, g->count, state, pol.action, st);
+	g->finding = e->res->nr;
+	/* an ok finding (app-level, faded, cleared) asks nothing of the host */
+	enum action act = st >= STATUS_WARN ? pol.action : ACTION_NONE;
+	struct finding *f = result_add(e->res, st, act, "xid", dev.buf, "%s", msg.buf);
+	if (!state && pol.status == st)
+		f->severity = pol.severity;
+	if (act != pol.action && pol.action != ACTION_NONE)
+		finding_detail(f, "app_action", "%s", action_name(pol.action));
+	finding_detail_num(f, "xid", ev->num);
+	group_details(e, f, g, state ? state : pol.sticky ? "sticky until GPU reset" : "recent");
+	if (ev->text[0])
+		finding_detail(f, "text", "%s", ev->text);
+	if (ev->pid >= 0)
+		finding_detail_num(f, "pid", (double)ev->pid);
+	if (ev->name[0])
+		finding_detail(f, "process", "%s", ev->name);
+	if (ev->gi >= 0)
+		finding_detail_num(f, "gpu_instance", ev->gi);
+	if (ev->ci >= 0)
+		finding_detail_num(f, "compute_instance", ev->ci);
+	if (ev->num == 154 && ev->recovery >= 0)
+		finding_detail(f, "recovery_action", "0x%x %s", (unsigned)ev->recovery,
+			       xid_recovery_name(ev->recovery));
+	if (!state && pol.then != ACTION_NONE)
+		finding_detail(f, "then", "%s", action_name(pol.then));
+	if (!pol.known)
+		finding_detail(f, "catalog", "Xid %d is not in vigil's catalog", ev->num);
+	strbuf_release(&dev);
+	strbuf_release(&msg);
+	strbuf_release(&why);
+}
+
+static void eval_off_bus(struct eval *e, struct group *g)
+{
+	const struct kmsg_event *ev = g->last;
+	if (g->merged >= 0) {
+		const struct group *x = &e->g[g->merged];
+		if (x->finding != SIZE_MAX) {
+			struct finding *f = &e->res->findings[x->finding];
+			finding_detail_num(f, "off_bus_messages", (double)g->count);
+		}
+		return;
+	}
+	struct xid_policy pol;
+	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT, why = STRBUF_INIT;
+	xid_classify(79, -1, -1, &pol);
+	const char *state = fault_state(e, g, true, &why);
+	enum status st = state ? STATUS_OK : pol.status;
+	gpu_device(&dev, e, ev->bdf);
+	strbuf_addf(&msg, "GPU %s has fallen off the bus (no Xid logged)", gpu_short(ev->bdf));
+	message_tail(&msg, g->count, state, pol.action, st);
+	struct finding *f = result_add(e->res, st, state ? ACTION_NONE : pol.action,
+				       "gpu_off_bus", dev.buf, "%s", msg.buf);
+	if (!state)
+		f->severity = pol.severity;
+	group_details(e, f, g, state ? state : "sticky until reboot");
+	if (!state)
+		finding_detail(f, "then", "%s", action_name(pol.then));
+	strbuf_release(&dev);
+	strbuf_release(&msg);
+	strbuf_release(&why);
+}
+
+static void eval_sxid(struct eval *e, struct group *g)
+{
+	const struct kmsg_event *ev = g->last;
+	struct xid_policy pol;
+	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT, why = STRBUF_INIT;
+	sxid_classify(ev->num, ev->fatal, &pol);
+	const char *state = NULL;
+	if (pol.sticky) {
+		if (e->last_boot_idx > (long)g->last_idx)
+			state = "cleared by a reboot";
+	} else {
+		state = fault_state(e, g, false, &why);
+	}
+	enum status st = state ? STATUS_OK : pol.status;
+	strbuf_addf(&dev, "NVSwitch %s", ev->bdf[0] ? ev->bdf : "(address not logged)");
+	if (ev->name[0])
+		strbuf_addf(&dev, " (%s)", ev->name);
+	strbuf_addf(&msg, "SXid %d on NVSwitch %s: %s", ev->num,
+		    ev->bdf[0] ? ev->bdf : "(address not logged)", pol.meaning);
+	message_tail(&msg, g->count, state, pol.action, st);
+	struct finding *f = result_add(e->res, st, state ? ACTION_NONE : pol.action, "sxid",
+				       dev.buf, "%s", msg.buf);
+	if (!state)
+		f->severity = pol.severity;
+	finding_detail_num(f, "sxid", ev->num);
+	group_details(e, f, g, state ? state : pol.sticky ? "sticky until reboot" : "recent");
+	if (ev->text[0])
+		finding_detail(f, "text", "%s", ev->text);
+	strbuf_release(&dev);
+	strbuf_release(&msg);
+	strbuf_release(&why);
+}
+
+/* "8.0 GT/s PCIe x8" after key in s */
+static bool link_params(const char *s, const char *key, double *gts, int *width)
+{
+	const char *p = strstr(s, key);
+	if (!p)
+		return false;
+	return sscanf(p + strlen(key), " %lf GT/s PCIe x%d", gts, width) == 2;
+}
+
+static void eval_pcie(struct eval *e, struct group *g)
+{
+	const struct kmsg_event *ev = g->last;
+	if (ev->boot < e->in->log.boots)
+		return; /* links train again at boot: an older boot says nothing of this one */
+	double cur_gts = 0, cap_gts = 0;
+	int cur_w = 0, cap_w = 0;
+	bool parsed = link_params(ev->text, "limited by", &cur_gts, &cur_w) &&
+		      link_params(ev->text, " with", &cap_gts, &cap_w);
+	bool gpu = !strcmp(ev->name, "nvidia");
+	bool nic = !strncmp(ev->name, "mlx5", 4);
+	bool narrow = parsed && cur_w < cap_w;
+	enum status st = STATUS_WARN;
+	const char *why = "";
+	if (gpu || nic) {
+		st = STATUS_FAIL;
+		/* an idle GPU lowers its link speed to save power; a narrower link is real */
+		if (gpu && parsed && !narrow) {
+			st = STATUS_WARN;
+			why = " (an idle GPU may lower its link speed; the pcie check reads the "
+			      "live link)";
+		}
+	}
+	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT;
+	if (gpu)
+		gpu_device(&dev, e, ev->bdf);
+	else
+		strbuf_addf(&dev, "%s %s (%s)", nic ? "NIC" : "PCI device",
+			    ev->bdf[0] ? ev->bdf : "(address not logged)",
+			    ev->name[0] ? ev->name : "unknown driver");
+	if (parsed)
+		strbuf_addf(&msg, "PCIe link of %s limited to %.1f GT/s x%d, capable of %.1f GT/s x%d",
+			    ev->bdf[0] ? ev->bdf : ev->name, cur_gts, cur_w, cap_gts, cap_w);
+	else
+		strbuf_addf(&msg, "PCIe link of %s runs below its capability",
+			    ev->bdf[0] ? ev->bdf : ev->name);
+	strbuf_addf(&msg, "%s; %s", why, xid_action_text(ACTION_INSPECT_HARDWARE));
+	struct finding *f = result_add(e->res, st, ACTION_INSPECT_HARDWARE, "pcie_downgrade",
+				       dev.buf, "%s", msg.buf);
+	group_details(e, f, g, NULL);
+	finding_detail(f, "text", "%s", ev->text);
+	if (ev->name[0])
+		finding_detail(f, "driver", "%s", ev->name);
+	strbuf_release(&dev);
+	strbuf_release(&msg);
+}
+
+static void eval_oom(struct eval *e, struct group *g, bool cgroup)
+{
+	if (!g->recent)
+		return;
+	const struct kmsg_event *ev = g->last;
+	struct strbuf msg = STRBUF_INIT, win = STRBUF_INIT;
+	add_duration(&win, e->kc->window);
+	if (cgroup)
+		strbuf_addf(&msg, "a memory cgroup limit killed %llu process%s in the last %s "
+			    "(not a host fault)", (unsigned long long)g->recent,
+			    g->recent == 1 ? "" : "es", win.buf);
+	else
+		strbuf_addf(&msg, "host OOM killer killed %llu process%s in the last %s",
+			    (unsigned long long)g->recent, g->recent == 1 ? "" : "es", win.buf);
+	if (ev->name[0])
+		strbuf_addf(&msg, " (last: %s, pid %lld)", ev->name, ev->pid);
+	if (!cgroup)
+		strbuf_addf(&msg, "; %s", xid_action_text(ACTION_RESTART_APP));
+	struct finding *f = result_add(e->res, cgroup ? STATUS_OK : STATUS_WARN,
+				       cgroup ? ACTION_NONE : ACTION_RESTART_APP,
+				       cgroup ? "oom_cgroup" : "oom", "host", "%s", msg.buf);
+	group_details(e, f, g, NULL);
+	finding_detail_num(f, "recent", (double)g->recent);
+	strbuf_release(&msg);
+	strbuf_release(&win);
+}
+
+static void eval_hung(struct eval *e, struct group *g)
+{
+	if (!g->recent)
+		return;
+	const struct kmsg_event *ev = g->last;
+	struct strbuf dev = STRBUF_INIT;
+	strbuf_addf(&dev, "task %s", ev->name[0] ? ev->name : "(unnamed)");
+	struct finding *f = result_add(e->res, STATUS_WARN, ACTION_INVESTIGATE, "hung_task",
+				       dev.buf, "task %s blocked for more than %d s (%llu time%s); %s",
+				       ev->name, ev->num, (unsigned long long)g->recent,
+				       g->recent == 1 ? "" : "s", xid_action_text(ACTION_INVESTIGATE));
+	group_details(e, f, g, NULL);
+	if (ev->pid >= 0)
+		finding_detail_num(f, "pid", (double)ev->pid);
+	strbuf_release(&dev);
+}
+
+static void eval_link(struct eval *e, struct group *g)
+{
+	if (g->recent < e->kc->link_flaps)
+		return;
+	const struct kmsg_event *ev = g->last;
+	struct strbuf dev = STRBUF_INIT, win = STRBUF_INIT;
+	strbuf_addf(&dev, "NIC %s", ev->bdf[0] ? ev->bdf : "(address not logged)");
+	if (ev->name[0] && strncmp(ev->name, "mlx5", 4))
+		strbuf_addf(&dev, " %s", ev->name);
+	add_duration(&win, e->kc->window);
+	struct finding *f = result_add(e->res, STATUS_WARN, ACTION_REPLACE_CABLE, "link_flap",
+				       dev.buf, "link of %s went down %llu times in the last %s; %s",
+				       dev.buf + 4, (unsigned long long)g->recent, win.buf,
+				       xid_action_text(ACTION_REPLACE_CABLE));
+	group_details(e, f, g, NULL);
+	finding_detail_num(f, "threshold", (double)e->kc->link_flaps);
+	strbuf_release(&dev);
+	strbuf_release(&win);
+}
+
+static void eval_unknown(struct eval *e, struct group *g, size_t *shown, uint64_t *more)
+{
+	if (!g->recent)
+		return;
+	if (*shown >= MAX_UNKNOWN_NVRM) {
+		*more += g->recent;
+		return;
+	}
+	(*shown)++;
+	const struct kmsg_event *ev = g->last;
+	struct strbuf dev = STRBUF_INIT;
+	if (ev->bdf[0])
+		gpu_device(&dev, e, ev->bdf);
+	struct finding *f = result_add(e->res, STATUS_WARN, ACTION_INVESTIGATE, "unknown_nvrm",
+				       dev.buf, "unknown NVRM message: %s", ev->text);
+	group_details(e, f, g, NULL);
+	strbuf_release(&dev);
+}
+
+static void summary(struct eval *e)
+{
+	const struct kernel_input *in = e->in;
+	const struct kmsg_log *log = &in->log;
+	bool problem = false;
+	for (size_t i = 0; i < e->res->nr; i++)
+		if (e->res->findings[i].status >= STATUS_WARN)
+			problem = true;
+	struct finding *f;
+	if (problem)
+		f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log",
+			       "kernel log: %llu lines read from %s", (unsigned long long)log->lines,
+			       in->source);
+	else if (e->app_xids)
+		f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log",
+			       "kernel log clean: %llu lines, no host GPU faults (%llu "
+			       "application-level Xid event%s)",
+			       (unsigned long long)log->lines, (unsigned long long)e->app_xids,
+			       e->app_xids == 1 ? "" : "s");
+	else
+		f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log",
+			       "kernel log clean: %llu lines, no GPU faults",
+			       (unsigned long long)log->lines);
+	finding_detail(f, "source", "%s", in->source);
+	finding_detail_num(f, "lines", (double)log->lines);
+	finding_detail_num(f, "bytes", (double)log->bytes);
+	if (in->truncated)
+		finding_detail(f, "truncated", "only the newest %u MiB were read",
+			       KERNEL_READ_CAP >> 20);
+	if (in->have_now)
+		finding_detail(f, "now", "%.3f (%s)", in->now, kmsg_timebase_name(in->now_tb));
+	else
+		finding_detail(f, "now", "unknown (no timestamps): every event counts as recent");
+	finding_detail_num(f, "window_s", e->kc->window);
+	finding_detail_num(f, "boots", log->boots);
+	if (e->ignored)
+		finding_detail_num(f, "ignored_xid_events", (double)e->ignored);
+	if (e->unknown_nvrm)
+		finding_detail_num(f, "unknown_nvrm_lines", (double)e->unknown_nvrm);
+	if (log->nvrm_benign)
+		finding_detail_num(f, "benign_nvrm_lines", (double)log->nvrm_benign);
+	if (log->cut_lines)
+		finding_detail_num(f, "lines_cut", (double)log->cut_lines);
+	if (log->dropped || e->overflow)
+		finding_detail_num(f, "events_not_judged", (double)(log->dropped + e->overflow));
+}
+
+void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *kc,
+		     struct check_result *res)
+{
+	struct eval e;
+	memset(&e, 0, sizeof(e));
+	e.in = in;
+	e.kc = kc;
+	e.res = res;
+	e.last_boot_idx = -1;
+	if (in->missing) {
+		result_add(res, STATUS_SKIPPED, ACTION_NONE, "no_log", "kernel log",
+			   "no /dev/kmsg under the root directory; nothing to read");
+		return;
+	}
+	build_groups(&e);
+	/* a GPU that fell off the bus usually also logs Xid 79: one finding, not two */
+	for (size_t i = 0; i < e.nr_g; i++) {
+		if (e.g[i].first->kind != KMSG_GPU_OFF_BUS)
+			continue;
+		for (size_t k = 0; k < e.nr_g; k++)
+			if (e.g[k].first->kind == KMSG_XID && e.g[k].first->num == 79 &&
+			    !strcmp(e.g[k].first->bdf, e.g[i].first->bdf))
+				e.g[i].merged = (int)k;
+	}
+	size_t shown = 0;
+	uint64_t more = 0;
+	for (size_t i = 0; i < e.nr_g; i++)
+		if (e.g[i].first->kind == KMSG_XID)
+			eval_xid(&e, &e.g[i]);
+	for (size_t i = 0; i < e.nr_g; i++) {
+		struct group *g = &e.g[i];
+		switch (g->first->kind) {
+		case KMSG_GPU_OFF_BUS: eval_off_bus(&e, g); break;
+		case KMSG_SXID: eval_sxid(&e, g); break;
+		case KMSG_PCIE_LIMITED: eval_pcie(&e, g); break;
+		case KMSG_OOM_KILL: eval_oom(&e, g, false); break;
+		case KMSG_OOM_CGROUP: eval_oom(&e, g, true); break;
+		case KMSG_HUNG_TASK: eval_hung(&e, g); break;
+		case KMSG_LINK_DOWN: eval_link(&e, g); break;
+		case KMSG_NVRM_UNKNOWN: eval_unknown(&e, g, &shown, &more); break;
+		default: break;
+		}
+	}
+	if (more)
+		result_add(res, STATUS_WARN, ACTION_INVESTIGATE, "unknown_nvrm", "",
+			   "%llu more unknown NVRM messages", (unsigned long long)more);
+	summary(&e);
+	free(e.g);
+	free(e.gpus);
+}
 
 int check_kernel_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
 {
-	UNUSED(ctx);
-	UNUSED(res);
-	return error_set(err, "the 'kernel' check is not implemented yet");
+	struct kernel_config kc;
+	struct kernel_input in;
+	int ret = -1;
+	if (kernel_config_load(ctx->cfg, &kc, err) < 0)
+		goto out_config;
+	if (kernel_gather(ctx, &in, err) < 0)
+		goto out_input;
+	kernel_evaluate(&in, &kc, res);
+	ret = 0;
+out_input:
+	kernel_input_release(&in);
+out_config:
+	kernel_config_release(&kc);
+	return ret;
 }

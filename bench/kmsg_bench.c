@@ -1,0 +1,165 @@
+/*
+ * kmsg_bench.c: throughput of the kernel log parser (src/logs/kmsg.c).
+ *
+ * Generates a realistic kernel log in memory (default 128 MiB: ordinary boot and runtime lines
+ * with a sprinkling of Xid, SXid and other interesting lines), parses it with kmsg_parse() and
+ * prints MB/s beside a reference measured in the same run over the same buffer: a plain
+ * memchr() newline scan, the least any line-oriented reader must do.
+ *
+ *   build/bench/kmsg_bench [MiB] [runs]
+ *
+ * Each figure is the best of the runs (default 5). Formats: dmesg ("[  123.456789] msg") and
+ * /dev/kmsg records ("6,SEQ,USEC,-;msg").
+ */
+#include "../src/logs/kmsg.h"
+
+#include <time.h>
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
+static uint32_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state >> 11);
+}
+
+/* Ordinary lines of a GPU training host's kernel log: nothing to report. */
+static const char *const benign[] = {
+	"systemd[1]: Started Session %u of User ubuntu.",
+	"audit: type=1400 audit(1732960800.%03u:%u): apparmor=\"DENIED\" operation=\"open\" "
+	"profile=\"snap.lxd.daemon\" name=\"/proc/%u/mounts\" pid=%u comm=\"lxd\"",
+	"EXT4-fs (nvme0n1p%u): mounted filesystem with ordered data mode. Quota mode: none.",
+	"docker0: port %u(veth%07x) entered blocking state",
+	"docker0: port %u(veth%07x) entered forwarding state",
+	"IPv6: ADDRCONF(NETDEV_CHANGE): veth%07x: link becomes ready",
+	"eth0: renamed from veth%07x",
+	"nvidia-nvlink: Nvlink Core is being initialized, major device number %u",
+	"nvidia-uvm: Loaded the UVM driver, major device number %u.",
+	"pcieport 0000:%02x:01.0: AER: enabled with IRQ %u",
+	"pci 0000:%02x:00.0: [10de:2335] type 00 class 0x030200",
+	"usb 1-%u: new high-speed USB device number %u using xhci_hcd",
+	"xfs filesystem being remounted at /var/lib/kubelet/pods/%08x/volumes supports timestamps "
+	"until 2038 (0x7fffffff)",
+	"cgroup: fork rejected by pids controller in /kubepods/burstable/pod%08x",
+	"infiniband mlx5_%u: mlx5_ib_add_port:%u:(pid %u): ports initialised",
+	"mlx5_core 0000:%02x:00.0: E-Switch: Total vports %u, per vport: max uc(128) max mc(2048)",
+	"TCP: request_sock_TCP: Possible SYN flooding on port %u. Sending cookies.",
+	"kauditd_printk_skb: %u callbacks suppressed",
+	"perf: interrupt took too long (%u > %u), lowering kernel.perf_event_max_sample_rate",
+	"NFS: state manager: check lease failed on NFSv4 server 10.0.%u.%u with error 13",
+};
+
+static const char *const interesting[] = {
+	"NVRM: Xid (PCI:0000:%02x:00): 13, pid=%u, name=python3, Graphics Exception: ESR 0x%x",
+	"NVRM: Xid (PCI:0000:%02x:00): 94, pid=%u, Contained: CE User Channel (0x9). RST: No",
+	"nvidia-nvswitch%u: SXid (PCI:0000:%02x:00.0): 20009, Non-fatal, Link %u RX Short Error "
+	"Rate",
+	"INFO: task python3:%u blocked for more than %u seconds.",
+	"mlx5_core 0000:%02x:00.0 ibp%us0: Link %s",
+};
+
+static void gen(struct strbuf *sb, size_t target, bool kmsg_records, size_t *nr_interesting)
+{
+	double t = 0;
+	uint64_t seq = 0;
+	char msg[512];
+	*nr_interesting = 0;
+	while (sb->len < target) {
+		uint32_t r = rnd();
+		t += (r % 1000) / 1000.0;
+		if (r % 5000 == 0) {
+			const char *fmt = interesting[rnd() % ARRAY_SIZE(interesting)];
+			if (strstr(fmt, "Link %s"))
+				snprintf(msg, sizeof(msg), fmt, rnd() % 256, rnd() % 16,
+					 rnd() % 2 ? "up" : "down");
+			else
+				snprintf(msg, sizeof(msg), fmt, rnd() % 256, rnd() % 65536,
+					 rnd() % 64);
+			(*nr_interesting)++;
+		} else {
+			const char *fmt = benign[r % ARRAY_SIZE(benign)];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-extra-args"
+			snprintf(msg, sizeof(msg), fmt, rnd() % 256, rnd() % 100000, rnd() % 100000,
+				 rnd() % 100000);
+#pragma GCC diagnostic pop
+		}
+		if (kmsg_records)
+			strbuf_addf(sb, "6,%llu,%llu,-;%s\n", (unsigned long long)seq++,
+				    (unsigned long long)(t * 1e6), msg);
+		else
+			strbuf_addf(sb, "[%12.6f] %s\n", t, msg);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static size_t memchr_lines(const char *b, size_t len)
+{
+	size_t n = 0;
+	const char *p = b, *e = b + len;
+	while (p < e && (p = memchr(p, '\n', (size_t)(e - p)))) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
+static void bench(const char *label, const struct strbuf *sb, size_t nr_interesting, int runs)
+{
+	double best_ref = 1e30, best = 1e30;
+	size_t lines = 0, events = 0;
+	uint64_t parsed_lines = 0;
+	for (int i = 0; i < runs; i++) {
+		double t0 = now_s();
+		lines = memchr_lines(sb->buf, sb->len);
+		double t1 = now_s();
+		struct kmsg_log log;
+		kmsg_log_init(&log, NULL);
+		kmsg_parse(&log, sb->buf, sb->len);
+		kmsg_log_finish(&log);
+		double t2 = now_s();
+		events = log.nr;
+		parsed_lines = log.lines;
+		kmsg_log_release(&log);
+		if (t1 - t0 < best_ref)
+			best_ref = t1 - t0;
+		if (t2 - t1 < best)
+			best = t2 - t1;
+	}
+	double mb = (double)sb->len / 1e6;
+	printf("%-14s %8.1f MB  %9zu lines  %6zu interesting  %6zu events\n", label, mb, lines,
+	       nr_interesting, events);
+	printf("  memchr newline scan   %9.1f MB/s   (reference)\n", mb / best_ref);
+	printf("  kmsg_parse            %9.1f MB/s   %.2fx the reference's time\n", mb / best,
+	       best / best_ref);
+	if (parsed_lines != lines)
+		printf("  MISMATCH: parser counted %llu lines\n", (unsigned long long)parsed_lines);
+}
+
+int main(int argc, char **argv)
+{
+	size_t mib = argc > 1 ? (size_t)atoi(argv[1]) : 128;
+	int runs = argc > 2 ? atoi(argv[2]) : 5;
+	if (mib < 1 || runs < 1) {
+		fprintf(stderr, "usage: kmsg_bench [MiB] [runs]\n");
+		return 2;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	size_t n_int;
+	strbuf_grow(&sb, (mib << 20) + 1024);
+	gen(&sb, mib << 20, false, &n_int);
+	bench("dmesg", &sb, n_int, runs);
+	strbuf_reset(&sb);
+	gen(&sb, mib << 20, true, &n_int);
+	bench("kmsg records", &sb, n_int, runs);
+	strbuf_release(&sb);
+	return 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * kmsg.h: the kernel log parser. It reads every text form a kernel log comes in, detected line by
+ * line so that mixed or garbled input works:
+ *
+ *   /dev/kmsg records      6,1234,5140900,-;NVRM: Xid ...   (continuation lines " KEY=value")
+ *   dmesg                  [ 1843.308145] NVRM: Xid ...
+ *   dmesg -T               [Mon Nov 30 10:00:00 2026] NVRM: Xid ...
+ *   dmesg --time-format iso  2025-01-25T10:34:54,859532+00:00 NVRM: Xid ...
+ *   dmesg -x               kern  :err   : <any of the above stamps> msg
+ *   dmesg -r               <4>[ 1843.308145] msg
+ *   journalctl -k, syslog  Feb 14 05:03:41 host kernel: msg   (no year: see kmsg_opts)
+ *   rsyslog ISO            2025-01-25T10:34:54.859532+00:00 host kernel: msg
+ *   no timestamp at all    NVRM: Xid ...
+ *
+ * and extracts the events the 'kernel' check judges (struct kmsg_event). Each event has a
+ * timestamp in seconds and a timebase: monotonic (seconds since boot, dmesg and kmsg) or wall
+ * clock (the digits the log printed, read as UTC: every wall-clock form in one log then shares
+ * one base, whatever the zone of the host that wrote it; ISO offsets are not applied).
+ *
+ * Speed: most lines of a kernel log are irrelevant. kmsg_parse() scans the buffer for a few rare
+ * trigger strings ("NVRM", "SXid", "oom-killer", ...) with a 4-byte hash filter and only splits,
+ * timestamps and parses the lines that hold one, plus the last lines (the log's "now").
+ *
+ * Bounds: a line is cut at KMSG_LINE_MAX bytes; NUL bytes and invalid UTF-8 are plain bytes; event
+ * strings are cut to their fields' sizes and hold printable ASCII only. At most KMSG_EVENTS_MAX
+ * events are kept: past that, repeats of one event are folded into its first and last
+ * occurrence (count says how many), and if that is not enough the oldest events are dropped
+ * (dropped says how many).
+ *
+ * Ownership: struct kmsg_log owns its event array; kmsg_log_release() frees it. Events hold their
+ * strings inline, so they can be copied by value.
+ */
+#ifndef VIGIL_KMSG_H
+#define VIGIL_KMSG_H
+
+#include "../lib/strbuf.h"
+
+#define KMSG_LINE_MAX 4096
+#define KMSG_EVENTS_MAX 16384
+
+enum kmsg_timebase {
+	KMSG_TB_NONE, /* the line had no timestamp */
+	KMSG_TB_MONO, /* seconds since boot (dmesg, /dev/kmsg) */
+	KMSG_TB_WALL, /* seconds since the epoch, as printed (dmesg -T, iso, syslog) */
+};
+
+#define KMSG_KIND_LIST(X)                                                                      \
+	X(XID, "xid")                   /* NVRM: Xid (PCI:...): N, ...                     */  \
+	X(SXID, "sxid")                 /* nvidia-nvswitchN: SXid (PCI:...): N, ...        */  \
+	X(GPU_OFF_BUS, "gpu_off_bus")   /* "fallen off the bus" without an Xid             */  \
+	X(GPU_INIT, "gpu_init")         /* NVRM: GPU at PCI:...: GPU-<uuid>: (re)init      */  \
+	X(BOOT, "boot")                 /* Linux version ...: a new boot                   */  \
+	X(OOM_INVOKED, "oom_invoked")   /* NAME invoked oom-killer                         */  \
+	X(OOM_KILL, "oom_kill")         /* Out of memory: Killed process N (name)          */  \
+	X(OOM_CGROUP, "oom_cgroup")     /* Memory cgroup out of memory: Killed process ... */  \
+	X(PCIE_LIMITED, "pcie_limited") /* ... available PCIe bandwidth, limited by ...    */  \
+	X(HUNG_TASK, "hung_task")       /* INFO: task NAME:PID blocked for more than N s   */  \
+	X(LINK_DOWN, "link_down")       /* mlx5 port/netdev link down                      */  \
+	X(LINK_UP, "link_up")           /* mlx5 port/netdev link up / active               */  \
+	X(NVRM_UNKNOWN, "nvrm_unknown") /* an NVRM line that is neither a fault nor benign  */
+
+#define X(a, b) KMSG_##a,
+enum kmsg_kind { KMSG_KIND_LIST(X) KMSG_KIND__COUNT };
+#undef X
+
+struct kmsg_event {
+	enum kmsg_kind kind;
+	enum kmsg_timebase tb;
+	double ts;          /* seconds in tb; 0 when tb is NONE */
+	bool year_guessed;  /* wall-clock time from a yearless stamp (journalctl) */
+	uint64_t line;      /* 1-based line number in the input */
+	uint32_t boot;      /* boot markers seen before this event (0 in a log without any) */
+	uint32_t count;     /* occurrences this event stands for (1 unless folded) */
+	int num;            /* XID/SXID: the number; HUNG_TASK: seconds; PCIE_LIMITED: link width */
+	int fatal;          /* XID/SXID: 1 the text says Fatal, 0 Non-fatal/Nonfatal, -1 neither */
+	int recovery;       /* XID 154: new recovery action code (0x1, 0x2, 0x4...), else -1 */
+	int gi, ci;         /* XID: MIG GPU instance / compute instance, -1 when not MIG */
+	long long pid;      /* process id (XID, OOM, HUNG_TASK), -1 unknown */
+	char bdf[20];       /* "0000:9b:00.0": lowercase, function 0 when the line has none; "" */
+	char name[48];      /* process or task; NVSwitch device; driver; NIC interface */
+	char uuid[48];      /* GPU_INIT: "GPU-..." */
+	char text[160];     /* the rest of the message (Xid text, unknown NVRM line, ...) */
+};
+
+struct kmsg_opts {
+	/*
+	 * Any wall-clock time in the year the log ends (the check passes its start time): yearless
+	 * syslog stamps are placed so that the last one is not later than this (plus a day), and
+	 * earlier ones so that time does not run backwards (a month going back means a new year).
+	 * 0 means the current time.
+	 */
+	double year_hint;
+};
+
+struct kmsg_log {
+	struct kmsg_event *ev;
+	size_t nr, alloc;
+	uint64_t lines;     /* lines seen */
+	uint64_t bytes;     /* bytes seen */
+	uint64_t cut_lines; /* lines longer than KMSG_LINE_MAX */
+	uint64_t nvrm_benign; /* known-harmless NVRM lines */
+	uint64_t dropped;   /* events dropped past KMSG_EVENTS_MAX */
+	uint32_t boots;     /* boot markers seen */
+	/* The newest timestamp: the last line that carries one ("now" for a saved log). */
+	bool has_last;
+	enum kmsg_timebase last_tb;
+	double last_ts;
+
+	/* Parser state (private). */
+	struct kmsg_opts opts;
+	double hint_ts;              /* the year hint (opts or now) */
+	int hint_year, year, last_mon; /* yearless stamps: the year assumed, last month seen */
+	bool last_yearless;          /* ylast_* hold the last yearless stamp seen */
+	bool last_guessed;           /* last_ts came from a yearless stamp */
+	int ylast_year;
+	double ylast_ts;
+	char pending_bdf[20];        /* "NVRM: The NVIDIA GPU <bdf>": waits for "fallen off" */
+	uint64_t pending_line;
+};
+
+void kmsg_log_init(struct kmsg_log *log, const struct kmsg_opts *opts);
+void kmsg_log_release(struct kmsg_log *log);
+
+/*
+ * Parse buf (need not be NUL-terminated). Can be called again with more: each call's buffer is
+ * taken as whole lines (a last line without '\n' is parsed as far as it goes).
+ */
+void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len);
+/* Call once after the last kmsg_parse(): places yearless stamps in their years. */
+void kmsg_log_finish(struct kmsg_log *log);
+
+/*
+ * The timestamp of one line, without parsing its message: true with *ts and *tb set, false
+ * when the line has none. Yearless stamps get the year of log's state (tests, tools).
+ */
+bool kmsg_line_time(struct kmsg_log *log, const char *line, size_t len, double *ts,
+		    enum kmsg_timebase *tb);
+
+const char *kmsg_kind_name(enum kmsg_kind k);
+const char *kmsg_timebase_name(enum kmsg_timebase tb);
+
+/*
+ * Readers. kmsg_read_device() reads a /dev/kmsg device: one read() per record, non-blocking, until
+ * no record is left (EAGAIN); records overwritten while reading (EPIPE) are skipped. Past cap
+ * bytes the oldest half is dropped. kmsg_read_tail() reads a file's last cap bytes (from a line
+ * start). Both append to out and return 0 with *truncated telling whether anything was left
+ * out, or -1 with *err set ("cannot read '/dev/kmsg': Permission denied").
+ */
+int kmsg_read_device(const char *path, struct strbuf *out, size_t cap, bool *truncated,
+		     struct strbuf *err);
+int kmsg_read_tail(const char *path, struct strbuf *out, size_t cap, bool *truncated,
+		   struct strbuf *err);
+
+#endif
