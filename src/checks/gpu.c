@@ -1,9 +1,779 @@
-/* gpu.c: the 'gpu' check. Placeholder until implemented: says so, never claims health. */
+/*
+ * gpu.c: the 'gpu' check (see gpu.h). NVML readings in, findings out; what each rule means and
+ * why is said where the rule is.
+ */
 #include "gpu.h"
+#include "../sys/fsroot.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+
+#define PCI_DEVICES "/sys/bus/pci/devices"
+#define PCI_VENDOR_NVIDIA 0x10de
+
+/* ---- gather ---- */
+
+void gpu_readings_init(struct gpu_readings *r)
+{
+	memset(r, 0, sizeof(*r));
+	nvml_host_init(&r->nvml);
+	r->bus_rc = READ_MISSING;
+}
+
+void gpu_readings_release(struct gpu_readings *r)
+{
+	nvml_host_release(&r->nvml);
+	strlist_release(&r->bus_gpus);
+	gpu_readings_init(r);
+}
+
+static bool read_hex_attr(const char *bdf, const char *attr, uint64_t *out)
+{
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, PCI_DEVICES "/%s/%s", bdf, attr);
+	bool ok = fsroot_read_u64(p.buf, out, NULL) == 0;
+	strbuf_release(&p);
+	return ok;
+}
+
+/* NVIDIA display (0x0300) and 3D (0x0302) controllers; NVSwitches (0x0680) are not GPUs. */
+static void gather_bus(struct gpu_readings *r)
+{
+	struct strlist all = STRLIST_INIT;
+	r->bus_rc = fsroot_list(PCI_DEVICES, &all, NULL);
+	for (size_t i = 0; r->bus_rc == 0 && i < all.nr; i++) {
+		uint64_t vendor, class_code;
+		if (!read_hex_attr(all.items[i], "vendor", &vendor) || vendor != PCI_VENDOR_NVIDIA ||
+		    !read_hex_attr(all.items[i], "class", &class_code))
+			continue;
+		if ((class_code >> 8) == 0x0302 || (class_code >> 8) == 0x0300)
+			strlist_add(&r->bus_gpus, all.items[i]);
+	}
+	strlist_release(&all);
+	/*
+	 * The NVIDIA container runtime shows a container every GPU in sysfs but only its own GPUs to
+	 * NVML: the bus then says nothing about missing GPUs.
+	 */
+	const char *vis = getenv("NVIDIA_VISIBLE_DEVICES");
+	r->bus_restricted = fsroot_is_host() && vis && *vis && strcmp(vis, "all");
+}
+
+int gpu_gather(struct gpu_readings *r, struct strbuf *err)
+{
+	gather_bus(r);
+	return nvml_read_host(&r->nvml, err);
+}
+
+/* ---- policy ---- */
+
+void gpu_policy_init(struct gpu_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->nvlink_error_threshold = 100;
+	p->remapped_rows_max = 512;
+}
+
+void gpu_policy_release(struct gpu_policy *p)
+{
+	strlist_release(&p->driver_versions);
+	strlist_release(&p->vbios_versions);
+	gpu_policy_init(p);
+}
+
+static void load_list(struct strlist *l, const struct config *cfg, const char *key)
+{
+	const char **vals = NULL;
+	size_t n = config_get_all(cfg, "gpu", key, &vals);
+	for (size_t i = 0; i < n; i++)
+		strlist_split(l, vals[i], ", \t");
+	free(vals);
+}
+
+int gpu_policy_load(struct gpu_policy *p, const struct config *cfg, struct strbuf *err)
+{
+	p->count_set = config_get(cfg, "gpu", "count") != NULL;
+	if (config_get_u64(cfg, "gpu", "count", 0, &p->count, err) < 0 ||
+	    config_get_u64(cfg, "gpu", "nvlink-links", 0, &p->nvlink_links, err) < 0 ||
+	    config_get_u64(cfg, "gpu", "nvlink-error-threshold", p->nvlink_error_threshold,
+			   &p->nvlink_error_threshold, err) < 0 ||
+	    config_get_u64(cfg, "gpu", "remapped-rows-max", p->remapped_rows_max,
+			   &p->remapped_rows_max, err) < 0)
+		return -1;
+	if (p->nvlink_links > NVML_NVLINK_MAX_LINKS)
+		return error_set(err, "gpu.nvlink-links is %llu, at most %d",
+				 (unsigned long long)p->nvlink_links, NVML_NVLINK_MAX_LINKS);
+	load_list(&p->driver_versions, cfg, "driver-version");
+	load_list(&p->vbios_versions, cfg, "vbios-version");
+	return 0;
+}
+
+static bool version_allowed(const struct strlist *l, const char *v)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		if (!fnmatch(l->items[i], v, 0))
+			return true;
+	return !l->nr;
+}
+
+static void join_list(struct strbuf *sb, const struct strlist *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		strbuf_addf(sb, "%s%s", i ? ", " : "", l->items[i]);
+}
+
+/* ---- evaluate ---- */
+
+/* What an NVML error on a value means for the check: nothing, or "could not tell". */
+static bool rc_benign(int rc)
+{
+	return rc == NVML_SUCCESS || rc == NVML_ERROR_NOT_SUPPORTED ||
+	       rc == NVML_ERROR_FUNCTION_NOT_FOUND || rc == NVML_ERROR_GPU_IS_LOST ||
+	       rc == NVML_ERROR_RESET_REQUIRED;
+}
+
+static void device_name(const struct nvml_gpu *g, char *buf, size_t n)
+{
+	if (g->bdf[0])
+		snprintf(buf, n, "GPU %u (%s)", g->index, g->bdf);
+	else
+		snprintf(buf, n, "GPU %u", g->index);
+}
+
+static bool ok(const struct nvml_val *v)
+{
+	return v->rc == NVML_SUCCESS;
+}
+
+struct gpu_eval {
+	const struct gpu_policy *p;
+	struct check_result *res;
+	bool nvlink_in_use; /* some GPU of this host has an active NVLink */
+	char dev[64];
+	size_t problems;    /* findings other than ok for this GPU */
+};
+
+static struct finding *problem(struct gpu_eval *e, enum status st, enum action act,
+			       const char *code, const char *fmt, ...) PRINTF_LIKE(5, 6);
+static struct finding *problem(struct gpu_eval *e, enum status st, enum action act,
+			       const char *code, const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	struct finding *f = result_add(e->res, st, act, code, e->dev, "%s", msg.buf);
+	strbuf_release(&msg);
+	e->problems++;
+	return f;
+}
+
+static void eval_handle(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	int rc = g->handle_rc;
+	const char *why = nvml_error_name(rc);
+	struct finding *f;
+	switch (rc) {
+	case NVML_ERROR_GPU_IS_LOST:
+		f = problem(e, STATUS_FAIL, ACTION_REBOOT, "lost",
+			    "GPU %u has fallen off the bus (NVML: GPU is lost)", g->index);
+		f->severity = SEV_CRITICAL;
+		break;
+	case NVML_ERROR_NO_PERMISSION:
+		problem(e, STATUS_UNKNOWN, ACTION_NONE, "nvml",
+			"GPU %u cannot be opened: %s (run as root?)", g->index, why);
+		break;
+	case NVML_ERROR_RESET_REQUIRED:
+		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "reset_required",
+			"GPU %u needs a reset before it can be used (NVML: %s)", g->index, why);
+		break;
+	case NVML_ERROR_INSUFFICIENT_POWER:
+	case NVML_ERROR_IRQ_ISSUE:
+		problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "handle",
+			"GPU %u cannot be opened: %s", g->index, why);
+		break;
+	default:
+		/* What CUDA would meet too: the GPU is unusable until the driver reloads. */
+		problem(e, STATUS_FAIL, ACTION_REBOOT, "handle", "GPU %u cannot be opened: %s",
+			g->index, why);
+		break;
+	}
+	finding_detail_num(&e->res->findings[e->res->nr - 1], "nvml_error", rc);
+}
+
+static void eval_ecc(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	if (ok(&g->ecc_current) && ok(&g->ecc_pending)) {
+		if (!g->ecc_current.v && g->ecc_pending.v)
+			problem(e, STATUS_FAIL, ACTION_RESET_GPU, "ecc_mode",
+				"GPU %u has ECC off until its next reset (pending: on)", g->index);
+		else if (!g->ecc_current.v)
+			problem(e, STATUS_FAIL, ACTION_FIX_CONFIG, "ecc_mode",
+				"GPU %u has ECC off (nvidia-smi -e 1, then reset the GPU)",
+				g->index);
+		else if (!g->ecc_pending.v)
+			problem(e, STATUS_FAIL, ACTION_FIX_CONFIG, "ecc_mode",
+				"GPU %u turns ECC off at its next reset (pending: off)", g->index);
+	}
+	if (ok(&g->ecc_volatile_uncorrected) && g->ecc_volatile_uncorrected.v > 0) {
+		struct finding *f = problem(
+			e, STATUS_FAIL, ACTION_RESET_GPU, "ecc_uncorrected",
+			"GPU %u had %llu uncorrectable ECC errors since its last reset", g->index,
+			(unsigned long long)g->ecc_volatile_uncorrected.v);
+		finding_detail_num(f, "volatile_uncorrected", (double)g->ecc_volatile_uncorrected.v);
+		if (ok(&g->ecc_aggregate_uncorrected))
+			finding_detail_num(f, "aggregate_uncorrected",
+					   (double)g->ecc_aggregate_uncorrected.v);
+	}
+}
+
+static void eval_remap(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	struct finding *f;
+	if (ok(&g->remap_failure) && g->remap_failure.v) {
+		/* No spare rows left for a bad bank: the memory cannot be repaired in the field. */
+		f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "row_remap_failure",
+			    "GPU %u failed to remap a memory row: replace the GPU", g->index);
+		f->severity = SEV_CRITICAL;
+	}
+	if (ok(&g->remap_pending) && g->remap_pending.v)
+		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "row_remap_pending",
+			"GPU %u has a row remap pending: reset the GPU to apply it", g->index);
+	if (ok(&g->remap_uncorrectable) && g->remap_uncorrectable.v > e->p->remapped_rows_max) {
+		f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "row_remap_uncorrectable",
+			    "GPU %u has %llu rows remapped for uncorrectable errors (max %llu)",
+			    g->index, (unsigned long long)g->remap_uncorrectable.v,
+			    (unsigned long long)e->p->remapped_rows_max);
+		finding_detail_num(f, "remapped_rows_uncorrectable",
+				   (double)g->remap_uncorrectable.v);
+	}
+}
+
+static void eval_recovery(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	if (!ok(&g->recovery_action) || g->recovery_action.v == NVML_GPU_RECOVERY_ACTION_NONE)
+		return;
+	struct finding *f;
+	unsigned long long a = g->recovery_action.v;
+	switch (a) {
+	case NVML_GPU_RECOVERY_ACTION_GPU_RESET:
+		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "recovery_action",
+			    "GPU %u: NVML asks for a GPU reset", g->index);
+		break;
+	case NVML_GPU_RECOVERY_ACTION_NODE_REBOOT:
+		f = problem(e, STATUS_FAIL, ACTION_REBOOT, "recovery_action",
+			    "GPU %u: NVML asks for a node reboot", g->index);
+		break;
+	case NVML_GPU_RECOVERY_ACTION_DRAIN_P2P:
+		/* Peer-to-peer traffic through this GPU is unsafe: NCCL jobs must not land here. */
+		f = problem(e, STATUS_FAIL, ACTION_REBOOT, "recovery_action",
+			    "GPU %u: NVML asks to drain peer-to-peer traffic", g->index);
+		break;
+	case NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET:
+		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "recovery_action",
+			    "GPU %u: NVML asks to drain work and reset the GPU", g->index);
+		break;
+	default:
+		f = problem(e, STATUS_WARN, ACTION_INVESTIGATE, "recovery_action",
+			    "GPU %u: NVML reports recovery action %llu, unknown to vigil", g->index,
+			    a);
+		break;
+	}
+	finding_detail_num(f, "recovery_action", (double)a);
+}
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+	bool bad;
+} clock_reasons[] = {
+	{ NVML_CLOCKS_EVENT_GPU_IDLE, "idle", false },
+	{ NVML_CLOCKS_EVENT_APP_CLOCKS, "application clocks", false },
+	{ NVML_CLOCKS_EVENT_SW_POWER_CAP, "SW power cap", false },
+	{ NVML_CLOCKS_EVENT_HW_SLOWDOWN, "HW slowdown", true },
+	{ NVML_CLOCKS_EVENT_SYNC_BOOST, "sync boost", false },
+	{ NVML_CLOCKS_EVENT_SW_THERMAL, "SW thermal slowdown", true },
+	{ NVML_CLOCKS_EVENT_HW_THERMAL, "HW thermal slowdown", true },
+	{ NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "HW power brake", true },
+	{ NVML_CLOCKS_EVENT_DISPLAY_CLOCK, "display clock", false },
+};
+
+/* "idle, SW power cap" for the bits of mask (bad ones only when only_bad). */
+static void clock_reason_names(struct strbuf *sb, uint64_t mask, bool only_bad)
+{
+	uint64_t known = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(clock_reasons); i++) {
+		known |= clock_reasons[i].bit;
+		if ((mask & clock_reasons[i].bit) && (!only_bad || clock_reasons[i].bad))
+			strbuf_addf(sb, "%s%s", sb->len ? ", " : "", clock_reasons[i].name);
+	}
+	if (!only_bad && (mask & ~known))
+		strbuf_addf(sb, "%sother 0x%llx", sb->len ? ", " : "",
+			    (unsigned long long)(mask & ~known));
+}
+
+static void eval_clocks(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	if (!ok(&g->clock_events))
+		return;
+	struct strbuf names = STRBUF_INIT;
+	clock_reason_names(&names, g->clock_events.v, true);
+	if (names.len) {
+		struct finding *f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "clock_events",
+					    "GPU %u clocks slowed by %s (check cooling and power)",
+					    g->index, names.buf);
+		finding_detail(f, "clocks_event_reasons", "0x%llx",
+			       (unsigned long long)g->clock_events.v);
+		if (ok(&g->temperature))
+			finding_detail_num(f, "temperature_c", (double)g->temperature.v);
+		if (ok(&g->power_usage))
+			finding_detail_num(f, "power_w", g->power_usage.v / 1000.0);
+	}
+	strbuf_release(&names);
+}
+
+static void eval_pcie(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	/*
+	 * Width is fixed by the slot and the card: fewer lanes than the GPU can use is a seating or
+	 * riser fault. The generation drops at idle to save power, so it is not judged here.
+	 */
+	if (ok(&g->pcie_width) && ok(&g->pcie_width_max) && g->pcie_width.v &&
+	    g->pcie_width.v < g->pcie_width_max.v) {
+		struct finding *f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "pcie_link",
+					    "GPU %u PCIe link is x%llu of x%llu (reseat the GPU)",
+					    g->index, (unsigned long long)g->pcie_width.v,
+					    (unsigned long long)g->pcie_width_max.v);
+		finding_detail_num(f, "pcie_width", (double)g->pcie_width.v);
+		finding_detail_num(f, "pcie_width_max", (double)g->pcie_width_max.v);
+	}
+}
+
+static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	struct strbuf inactive = STRBUF_INIT, errs = STRBUF_INIT;
+	unsigned active = 0, reporting = 0;
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		const struct nvml_link *k = &g->nvlink[l];
+		if (!ok(&k->active))
+			continue;
+		reporting++;
+		if (k->active.v)
+			active++;
+		else
+			strbuf_addf(&inactive, "%s%u", inactive.len ? ", " : "", l);
+		for (size_t c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
+			if (ok(&k->errors[c]) && k->errors[c].v > e->p->nvlink_error_threshold)
+				strbuf_addf(&errs, "%slink %u %s %llu", errs.len ? ", " : "", l,
+					    nvml_nvlink_counter_keys[c],
+					    (unsigned long long)k->errors[c].v);
+		}
+	}
+	struct finding *f = NULL;
+	if (e->p->nvlink_links && active < e->p->nvlink_links) {
+		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "nvlink_inactive",
+			    "GPU %u has %u of %llu NVLinks active", g->index, active,
+			    (unsigned long long)e->p->nvlink_links);
+	} else if (!e->p->nvlink_links && e->nvlink_in_use && inactive.len) {
+		/* Without NVLink on the host at all (PCIe cards, VMs), inactive links are normal. */
+		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "nvlink_inactive",
+			    "GPU %u NVLink %s inactive (%u of %u active)", g->index, inactive.buf,
+			    active, reporting);
+	}
+	if (f) {
+		finding_detail_num(f, "nvlink_active", active);
+		if (inactive.len)
+			finding_detail(f, "nvlink_inactive", "%s", inactive.buf);
+	}
+	if (errs.len) {
+		f = problem(e, STATUS_WARN, ACTION_INVESTIGATE, "nvlink_errors",
+			    "GPU %u NVLink errors over %llu: %s", g->index,
+			    (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
+		finding_detail(f, "counters", "%s", errs.buf);
+	}
+	strbuf_release(&inactive);
+	strbuf_release(&errs);
+}
+
+static void eval_vbios(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	if (!e->p->vbios_versions.nr || g->vbios.rc)
+		return;
+	if (!version_allowed(&e->p->vbios_versions, g->vbios.s)) {
+		struct strbuf want = STRBUF_INIT;
+		join_list(&want, &e->p->vbios_versions);
+		struct finding *f = problem(e, STATUS_FAIL, ACTION_FIX_CONFIG, "vbios_version",
+					    "GPU %u VBIOS is %s, expected %s", g->index, g->vbios.s,
+					    want.buf);
+		finding_detail(f, "vbios_version", "%s", g->vbios.s);
+		strbuf_release(&want);
+	}
+}
+
+/* Values the rules above need that NVML could not give for a reason other than "no such thing". */
+static void eval_errors(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	const struct {
+		const char *what;
+		int rc;
+	} vals[] = {
+		{ "ECC mode", g->ecc_current.rc },
+		{ "ECC errors", g->ecc_volatile_uncorrected.rc },
+		{ "remapped rows", g->remap_pending.rc },
+		{ "clock event reasons", g->clock_events.rc },
+		{ "PCIe width", g->pcie_width.rc },
+		{ "PCIe max width", g->pcie_width_max.rc },
+		{ "recovery action", g->recovery_action.rc },
+		{ "VBIOS version", e->p->vbios_versions.nr ? g->vbios.rc : 0 },
+	};
+	struct strbuf sb = STRBUF_INIT;
+	bool reset = false;
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
+		reset |= vals[i].rc == NVML_ERROR_RESET_REQUIRED;
+		if (!rc_benign(vals[i].rc))
+			strbuf_addf(&sb, "%s%s: %s", sb.len ? ", " : "", vals[i].what,
+				    nvml_error_name(vals[i].rc));
+	}
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		int rc = g->nvlink[l].active.rc;
+		reset |= rc == NVML_ERROR_RESET_REQUIRED;
+		/* INVALID_ARGUMENT: a link number this GPU does not have. */
+		if (!rc_benign(rc) && rc != NVML_ERROR_INVALID_ARGUMENT) {
+			strbuf_addf(&sb, "%sNVLink %u state: %s", sb.len ? ", " : "", l,
+				    nvml_error_name(rc));
+			break;
+		}
+	}
+	if (reset)
+		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "reset_required",
+			"GPU %u needs a reset (NVML: GPU requires restart)", g->index);
+	if (sb.len)
+		problem(e, STATUS_UNKNOWN, ACTION_NONE, "nvml", "GPU %u: cannot read %s", g->index,
+			sb.buf);
+	strbuf_release(&sb);
+}
+
+static void gpu_summary(struct strbuf *msg, const struct nvml_gpu *g)
+{
+	strbuf_addf(msg, "GPU %u healthy", g->index);
+	if (!g->name.rc && g->name.s[0])
+		strbuf_addf(msg, ": %s", g->name.s);
+	if (ok(&g->temperature))
+		strbuf_addf(msg, ", %llu C", (unsigned long long)g->temperature.v);
+	if (ok(&g->power_usage)) {
+		strbuf_addf(msg, ", %.0f W", g->power_usage.v / 1000.0);
+		if (ok(&g->power_limit))
+			strbuf_addf(msg, " of %.0f W", g->power_limit.v / 1000.0);
+	}
+	if (ok(&g->sm_clock)) {
+		strbuf_addf(msg, ", SM %llu", (unsigned long long)g->sm_clock.v);
+		if (ok(&g->sm_clock_max))
+			strbuf_addf(msg, " of %llu", (unsigned long long)g->sm_clock_max.v);
+		strbuf_addstr(msg, " MHz");
+	}
+	if (ok(&g->pcie_gen) && ok(&g->pcie_width))
+		strbuf_addf(msg, ", PCIe gen %llu x%llu", (unsigned long long)g->pcie_gen.v,
+			    (unsigned long long)g->pcie_width.v);
+}
+
+static void num_detail(struct finding *f, const char *key, const struct nvml_val *v, double scale)
+{
+	if (ok(v))
+		finding_detail_num(f, key, (double)v->v / scale);
+}
+
+static void eval_gpu_ok(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	struct strbuf msg = STRBUF_INIT;
+	gpu_summary(&msg, g);
+	struct finding *f = result_add(e->res, STATUS_OK, ACTION_NONE, "gpu", e->dev, "%s",
+				       msg.buf);
+	if (!g->name.rc)
+		finding_detail(f, "name", "%s", g->name.s);
+	if (!g->uuid.rc)
+		finding_detail(f, "uuid", "%s", g->uuid.s);
+	if (!g->serial.rc)
+		finding_detail(f, "serial", "%s", g->serial.s);
+	if (!g->vbios.rc)
+		finding_detail(f, "vbios_version", "%s", g->vbios.s);
+	num_detail(f, "temperature_c", &g->temperature, 1);
+	num_detail(f, "power_w", &g->power_usage, 1000);
+	num_detail(f, "power_limit_w", &g->power_limit, 1000);
+	num_detail(f, "sm_clock_mhz", &g->sm_clock, 1);
+	num_detail(f, "sm_clock_max_mhz", &g->sm_clock_max, 1);
+	num_detail(f, "pcie_gen", &g->pcie_gen, 1);
+	num_detail(f, "pcie_gen_max", &g->pcie_gen_max, 1);
+	num_detail(f, "pcie_width", &g->pcie_width, 1);
+	num_detail(f, "pcie_width_max", &g->pcie_width_max, 1);
+	num_detail(f, "pcie_replay_counter", &g->pcie_replay, 1);
+	if (ok(&g->pcie_gen) && ok(&g->pcie_gen_max) && g->pcie_gen.v < g->pcie_gen_max.v)
+		finding_detail(f, "pcie_note",
+			       "gen %llu of %llu: links train down when idle, not a fault",
+			       (unsigned long long)g->pcie_gen.v,
+			       (unsigned long long)g->pcie_gen_max.v);
+	num_detail(f, "ecc_volatile_corrected", &g->ecc_volatile_corrected, 1);
+	num_detail(f, "ecc_aggregate_uncorrected", &g->ecc_aggregate_uncorrected, 1);
+	num_detail(f, "remapped_rows_correctable", &g->remap_correctable, 1);
+	num_detail(f, "remapped_rows_uncorrectable", &g->remap_uncorrectable, 1);
+	if (ok(&g->persistence_mode))
+		finding_detail(f, "persistence_mode", "%s", g->persistence_mode.v ? "on" : "off");
+	if (ok(&g->clock_events)) {
+		struct strbuf names = STRBUF_INIT;
+		clock_reason_names(&names, g->clock_events.v, false);
+		finding_detail(f, "clocks_event_reasons", "0x%llx%s%s%s",
+			       (unsigned long long)g->clock_events.v, names.len ? " (" : "",
+			       names.buf, names.len ? ")" : "");
+		strbuf_release(&names);
+	}
+	unsigned active = 0, reporting = 0;
+	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+		reporting += ok(&g->nvlink[l].active);
+		active += ok(&g->nvlink[l].active) && g->nvlink[l].active.v;
+	}
+	if (reporting)
+		finding_detail(f, "nvlink", "%u of %u active", active, reporting);
+	else
+		finding_detail(f, "nvlink", "none");
+	strbuf_release(&msg);
+}
+
+static void eval_gpu(struct gpu_eval *e, const struct nvml_gpu *g)
+{
+	device_name(g, e->dev, sizeof(e->dev));
+	e->problems = 0;
+	if (g->handle_rc) {
+		eval_handle(e, g);
+		return;
+	}
+	if (g->lost) {
+		/* Whatever else it said is stale: the GPU is gone. */
+		struct finding *f = problem(e, STATUS_FAIL, ACTION_REBOOT, "lost",
+					    "GPU %u has fallen off the bus (NVML: GPU is lost)",
+					    g->index);
+		f->severity = SEV_CRITICAL;
+		return;
+	}
+	eval_ecc(e, g);
+	eval_remap(e, g);
+	eval_recovery(e, g);
+	eval_clocks(e, g);
+	eval_pcie(e, g);
+	eval_nvlink(e, g);
+	eval_vbios(e, g);
+	eval_errors(e, g);
+	if (!e->problems)
+		eval_gpu_ok(e, g);
+}
+
+/* 1 when there is nothing to judge and the check is skipped or failed here; 0 to go on. */
+static int eval_no_nvml(const struct gpu_readings *r, const struct gpu_policy *p,
+			struct check_result *res)
+{
+	const struct nvml_host *h = &r->nvml;
+	bool no_lib = h->avail == NVML_NO_LIBRARY;
+	size_t bus = r->bus_rc == 0 && !r->bus_restricted ? r->bus_gpus.nr : 0;
+	if (!no_lib && !(h->avail == NVML_INIT_FAILED && h->init_rc == NVML_ERROR_DRIVER_NOT_LOADED))
+		return 0;
+	if (!bus && !(p->count_set && p->count > 0)) {
+		result_add(res, STATUS_SKIPPED, ACTION_NONE, "nvml", NULL,
+			   "no NVIDIA GPU and no driver on this host");
+		return 1;
+	}
+	struct strbuf why = STRBUF_INIT;
+	if (bus)
+		strbuf_addf(&why, "%zu GPU%s on the PCI bus", bus, bus == 1 ? "" : "s");
+	else
+		strbuf_addf(&why, "gpu.count is %llu", (unsigned long long)p->count);
+	struct finding *f;
+	if (no_lib)
+		f = result_add(res, STATUS_FAIL, ACTION_FIX_CONFIG, "nvml", NULL,
+			       "NVIDIA driver not installed (no NVML), %s", why.buf);
+	else
+		f = result_add(res, STATUS_FAIL, ACTION_LOAD_MODULE, "nvml", NULL,
+			       "NVIDIA driver not loaded, %s", why.buf);
+	if (h->note)
+		finding_detail(f, "nvml", "%s", h->note);
+	else
+		finding_detail(f, "nvml", "nvmlInit: %s", nvml_error_name(h->init_rc));
+	if (bus)
+		finding_detail_num(f, "pci_gpus", (double)bus);
+	strbuf_release(&why);
+	return 1;
+}
+
+static bool bdf_in_nvml(const struct nvml_host *h, const char *bdf)
+{
+	for (size_t i = 0; i < h->nr; i++)
+		if (!strcmp(h->gpus[i].bdf, bdf))
+			return true;
+	return false;
+}
+
+static void eval_count(const struct gpu_readings *r, const struct gpu_policy *p,
+		       struct check_result *res)
+{
+	const struct nvml_host *h = &r->nvml;
+	bool bus_known = r->bus_rc == 0 && !r->bus_restricted;
+	size_t bus = bus_known ? r->bus_gpus.nr : 0, nv = h->nr;
+	struct finding *f = NULL;
+	if (p->count_set && nv < p->count) {
+		/* Missing from the bus too: hardware. On the bus but not in NVML: the driver. */
+		bool off_bus = bus_known && bus < p->count;
+		if (bus_known)
+			f = result_add(res, STATUS_FAIL,
+				       off_bus ? ACTION_INSPECT_HARDWARE : ACTION_REBOOT, "count",
+				       NULL, "%zu of %llu GPUs visible to NVML, %zu on the PCI bus",
+				       nv, (unsigned long long)p->count, bus);
+		else
+			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "count", NULL,
+				       "%zu of %llu GPUs visible to NVML", nv,
+				       (unsigned long long)p->count);
+	} else if (bus_known && nv < bus) {
+		f = result_add(res, STATUS_FAIL, ACTION_REBOOT, "count", NULL,
+			       "%zu GPUs visible to NVML, %zu on the PCI bus", nv, bus);
+	} else if (p->count_set && nv > p->count) {
+		f = result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "count", NULL,
+			       "%zu GPUs visible to NVML, gpu.count says %llu", nv,
+			       (unsigned long long)p->count);
+	}
+	if (!f)
+		return;
+	finding_detail_num(f, "nvml_gpus", (double)nv);
+	if (p->count_set)
+		finding_detail_num(f, "expected", (double)p->count);
+	if (bus_known) {
+		struct strbuf missing = STRBUF_INIT;
+		finding_detail_num(f, "pci_gpus", (double)bus);
+		for (size_t i = 0; i < r->bus_gpus.nr; i++)
+			if (!bdf_in_nvml(h, r->bus_gpus.items[i]))
+				strbuf_addf(&missing, "%s%s", missing.len ? " " : "",
+					    r->bus_gpus.items[i]);
+		if (missing.len)
+			finding_detail(f, "not_in_nvml", "%s", missing.buf);
+		strbuf_release(&missing);
+	}
+}
+
+static void eval_driver(const struct nvml_host *h, const struct gpu_policy *p,
+			struct check_result *res)
+{
+	if (!p->driver_versions.nr)
+		return;
+	if (h->driver_version.rc) {
+		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "driver_version", NULL,
+			   "cannot read the driver version: %s",
+			   nvml_error_name(h->driver_version.rc));
+		return;
+	}
+	if (version_allowed(&p->driver_versions, h->driver_version.s))
+		return;
+	struct strbuf want = STRBUF_INIT;
+	join_list(&want, &p->driver_versions);
+	struct finding *f = result_add(res, STATUS_FAIL, ACTION_FIX_CONFIG, "driver_version", NULL,
+				       "NVIDIA driver %s, expected %s", h->driver_version.s,
+				       want.buf);
+	finding_detail(f, "driver_version", "%s", h->driver_version.s);
+	finding_detail(f, "expected", "%s", want.buf);
+	strbuf_release(&want);
+}
+
+static void eval_summary(const struct nvml_host *h, struct check_result *res)
+{
+	struct strbuf msg = STRBUF_INIT;
+	const char *name = NULL;
+	bool same = true;
+	for (size_t i = 0; i < h->nr; i++) {
+		const char *n = h->gpus[i].name.rc ? "" : h->gpus[i].name.s;
+		if (!name)
+			name = n;
+		else if (strcmp(name, n))
+			same = false;
+	}
+	strbuf_addf(&msg, "%zu GPU%s healthy", h->nr, h->nr == 1 ? "" : "s");
+	if (name && *name)
+		strbuf_addf(&msg, ": %s", same ? name : "mixed models");
+	if (!h->driver_version.rc)
+		strbuf_addf(&msg, "%sdriver %s", name && *name ? ", " : ": ", h->driver_version.s);
+	struct finding *f = result_add(res, STATUS_OK, ACTION_NONE, "summary", NULL, "%s", msg.buf);
+	finding_detail_num(f, "gpus", (double)h->nr);
+	if (!h->driver_version.rc)
+		finding_detail(f, "driver_version", "%s", h->driver_version.s);
+	if (!h->nvml_version.rc)
+		finding_detail(f, "nvml_version", "%s", h->nvml_version.s);
+	if (ok(&h->cuda_driver_version))
+		finding_detail(f, "cuda_driver_version", "%llu.%llu",
+			       (unsigned long long)h->cuda_driver_version.v / 1000,
+			       (unsigned long long)h->cuda_driver_version.v % 1000 / 10);
+	if (h->library)
+		finding_detail(f, "nvml_library", "%s", h->library);
+	strbuf_release(&msg);
+}
+
+int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
+		 struct check_result *res, struct strbuf *err)
+{
+	const struct nvml_host *h = &r->nvml;
+	if (eval_no_nvml(r, p, res))
+		return 0;
+	if (h->avail == NVML_INIT_FAILED) {
+		struct finding *f;
+		switch (h->init_rc) {
+		case NVML_ERROR_GPU_IS_LOST:
+			f = result_add(res, STATUS_FAIL, ACTION_REBOOT, "lost", NULL,
+				       "a GPU has fallen off the bus (nvmlInit: GPU is lost)");
+			f->severity = SEV_CRITICAL;
+			return 0;
+		case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+			/* The usual cause: the driver was upgraded and the old module still runs. */
+			result_add(res, STATUS_FAIL, ACTION_REBOOT, "driver_version", NULL,
+				   "NVML and the loaded NVIDIA driver differ in version (reboot)");
+			return 0;
+		default:
+			return error_set(err, "nvmlInit failed: %s (NVML error %d)",
+					 nvml_error_name(h->init_rc), h->init_rc);
+		}
+	}
+	if (h->count.rc)
+		return error_set(err, "nvmlDeviceGetCount failed: %s",
+				 nvml_error_name(h->count.rc));
+	if (!h->nr && !(p->count_set && p->count) &&
+	    !(r->bus_rc == 0 && !r->bus_restricted && r->bus_gpus.nr)) {
+		struct finding *f = result_add(res, STATUS_SKIPPED, ACTION_NONE, "count", NULL,
+					       "no NVIDIA GPU on this host");
+		if (!h->driver_version.rc)
+			finding_detail(f, "driver_version", "%s", h->driver_version.s);
+		return 0;
+	}
+	size_t before = res->nr;
+	eval_count(r, p, res);
+	eval_driver(h, p, res);
+	struct gpu_eval e = { .p = p, .res = res };
+	for (size_t i = 0; i < h->nr && !e.nvlink_in_use; i++)
+		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+			e.nvlink_in_use |= ok(&h->gpus[i].nvlink[l].active) &&
+					   h->gpus[i].nvlink[l].active.v;
+	for (size_t i = 0; i < h->nr; i++)
+		eval_gpu(&e, &h->gpus[i]);
+	bool healthy = true;
+	for (size_t i = before; i < res->nr; i++)
+		healthy &= res->findings[i].status == STATUS_OK;
+	if (healthy)
+		eval_summary(h, res);
+	return 0;
+}
 
 int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
 {
-	UNUSED(ctx);
-	UNUSED(res);
-	return error_set(err, "the 'gpu' check is not implemented yet");
+	struct gpu_readings r;
+	struct gpu_policy p;
+	int ret = -1;
+	gpu_readings_init(&r);
+	gpu_policy_init(&p);
+	if (gpu_policy_load(&p, ctx->cfg, err) < 0 || gpu_gather(&r, err) < 0)
+		goto out;
+	ret = gpu_evaluate(&r, &p, res, err);
+out:
+	gpu_readings_release(&r);
+	gpu_policy_release(&p);
+	return ret;
 }

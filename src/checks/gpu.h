@@ -1,8 +1,56 @@
-/* gpu.h: the 'gpu' check (see gpu.c). */
+/*
+ * gpu.h: the 'gpu' check: NVML's view of every GPU (count, lost GPUs, ECC, row remapping,
+ * recovery action, clock event reasons, PCIe link, NVLink, versions), compared with the NVIDIA
+ * GPUs on the PCI bus.
+ *
+ * gpu_gather() is the only part that touches the host (NVML through src/gpu/nvml.h, sysfs through
+ * fsroot); gpu_evaluate() is pure. Configuration (section [gpu]):
+ *   count = 8                      GPUs this host must have (default: what NVML and the bus show)
+ *   nvlink-links = 18              active NVLinks each GPU must have (default: any link that
+ *                                  reports a state must be active, when NVLink is in use at all)
+ *   nvlink-error-threshold = 100   an NVLink error counter above this warns
+ *   remapped-rows-max = 512        more rows remapped for uncorrectable errors fail (Azure's limit)
+ *   driver-version = 580.159.04    accepted driver versions (repeat the key, or separate with
+ *   vbios-version = 96.00.A5.00.1A commas; shell wildcards allowed); unset: any
+ *
+ * Ownership: gpu_readings and gpu_policy own what they hold; the _release() functions free it.
+ */
 #ifndef VIGIL_CHECK_GPU_H
 #define VIGIL_CHECK_GPU_H
 
 #include "check.h"
+#include "../gpu/nvml.h"
+#include "../lib/strlist.h"
+
+struct gpu_readings {
+	struct nvml_host nvml;
+	int bus_rc;              /* 0: bus_gpus was read; READ_MISSING or -1: the bus is unknown */
+	struct strlist bus_gpus; /* BDFs of NVIDIA GPUs (class 0x0300/0x0302) in sysfs, sorted */
+	bool bus_restricted;     /* in a container that sees only some GPUs: do not compare */
+};
+
+struct gpu_policy {
+	bool count_set;
+	uint64_t count;
+	uint64_t nvlink_links; /* 0: not configured */
+	uint64_t nvlink_error_threshold;
+	uint64_t remapped_rows_max;
+	struct strlist driver_versions, vbios_versions; /* empty: any */
+};
+
+void gpu_readings_init(struct gpu_readings *r);
+void gpu_readings_release(struct gpu_readings *r);
+/* Read NVML and the PCI bus. -1 with *err only when NVML was asked for and cannot be loaded. */
+int gpu_gather(struct gpu_readings *r, struct strbuf *err);
+
+void gpu_policy_init(struct gpu_policy *p);
+void gpu_policy_release(struct gpu_policy *p);
+/* Fill p from the [gpu] section; -1 with *err on a bad value. */
+int gpu_policy_load(struct gpu_policy *p, const struct config *cfg, struct strbuf *err);
+
+/* Findings for readings r under policy p. -1 with *err when NVML could not tell at all. */
+int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
+		 struct check_result *res, struct strbuf *err);
 
 int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err);
 

@@ -1,0 +1,712 @@
+/* test_gpu_check.c: the 'gpu' check's evaluate() on hand-built readings, one rule at a time. */
+#include "../harness.h"
+#include "../../src/checks/gpu.h"
+#include "../../src/lib/fileio.h"
+
+/* An H200 as the real 2xH200 machine reads at idle (tests/scenarios/gpu-real-h200-vm). */
+static struct nvml_gpu *add_h200(struct gpu_readings *r, bool nvlink)
+{
+	struct nvml_host *h = &r->nvml;
+	unsigned i = (unsigned)h->nr;
+	struct nvml_gpu *g = nvml_host_add_gpu(h, i);
+	static const unsigned buses[] = { 0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb };
+	unsigned bus = i < ARRAY_SIZE(buses) ? buses[i] : 0xe0 + i;
+#define S(field, val) (snprintf(g->field.s, sizeof(g->field.s), "%s", val), g->field.rc = 0)
+#define V(field, val) (g->field.v = (val), g->field.rc = 0)
+	S(name, "NVIDIA H200");
+	S(uuid, "GPU-5b8cd186-d413-98f2-8865-fb6807b09f01");
+	S(serial, "1653724058039");
+	S(vbios, "96.00.A5.00.1A");
+	snprintf(g->pci_bus_id.s, sizeof(g->pci_bus_id.s), "00000000:%02X:00.0", bus);
+	g->pci_bus_id.rc = 0;
+	snprintf(g->bdf, sizeof(g->bdf), "0000:%02x:00.0", bus);
+	V(pci_device_id, 0x233510de);
+	V(persistence_mode, 1);
+	V(ecc_current, 1);
+	V(ecc_pending, 1);
+	V(ecc_volatile_corrected, 0);
+	V(ecc_volatile_uncorrected, 0);
+	V(ecc_aggregate_corrected, 0);
+	V(ecc_aggregate_uncorrected, 0);
+	V(remap_correctable, 0);
+	V(remap_uncorrectable, 0);
+	V(remap_pending, 0);
+	V(remap_failure, 0);
+	V(clock_events, NVML_CLOCKS_EVENT_GPU_IDLE);
+	V(pcie_gen, 5);
+	V(pcie_gen_max, 5);
+	V(pcie_width, 16);
+	V(pcie_width_max, 16);
+	V(pcie_replay, 1);
+	V(temperature, 39);
+	V(power_usage, 80290);
+	V(power_limit, 700000);
+	V(sm_clock, 345);
+	V(sm_clock_max, 1980);
+	V(recovery_action, 0);
+#undef S
+#undef V
+	for (unsigned l = 0; nvlink && l < NVML_NVLINK_MAX_LINKS; l++) {
+		g->nvlink[l].active = (struct nvml_val){ 1, 0 };
+		for (int c = 0; c < NVML_NVLINK_ERROR_COUNT; c++)
+			g->nvlink[l].errors[c] = (struct nvml_val){ 0, 0 };
+	}
+	if (r->bus_rc == 0)
+		strlist_add(&r->bus_gpus, g->bdf);
+	return g;
+}
+
+/* n healthy H200s, driver 580.159.04, on a PCI bus that shows all of them. */
+static void host(struct gpu_readings *r, unsigned n, bool nvlink)
+{
+	gpu_readings_init(r);
+	r->bus_rc = 0;
+	struct nvml_host *h = &r->nvml;
+	snprintf(h->driver_version.s, sizeof(h->driver_version.s), "580.159.04");
+	h->driver_version.rc = 0;
+	snprintf(h->nvml_version.s, sizeof(h->nvml_version.s), "13.580.159.04");
+	h->nvml_version.rc = 0;
+	h->cuda_driver_version = (struct nvml_val){ 13000, 0 };
+	for (unsigned i = 0; i < n; i++)
+		add_h200(r, nvlink);
+	h->count = (struct nvml_val){ n, 0 };
+}
+
+static int eval(const struct gpu_readings *r, const struct gpu_policy *p, struct check_result *res)
+{
+	struct strbuf err = STRBUF_INIT;
+	check_result_init(res, "gpu");
+	int ret = gpu_evaluate(r, p, res, &err);
+	if (ret < 0) {
+		free(res->error);
+		res->error = strbuf_detach(&err, NULL);
+	}
+	result_finish(res);
+	strbuf_release(&err);
+	return ret;
+}
+
+static void done(struct gpu_readings *r, struct gpu_policy *p, struct check_result *res)
+{
+	gpu_readings_release(r);
+	gpu_policy_release(p);
+	check_result_release(res);
+}
+
+/* The one finding of code (on device, if given); fails the test when there is none. */
+static const struct finding *need(const struct check_result *res, const char *code,
+				  const char *device, enum status st, enum action act)
+{
+	const struct finding *f = result_find(res, code, device);
+	CHECK_MSG(f, "no '%s' finding%s%s", code, device ? " on " : "", device ? device : "");
+	CHECK_MSG(f->status == st, "'%s' is %s, expected %s (%s)", code, status_name(f->status),
+		  status_name(st), f->message);
+	CHECK_MSG(f->action == act, "'%s' action %s, expected %s", code, action_name(f->action),
+		  action_name(act));
+	return f;
+}
+
+static const char *detail(const struct finding *f, const char *key)
+{
+	for (size_t i = 0; i < f->nr_details; i++)
+		if (!strcmp(f->details[i].key, key))
+			return f->details[i].value;
+	return NULL;
+}
+
+/* Run one GPU change on a healthy 8-GPU host and return the result (caller releases). */
+#define ONE_GPU_CASE(res, nvlink, stmt)                                                        \
+	struct gpu_readings r;                                                                 \
+	struct gpu_policy p;                                                                   \
+	struct check_result res;                                                               \
+	host(&r, 8, nvlink);                                                                   \
+	gpu_policy_init(&p);                                                                   \
+	do {                                                                                   \
+		struct nvml_gpu *g = &r.nvml.gpus[3];                                          \
+		(void)g;                                                                       \
+		stmt;                                                                          \
+	} while (0);                                                                           \
+	CHECK_INT(eval(&r, &p, &res), 0)
+
+TEST(gpu_healthy_8_h200)
+{
+	ONE_GPU_CASE(res, true, (void)g);
+	CHECK_INT(res.status, STATUS_OK);
+	const struct finding *f = need(&res, "summary", NULL, STATUS_OK, ACTION_NONE);
+	CHECK_STR(f->message, "8 GPUs healthy: NVIDIA H200, driver 580.159.04");
+	CHECK_STR(detail(f, "cuda_driver_version"), "13.0");
+	f = need(&res, "gpu", "GPU 3 (0000:5d:00.0)", STATUS_OK, ACTION_NONE);
+	CHECK_CONTAINS(f->message, "39 C, 80 W of 700 W, SM 345 of 1980 MHz, PCIe gen 5 x16");
+	CHECK_STR(detail(f, "temperature_c"), "39");
+	CHECK_STR(detail(f, "nvlink"), "18 of 18 active");
+	CHECK_STR(detail(f, "clocks_event_reasons"), "0x1 (idle)");
+	CHECK_INT(res.nr, 9);
+	done(&r, &p, &res);
+}
+
+TEST(gpu_no_driver_no_gpu_is_skipped)
+{
+	struct gpu_readings r;
+	struct gpu_policy p;
+	struct check_result res;
+	gpu_readings_init(&r);
+	gpu_policy_init(&p);
+	r.bus_rc = 0; /* a PCI bus with no NVIDIA GPU */
+	r.nvml.avail = NVML_NO_LIBRARY;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_SKIPPED);
+	CHECK_STR(res.findings[0].message, "no NVIDIA GPU and no driver on this host");
+	check_result_release(&res);
+	/* the driver's library is there but the module is not loaded: the same */
+	r.nvml.avail = NVML_INIT_FAILED;
+	r.nvml.init_rc = NVML_ERROR_DRIVER_NOT_LOADED;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_SKIPPED);
+	check_result_release(&res);
+	/* a driver, no GPU, nothing expected: skipped too */
+	r.nvml.avail = NVML_AVAILABLE;
+	r.nvml.count = (struct nvml_val){ 0, 0 };
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_SKIPPED);
+	CHECK_STR(res.findings[0].message, "no NVIDIA GPU on this host");
+	done(&r, &p, &res);
+}
+
+TEST(gpu_no_driver_with_gpus_fails)
+{
+	struct gpu_readings r;
+	struct gpu_policy p;
+	struct check_result res;
+	host(&r, 8, false);
+	gpu_policy_init(&p);
+	nvml_host_release(&r.nvml);
+	r.nvml.avail = NVML_INIT_FAILED;
+	r.nvml.init_rc = NVML_ERROR_DRIVER_NOT_LOADED;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	const struct finding *f = need(&res, "nvml", NULL, STATUS_FAIL, ACTION_LOAD_MODULE);
+	CHECK_STR(f->message, "NVIDIA driver not loaded, 8 GPUs on the PCI bus");
+	check_result_release(&res);
+	/* nothing on the bus (no sysfs in the fixture) but gpu.count says 8 */
+	strlist_release(&r.bus_gpus);
+	r.bus_rc = READ_MISSING;
+	r.nvml.avail = NVML_NO_LIBRARY;
+	p.count_set = true;
+	p.count = 8;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	f = need(&res, "nvml", NULL, STATUS_FAIL, ACTION_FIX_CONFIG);
+	CHECK_CONTAINS(f->message, "gpu.count is 8");
+	check_result_release(&res);
+	/* gpu.count = 0: a host meant to have none */
+	p.count = 0;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_SKIPPED);
+	done(&r, &p, &res);
+}
+
+TEST(gpu_init_errors)
+{
+	struct gpu_readings r;
+	struct gpu_policy p;
+	struct check_result res;
+	gpu_readings_init(&r);
+	gpu_policy_init(&p);
+	r.nvml.avail = NVML_INIT_FAILED;
+	r.nvml.init_rc = NVML_ERROR_UNKNOWN;
+	CHECK_INT(eval(&r, &p, &res), -1);
+	CHECK_CONTAINS(res.error, "nvmlInit failed: Unknown Error");
+	check_result_release(&res);
+	r.nvml.init_rc = NVML_ERROR_NO_PERMISSION;
+	CHECK_INT(eval(&r, &p, &res), -1);
+	CHECK_CONTAINS(res.error, "Insufficient Permissions");
+	check_result_release(&res);
+	r.nvml.init_rc = NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	need(&res, "driver_version", NULL, STATUS_FAIL, ACTION_REBOOT);
+	check_result_release(&res);
+	r.nvml.init_rc = NVML_ERROR_GPU_IS_LOST;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(need(&res, "lost", NULL, STATUS_FAIL, ACTION_REBOOT)->severity, SEV_CRITICAL);
+	check_result_release(&res);
+	/* the count call failing: could not tell */
+	r.nvml.avail = NVML_AVAILABLE;
+	r.nvml.count.rc = NVML_ERROR_UNKNOWN;
+	CHECK_INT(eval(&r, &p, &res), -1);
+	CHECK_CONTAINS(res.error, "nvmlDeviceGetCount");
+	done(&r, &p, &res);
+}
+
+TEST(gpu_count_against_config_and_bus)
+{
+	struct gpu_readings r;
+	struct gpu_policy p;
+	struct check_result res;
+	host(&r, 7, true);
+	gpu_policy_init(&p);
+	p.count_set = true;
+	p.count = 8;
+	/* 7 on the bus too: a GPU is physically gone */
+	CHECK_INT(eval(&r, &p, &res), 0);
+	const struct finding *f = need(&res, "count", NULL, STATUS_FAIL, ACTION_INSPECT_HARDWARE);
+	CHECK_STR(f->message, "7 of 8 GPUs visible to NVML, 7 on the PCI bus");
+	CHECK(!result_find(&res, "summary", NULL));
+	check_result_release(&res);
+	/* 8 on the bus, 7 in NVML: the driver lost one; name it */
+	strlist_add(&r.bus_gpus, "0000:e7:00.0");
+	CHECK_INT(eval(&r, &p, &res), 0);
+	f = need(&res, "count", NULL, STATUS_FAIL, ACTION_REBOOT);
+	CHECK_STR(f->message, "7 of 8 GPUs visible to NVML, 8 on the PCI bus");
+	CHECK_STR(detail(f, "not_in_nvml"), "0000:e7:00.0");
+	check_result_release(&res);
+	/* without gpu.count the bus is the expectation */
+	p.count_set = false;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	f = need(&res, "count", NULL, STATUS_FAIL, ACTION_REBOOT);
+	CHECK_STR(f->message, "7 GPUs visible to NVML, 8 on the PCI bus");
+	check_result_release(&res);
+	/* ...unless this is a container that sees only its own GPUs */
+	r.bus_restricted = true;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK(!result_find(&res, "count", NULL));
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	/* no sysfs at all, no config: what is present is expected */
+	r.bus_restricted = false;
+	r.bus_rc = READ_MISSING;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	/* more than configured: a configuration to fix, not a sick host */
+	p.count_set = true;
+	p.count = 4;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	need(&res, "count", NULL, STATUS_WARN, ACTION_FIX_CONFIG);
+	CHECK_INT(res.status, STATUS_WARN);
+	check_result_release(&res);
+	p.count = 7;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_OK);
+	done(&r, &p, &res);
+}
+
+TEST(gpu_lost_gpu_fails_critical)
+{
+	ONE_GPU_CASE(res, true, g->handle_rc = NVML_ERROR_GPU_IS_LOST);
+	const struct finding *f = need(&res, "lost", "GPU 3", STATUS_FAIL, ACTION_REBOOT);
+	CHECK_INT(f->severity, SEV_CRITICAL);
+	CHECK_CONTAINS(f->message, "GPU 3 has fallen off the bus");
+	CHECK(!result_find(&res, "summary", NULL));
+	CHECK(result_find(&res, "gpu", "GPU 2")); /* the others are still judged */
+	done(&r, &p, &res);
+}
+
+TEST(gpu_lost_in_a_query_fails)
+{
+	ONE_GPU_CASE(res, true, {
+		g->ecc_volatile_uncorrected.rc = NVML_ERROR_GPU_IS_LOST;
+		g->lost = true;
+	});
+	need(&res, "lost", "GPU 3 (0000:5d:00.0)", STATUS_FAIL, ACTION_REBOOT);
+	CHECK(!result_find(&res, "nvml", NULL)); /* lost is said once, not as a read error */
+	done(&r, &p, &res);
+}
+
+TEST(gpu_handle_errors)
+{
+	static const struct {
+		int rc;
+		enum status st;
+		enum action act;
+		const char *code;
+	} cases[] = {
+		{ NVML_ERROR_INSUFFICIENT_POWER, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "handle" },
+		{ NVML_ERROR_IRQ_ISSUE, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "handle" },
+		{ NVML_ERROR_UNKNOWN, STATUS_FAIL, ACTION_REBOOT, "handle" },
+		{ NVML_ERROR_RESET_REQUIRED, STATUS_FAIL, ACTION_RESET_GPU, "reset_required" },
+		{ NVML_ERROR_NO_PERMISSION, STATUS_UNKNOWN, ACTION_NONE, "nvml" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ONE_GPU_CASE(res, false, g->handle_rc = cases[i].rc);
+		need(&res, cases[i].code, "GPU 3", cases[i].st, cases[i].act);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_ecc_mode)
+{
+	{
+		ONE_GPU_CASE(res, false, g->ecc_current.v = 0);
+		const struct finding *f = need(&res, "ecc_mode", "GPU 3", STATUS_FAIL,
+					       ACTION_RESET_GPU);
+		CHECK_CONTAINS(f->message, "ECC off until its next reset");
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->ecc_current.v = g->ecc_pending.v = 0);
+		need(&res, "ecc_mode", "GPU 3", STATUS_FAIL, ACTION_FIX_CONFIG);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->ecc_pending.v = 0);
+		const struct finding *f = need(&res, "ecc_mode", "GPU 3", STATUS_FAIL,
+					       ACTION_FIX_CONFIG);
+		CHECK_CONTAINS(f->message, "turns ECC off at its next reset");
+		done(&r, &p, &res);
+	}
+	{
+		/* a GPU without ECC reporting is not a fault */
+		ONE_GPU_CASE(res, false, g->ecc_current.rc = g->ecc_pending.rc =
+						 NVML_ERROR_NOT_SUPPORTED);
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_ecc_uncorrected)
+{
+	{
+		ONE_GPU_CASE(res, false, g->ecc_volatile_uncorrected.v = 2);
+		const struct finding *f = need(&res, "ecc_uncorrected", "GPU 3", STATUS_FAIL,
+					       ACTION_RESET_GPU);
+		CHECK_CONTAINS(f->message, "2 uncorrectable ECC errors");
+		CHECK_STR(detail(f, "volatile_uncorrected"), "2");
+		done(&r, &p, &res);
+	}
+	{
+		/* errors before the last reset, corrected ones: history, not a fault now */
+		ONE_GPU_CASE(res, false, {
+			g->ecc_aggregate_uncorrected.v = 5;
+			g->ecc_volatile_corrected.v = 1000;
+		});
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false,
+			     g->ecc_volatile_uncorrected.rc = NVML_ERROR_NOT_SUPPORTED);
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_row_remapping)
+{
+	{
+		ONE_GPU_CASE(res, false, g->remap_pending.v = 1);
+		need(&res, "row_remap_pending", "GPU 3", STATUS_FAIL, ACTION_RESET_GPU);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->remap_failure.v = 1);
+		const struct finding *f = need(&res, "row_remap_failure", "GPU 3", STATUS_FAIL,
+					       ACTION_INSPECT_HARDWARE);
+		CHECK_INT(f->severity, SEV_CRITICAL);
+		CHECK_CONTAINS(f->message, "replace the GPU");
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->remap_uncorrectable.v = 513);
+		need(&res, "row_remap_uncorrectable", "GPU 3", STATUS_FAIL,
+		     ACTION_INSPECT_HARDWARE);
+		done(&r, &p, &res);
+	}
+	{
+		/* at the limit, and rows remapped for correctable errors: fine */
+		ONE_GPU_CASE(res, false, {
+			g->remap_uncorrectable.v = 512;
+			g->remap_correctable.v = 40;
+		});
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false,
+			     g->remap_pending.rc = g->remap_failure.rc = g->remap_correctable.rc =
+				     g->remap_uncorrectable.rc = NVML_ERROR_FUNCTION_NOT_FOUND);
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_nvlink_inactive)
+{
+	{
+		ONE_GPU_CASE(res, true, g->nvlink[5].active.v = g->nvlink[7].active.v = 0);
+		const struct finding *f = need(&res, "nvlink_inactive", "GPU 3", STATUS_FAIL,
+					       ACTION_RESET_GPU);
+		CHECK_STR(f->message, "GPU 3 NVLink 5, 7 inactive (16 of 18 active)");
+		done(&r, &p, &res);
+	}
+	{
+		/* a GPU whose links are all down while the others' are up */
+		ONE_GPU_CASE(res, true, {
+			for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+				g->nvlink[l].active.v = 0;
+		});
+		need(&res, "nvlink_inactive", "GPU 3", STATUS_FAIL, ACTION_RESET_GPU);
+		done(&r, &p, &res);
+	}
+	{
+		/* no NVLink on this host (the 2xH200 VM): every link "not supported" */
+		ONE_GPU_CASE(res, false, (void)g);
+		CHECK_INT(res.status, STATUS_OK);
+		CHECK_STR(detail(result_find(&res, "gpu", "GPU 3"), "nvlink"), "none");
+		done(&r, &p, &res);
+	}
+	{
+		/* links that report a state but none active anywhere: PCIe cards without bridges */
+		struct gpu_readings r;
+		struct gpu_policy p;
+		struct check_result res;
+		host(&r, 2, true);
+		gpu_policy_init(&p);
+		for (size_t i = 0; i < r.nvml.nr; i++)
+			for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+				r.nvml.gpus[i].nvlink[l].active.v = 0;
+		CHECK_INT(eval(&r, &p, &res), 0);
+		CHECK_INT(res.status, STATUS_OK);
+		check_result_release(&res);
+		/* ...unless the configuration says how many must be up */
+		p.nvlink_links = 18;
+		CHECK_INT(eval(&r, &p, &res), 0);
+		const struct finding *f = need(&res, "nvlink_inactive", "GPU 1", STATUS_FAIL,
+					       ACTION_RESET_GPU);
+		CHECK_STR(f->message, "GPU 1 has 0 of 18 NVLinks active");
+		done(&r, &p, &res);
+	}
+	{
+		/* INVALID_ARGUMENT for a link number the GPU does not have: absent, not an error */
+		ONE_GPU_CASE(res, true, {
+			g->nvlink[17].active.rc = NVML_ERROR_INVALID_ARGUMENT;
+			for (int c = 0; c < NVML_NVLINK_ERROR_COUNT; c++)
+				g->nvlink[17].errors[c].rc = NVML_ERROR_INVALID_ARGUMENT;
+		});
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_nvlink_errors_warn)
+{
+	{
+		ONE_GPU_CASE(res, true, {
+			g->nvlink[2].errors[NVML_NVLINK_ERROR_DL_CRC_FLIT].v = 250;
+			g->nvlink[9].errors[NVML_NVLINK_ERROR_DL_REPLAY].v = 101;
+			g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_RECOVERY].v = 100; /* at, not over */
+		});
+		const struct finding *f = need(&res, "nvlink_errors", "GPU 3", STATUS_WARN,
+					       ACTION_INVESTIGATE);
+		CHECK_CONTAINS(f->message, "link 2 crc_flit 250, link 9 replay 101");
+		CHECK_NOT_CONTAINS(f->message, "link 4");
+		CHECK_INT(res.status, STATUS_WARN);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, true, {
+			g->nvlink[2].errors[NVML_NVLINK_ERROR_DL_CRC_DATA].v = 250;
+			p.nvlink_error_threshold = 1000;
+		});
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_clock_event_reasons)
+{
+	static const uint64_t normal[] = { 0, 0x1, 0x2, 0x4, 0x10, 0x100, 0x1 | 0x4 | 0x10 };
+	for (size_t i = 0; i < ARRAY_SIZE(normal); i++) {
+		ONE_GPU_CASE(res, false, g->clock_events.v = normal[i]);
+		CHECK_MSG(res.status == STATUS_OK, "0x%llx judged %s",
+			  (unsigned long long)normal[i], status_name(res.status));
+		done(&r, &p, &res);
+	}
+	static const struct {
+		uint64_t mask;
+		const char *name;
+	} bad[] = {
+		{ 0x8, "HW slowdown" },
+		{ 0x20, "SW thermal slowdown" },
+		{ 0x40 | 0x1, "HW thermal slowdown" },
+		{ 0x80, "HW power brake" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ONE_GPU_CASE(res, false, g->clock_events.v = bad[i].mask);
+		const struct finding *f = need(&res, "clock_events", "GPU 3", STATUS_FAIL,
+					       ACTION_INSPECT_HARDWARE);
+		CHECK_CONTAINS(f->message, bad[i].name);
+		CHECK_NOT_CONTAINS(f->message, "idle");
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->clock_events.v = 0x8 | 0x40);
+		const struct finding *f = result_find(&res, "clock_events", NULL);
+		CHECK_CONTAINS(f->message, "HW slowdown, HW thermal slowdown");
+		CHECK_STR(detail(f, "clocks_event_reasons"), "0x48");
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_pcie_width_and_gen)
+{
+	{
+		ONE_GPU_CASE(res, false, g->pcie_width.v = 8);
+		const struct finding *f = need(&res, "pcie_link", "GPU 3", STATUS_FAIL,
+					       ACTION_INSPECT_HARDWARE);
+		CHECK_STR(f->message, "GPU 3 PCIe link is x8 of x16 (reseat the GPU)");
+		done(&r, &p, &res);
+	}
+	{
+		/* gen 1 at idle is power saving: ok, and said in a detail */
+		ONE_GPU_CASE(res, false, g->pcie_gen.v = 1);
+		CHECK_INT(res.status, STATUS_OK);
+		const struct finding *f = need(&res, "gpu", "GPU 3", STATUS_OK, ACTION_NONE);
+		CHECK_CONTAINS(detail(f, "pcie_note"), "gen 1 of 5");
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_version_pins)
+{
+	{
+		ONE_GPU_CASE(res, false, strlist_add(&p.driver_versions, "570.133.20"));
+		const struct finding *f = need(&res, "driver_version", NULL, STATUS_FAIL,
+					       ACTION_FIX_CONFIG);
+		CHECK_STR(f->message, "NVIDIA driver 580.159.04, expected 570.133.20");
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, {
+			strlist_add(&p.driver_versions, "570.133.20");
+			strlist_add(&p.driver_versions, "580.159.04");
+			strlist_add(&p.vbios_versions, "96.00.A5.*");
+		});
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, {
+			strlist_add(&p.vbios_versions, "96.00.A5.00.1A");
+			snprintf(g->vbios.s, sizeof(g->vbios.s), "96.00.99.00.01");
+		});
+		const struct finding *f = need(&res, "vbios_version", "GPU 3", STATUS_FAIL,
+					       ACTION_FIX_CONFIG);
+		CHECK_CONTAINS(f->message, "96.00.99.00.01, expected 96.00.A5.00.1A");
+		CHECK_INT(res.nr, 8); /* 7 ok GPUs + this one; no summary */
+		done(&r, &p, &res);
+	}
+	{
+		/* pinned but unreadable: could not tell */
+		ONE_GPU_CASE(res, false, {
+			strlist_add(&p.driver_versions, "580.159.04");
+			r.nvml.driver_version.rc = NVML_ERROR_UNKNOWN;
+		});
+		need(&res, "driver_version", NULL, STATUS_UNKNOWN, ACTION_NONE);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_recovery_action)
+{
+	static const struct {
+		uint64_t v;
+		enum status st;
+		enum action act;
+	} cases[] = {
+		{ 1, STATUS_FAIL, ACTION_RESET_GPU },
+		{ 2, STATUS_FAIL, ACTION_REBOOT },
+		{ 3, STATUS_FAIL, ACTION_REBOOT },
+		{ 4, STATUS_FAIL, ACTION_RESET_GPU },
+		{ 9, STATUS_WARN, ACTION_INVESTIGATE },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ONE_GPU_CASE(res, false, g->recovery_action.v = cases[i].v);
+		const struct finding *f = need(&res, "recovery_action", "GPU 3", cases[i].st,
+					       cases[i].act);
+		CHECK_INT(atoi(detail(f, "recovery_action")), cases[i].v);
+		done(&r, &p, &res);
+	}
+	static const int silent[] = { NVML_ERROR_FUNCTION_NOT_FOUND, NVML_ERROR_NOT_SUPPORTED };
+	for (size_t i = 0; i < ARRAY_SIZE(silent); i++) {
+		ONE_GPU_CASE(res, false, {
+			g->recovery_action.v = 0;
+			g->recovery_action.rc = silent[i];
+		});
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->recovery_action.v = 0);
+		CHECK_INT(res.status, STATUS_OK);
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_read_errors_are_unknown_not_faults)
+{
+	{
+		ONE_GPU_CASE(res, false, {
+			g->ecc_current.rc = g->ecc_pending.rc = NVML_ERROR_NO_PERMISSION;
+			g->clock_events.rc = NVML_ERROR_UNKNOWN;
+			g->temperature.rc = NVML_ERROR_UNKNOWN; /* only shown, never judged */
+		});
+		const struct finding *f = need(&res, "nvml", "GPU 3", STATUS_UNKNOWN, ACTION_NONE);
+		CHECK_STR(f->message, "GPU 3: cannot read ECC mode: Insufficient Permissions, "
+				      "clock event reasons: Unknown Error");
+		CHECK_INT(res.status, STATUS_UNKNOWN);
+		done(&r, &p, &res);
+	}
+	{
+		ONE_GPU_CASE(res, false, g->pcie_width.rc = NVML_ERROR_RESET_REQUIRED);
+		need(&res, "reset_required", "GPU 3", STATUS_FAIL, ACTION_RESET_GPU);
+		CHECK(!result_find(&res, "nvml", NULL));
+		done(&r, &p, &res);
+	}
+	{
+		/* the temperature alone unreadable: still healthy, just not shown */
+		ONE_GPU_CASE(res, false, g->temperature.rc = NVML_ERROR_UNKNOWN);
+		CHECK_INT(res.status, STATUS_OK);
+		CHECK_NOT_CONTAINS(result_find(&res, "gpu", "GPU 3")->message, " C,");
+		done(&r, &p, &res);
+	}
+}
+
+TEST(gpu_policy_from_config)
+{
+	struct config cfg;
+	struct gpu_policy p;
+	struct strbuf err = STRBUF_INIT;
+	const char *text = "[gpu]\n\tcount = 8\n\tnvlink-error-threshold = 5\n"
+			   "\tdriver-version = 580.159.04, 570.133.20\n\tdriver-version = 575.*\n"
+			   "\tvbios-version = 96.00.A5.00.1A\n";
+	config_init(&cfg, "node1");
+	CHECK_INT(config_parse(&cfg, text, strlen(text), "t.conf", &err), 0);
+	gpu_policy_init(&p);
+	CHECK_INT(gpu_policy_load(&p, &cfg, &err), 0);
+	CHECK(p.count_set);
+	CHECK_INT(p.count, 8);
+	CHECK_INT(p.nvlink_error_threshold, 5);
+	CHECK_INT(p.remapped_rows_max, 512);
+	CHECK_INT(p.driver_versions.nr, 3);
+	CHECK_STR(p.driver_versions.items[2], "575.*");
+	CHECK_INT(p.vbios_versions.nr, 1);
+	gpu_policy_release(&p);
+	config_release(&cfg);
+
+	config_init(&cfg, "node1");
+	text = "[gpu]\n\tcount = eight\n";
+	CHECK_INT(config_parse(&cfg, text, strlen(text), "t.conf", &err), 0);
+	gpu_policy_init(&p);
+	CHECK_INT(gpu_policy_load(&p, &cfg, &err), -1);
+	CHECK_CONTAINS(err.buf, "count");
+	gpu_policy_release(&p);
+	config_release(&cfg);
+
+	config_init(&cfg, "node1");
+	text = "[gpu]\n\tnvlink-links = 19\n";
+	CHECK_INT(config_parse(&cfg, text, strlen(text), "t.conf", &err), 0);
+	gpu_policy_init(&p);
+	CHECK_INT(gpu_policy_load(&p, &cfg, &err), -1);
+	CHECK_CONTAINS(err.buf, "nvlink-links");
+	gpu_policy_release(&p);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
