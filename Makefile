@@ -38,7 +38,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LIBS := -ldl -lm
+LIBS := -ldl -lm -lmicrohttpd -lpthread
 
 ifeq ($(V),1)
 Q :=
@@ -47,7 +47,7 @@ Q := @
 endif
 
 LIB_SRC := $(sort $(wildcard src/lib/*.c src/sys/*.c src/gpu/*.c src/logs/*.c src/checks/*.c \
-	src/report/*.c src/cmd/*.c))
+	src/report/*.c src/slurm/*.c src/agent/*.c src/cmd/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/vigil.o
 TEST_SRC := $(sort $(wildcard tests/*.c tests/unit/*.c))
@@ -111,7 +111,7 @@ build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -DVIGIL_VERSION='"$(VERSION)"' -DVIGIL_LIBDIR='"$(LIBDIR)"' \
-		-g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_SRC) -ldl -lm
+		-g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_SRC) $(LIBS)
 fuzz-build: $(FUZZ_BIN)
 fuzz: fuzz-build
 	$(Q)for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \

@@ -2,11 +2,14 @@
 #include "cmd.h"
 #include "common.h"
 #include "../checks/runner.h"
+#include "../agent/cache.h"
+#include "../slurm/slurm.h"
 #include "../lib/prom.h"
 #include "../lib/strlist.h"
 #include "../sys/fsroot.h"
 
 #include <getopt.h>
+#include <syslog.h>
 #include <unistd.h>
 
 static const char check_usage[] =
@@ -30,15 +33,27 @@ static const char check_usage[] =
 	"  --reason            print only the one-line reason (at most 80 characters)\n"
 	"  -v, --verbose       show every finding, not only problems\n"
 	"  --color WHEN        auto (default: on a terminal), always or never\n"
+	"  --cached            answer at once from the result 'vigil agent' keeps in the state\n"
+	"                      directory; older than agent.max-age seconds (default three agent\n"
+	"                      intervals) or missing is unknown, never healthy\n"
+	"  --slurm             act as Slurm's HealthCheckProgram, prolog or epilog: drain this\n"
+	"                      node (SLURMD_NODENAME, --host or the host name) when unhealthy with\n"
+	"                      reason \"vigil: <reason>\", resume it when healthy only if vigil\n"
+	"                      drained it; never touches a node someone else drained\n"
+	"                      (slurm.on-unknown = nothing|drain, slurm.timeout = 10 seconds)\n"
+	"  --npd               node-problem-detector custom plugin: print the reason (at most 80\n"
+	"                      characters) and exit 0 OK, 1 NonOK, 2 Unknown\n"
 	"\n"
 	"Exit status:\n"
 	"  0  healthy (warnings alone leave the host healthy)\n"
 	"  1  unhealthy: at least one check failed\n"
 	"  2  usage error\n"
-	"  3  could not tell: a check was unknown or timed out, and none failed\n";
+	"  3  could not tell: a check was unknown or timed out, and none failed\n"
+	"     (with --slurm also: healthy, but a Slurm command failed)\n"
+	"With --npd: 0 healthy, 1 unhealthy, 2 could not tell (or a usage error).\n";
 
 enum { OPT_ROOT = 256, OPT_KLOG, OPT_ONLY, OPT_SKIP, OPT_CONFIG, OPT_STATE, OPT_HOST,
-       OPT_TIMEOUT, OPT_JSON, OPT_PROM, OPT_REASON, OPT_COLOR };
+       OPT_TIMEOUT, OPT_JSON, OPT_PROM, OPT_REASON, OPT_COLOR, OPT_CACHED, OPT_SLURM, OPT_NPD };
 
 static const struct option check_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -55,6 +70,9 @@ static const struct option check_opts[] = {
 	{ "reason", no_argument, NULL, OPT_REASON },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "cached", no_argument, NULL, OPT_CACHED },
+	{ "slurm", no_argument, NULL, OPT_SLURM },
+	{ "npd", no_argument, NULL, OPT_NPD },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -67,6 +85,7 @@ struct check_args {
 	bool json, reason, verbose;
 	const char *prom;
 	int color; /* -1 auto */
+	bool cached, slurm, npd;
 };
 
 static int parse_names(struct strlist *l, const char *arg)
@@ -125,6 +144,9 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 				return -1;
 			}
 			break;
+		case OPT_CACHED: a->cached = true; break;
+		case OPT_SLURM: a->slurm = true; break;
+		case OPT_NPD: a->npd = true; break;
 		case 'h': return 1;
 		case ':':
 			usage_error("check", "option '%s' needs a value", argv[optind - 1]);
@@ -142,7 +164,89 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		usage_error("check", "--json and --reason cannot be used together");
 		return -1;
 	}
+	if (a->npd && (a->json || a->reason)) {
+		usage_error("check", "--npd prints its own message: not with --json or --reason");
+		return -1;
+	}
+	if (a->cached && (a->only.nr || a->skip.nr || a->kernel_log)) {
+		usage_error("check", "--cached reports what the agent ran: not with --only, --skip "
+				     "or --kernel-log");
+		return -1;
+	}
+	/* Under slurmd (HealthCheckProgram, prolog, epilog) the node is the one Slurm names. */
+	if (a->slurm && !a->he.host) {
+		const char *n = getenv("SLURMD_NODENAME");
+		if (n && *n)
+			a->he.host = n;
+	}
 	return 0;
+}
+
+/* The cached verdict: agent.max-age seconds, by default three agent intervals. */
+static int load_cached(struct check_args *a, struct report *rep, struct strbuf *err)
+{
+	double interval, max_age;
+	if (config_get_double(&a->he.cfg, "agent", "interval", 60, &interval, err) < 0 ||
+	    config_get_double(&a->he.cfg, "agent", "max-age", 3 * interval, &max_age, err) < 0)
+		return -1;
+	if (max_age <= 0)
+		return error_set(err, "agent.max-age wants a positive number of seconds");
+	agent_cache_load(a->he.state_dir, a->he.host, wall_seconds(), max_age, rep);
+	return 0;
+}
+
+/* Everything under Slurm's 60 s limit: the checks, then at most two Slurm calls in what is left. */
+#define SLURM_BUDGET_MS 55000
+
+/* The drain/resume policy on this node. Returns the exit code to use. */
+static int apply_slurm(struct check_args *a, const struct report *rep, int ret, uint64_t t0)
+{
+	struct slurm_cmds cmds;
+	struct slurm_policy pol;
+	struct slurm_node node;
+	struct slurm_decision d;
+	struct strbuf err = STRBUF_INIT;
+	bool have_node = false;
+	const char *name = a->he.host;
+
+	if (slurm_cmds_from_config(&a->he.cfg, &cmds, &err) < 0 ||
+	    slurm_policy_from_config(&a->he.cfg, &pol, &err) < 0) {
+		fprintf(stderr, "vigil check: %s\n", err.buf);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	uint64_t spent = mono_ms() - t0;
+	unsigned left = spent < SLURM_BUDGET_MS ? (unsigned)(SLURM_BUDGET_MS - spent) : 1000;
+	if (cmds.timeout_ms > left / 2)
+		cmds.timeout_ms = left / 2 > 1000 ? left / 2 : 1000;
+	memset(&node, 0, sizeof(node));
+	if (slurm_node_get(&cmds, name, &node, &err) == 0)
+		have_node = true;
+	else
+		fprintf(stderr, "vigil check: slurm: %s\n", err.buf);
+	slurm_decide(rep->verdict, rep->reason, have_node ? &node : NULL, &pol, &d);
+	fprintf(stderr, "vigil check: slurm: node '%s' (%s): %s: %s\n", name,
+		have_node ? node.state : "state unknown", slurm_act_name(d.act), d.why);
+	if (d.act != SLURM_ACT_NOTHING) {
+		if (slurm_apply(&cmds, name, &d, &err) < 0) {
+			fprintf(stderr, "vigil check: slurm: cannot %s node '%s': %s\n",
+				slurm_act_name(d.act), name, err.buf);
+			syslog(LOG_ERR, "cannot %s node '%s': %s", slurm_act_name(d.act), name,
+			       err.buf);
+			if (ret == EXIT_HEALTHY)
+				ret = EXIT_UNKNOWN;
+		} else if (d.act == SLURM_ACT_DRAIN) {
+			syslog(LOG_WARNING, "drained node '%s': %s", name, d.reason);
+		} else {
+			syslog(LOG_NOTICE, "resumed node '%s' (was: %s)", name, node.reason);
+		}
+	} else if (!have_node && ret == EXIT_HEALTHY) {
+		ret = EXIT_UNKNOWN;
+	}
+out:
+	slurm_node_release(&node);
+	strbuf_release(&err);
+	return ret;
 }
 
 /* Which checks run, with which deadline. Returns the count, or -1 on a bad setting. */
@@ -237,28 +341,39 @@ int cmd_check(int argc, char **argv)
 		goto out_env;
 	}
 
-	report_init(&rep, a.he.host, wall_seconds());
 	uint64_t t0 = mono_ms();
-	int n = select_checks(&a, items, &rep, &err);
-	if (n < 0) {
-		fprintf(stderr, "vigil check: %s\n", err.buf);
-		report_release(&rep);
-		goto out_env;
+	if (a.cached) {
+		if (load_cached(&a, &rep, &err) < 0) {
+			fprintf(stderr, "vigil check: %s\n", err.buf);
+			goto out_env;
+		}
+	} else {
+		report_init(&rep, a.he.host, wall_seconds());
+		int n = select_checks(&a, items, &rep, &err);
+		if (n < 0) {
+			fprintf(stderr, "vigil check: %s\n", err.buf);
+			report_release(&rep);
+			goto out_env;
+		}
+		struct check_ctx ctx = {
+			.cfg = &a.he.cfg,
+			.host = a.he.host,
+			.state_dir = a.he.state_dir,
+			.kernel_log = a.kernel_log,
+			.now = rep.time,
+		};
+		checks_run(&ctx, items, (size_t)n, (unsigned)(a.timeout_s * 1000), &rep);
+		rep.duration_ms = mono_ms() - t0;
+		sort_results(&rep);
 	}
-	struct check_ctx ctx = {
-		.cfg = &a.he.cfg,
-		.host = a.he.host,
-		.state_dir = a.he.state_dir,
-		.kernel_log = a.kernel_log,
-		.now = rep.time,
-	};
-	checks_run(&ctx, items, (size_t)n, (unsigned)(a.timeout_s * 1000), &rep);
-	rep.duration_ms = mono_ms() - t0;
-	sort_results(&rep);
 	report_finish(&rep);
 	ret = verdict_exit_code(rep.verdict);
 
-	if (a.json) {
+	if (a.npd) {
+		/* node-problem-detector: 0 OK, 1 NonOK, 2 Unknown; stdout is the message. */
+		strbuf_addf(&out, "%s\n", rep.reason);
+		ret = rep.verdict == VERDICT_HEALTHY ? 0 : rep.verdict == VERDICT_UNHEALTHY ? 1 : 2;
+	} else if (a.json) {
 		report_json(&rep, &out, true);
 	} else if (a.reason) {
 		strbuf_addf(&out, "%s\n", rep.reason);
@@ -274,12 +389,14 @@ int cmd_check(int argc, char **argv)
 		if (prom_write_atomic(a.prom, &prom, &err) < 0) {
 			fprintf(stderr, "vigil check: %s\n", err.buf);
 			if (ret == EXIT_HEALTHY)
-				ret = EXIT_UNKNOWN;
+				ret = a.npd ? 2 : EXIT_UNKNOWN;
 		}
 		strbuf_release(&prom);
 	}
 	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
 		ret = EXIT_UNKNOWN;
+	if (a.slurm)
+		ret = apply_slurm(&a, &rep, ret, t0);
 	report_release(&rep);
 out_env:
 	host_env_release(&a.he);
