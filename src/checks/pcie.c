@@ -209,11 +209,10 @@ static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, con
 	return bad;
 }
 
-static void add_kind(struct strbuf *sb, size_t n, const char *name)
+static void add_kind(struct strbuf *sb, size_t n, const char *one, const char *many)
 {
-	if (!n)
-		return;
-	strbuf_addf(sb, "%s%zu %s%s", sb->len ? ", " : "", n, name, n == 1 ? "" : "s");
+	if (n)
+		strbuf_addf(sb, "%s%zu %s", sb->len ? ", " : "", n, n == 1 ? one : many);
 }
 
 void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt,
@@ -248,9 +247,9 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 			finding_detail_num(f, "ignored", (double)t.ignored);
 		goto out;
 	}
-	add_kind(&kinds, t.kinds[PCI_KIND_GPU], "GPU");
-	add_kind(&kinds, t.kinds[PCI_KIND_NVSWITCH], "NVSwitch");
-	add_kind(&kinds, t.kinds[PCI_KIND_NIC], "NIC");
+	add_kind(&kinds, t.kinds[PCI_KIND_GPU], "GPU", "GPUs");
+	add_kind(&kinds, t.kinds[PCI_KIND_NVSWITCH], "NVSwitch", "NVSwitches");
+	add_kind(&kinds, t.kinds[PCI_KIND_NIC], "NIC", "NICs");
 	struct finding *f;
 	if (t.bad == r->nr - t.ignored)
 		goto out; /* every device has a finding of its own: no summary to add */

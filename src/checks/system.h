@@ -1,8 +1,59 @@
-/* system.h: the 'system' check (see system.c). */
+/*
+ * system.h: the 'system' check: the host around the GPUs: GPUDirect RDMA module, NVSwitch fabric
+ * manager, CPU frequency governor, swap, available memory (see system.c, docs/checks-host.md).
+ */
 #ifndef VIGIL_CHECK_SYSTEM_H
 #define VIGIL_CHECK_SYSTEM_H
 
 #include "check.h"
+
+#define SYSTEM_FM_COMM "nv-fabricmanage" /* "nv-fabricmanager" cut to the kernel's 15 chars */
+
+struct system_governor {
+	char name[32];
+	size_t cpus;
+};
+
+struct system_readings {
+	bool peermem;            /* nvidia_peermem (or the older nv_peer_mem) is loaded */
+	char peermem_module[32]; /* which one */
+	size_t nvswitches;       /* NVIDIA PCI devices of class 0x0680 */
+	bool proc_listed;        /* /proc could be listed */
+	bool fabricmanager;      /* a process named nv-fabricmanager runs */
+	size_t cpus;             /* cpuN directories */
+	size_t cpufreq;          /* of which with cpufreq/ */
+	struct system_governor governors[8]; /* distinct scaling_governor values */
+	size_t nr_governors;
+	double *freq_ratio;      /* scaling_cur_freq / cpuinfo_max_freq per CPU that has both */
+	size_t nr_freq, alloc_freq;
+	bool swaps_read;
+	size_t swap_devices;
+	uint64_t swap_kb;
+	char swap_first[128];    /* the first swap device, for the message */
+	bool meminfo_read;
+	uint64_t mem_total_kb, mem_avail_kb;
+};
+
+enum swap_policy { SWAP_ALLOWED, SWAP_WARN, SWAP_FAIL };
+
+struct system_options {
+	bool peermem_required;
+	char governor[32];     /* expected governor; "" when any will do */
+	double min_freq_ratio; /* 0: frequencies are only reported */
+	enum swap_policy swap;
+	double min_available;  /* percent of MemTotal; 0: not checked */
+};
+
+int system_options_load(const struct config *cfg, struct system_options *opt, struct strbuf *err);
+/* Read everything. 0, or -1 with *err. */
+int system_gather(struct system_readings *r, struct strbuf *err);
+/* Parse /proc/meminfo and /proc/swaps text into r. */
+void system_parse_meminfo(struct system_readings *r, const char *text);
+void system_parse_swaps(struct system_readings *r, const char *text);
+/* Pure: findings for the readings. */
+void system_evaluate(const struct system_readings *r, const struct system_options *opt,
+		     struct check_result *res);
+void system_readings_release(struct system_readings *r);
 
 int check_system_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err);
 
