@@ -911,6 +911,12 @@ static void parse_message(struct kmsg_log *log, const struct prefix *px, uint64_
 		memset(&tmp, 0, sizeof(tmp));
 		tmp.fatal = -1;
 		if (parse_sxid(msg, hit, &tmp)) {
+			/* "Severity N ..." and "Data {...}" lines continue the SXid just logged */
+			const struct kmsg_event *prev = log->nr ? &log->ev[log->nr - 1] : NULL;
+			if (prev && prev->kind == KMSG_SXID && prev->num == tmp.num &&
+			    !strcmp(prev->bdf, tmp.bdf) && line - prev->line <= 3 &&
+			    (starts_with(tmp.text, "Severity") || starts_with(tmp.text, "Data {")))
+				return;
 			struct kmsg_event *ev = new_event(log, KMSG_SXID, px, line);
 			ev->num = tmp.num;
 			ev->fatal = tmp.fatal;

@@ -295,8 +295,13 @@ TEST(kmsg_sxid)
 		    "Short Error Rate\n"
 		    "[ 2.0] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30 LTSSM "
 		    "Fault Up\n"
+		    "[ 2.0] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Severity 1 Engine "
+		    "instance 30 Sub-engine instance 00\n"
+		    "[ 2.0] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Data {0x00000000, "
+		    "0x00000001}\n"
 		    "[ 3.0] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 12028, Data {0x00000000, "
 		    "0x00000001, 0x00000002}\n");
+	/* the Severity and Data lines after an SXid are part of it */
 	CHECK_INT(log.nr, 3);
 	CHECK_INT(log.ev[0].kind, KMSG_SXID);
 	CHECK_INT(log.ev[0].num, 20009);
