@@ -263,12 +263,14 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 			       r->nr - t.ignored - t.bad, r->nr - t.ignored, kinds.buf);
 	else if (t.idle_gpus)
 		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
-			       "%zu links at full width (%s); %zu idle GPU%s below top speed, "
+			       "%zu link%s at full width (%s); %zu idle GPU%s below top speed, "
 			       "as GPUs do to save power",
-			       t.links, kinds.buf, t.idle_gpus, t.idle_gpus == 1 ? "" : "s");
+			       t.links, t.links == 1 ? "" : "s", kinds.buf, t.idle_gpus,
+			       t.idle_gpus == 1 ? "" : "s");
 	else
 		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
-			       "%zu links at full speed and width (%s)", t.links, kinds.buf);
+			       "%zu link%s at full speed and width (%s)", t.links,
+			       t.links == 1 ? "" : "s", kinds.buf);
 	finding_detail_num(f, "links", (double)t.links);
 	if (t.idle.len)
 		finding_detail(f, "gpus_below_top_speed", "%s", t.idle.buf);

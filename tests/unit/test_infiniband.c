@@ -1,6 +1,6 @@
 /*
- * test_infiniband.c: the 'infiniband' check: parsing, evaluate() rules on hand-built ports, gather()
- * on fixture trees, counters kept between runs, and a port file that blocks.
+ * test_infiniband.c: the 'infiniband' check: parsing, evaluate() rules on hand-built ports,
+ * gather() on fixture trees, counters kept between runs, and a port file that blocks.
  */
 #include "../harness.h"
 #include "../../src/checks/infiniband.h"
