@@ -46,7 +46,7 @@ else
 Q := @
 endif
 
-LIB_SRC := $(sort $(wildcard src/lib/*.c src/sys/*.c src/gpu/*.c src/logs/*.c src/checks/*.c \
+LIB_SRC := $(sort $(wildcard src/lib/*.c src/sys/*.c src/gpu/*.c src/logs/*.c src/checks/*.c src/stress/*.c \
 	src/report/*.c src/slurm/*.c src/agent/*.c src/cmd/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/vigil.o
@@ -92,6 +92,44 @@ $(TEST_RUNNER): $(TEST_OBJ) $(LIBVIGIL)
 
 build-tests: $(VIGIL) $(FAKE_NVML) $(TEST_RUNNER)
 
+# CUDA helpers (cuda/ -> $(BUILD)/vigil-gpu, $(BUILD)/vigil-nccl): built when nvcc is found, so CI
+# compiles them; vigil itself builds and runs without CUDA and says so (docs/STRESS.md).
+#   make cuda                        build them (fails clearly without nvcc)
+#   make cuda NCCL_HOME=DIR CUBLAS_HOME=DIR   where include/ and lib64/ (or lib/) hold them
+NVCC ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+HAVE_NVCC := $(wildcard $(NVCC))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUBLAS_HOME ?= $(CUDA_HOME)
+NCCL_HOME ?= $(CUDA_HOME)
+cuda_libdir = $(if $(wildcard $(1)/lib64),$(1)/lib64,$(1)/lib)
+NVCC_GENCODE ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCC_FLAGS ?= -O3
+CUDA_ALL_FLAGS := -std=c++17 $(NVCC_GENCODE) $(NVCC_FLAGS) -Xcompiler -Wall,-Wextra \
+	-I$(CUBLAS_HOME)/include -I$(NCCL_HOME)/include
+CUDA_HELPERS := $(BUILD)/vigil-gpu $(BUILD)/vigil-nccl
+GPU_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o nvml_lite.o gemm.o mem.o vigil_gpu.o)
+NCCL_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o vigil_nccl.o)
+
+$(BUILD)/cuda/%.o: cuda/%.cu $(wildcard cuda/*.cuh)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(CUDA_ALL_FLAGS) -c -o $@ $<
+$(BUILD)/vigil-gpu: $(GPU_HELPER_OBJ)
+	@$(if $(Q),echo "  NVLINK  $@")
+	$(Q)$(NVCC) $(NVCC_GENCODE) -o $@ $^ -L$(call cuda_libdir,$(CUBLAS_HOME)) -lcublasLt -ldl \
+		-lpthread -Xlinker -rpath=$(call cuda_libdir,$(CUBLAS_HOME))
+$(BUILD)/vigil-nccl: $(NCCL_HELPER_OBJ)
+	@$(if $(Q),echo "  NVLINK  $@")
+	$(Q)$(NVCC) $(NVCC_GENCODE) -o $@ $^ -L$(call cuda_libdir,$(NCCL_HOME)) -lnccl -ldl \
+		-lpthread -Xlinker -rpath=$(call cuda_libdir,$(NCCL_HOME))
+cuda:
+	@test -x "$(NVCC)" || { echo "make cuda: no nvcc (looked for '$(NVCC)'; set NVCC=)"; exit 1; }
+	$(Q)$(MAKE) --no-print-directory $(CUDA_HELPERS)
+ifneq ($(HAVE_NVCC),)
+all: $(CUDA_HELPERS)
+build-tests: $(CUDA_HELPERS)
+endif
+
 # The suite: installs what it needs when it can (tests/setup-deps), then runs every test once.
 test:
 	$(Q)$(MAKE) --no-print-directory SANITIZE=$(TEST_SANITIZE) run-tests
@@ -134,6 +172,8 @@ install: all
 	install -m 0755 $(VIGIL) $(DESTDIR)$(BINDIR)/vigil
 	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
 	install -m 0644 docs/vigil-check.1 $(DESTDIR)$(MANDIR)/man1/vigil-check.1
+	for h in $(CUDA_HELPERS); do if [ -x "$$h" ]; then \
+		install -m 0755 "$$h" $(DESTDIR)$(LIBDIR)/vigil/; fi; done
 
 lint:
 	$(Q)sh tests/lint
@@ -141,7 +181,7 @@ lint:
 clean:
 	rm -rf build vigil
 
-.PHONY: bench-build all test run-tests build-tests fuzz fuzz-build bench install clean lint vigil
+.PHONY: cuda bench-build all test run-tests build-tests fuzz fuzz-build bench install clean lint vigil
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
