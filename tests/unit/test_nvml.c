@@ -485,7 +485,9 @@ TEST(nvml_snapshot_round_trip_real_h200)
 {
 	/* written through the real NVML of the lent 1xH200 machine */
 	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
-	test_src_path(&p, "tests/scenarios/gpu-real-h200-vm/root/nvml.snapshot");
+	test_src_path(&p, "tests/scenarios/gpu-real-h200-vm");
+	strbuf_addstr(&p, "/root");
+	strbuf_addstr(&p, "/nvml.snapshot");
 	CHECK_MSG(read_file_bounded(p.buf, &text, 1 << 20, &err) == READ_OK, "%s", err.buf);
 	round_trip(text.buf);
 	strbuf_release(&p);
