@@ -215,6 +215,12 @@ static bool matches(const struct strlist *pats, const struct ib_port *p)
 	return false;
 }
 
+/* 4: ACTIVE, or 5: ACTIVE_DEFER (active, briefly deferring traps) */
+static bool port_active(const struct ib_port *p)
+{
+	return p->state_num == 4 || p->state_num == 5;
+}
+
 static bool is_ib(const struct ib_port *p)
 {
 	return !p->link_layer[0] || !strcmp(p->link_layer, "InfiniBand");
@@ -327,7 +333,7 @@ static double expected_rate(const struct ib_readings *r, const struct ib_options
 	double best = 0;
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct ib_port *p = &r->ports[i];
-		if (pick(opt, p) == PICK_CHECK && !p->error[0] && p->state_num == 4 &&
+		if (pick(opt, p) == PICK_CHECK && !p->error[0] && port_active(p) &&
 		    is_ib(p) == ib_layer && p->rate_gbps > best)
 			best = p->rate_gbps;
 	}
@@ -360,7 +366,7 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			continue;
 		}
 		bool port_bad = false;
-		if (p->state_num == 4) {
+		if (port_active(p)) {
 			active++;
 			double want = is_ib(p) ? ib_rate : eth_rate;
 			if (p->rate_gbps > 0 && want > 0 && p->rate_gbps + 0.01 < want) {

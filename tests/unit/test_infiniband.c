@@ -130,6 +130,18 @@ TEST(ib_port_states_pick_status_and_action)
 		check_result_release(&res);
 		ib_readings_release(&r);
 	}
+	/* 5: ACTIVE_DEFER is active */
+	struct ib_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	struct ib_port p = mkport("mlx5_0", 1, 4, 5, 400);
+	strlcpy_v(p.state, "5: ACTIVE_DEFER", sizeof(p.state));
+	p.state_num = 5;
+	add(&r, p);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	ib_readings_release(&r);
 }
 
 TEST(ib_slow_port_stands_out_and_rate_config)
