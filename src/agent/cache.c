@@ -71,7 +71,7 @@ int agent_cache_load(const char *state_dir, const char *host, double now, double
 	agent_cache_path(&path, state_dir);
 	int r = read_file_bounded(path.buf, &text, CACHE_MAX_BYTES, &err);
 	if (r == READ_MISSING) {
-		strbuf_addf(&why, "no cached result in '%s' (is 'vigil agent' running?)", state_dir);
+		strbuf_addf(&why, "no cached result (is 'vigil agent' running?) in '%s'", state_dir);
 		goto stand_in;
 	}
 	if (r != READ_OK) {
@@ -86,10 +86,10 @@ int agent_cache_load(const char *state_dir, const char *host, double now, double
 	double age = now - rep->time;
 	if (age > max_age_s || age < -60) {
 		if (age > 0)
-			strbuf_addf(&why, "the cached result is %.0f s old (limit %.0f s): is 'vigil "
-					  "agent' running?", age, max_age_s);
+			strbuf_addf(&why, "cached result %.0f s old (limit %.0f s): agent not running?",
+				    age, max_age_s);
 		else
-			strbuf_addf(&why, "the cached result is from the future (%.0f s ahead)", -age);
+			strbuf_addf(&why, "cached result from the future (%.0f s ahead)", -age);
 		report_release(rep);
 		goto stand_in;
 	}

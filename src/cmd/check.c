@@ -313,6 +313,36 @@ static void sort_results(struct report *rep)
 	rep->alloc = rep->nr;
 }
 
+int check_collect(const struct host_env *he, const struct strlist *only,
+		  const struct strlist *skip, double timeout_s, struct report *rep,
+		  struct strbuf *err)
+{
+	struct check_args a;
+	struct run_item items[32];
+	memset(&a, 0, sizeof(a));
+	a.he = *he; /* borrowed: not released here */
+	a.only = *only;
+	a.skip = *skip;
+	report_init(rep, he->host, wall_seconds());
+	uint64_t t0 = mono_ms();
+	int n = select_checks(&a, items, rep, err);
+	if (n < 0) {
+		report_release(rep);
+		return -1;
+	}
+	struct check_ctx ctx = {
+		.cfg = &he->cfg,
+		.host = he->host,
+		.state_dir = he->state_dir,
+		.now = rep->time,
+	};
+	checks_run(&ctx, items, (size_t)n, (unsigned)(timeout_s * 1000), rep);
+	rep->duration_ms = mono_ms() - t0;
+	sort_results(rep);
+	report_finish(rep);
+	return 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a;

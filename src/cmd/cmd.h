@@ -20,6 +20,19 @@ int cmd_gather(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+
+/* One run of the checks selected as 'vigil check' selects them (configuration, only, skip),
+ * finished into rep (report_init'ed here), for 'vigil agent'. 0, or -1 with *err on a bad
+ * setting. The host_env and lists are borrowed. */
+struct host_env;
+struct report;
+struct strlist;
+struct strbuf;
+int check_collect(const struct host_env *he, const struct strlist *only,
+		  const struct strlist *skip, double timeout_s, struct report *rep,
+		  struct strbuf *err);
 
 struct cmd_def {
 	const char *name;

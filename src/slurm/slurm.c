@@ -109,7 +109,7 @@ const char *slurm_state_short(unsigned f)
 		return f & NODE_NOT_RESPONDING ? "drain*" : busy ? "draining" : "drained";
 	}
 	if (f & NODE_NOT_RESPONDING)
-		return "unreachable*";
+		return "unresponsive";
 	if (f & NODE_UNKNOWN)
 		return "unknown";
 	if (f & NODE_ALLOCATED)

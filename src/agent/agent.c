@@ -1,0 +1,406 @@
+/* agent.c: the agent's cycle, loop and what it serves (see agent.h). */
+#include "agent.h"
+#include "cache.h"
+#include "../lib/fileio.h"
+#include "../lib/prom.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile int agent_stop_requested;
+
+static double real_wall(void *ctx)
+{
+	UNUSED(ctx);
+	return wall_seconds();
+}
+
+static uint64_t real_mono(void *ctx)
+{
+	UNUSED(ctx);
+	return mono_ms();
+}
+
+/* Sleep in slices so that SIGTERM (which sets agent_stop_requested) ends the wait promptly even
+ * when the signal lands between the check and the sleep. */
+static bool real_sleep(void *ctx, uint64_t ms)
+{
+	UNUSED(ctx);
+	uint64_t end = mono_ms() + ms;
+	while (!agent_stop_requested) {
+		uint64_t now = mono_ms();
+		if (now >= end)
+			return true;
+		uint64_t slice = end - now > 1000 ? 1000 : end - now;
+		struct timespec ts = { (time_t)(slice / 1000), (long)(slice % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static uint32_t real_random(void *ctx)
+{
+	static uint64_t s;
+	UNUSED(ctx);
+	if (!s)
+		s = mono_us() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	/* xorshift64*: jitter only needs to differ between hosts */
+	s ^= s >> 12;
+	s ^= s << 25;
+	s ^= s >> 27;
+	return (uint32_t)((s * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static double tv(struct timeval t)
+{
+	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
+}
+
+static double real_cpu(void *ctx)
+{
+	struct rusage self, kids;
+	UNUSED(ctx);
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return tv(self.ru_utime) + tv(self.ru_stime) + tv(kids.ru_utime) + tv(kids.ru_stime);
+}
+
+static int real_write(void *ctx, const char *path, const void *data, size_t len,
+		      struct strbuf *err)
+{
+	UNUSED(ctx);
+	return write_file(path, data, len, true, err);
+}
+
+const struct agent_ops agent_real_ops = { real_wall, real_mono, real_sleep, real_random, real_cpu,
+					  real_write };
+
+void agent_init(struct agent *a, const struct agent_settings *set, const struct agent_ops *ops,
+		void *ops_ctx)
+{
+	memset(a, 0, sizeof(*a));
+	a->set = *set;
+	if (a->set.interval_s <= 0)
+		a->set.interval_s = 60;
+	if (a->set.jitter_s < 0)
+		a->set.jitter_s = 0;
+	if (a->set.max_age_s <= 0)
+		a->set.max_age_s = 3 * a->set.interval_s;
+	a->ops = ops;
+	a->ops_ctx = ops_ctx;
+	pthread_mutex_init(&a->lock, NULL);
+	for (int i = 0; i < AGENT_FILE__COUNT; i++)
+		a->write_ok[i] = true;
+	a->started = ops->wall(ops_ctx);
+}
+
+void agent_release(struct agent *a)
+{
+	history_release(&a->hist);
+	free(a->history_error);
+	if (a->have_latest)
+		report_release(&a->latest);
+	for (size_t i = 0; i < a->nr_timeouts; i++)
+		free(a->timeouts[i].check);
+	free(a->timeouts);
+	pthread_mutex_destroy(&a->lock);
+}
+
+static void state_path(const struct agent *a, struct strbuf *out, const char *file)
+{
+	strbuf_reset(out);
+	strbuf_addf(out, "%s/%s", a->set.state_dir, file);
+}
+
+void agent_load_history(struct agent *a)
+{
+	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
+	if (!a->set.state_dir)
+		goto out;
+	state_path(a, &p, HISTORY_FILE);
+	int r = read_file_bounded(p.buf, &text, 4u << 20, &err);
+	if (r == READ_MISSING)
+		goto out;
+	if (r != READ_OK || history_parse(&a->hist, text.buf, text.len, &err) < 0) {
+		/* Keep the damaged file for a person to look at; start a new history. */
+		struct strbuf bad = STRBUF_INIT;
+		strbuf_addf(&bad, "%s.damaged", p.buf);
+		rename(p.buf, bad.buf);
+		strbuf_reset(&bad);
+		strbuf_addf(&bad, "history '%s' damaged (%s): started anew", p.buf,
+			    r == READ_TRUNCATED ? "too large" : err.buf);
+		a->history_error = strbuf_detach(&bad, NULL);
+		history_release(&a->hist);
+	}
+out:
+	strbuf_release(&p);
+	strbuf_release(&text);
+	strbuf_release(&err);
+}
+
+static void count_timeout(struct agent *a, const char *check)
+{
+	for (size_t i = 0; i < a->nr_timeouts; i++)
+		if (!strcmp(a->timeouts[i].check, check)) {
+			a->timeouts[i].n++;
+			return;
+		}
+	ALLOC_GROW(a->timeouts, a->nr_timeouts + 1, a->alloc_timeouts);
+	a->timeouts[a->nr_timeouts].check = xstrdup(check);
+	a->timeouts[a->nr_timeouts++].n = 1;
+}
+
+static void save(struct agent *a, enum agent_file which, const char *path, const struct strbuf *data)
+{
+	struct strbuf err = STRBUF_INIT;
+	bool ok = a->ops->write_file(a->ops_ctx, path, data->buf, data->len, &err) == 0;
+	pthread_mutex_lock(&a->lock);
+	a->write_ok[which] = ok;
+	if (!ok)
+		a->write_errors[which]++;
+	pthread_mutex_unlock(&a->lock);
+	strbuf_release(&err);
+}
+
+int agent_cycle(struct agent *a)
+{
+	struct report rep;
+	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT, p = STRBUF_INIT;
+	uint64_t t0 = a->ops->mono_ms(a->ops_ctx);
+	double cpu0 = a->ops->cpu_seconds(a->ops_ctx);
+	int ret = 0;
+
+	if (a->collect(a->collect_arg, &rep, &err) < 0) {
+		/* Nothing collected: say so as an unknown result, never keep an old healthy one. */
+		struct strbuf why = STRBUF_INIT;
+		strbuf_addf(&why, "the checks could not run: %s", err.buf);
+		agent_cache_stand_in(&rep, a->set.host, a->ops->wall(a->ops_ctx), why.buf);
+		strbuf_release(&why);
+		ret = -1;
+	}
+	history_note(&a->hist, &rep, a->set.boot_id, rep.time);
+	unsigned esc = history_escalate(&a->hist, &rep, a->set.escalate_after);
+
+	pthread_mutex_lock(&a->lock);
+	bool changed = !a->have_latest || a->latest.verdict != rep.verdict ||
+		       strcmp(a->latest.reason, rep.reason);
+	for (size_t i = 0; i < rep.nr; i++)
+		if (rep.results[i].error && starts_with(rep.results[i].error, "timed out"))
+			count_timeout(a, rep.results[i].name);
+	if (a->have_latest)
+		report_release(&a->latest);
+	a->latest = rep;
+	a->have_latest = true;
+	a->escalated = esc;
+	a->cycles++;
+	a->collect_errors += ret < 0;
+	pthread_mutex_unlock(&a->lock);
+
+	if (a->set.state_dir) {
+		strbuf_reset(&buf);
+		pthread_mutex_lock(&a->lock);
+		report_json(&a->latest, &buf, true);
+		pthread_mutex_unlock(&a->lock);
+		agent_cache_path(&p, a->set.state_dir);
+		save(a, AGENT_FILE_REPORT, p.buf, &buf);
+		if (a->set.boot_id) {
+			strbuf_reset(&buf);
+			history_serialize(&a->hist, &buf);
+			state_path(a, &p, HISTORY_FILE);
+			save(a, AGENT_FILE_HISTORY, p.buf, &buf);
+		}
+	}
+	double cycle_s = (double)(a->ops->mono_ms(a->ops_ctx) - t0) / 1000.0;
+	double cpu_s = a->ops->cpu_seconds(a->ops_ctx) - cpu0;
+	pthread_mutex_lock(&a->lock);
+	a->last_cycle_s = cycle_s;
+	a->last_cycle_cpu_s = cpu_s;
+	a->cpu_total_s += cpu_s;
+	pthread_mutex_unlock(&a->lock);
+	if (a->set.prom_path) {
+		strbuf_reset(&buf);
+		agent_metrics(a, &buf);
+		save(a, AGENT_FILE_PROM, a->set.prom_path, &buf);
+	}
+	/* latest changes only on this thread, so it can be read here without the lock */
+	if (a->on_cycle)
+		a->on_cycle(a->on_cycle_arg, &a->latest, changed);
+	strbuf_release(&err);
+	strbuf_release(&buf);
+	strbuf_release(&p);
+	return ret;
+}
+
+double agent_next_sleep(struct agent *a)
+{
+	double j = a->set.jitter_s;
+	double u = (double)a->ops->random(a->ops_ctx) / 4294967296.0; /* [0, 1) */
+	double s = a->set.interval_s + (2 * u - 1) * j;
+	return s < 1 ? 1 : s;
+}
+
+void agent_loop(struct agent *a)
+{
+	for (unsigned n = 0; !a->set.max_cycles || n < a->set.max_cycles; n++) {
+		uint64_t start = a->ops->mono_ms(a->ops_ctx);
+		agent_cycle(a);
+		if (a->set.max_cycles && n + 1 >= a->set.max_cycles)
+			break;
+		/* The interval runs from cycle start to cycle start; a slow cycle eats into it. */
+		double s = agent_next_sleep(a);
+		a->next_sleep_s = s;
+		uint64_t spent = a->ops->mono_ms(a->ops_ctx) - start;
+		uint64_t want = (uint64_t)(s * 1000);
+		if (!a->ops->sleep_ms(a->ops_ctx, want > spent ? want - spent : 0))
+			break;
+	}
+}
+
+/* The report to serve now: the latest if fresh, else the unknown stand-in. Lock held. */
+static bool current(struct agent *a, double now, struct report *out, double *age)
+{
+	char why[160];
+	if (!a->have_latest) {
+		agent_cache_stand_in(out, a->set.host ? a->set.host : "", now,
+				     "the agent has not finished its first cycle");
+		*age = 0;
+		return false;
+	}
+	*age = now - a->latest.time;
+	if (*age <= a->set.max_age_s)
+		return true;
+	snprintf(why, sizeof(why), "the agent's last result is %.0f s old (limit %.0f s)", *age,
+		 a->set.max_age_s);
+	agent_cache_stand_in(out, a->latest.host, now, why);
+	return false;
+}
+
+static const char *file_name(int i)
+{
+	static const char *const names[] = { "report", "history", "prom" };
+	return names[i];
+}
+
+void agent_metrics(struct agent *a, struct strbuf *out)
+{
+	struct report stand;
+	double age;
+	char num[32];
+	double now = a->ops->wall(a->ops_ctx);
+	pthread_mutex_lock(&a->lock);
+	bool fresh = current(a, now, &stand, &age);
+	const struct report *r = fresh ? &a->latest : &stand;
+	report_prom(r, out);
+
+	prom_family(out, "vigil_agent_up", "gauge", "1 while the vigil agent runs.");
+	prom_sample(out, "vigil_agent_up", NULL, 1);
+	prom_family(out, "vigil_agent_start_time_seconds", "gauge",
+		    "Unix time at which the agent started.");
+	prom_sample(out, "vigil_agent_start_time_seconds", NULL, (double)(int64_t)a->started);
+	prom_family(out, "vigil_agent_cycles_total", "counter", "Check cycles run by the agent.");
+	prom_sample(out, "vigil_agent_cycles_total", NULL, (double)a->cycles);
+	prom_family(out, "vigil_agent_collect_errors_total", "counter",
+		    "Cycles in which the checks could not run at all.");
+	prom_sample(out, "vigil_agent_collect_errors_total", NULL, (double)a->collect_errors);
+	prom_family(out, "vigil_agent_cycle_seconds", "gauge", "Wall time of the last cycle.");
+	prom_sample(out, "vigil_agent_cycle_seconds", NULL, a->last_cycle_s);
+	prom_family(out, "vigil_agent_cycle_cpu_seconds", "gauge",
+		    "CPU time (agent and its check processes) of the last cycle.");
+	prom_sample(out, "vigil_agent_cycle_cpu_seconds", NULL, a->last_cycle_cpu_s);
+	prom_family(out, "vigil_agent_cpu_seconds_total", "counter",
+		    "CPU time of all cycles (agent and its check processes).");
+	prom_sample(out, "vigil_agent_cpu_seconds_total", NULL, a->cpu_total_s);
+	prom_family(out, "vigil_agent_interval_seconds", "gauge", "Configured cycle interval.");
+	prom_sample(out, "vigil_agent_interval_seconds", NULL, a->set.interval_s);
+	prom_family(out, "vigil_agent_result_age_seconds", "gauge",
+		    "Age of the result served; older than the limit it is served as unknown.");
+	prom_sample(out, "vigil_agent_result_age_seconds", NULL, age);
+	prom_family(out, "vigil_agent_result_stale", "gauge",
+		    "1 when the latest result is too old (or missing) and served as unknown.");
+	prom_sample(out, "vigil_agent_result_stale", NULL, !fresh);
+	prom_family(out, "vigil_agent_escalated_findings", "gauge",
+		    "Findings escalated to INSPECT_HARDWARE because they came back after reboots.");
+	prom_sample(out, "vigil_agent_escalated_findings", NULL, a->escalated);
+	prom_family(out, "vigil_agent_history_ok", "gauge",
+		    "0 when the history of findings was damaged and started anew.");
+	prom_sample(out, "vigil_agent_history_ok", NULL, !a->history_error);
+
+	prom_family(out, "vigil_agent_write_errors_total", "counter",
+		    "Failed writes of the agent's files (a full disk, a read-only file system).");
+	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
+		const char *l[] = { "file", file_name(i), NULL };
+		prom_sample(out, "vigil_agent_write_errors_total", l, (double)a->write_errors[i]);
+	}
+	prom_family(out, "vigil_agent_write_ok", "gauge",
+		    "1 when the last write of the file succeeded.");
+	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
+		const char *l[] = { "file", file_name(i), NULL };
+		prom_sample(out, "vigil_agent_write_ok", l, a->write_ok[i]);
+	}
+	prom_family(out, "vigil_agent_check_timeouts_total", "counter",
+		    "Checks killed at their deadline (a hung sysfs read or NVML call).");
+	for (size_t i = 0; i < a->nr_timeouts; i++) {
+		const char *l[] = { "check", a->timeouts[i].check, NULL };
+		prom_sample(out, "vigil_agent_check_timeouts_total", l, (double)a->timeouts[i].n);
+	}
+	prom_family(out, "vigil_agent_check_unknown", "gauge",
+		    "Checks that could not tell in the last cycle, with why (a missing NVML "
+		    "library, a timeout).");
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct check_result *c = &r->results[i];
+		if (c->status != STATUS_UNKNOWN)
+			continue;
+		const struct finding *w = result_worst(c);
+		char msg[81];
+		strlcpy_v(msg, c->error ? c->error : w ? w->message : "could not tell", sizeof(msg));
+		const char *l[] = { "check", c->name, "error", msg, NULL };
+		prom_sample(out, "vigil_agent_check_unknown", l, 1);
+	}
+	snprintf(num, sizeof(num), "%s", VIGIL_VERSION);
+	prom_family(out, "vigil_agent_info", "gauge", "The agent's version.");
+	const char *vl[] = { "version", num, NULL };
+	prom_sample(out, "vigil_agent_info", vl, 1);
+	if (!fresh)
+		report_release(&stand);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void agent_health(struct agent *a, struct strbuf *out)
+{
+	struct report stand;
+	double age;
+	double now = a->ops->wall(a->ops_ctx);
+	pthread_mutex_lock(&a->lock);
+	bool fresh = current(a, now, &stand, &age);
+	const struct report *r = fresh ? &a->latest : &stand;
+	struct strbuf rep = STRBUF_INIT;
+	report_json(r, &rep, false);
+	strbuf_rtrim(&rep);
+	struct json_writer w;
+	json_writer_init(&w, out, false);
+	json_open_object(&w);
+	json_key(&w, "host");
+	json_string(&w, r->host);
+	json_key(&w, "verdict");
+	json_string(&w, verdict_name(r->verdict));
+	json_key(&w, "exit_code");
+	json_int(&w, verdict_exit_code(r->verdict));
+	json_key(&w, "reason");
+	json_string(&w, r->reason);
+	json_key(&w, "age_seconds");
+	json_double(&w, age);
+	json_key(&w, "stale");
+	json_bool(&w, !fresh);
+	json_key(&w, "cycles");
+	json_uint(&w, a->cycles);
+	json_key(&w, "report");
+	/* the report is already JSON: splice it in as the last value */
+	strbuf_addstr(out, rep.buf);
+	strbuf_addstr(out, "}\n");
+	strbuf_release(&rep);
+	if (!fresh)
+		report_release(&stand);
+	pthread_mutex_unlock(&a->lock);
+}

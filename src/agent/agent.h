@@ -1,0 +1,110 @@
+/*
+ * agent.h: the per-host daemon's core, free of the command line and of HTTP.
+ *
+ * A cycle collects one report (through a callback: 'vigil agent' runs the passive checks with the
+ * same runner as 'vigil check'), applies the history of findings across reboots, writes the cached
+ * report (for 'vigil check --cached'), the history and the Prometheus textfile, and publishes the
+ * report for /metrics and /health. The loop runs a cycle, then sleeps the interval plus or minus
+ * the jitter, until told to stop.
+ *
+ * Time, sleep, randomness, CPU accounting and file writes go through struct agent_ops (SQLite's
+ * replaceable syscall table is the model), so tests run days of cycles in virtual time and make
+ * a write fail as on a full disk.
+ *
+ * The published state is read by the HTTP thread: agent_metrics() and agent_health() take the
+ * lock; everything else runs on the loop's thread.
+ *
+ * What the agent survives, and says in its metrics: a check that hangs (the runner kills it at its
+ * deadline: vigil_agent_check_timeouts_total), a write that fails, a full disk for example
+ * (vigil_agent_write_errors_total, vigil_agent_write_ok), a check that cannot run, a missing NVML
+ * library for example (vigil_agent_check_unknown with the error).
+ *
+ * Ownership: struct agent owns its history, its latest report and its counters; agent_release()
+ * frees them. Settings strings are borrowed and must outlive the agent.
+ */
+#ifndef VIGIL_AGENT_H
+#define VIGIL_AGENT_H
+
+#include "history.h"
+
+#include <pthread.h>
+
+struct agent_ops {
+	double (*wall)(void *ctx);              /* seconds since the epoch */
+	uint64_t (*mono_ms)(void *ctx);
+	bool (*sleep_ms)(void *ctx, uint64_t ms); /* false: stop now */
+	uint32_t (*random)(void *ctx);
+	double (*cpu_seconds)(void *ctx);       /* this process and its reaped children */
+	int (*write_file)(void *ctx, const char *path, const void *data, size_t len,
+			  struct strbuf *err); /* atomic replace */
+};
+
+/* The real clock, nanosleep-free sleep on a stop flag, getrusage, rename-atomic writes. */
+extern const struct agent_ops agent_real_ops;
+/* Set by SIGTERM/SIGINT handlers (agent_real_ops' sleep returns false once it is set). */
+extern volatile int agent_stop_requested;
+
+struct agent_settings {
+	double interval_s;        /* between cycle starts (default 60) */
+	double jitter_s;          /* +- this much, at random (default interval/10) */
+	double max_age_s;         /* older results are unknown (default 3 intervals) */
+	unsigned escalate_after;  /* reboots; 0: never escalate */
+	const char *state_dir;    /* NULL: keep nothing on disk */
+	const char *prom_path;    /* NULL: no textfile */
+	const char *host;
+	const char *boot_id;      /* NULL: no history */
+	unsigned max_cycles;      /* 0: until stopped */
+};
+
+enum agent_file { AGENT_FILE_REPORT, AGENT_FILE_HISTORY, AGENT_FILE_PROM, AGENT_FILE__COUNT };
+
+struct agent_check_count {
+	char *check;
+	uint64_t n;
+};
+
+struct agent {
+	struct agent_settings set;
+	const struct agent_ops *ops;
+	void *ops_ctx;
+	/* Fill rep (report_init'ed by the callee) with one run of the checks. */
+	int (*collect)(void *arg, struct report *rep, struct strbuf *err);
+	void *collect_arg;
+	/* Optional: called on the loop's thread after each cycle, with the published report. */
+	void (*on_cycle)(void *arg, const struct report *rep, bool verdict_changed);
+	void *on_cycle_arg;
+
+	struct history hist;
+	char *history_error; /* why the history could not be loaded, if so */
+
+	pthread_mutex_t lock; /* guards everything below */
+	struct report latest;
+	bool have_latest;
+	double started;
+	uint64_t cycles, collect_errors;
+	double last_cycle_s, cpu_total_s, last_cycle_cpu_s;
+	unsigned escalated;
+	uint64_t write_errors[AGENT_FILE__COUNT];
+	bool write_ok[AGENT_FILE__COUNT];
+	struct agent_check_count *timeouts;
+	size_t nr_timeouts, alloc_timeouts;
+	double next_sleep_s; /* the last sleep chosen, for tests */
+};
+
+void agent_init(struct agent *a, const struct agent_settings *set, const struct agent_ops *ops,
+		void *ops_ctx);
+void agent_release(struct agent *a);
+/* Load the history from the state directory (a damaged file is set aside and started anew). */
+void agent_load_history(struct agent *a);
+/* One cycle. Returns 0, or -1 when nothing could be collected (still counted and published). */
+int agent_cycle(struct agent *a);
+/* Cycles until ops->sleep_ms says stop or max_cycles ran. */
+void agent_loop(struct agent *a);
+/* The seconds to sleep before the next cycle: interval +- jitter, at least 1 s. */
+double agent_next_sleep(struct agent *a);
+
+/* What is served, computed at the time of the call (a result grows stale between cycles). */
+void agent_metrics(struct agent *a, struct strbuf *out);
+void agent_health(struct agent *a, struct strbuf *out);
+
+#endif

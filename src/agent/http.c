@@ -1,0 +1,148 @@
+/* http.c: /metrics and /health over libmicrohttpd (see http.h). */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+struct agent_http {
+	struct MHD_Daemon *d;
+	struct agent *a;
+	unsigned port;
+};
+
+int agent_listen_parse(const char *spec, void *ss, unsigned *len, struct strbuf *err)
+{
+	char host[128];
+	const char *colon;
+	uint64_t port;
+	memset(ss, 0, sizeof(struct sockaddr_storage));
+	if (spec[0] == '[') {
+		const char *close = strchr(spec, ']');
+		if (!close || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host))
+			return error_set(err, "cannot parse listen address '%s' (want [V6]:PORT)",
+					 spec);
+		memcpy(host, spec + 1, (size_t)(close - spec - 1));
+		host[close - spec - 1] = '\0';
+		colon = close + 1;
+	} else {
+		colon = strrchr(spec, ':');
+		if (!colon || (size_t)(colon - spec) >= sizeof(host))
+			return error_set(err, "cannot parse listen address '%s' (want HOST:PORT)",
+					 spec);
+		memcpy(host, spec, (size_t)(colon - spec));
+		host[colon - spec] = '\0';
+	}
+	if (!parse_u64(colon + 1, &port) || port > 65535)
+		return error_set(err, "bad port in listen address '%s'", spec);
+	struct sockaddr_in *v4 = ss;
+	struct sockaddr_in6 *v6 = ss;
+	if (!host[0] || !strcmp(host, "*")) {
+		v4->sin_family = AF_INET;
+		v4->sin_addr.s_addr = htonl(INADDR_ANY);
+		v4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*v4);
+	} else if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*v4);
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*v6);
+	} else {
+		return error_set(err, "listen address '%s' is not a numeric IPv4 or IPv6 address",
+				 spec);
+	}
+	return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
+			     struct strbuf *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(body->len, body->buf,
+								 MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_size, void **con_cls)
+{
+	struct agent_http *h = cls;
+	struct strbuf body = STRBUF_INIT;
+	enum MHD_Result ret;
+	UNUSED(version);
+	UNUSED(upload_data);
+	if (*upload_size) {
+		/* Nothing is accepted from clients; drop any body. */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	UNUSED(con_cls);
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		strbuf_addstr(&body, "only GET and HEAD\n");
+		ret = reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", &body);
+	} else if (!strcmp(url, "/metrics")) {
+		agent_metrics(h->a, &body);
+		ret = reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &body);
+	} else if (!strcmp(url, "/health")) {
+		agent_health(h->a, &body);
+		ret = reply(conn, MHD_HTTP_OK, "application/json", &body);
+	} else if (!strcmp(url, "/")) {
+		strbuf_addstr(&body, "vigil agent: /metrics (Prometheus), /health (JSON verdict)\n");
+		ret = reply(conn, MHD_HTTP_OK, "text/plain", &body);
+	} else {
+		strbuf_addstr(&body, "not found: try /metrics or /health\n");
+		ret = reply(conn, MHD_HTTP_NOT_FOUND, "text/plain", &body);
+	}
+	strbuf_release(&body);
+	return ret;
+}
+
+struct agent_http *agent_http_start(struct agent *a, const char *listen, struct strbuf *err)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+	if (agent_listen_parse(listen, &ss, &len, err) < 0)
+		return NULL;
+	struct agent_http *h = xcalloc(1, sizeof(*h));
+	h->a = a;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	uint16_t port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+						 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	h->d = MHD_start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+				(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 32u,
+				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				16u, MHD_OPTION_END);
+	if (!h->d) {
+		error_set(err, "cannot listen on '%s' (address in use, or not this host's?)", listen);
+		free(h);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	h->port = info ? info->port : port;
+	return h;
+}
+
+unsigned agent_http_port(const struct agent_http *h)
+{
+	return h->port;
+}
+
+void agent_http_stop(struct agent_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	free(h);
+}

@@ -1,0 +1,276 @@
+/* agent.c: 'vigil agent', the per-host daemon (the core is src/agent/agent.c). */
+#include "cmd.h"
+#include "common.h"
+#include "../agent/agent.h"
+#include "../agent/http.h"
+#include "../checks/check.h"
+#include "../lib/strlist.h"
+#include "../sys/fsroot.h"
+
+#include <getopt.h>
+#include <signal.h>
+
+static const char agent_usage[] =
+	"usage: vigil agent [options]\n"
+	"\n"
+	"Run the passive checks on an interval (with jitter), keep the latest result for\n"
+	"'vigil check --cached', write the Prometheus textfile, serve /metrics and /health over\n"
+	"HTTP, and remember findings across reboots: the same REBOOT/RESET_GPU fault seen in more\n"
+	"than agent.escalate-after boots becomes INSPECT_HARDWARE. Stops on SIGTERM or SIGINT.\n"
+	"\n"
+	"  --root DIR          judge a fixture directory instead of this host (also VIGIL_ROOT)\n"
+	"  --config FILE       configuration file (default /etc/vigil/vigil.conf under the root)\n"
+	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable)\n"
+	"  --state-dir DIR     cached result and history (default /var/lib/vigil)\n"
+	"  --host NAME         host name for per-host configuration sections and the report\n"
+	"  --only NAMES        run only these checks      --skip NAMES   do not run these\n"
+	"  --interval S        seconds between cycles (agent.interval, default 60)\n"
+	"  --jitter S          random +- seconds on each interval (agent.jitter, default interval/10)\n"
+	"  --listen ADDR:PORT  HTTP address (agent.listen, default 127.0.0.1:9847; 'off': none)\n"
+	"  --prom FILE         Prometheus textfile, written atomically each cycle (agent.prom)\n"
+	"  --timeout S         bound for one cycle of checks (agent.timeout, default 30)\n"
+	"  --once              one cycle, then exit with its verdict's status\n"
+	"  --cycles N          stop after N cycles\n"
+	"\n"
+	"Configuration: agent.max-age (seconds after which a result is served as unknown, default\n"
+	"three intervals), agent.escalate-after (reboots, default 2; 0 never escalates).\n"
+	"\n"
+	"Exit status: 0 stopped by a signal or after --cycles; with --once the verdict's:\n"
+	"  0 healthy, 1 unhealthy, 3 could not tell; 2 usage error (bad option, cannot listen).\n";
+
+enum { OPT_ROOT = 256, OPT_CONFIG, OPT_STATE, OPT_HOST, OPT_ONLY, OPT_SKIP, OPT_INTERVAL,
+       OPT_JITTER, OPT_LISTEN, OPT_PROM, OPT_TIMEOUT, OPT_ONCE, OPT_CYCLES };
+
+static const struct option agent_opts[] = {
+	{ "root", required_argument, NULL, OPT_ROOT },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "set", required_argument, NULL, 'c' },
+	{ "state-dir", required_argument, NULL, OPT_STATE },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "only", required_argument, NULL, OPT_ONLY },
+	{ "skip", required_argument, NULL, OPT_SKIP },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "jitter", required_argument, NULL, OPT_JITTER },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "prom", required_argument, NULL, OPT_PROM },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "cycles", required_argument, NULL, OPT_CYCLES },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct agent_args {
+	struct host_env he;
+	struct strlist only, skip, sets;
+	const char *interval, *jitter, *listen, *prom, *timeout;
+	bool once;
+	uint64_t cycles;
+};
+
+struct collect_arg {
+	struct agent_args *a;
+	double timeout_s;
+};
+
+static int collect(void *arg, struct report *rep, struct strbuf *err)
+{
+	struct collect_arg *c = arg;
+	return check_collect(&c->a->he, &c->a->only, &c->a->skip, c->timeout_s, rep, err);
+}
+
+/* The journal gets a line when the verdict or its reason changes, and when a write fails. */
+static void log_cycle(void *arg, const struct report *rep, bool changed)
+{
+	struct agent *ag = arg;
+	if (changed)
+		fprintf(stderr, "vigil agent: %s: %s\n", verdict_name(rep->verdict), rep->reason);
+	for (int i = 0; i < AGENT_FILE__COUNT; i++)
+		if (!ag->write_ok[i] && ag->write_errors[i] == 1)
+			fprintf(stderr, "vigil agent: cannot write its %s file (disk full?); "
+					"going on\n", i == AGENT_FILE_REPORT ? "cached report" :
+					i == AGENT_FILE_HISTORY ? "history" : "Prometheus");
+}
+
+static void on_stop(int sig)
+{
+	UNUSED(sig);
+	agent_stop_requested = 1;
+}
+
+static int check_names(struct strlist *l, const char *arg)
+{
+	strlist_split(l, arg, ",");
+	for (size_t i = 0; i < l->nr; i++)
+		if (!check_find(l->items[i])) {
+			usage_error("agent", "no check named '%s' (see 'vigil list')", l->items[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct agent_args *a)
+{
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:h", agent_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ROOT: a->he.root = optarg; break;
+		case OPT_CONFIG: a->he.config_path = optarg; break;
+		case 'c': strlist_add(&a->sets, optarg); break;
+		case OPT_STATE: a->he.state_dir = optarg; break;
+		case OPT_HOST: a->he.host = optarg; break;
+		case OPT_ONLY:
+			if (check_names(&a->only, optarg))
+				return -1;
+			break;
+		case OPT_SKIP:
+			if (check_names(&a->skip, optarg))
+				return -1;
+			break;
+		case OPT_INTERVAL: a->interval = optarg; break;
+		case OPT_JITTER: a->jitter = optarg; break;
+		case OPT_LISTEN: a->listen = optarg; break;
+		case OPT_PROM: a->prom = optarg; break;
+		case OPT_TIMEOUT: a->timeout = optarg; break;
+		case OPT_ONCE: a->once = true; break;
+		case OPT_CYCLES:
+			if (!parse_u64(optarg, &a->cycles) || !a->cycles || a->cycles > 1000000000) {
+				usage_error("agent", "--cycles wants a positive count, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'h': return 1;
+		case ':':
+			usage_error("agent", "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			usage_error("agent", "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		usage_error("agent", "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* A number from the option, else the configuration, else def; -1 on a bad value. */
+static int seconds(const struct config *cfg, const char *opt, const char *key, double def,
+		   double min, double *out)
+{
+	struct strbuf err = STRBUF_INIT;
+	int ret = 0;
+	if (opt) {
+		if (!parse_double(opt, out) || *out < min || *out > 86400 * 7) {
+			usage_error("agent", "--%s wants seconds (at least %g), not '%s'", key, min,
+				    opt);
+			ret = -1;
+		}
+	} else if (config_get_double(cfg, "agent", key, def, out, &err) < 0 || *out < min ||
+		   *out > 86400 * 7) {
+		fprintf(stderr, "vigil agent: %s\n",
+			err.len ? err.buf : "agent setting out of range");
+		ret = -1;
+	}
+	strbuf_release(&err);
+	return ret;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_args a;
+	struct agent ag;
+	struct agent_settings set;
+	struct agent_http *http = NULL;
+	struct strbuf err = STRBUF_INIT, boot = STRBUF_INIT;
+	int ret = EXIT_USAGE;
+	bool have_agent = false;
+
+	memset(&a, 0, sizeof(a));
+	memset(&set, 0, sizeof(set));
+	int pr = parse_args(argc, argv, &a);
+	if (pr) {
+		if (pr > 0) {
+			fputs(agent_usage, stdout);
+			ret = EXIT_HEALTHY;
+		}
+		goto out;
+	}
+	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0) {
+		fprintf(stderr, "vigil agent: %s\n", err.buf);
+		goto out;
+	}
+	const struct config *cfg = &a.he.cfg;
+	double timeout_s, escalate, interval;
+	struct collect_arg carg = { &a, 0 };
+	if (seconds(cfg, a.interval, "interval", 60, 1, &interval) < 0 ||
+	    seconds(cfg, a.jitter, "jitter", interval / 10, 0, &set.jitter_s) < 0 ||
+	    seconds(cfg, NULL, "max-age", 3 * interval, 1, &set.max_age_s) < 0 ||
+	    seconds(cfg, a.timeout, "timeout", 30, 1, &timeout_s) < 0 ||
+	    seconds(cfg, NULL, "escalate-after", 2, 0, &escalate) < 0)
+		goto out_env;
+	set.interval_s = interval;
+	carg.timeout_s = timeout_s;
+	set.escalate_after = (unsigned)escalate;
+	set.state_dir = a.he.state_dir;
+	set.prom_path = a.prom ? a.prom : config_get(cfg, "agent", "prom");
+	set.host = a.he.host;
+	set.max_cycles = a.once ? 1 : (unsigned)a.cycles;
+	if (fsroot_read_attr("/proc/sys/kernel/random/boot_id", &boot, NULL) == READ_OK &&
+	    boot.len)
+		set.boot_id = boot.buf;
+	const char *listen = a.listen ? a.listen : config_get(cfg, "agent", "listen");
+	if (!listen)
+		listen = "127.0.0.1:9847";
+
+	agent_init(&ag, &set, &agent_real_ops, NULL);
+	have_agent = true;
+	ag.collect = collect;
+	ag.collect_arg = &carg;
+	ag.on_cycle = log_cycle;
+	ag.on_cycle_arg = &ag;
+	agent_load_history(&ag);
+	if (ag.history_error)
+		fprintf(stderr, "vigil agent: %s\n", ag.history_error);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGHUP, SIG_IGN);
+
+	if (strcmp(listen, "off")) {
+		http = agent_http_start(&ag, listen, &err);
+		if (!http) {
+			fprintf(stderr, "vigil agent: %s\n", err.buf);
+			goto out_agent;
+		}
+	}
+	fprintf(stderr, "vigil agent: %s: checks every %g s (+-%g s), state in %s%s%s%s%s\n",
+		a.he.host, interval, set.jitter_s, set.state_dir ? set.state_dir : "(none)",
+		http ? ", serving http://" : "", http ? listen : "", http ? "/metrics" : "",
+		set.boot_id ? "" : " (no boot id: no history)");
+	agent_loop(&ag);
+	ret = EXIT_HEALTHY;
+	if (a.once)
+		ret = verdict_exit_code(ag.latest.verdict);
+	fprintf(stderr, "vigil agent: stopping after %llu cycles: %s\n",
+		(unsigned long long)ag.cycles, ag.have_latest ? ag.latest.reason : "no result");
+out_agent:
+	agent_http_stop(http);
+	if (have_agent)
+		agent_release(&ag);
+out_env:
+	host_env_release(&a.he);
+out:
+	strlist_release(&a.only);
+	strlist_release(&a.skip);
+	strlist_release(&a.sets);
+	strbuf_release(&err);
+	strbuf_release(&boot);
+	return ret;
+}
