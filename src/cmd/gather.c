@@ -1,12 +1,455 @@
-/* gather.c: 'vigil gather DIR', a fixture of this host (filled in by the gather issue work). */
+/*
+ * gather.c: 'vigil gather DIR', a fixture of this host: the sysfs and proc files vigil reads,
+ * the kernel log, NVML values (nvml.snapshot) and filesystem numbers (fs.snapshot). 'vigil check
+ * --root DIR' then judges the copy as it would the host. Each part is gathered in its own child
+ * with a deadline, so a file that blocks costs that part, not the whole gather.
+ */
 #include "cmd.h"
+#include "common.h"
+#include "../gpu/snapshot.h"
+#include "../checks/storage.h"
+#include "../lib/run.h"
+#include "../lib/strlist.h"
+#include "../sys/fsroot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char gather_usage[] =
+	"usage: vigil gather [--root SRC] [--timeout SECONDS] DIR\n"
+	"\n"
+	"Copy what vigil reads from this host (or from the root SRC) into DIR, a fixture that\n"
+	"'vigil check --root DIR' judges like the host itself:\n"
+	"  sys/   PCI attributes of NVIDIA and Mellanox devices, InfiniBand ports and counters,\n"
+	"         kernel modules, cpufreq\n"
+	"  proc/  meminfo, swaps, mounts, the NVIDIA driver version, daemons vigil looks for\n"
+	"  dev/kmsg       the kernel log as kmsg records\n"
+	"  nvml.snapshot  NVML values of every GPU (served by the fake NVML library in tests)\n"
+	"  fs.snapshot    space and inode numbers of the checked mounts\n"
+	"  etc/hostname, etc/vigil/vigil.conf, GATHERED (what was gathered and what failed)\n"
+	"\n"
+	"Exit status: 0 everything gathered, 3 some part could not be gathered (DIR is still\n"
+	"usable; GATHERED says what is missing), 2 usage error.\n";
+
+#define FILE_CAP (1u << 20)
+#define KMSG_CAP (64u << 20)
+
+struct gather {
+	const char *dir;
+	struct host_env he;
+	struct strbuf log; /* GATHERED */
+	int failures;
+};
+
+static int put_file(const char *dir, const char *path, const char *data, size_t len,
+		    struct strbuf *err)
+{
+	struct strbuf p = STRBUF_INIT;
+	int ret = -1;
+	strbuf_addf(&p, "%s%s", dir, path);
+	char *slash = strrchr(p.buf, '/');
+	*slash = '\0';
+	if (mkdir_p(p.buf, 0755, err) < 0)
+		goto out;
+	*slash = '/';
+	ret = write_file(p.buf, data, len, false, err);
+out:
+	strbuf_release(&p);
+	return ret;
+}
+
+/* Copy one host file (path as on the host) if it exists. */
+static void copy_one(const char *dir, const char *path, size_t cap)
+{
+	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
+	int r = fsroot_read(path, &data, cap, &err);
+	if (r == READ_OK || r == READ_TRUNCATED)
+		put_file(dir, path, data.buf, data.len, &err);
+	strbuf_release(&data);
+	strbuf_release(&err);
+}
+
+/* Expand a host-path glob under the root; host paths come back. */
+static void glob_host(const char *pattern, struct strlist *out)
+{
+	struct strbuf p = STRBUF_INIT;
+	glob_t g;
+	fsroot_path(&p, pattern);
+	if (glob(p.buf, 0, NULL, &g) == 0) {
+		size_t rl = strlen(fsroot_get());
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			strlist_add(out, g.gl_pathv[i] + rl);
+		globfree(&g);
+	}
+	strbuf_release(&p);
+}
+
+static void copy_glob(const char *dir, const char *pattern)
+{
+	struct strlist l = STRLIST_INIT;
+	glob_host(pattern, &l);
+	for (size_t i = 0; i < l.nr; i++)
+		copy_one(dir, l.items[i], FILE_CAP);
+	strlist_release(&l);
+}
+
+static const char *const pci_attrs[] = {
+	"vendor", "device", "class", "subsystem_vendor", "subsystem_device",
+	"current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
+	"numa_node", "aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal",
+};
+
+static int part_pci(void *arg, int fd)
+{
+	const char *dir = arg;
+	struct strlist devs = STRLIST_INIT;
+	struct strbuf v = STRBUF_INIT, p = STRBUF_INIT;
+	int n = 0;
+	fsroot_list("/sys/bus/pci/devices", &devs, NULL);
+	for (size_t i = 0; i < devs.nr; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "/sys/bus/pci/devices/%s/vendor", devs.items[i]);
+		if (fsroot_read_attr(p.buf, &v, NULL) != READ_OK)
+			continue;
+		if (strcmp(v.buf, "0x10de") && strcmp(v.buf, "0x15b3"))
+			continue;
+		for (size_t a = 0; a < ARRAY_SIZE(pci_attrs); a++) {
+			strbuf_reset(&p);
+			strbuf_addf(&p, "/sys/bus/pci/devices/%s/%s", devs.items[i], pci_attrs[a]);
+			copy_one(dir, p.buf, FILE_CAP);
+		}
+		n++;
+	}
+	dprintf(fd, "%d NVIDIA/Mellanox PCI devices", n);
+	strlist_release(&devs);
+	strbuf_release(&v);
+	strbuf_release(&p);
+	return 0;
+}
+
+static int part_infiniband(void *arg, int fd)
+{
+	const char *dir = arg;
+	static const char *const pats[] = {
+		"/sys/class/infiniband/*/ports/*/state",
+		"/sys/class/infiniband/*/ports/*/phys_state",
+		"/sys/class/infiniband/*/ports/*/rate",
+		"/sys/class/infiniband/*/ports/*/link_layer",
+		"/sys/class/infiniband/*/ports/*/lid",
+		"/sys/class/infiniband/*/ports/*/counters/*",
+		"/sys/class/infiniband/*/ports/*/hw_counters/*",
+		"/sys/class/infiniband/*/fw_ver",
+		"/sys/class/infiniband/*/node_desc",
+		"/sys/class/infiniband/*/board_id",
+		"/sys/class/infiniband/*/hca_type",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(pats); i++)
+		copy_glob(dir, pats[i]);
+	/* The HCA's PCI address, as the device link. */
+	struct strlist hcas = STRLIST_INIT;
+	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT;
+	fsroot_list("/sys/class/infiniband", &hcas, NULL);
+	for (size_t i = 0; i < hcas.nr; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "/sys/class/infiniband/%s/device", hcas.items[i]);
+		if (fsroot_readlink(p.buf, &t, true) == 0) {
+			struct strbuf link = STRBUF_INIT, target = STRBUF_INIT;
+			strbuf_addf(&link, "%s%s", dir, p.buf);
+			strbuf_addf(&target, "../../../bus/pci/devices/%s", t.buf);
+			unlink(link.buf);
+			if (symlink(target.buf, link.buf) < 0)
+				dprintf(2, "cannot link '%s': %s\n", link.buf, strerror(errno));
+			strbuf_release(&link);
+			strbuf_release(&target);
+		}
+	}
+	dprintf(fd, "%zu InfiniBand devices", hcas.nr);
+	strlist_release(&hcas);
+	strbuf_release(&p);
+	strbuf_release(&t);
+	return 0;
+}
+
+static int part_system(void *arg, int fd)
+{
+	const char *dir = arg;
+	static const char *const mods[] = { "nvidia", "nvidia_peermem", "nvidia_uvm",
+					    "nv_peer_mem", "mlx5_core", "ib_core", "gdrdrv" };
+	struct strbuf p = STRBUF_INIT, d = STRBUF_INIT;
+	for (size_t i = 0; i < ARRAY_SIZE(mods); i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "/sys/module/%s", mods[i]);
+		if (!fsroot_exists(p.buf))
+			continue;
+		strbuf_reset(&d);
+		strbuf_addf(&d, "%s%s", dir, p.buf);
+		mkdir_p(d.buf, 0755, NULL);
+		strbuf_addstr(&p, "/version");
+		copy_one(dir, p.buf, 4096);
+	}
+	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor");
+	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq");
+	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/cpuinfo_max_freq");
+	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_max_freq");
+	static const char *const proc[] = { "/proc/meminfo", "/proc/swaps", "/proc/mounts",
+					    "/proc/driver/nvidia/version", "/proc/uptime",
+					    "/etc/vigil/vigil.conf", "/etc/os-release" };
+	for (size_t i = 0; i < ARRAY_SIZE(proc); i++)
+		copy_one(dir, proc[i], FILE_CAP);
+	/* Daemons vigil looks for, by name only: nothing else about processes is kept. */
+	struct strlist pids = STRLIST_INIT;
+	struct strbuf comm = STRBUF_INIT;
+	fsroot_list("/proc", &pids, NULL);
+	for (size_t i = 0; i < pids.nr; i++) {
+		if (strspn(pids.items[i], "0123456789") != strlen(pids.items[i]))
+			continue;
+		strbuf_reset(&p);
+		strbuf_addf(&p, "/proc/%s/comm", pids.items[i]);
+		if (fsroot_read_attr(p.buf, &comm, NULL) != READ_OK)
+			continue;
+		/* comm is cut to 15 characters: "nv-fabricmanage" */
+		if (starts_with(comm.buf, "nv-fabricmanage") ||
+		    !strcmp(comm.buf, "nvidia-persistenced") || !strcmp(comm.buf, "slurmd") ||
+		    !strcmp(comm.buf, "nvidia-dcgm") || !strcmp(comm.buf, "nv-hostengine")) {
+			strbuf_addch(&comm, '\n');
+			put_file(dir, p.buf, comm.buf, comm.len, NULL);
+		}
+	}
+	dprintf(fd, "modules, cpufreq, /proc files");
+	strlist_release(&pids);
+	strbuf_release(&comm);
+	strbuf_release(&p);
+	strbuf_release(&d);
+	return 0;
+}
+
+/* The kernel log as kmsg records: from /dev/kmsg on the host, copied under a root. */
+static int part_kmsg(void *arg, int fd)
+{
+	const char *dir = arg;
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = 0;
+	if (!fsroot_is_host()) {
+		int r = fsroot_read("/dev/kmsg", &out, KMSG_CAP, &err);
+		if (r < 0 || r == READ_MISSING) {
+			dprintf(fd, "no kernel log under the root");
+			goto out;
+		}
+	} else {
+		int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (kfd < 0) {
+			dprintf(fd, "cannot read /dev/kmsg: %s", strerror(errno));
+			ret = 1;
+			goto out;
+		}
+		char rec[8192];
+		for (;;) {
+			ssize_t n = read(kfd, rec, sizeof(rec));
+			if (n < 0 && errno == EPIPE)
+				continue; /* records overwritten while reading */
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			if (out.len + (size_t)n > KMSG_CAP)
+				break;
+			strbuf_add(&out, rec, (size_t)n);
+			if (rec[n - 1] != '\n')
+				strbuf_addch(&out, '\n');
+		}
+		close(kfd);
+	}
+	if (put_file(dir, "/dev/kmsg", out.buf, out.len, &err) < 0) {
+		dprintf(fd, "%s", err.buf);
+		ret = 1;
+		goto out;
+	}
+	dprintf(fd, "%zu bytes of kernel log", out.len);
+out:
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
+
+static int part_nvml(void *arg, int fd)
+{
+	const char *dir = arg;
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = 0;
+	int r = nvml_snapshot_write(&out, &err);
+	if (r < 0) {
+		dprintf(fd, "no NVML snapshot: %s", err.buf);
+		ret = 1;
+	} else if (r > 0) {
+		/* No driver or library: nothing to snapshot, and no file, so the fixture says the
+		 * same as the host (the test NVML library reports no driver). */
+		dprintf(fd, "no NVML snapshot (%s)", err.buf);
+	} else if (put_file(dir, "/nvml.snapshot", out.buf, out.len, &err) < 0) {
+		dprintf(fd, "%s", err.buf);
+		ret = 1;
+	} else {
+		dprintf(fd, "NVML snapshot written");
+	}
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
+
+struct fs_arg {
+	const char *dir;
+	const struct config *cfg;
+};
+
+static int part_fs(void *arg, int fd)
+{
+	const struct fs_arg *a = arg;
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = 0;
+	/* A fixture's numbers are in its own fs.snapshot: copy them, statvfs would see this host. */
+	if (!fsroot_is_host()) {
+		int r = fsroot_read("/fs.snapshot", &out, FILE_CAP, &err);
+		if (r == READ_MISSING) {
+			dprintf(fd, "no fs.snapshot under the root");
+		} else if (r != READ_OK ||
+			   put_file(a->dir, "/fs.snapshot", out.buf, out.len, &err) < 0) {
+			dprintf(fd, "%s", err.buf);
+			ret = 1;
+		} else {
+			dprintf(fd, "filesystem numbers copied");
+		}
+		goto out;
+	}
+	if (storage_snapshot_write(a->cfg, &out, &err) < 0 ||
+	    put_file(a->dir, "/fs.snapshot", out.buf, out.len, &err) < 0) {
+		dprintf(fd, "%s", err.buf);
+		ret = 1;
+	} else {
+		dprintf(fd, "filesystem numbers written");
+	}
+out:
+	strbuf_release(&out);
+	strbuf_release(&err);
+	return ret;
+}
+
+static void run_part(struct gather *g, const char *name, int (*fn)(void *, int), void *arg,
+		     unsigned timeout_ms)
+{
+	struct child c;
+	struct strbuf err = STRBUF_INIT;
+	child_init(&c);
+	c.fn = fn;
+	c.fn_arg = arg;
+	c.timeout_ms = timeout_ms;
+	c.out_cap = 4096;
+	if (child_run(&c, &err) < 0) {
+		strbuf_addf(&g->log, "%-11s failed: %s\n", name, err.buf);
+		g->failures++;
+	} else if (c.timed_out || c.signaled || c.exit_code) {
+		struct strbuf how = STRBUF_INIT;
+		child_describe(&c, &how);
+		strbuf_addf(&g->log, "%-11s incomplete (%s)%s%s\n", name, how.buf,
+			    c.out.len ? ": " : "", c.out.buf);
+		strbuf_release(&how);
+		g->failures++;
+	} else {
+		strbuf_addf(&g->log, "%-11s ok: %s\n", name, c.out.buf);
+	}
+	child_release(&c);
+	strbuf_release(&err);
+}
 
 int cmd_gather(int argc, char **argv)
 {
-	if (argc >= 2 && is_help_arg(argv[1])) {
-		printf("usage: vigil gather DIR\n\nCopy what vigil reads from this host into DIR.\n");
-		return EXIT_HEALTHY;
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gather g;
+	struct strbuf err = STRBUF_INIT;
+	double timeout_s = 20;
+	int c, ret = EXIT_USAGE;
+	memset(&g, 0, sizeof(g));
+	strbuf_init(&g.log, 0);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': g.he.root = optarg; break;
+		case 't':
+			if (!parse_double(optarg, &timeout_s) || timeout_s <= 0) {
+				usage_error("gather", "--timeout wants seconds, not '%s'", optarg);
+				goto out;
+			}
+			break;
+		case 'h':
+			fputs(gather_usage, stdout);
+			ret = EXIT_HEALTHY;
+			goto out;
+		case ':':
+			usage_error("gather", "option '%s' needs a value", argv[optind - 1]);
+			goto out;
+		default:
+			usage_error("gather", "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
 	}
-	fprintf(stderr, "vigil gather: not implemented yet\n");
-	return EXIT_UNKNOWN;
+	if (optind != argc - 1) {
+		usage_error("gather", optind >= argc ? "which directory?" : "one directory only");
+		goto out;
+	}
+	g.dir = argv[optind];
+	if (host_env_setup(&g.he, NULL, 0, &err) < 0) {
+		fprintf(stderr, "vigil gather: %s\n", err.buf);
+		goto out_env;
+	}
+	if (mkdir_p(g.dir, 0755, &err) < 0) {
+		fprintf(stderr, "vigil gather: %s\n", err.buf);
+		goto out_env;
+	}
+	char abs[4096];
+	if (!realpath(g.dir, abs)) {
+		fprintf(stderr, "vigil gather: cannot resolve '%s': %s\n", g.dir, strerror(errno));
+		goto out_env;
+	}
+	if (g.he.root) {
+		char rabs[4096];
+		if (realpath(g.he.root, rabs) && !strcmp(rabs, abs)) {
+			fprintf(stderr, "vigil gather: the root and DIR are the same directory\n");
+			goto out_env;
+		}
+	}
+	g.dir = abs;
+	unsigned t = (unsigned)(timeout_s * 1000);
+	struct fs_arg fa = { g.dir, &g.he.cfg };
+	run_part(&g, "pci", part_pci, (void *)g.dir, t);
+	run_part(&g, "infiniband", part_infiniband, (void *)g.dir, t);
+	run_part(&g, "system", part_system, (void *)g.dir, t);
+	run_part(&g, "kmsg", part_kmsg, (void *)g.dir, t);
+	run_part(&g, "nvml", part_nvml, (void *)g.dir, t);
+	run_part(&g, "filesystems", part_fs, &fa, t);
+	struct strbuf host = STRBUF_INIT, meta = STRBUF_INIT;
+	strbuf_addf(&host, "%s\n", g.he.host);
+	put_file(g.dir, "/etc/hostname", host.buf, host.len, NULL);
+	strbuf_addf(&meta, "# vigil gather\nvigil %s\nhost %s\ntime %.0f\nsource %s\n\n",
+		    VIGIL_VERSION, g.he.host, wall_seconds(), g.he.root ? g.he.root : "host");
+	strbuf_add(&meta, g.log.buf, g.log.len);
+	put_file(g.dir, "/GATHERED", meta.buf, meta.len, NULL);
+	fputs(g.log.buf, stdout);
+	printf("fixture written to %s\n", g.dir);
+	ret = g.failures ? EXIT_UNKNOWN : EXIT_HEALTHY;
+	strbuf_release(&host);
+	strbuf_release(&meta);
+out_env:
+	host_env_release(&g.he);
+out:
+	strbuf_release(&g.log);
+	strbuf_release(&err);
+	return ret;
 }

@@ -360,6 +360,12 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct check_result *c = &r->results[i];
 		const struct finding *w = result_worst(c);
+		/* When all is well, the check's own summary says most. */
+		if (w && w->status <= STATUS_OK) {
+			const struct finding *s = result_find(c, "summary", NULL);
+			if (s && s->status == w->status)
+				w = s;
+		}
 		strbuf_addf(out, "%-11s ", c->name);
 		add_status(out, c->status, color, 8);
 		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
