@@ -209,6 +209,7 @@ static int apply_slurm(struct check_args *a, const struct report *rep, int ret, 
 	bool have_node = false;
 	const char *name = a->he.host;
 
+	memset(&node, 0, sizeof(node));
 	if (slurm_cmds_from_config(&a->he.cfg, &cmds, &err) < 0 ||
 	    slurm_policy_from_config(&a->he.cfg, &pol, &err) < 0) {
 		fprintf(stderr, "vigil check: %s\n", err.buf);
@@ -219,7 +220,6 @@ static int apply_slurm(struct check_args *a, const struct report *rep, int ret, 
 	unsigned left = spent < SLURM_BUDGET_MS ? (unsigned)(SLURM_BUDGET_MS - spent) : 1000;
 	if (cmds.timeout_ms > left / 2)
 		cmds.timeout_ms = left / 2 > 1000 ? left / 2 : 1000;
-	memset(&node, 0, sizeof(node));
 	if (slurm_node_get(&cmds, name, &node, &err) == 0)
 		have_node = true;
 	else
