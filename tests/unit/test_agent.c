@@ -1,0 +1,685 @@
+/*
+ * test_agent.c: the agent in virtual time (interval, jitter, staleness, a full disk), a hanging
+ * check through the real runner, the history across reboots, HTTP through libmicrohttpd, and the
+ * 'vigil agent' / 'vigil check --cached' / '--npd' binaries. Prometheus itself is in
+ * test_agent_e2e.c.
+ */
+#include "../harness.h"
+#include "../../src/agent/agent.h"
+#include "../../src/agent/cache.h"
+#include "../../src/agent/http.h"
+#include "../../src/checks/runner.h"
+#include "../../src/lib/fileio.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- virtual time ---- */
+
+struct vclock {
+	double wall;
+	uint64_t mono;
+	uint32_t seed;
+	double cycle_cost_s; /* how long a collect takes in virtual time */
+	bool fail_writes;
+	size_t writes, failed_writes;
+	double starts[256];
+	size_t nr_starts;
+	enum status next; /* what the fake collect reports */
+};
+
+static double v_wall(void *c) { return ((struct vclock *)c)->wall; }
+static uint64_t v_mono(void *c) { return ((struct vclock *)c)->mono; }
+static bool v_sleep(void *c, uint64_t ms)
+{
+	struct vclock *v = c;
+	v->mono += ms;
+	v->wall += (double)ms / 1000.0;
+	return true;
+}
+static uint32_t v_random(void *c)
+{
+	struct vclock *v = c;
+	v->seed = v->seed * 1664525u + 1013904223u;
+	return v->seed;
+}
+static double v_cpu(void *c) { UNUSED(c); return 0; }
+static int v_write(void *c, const char *path, const void *data, size_t len, struct strbuf *err)
+{
+	struct vclock *v = c;
+	UNUSED(data);
+	UNUSED(len);
+	v->writes++;
+	if (v->fail_writes) {
+		v->failed_writes++;
+		return error_set(err, "cannot write '%s': %s", path, strerror(ENOSPC));
+	}
+	return 0;
+}
+static const struct agent_ops vops = { v_wall, v_mono, v_sleep, v_random, v_cpu, v_write };
+
+static int v_collect(void *arg, struct report *rep, struct strbuf *err)
+{
+	struct vclock *v = arg;
+	UNUSED(err);
+	if (v->nr_starts < ARRAY_SIZE(v->starts))
+		v->starts[v->nr_starts++] = v->wall;
+	report_init(rep, "vhost", v->wall);
+	struct check_result *r = report_add(rep, "kernel");
+	if (v->next == STATUS_FAIL)
+		result_add(r, STATUS_FAIL, ACTION_REBOOT, "xid", "GPU 0000:9b:00.0",
+			   "Xid 79 on GPU 0000:9b:00.0: GPU has fallen off the bus");
+	else
+		result_add(r, STATUS_OK, ACTION_NONE, "summary", "", "no Xid");
+	result_finish(r);
+	report_finish(rep);
+	v->mono += (uint64_t)(v->cycle_cost_s * 1000);
+	v->wall += v->cycle_cost_s;
+	return 0;
+}
+
+static void vagent(struct agent *a, struct vclock *v, const char *state, unsigned cycles)
+{
+	struct agent_settings s = { .interval_s = 30, .jitter_s = 3, .state_dir = state,
+				    .host = "vhost", .max_cycles = cycles };
+	memset(v, 0, sizeof(*v));
+	v->wall = 1.8e9;
+	v->seed = 42;
+	agent_init(a, &s, &vops, v);
+	a->collect = v_collect;
+	a->collect_arg = v;
+}
+
+TEST(agent_cycles_on_interval_with_jitter_in_virtual_time)
+{
+	struct agent a;
+	struct vclock v;
+	vagent(&a, &v, "/nonexistent-state", 200);
+	v.cycle_cost_s = 2; /* a slow cycle eats into the interval, not onto it */
+	agent_loop(&a);
+	CHECK_INT(a.cycles, 200);
+	CHECK_INT(v.nr_starts, 200);
+	double min = 1e9, max = 0, sum = 0;
+	for (size_t i = 1; i < v.nr_starts; i++) {
+		double d = v.starts[i] - v.starts[i - 1];
+		min = d < min ? d : min;
+		max = d > max ? d : max;
+		sum += d;
+	}
+	double mean = sum / (double)(v.nr_starts - 1);
+	CHECK_MSG(min >= 27 - 1e-6 && max <= 33 + 1e-6, "gaps %.3f..%.3f outside 30+-3", min, max);
+	CHECK_MSG(max - min > 3, "jitter too small: %.3f..%.3f", min, max);
+	CHECK_MSG(mean > 29 && mean < 31, "mean gap %.3f", mean);
+	/* two files a cycle (report; no history without a boot id) */
+	CHECK_INT(v.writes, 200);
+	agent_release(&a);
+}
+
+TEST(agent_result_grows_stale_and_is_then_unknown)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf m = STRBUF_INIT, h = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	agent_metrics(&a, &m); /* before any cycle: unknown, never healthy */
+	CHECK_CONTAINS(m.buf, "vigil_healthy 0\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_result_stale 1\n");
+	strbuf_reset(&m);
+	agent_loop(&a);
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_healthy 1\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_result_stale 0\n");
+	agent_health(&a, &h);
+	CHECK_CONTAINS(h.buf, "\"verdict\":\"healthy\"");
+	v.wall += 91; /* past 3 intervals */
+	strbuf_reset(&m);
+	strbuf_reset(&h);
+	agent_metrics(&a, &m);
+	agent_health(&a, &h);
+	CHECK_CONTAINS(m.buf, "vigil_healthy 0\n");
+	CHECK_CONTAINS(m.buf, "vigil_verdict{verdict=\"unknown\"} 1\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_result_stale 1\n");
+	CHECK_CONTAINS(h.buf, "\"verdict\":\"unknown\"");
+	CHECK_CONTAINS(h.buf, "\"stale\":true");
+	CHECK_CONTAINS(h.buf, "91 s old (limit 90 s)");
+	struct strbuf err = STRBUF_INIT;
+	struct json_value *j = json_parse(h.buf, h.len, &err);
+	CHECK_MSG(j, "/health is not JSON: %s", err.buf);
+	CHECK_STR(json_get_string(json_get(j, "report"), "verdict"), "unknown");
+	json_free(j);
+	strbuf_release(&err);
+	strbuf_release(&m);
+	strbuf_release(&h);
+	agent_release(&a);
+}
+
+TEST(agent_full_disk_is_counted_and_survived)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf m = STRBUF_INIT;
+	vagent(&a, &v, "/state", 3);
+	a.set.prom_path = "/textfile/vigil.prom";
+	a.set.boot_id = "boot-1";
+	v.fail_writes = true;
+	agent_loop(&a);
+	CHECK_INT(a.cycles, 3);
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_errors_total{file=\"report\"} 3\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_errors_total{file=\"history\"} 3\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_ok{file=\"report\"} 0\n");
+	CHECK_CONTAINS(m.buf, "vigil_healthy 1\n"); /* the verdict is still served over HTTP */
+	v.fail_writes = false;
+	a.set.max_cycles = 1;
+	agent_loop(&a);
+	strbuf_reset(&m);
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_ok{file=\"report\"} 1\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_errors_total{file=\"report\"} 3\n");
+	strbuf_release(&m);
+	agent_release(&a);
+}
+
+/* A check that hangs, run through the real runner as the agent runs its checks. */
+static int hang_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
+{
+	UNUSED(ctx);
+	UNUSED(res);
+	UNUSED(err);
+	for (;;)
+		pause();
+	return 0;
+}
+static int fine_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
+{
+	UNUSED(ctx);
+	UNUSED(err);
+	result_add(res, STATUS_OK, ACTION_NONE, "fine", "", "fine");
+	return 0;
+}
+static const struct check_def hang_table[] = {
+	{ "hang", "hangs", 300, hang_run },
+	{ "fine", "fine", 300, fine_run },
+};
+static int runner_collect(void *arg, struct report *rep, struct strbuf *err)
+{
+	struct run_item items[2] = { { &hang_table[0], 300 }, { &hang_table[1], 300 } };
+	struct config cfg;
+	UNUSED(arg);
+	UNUSED(err);
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { &cfg, "h", NULL, NULL, wall_seconds() };
+	report_init(rep, "h", wall_seconds());
+	checks_run(&ctx, items, 2, 5000, rep);
+	report_finish(rep);
+	config_release(&cfg);
+	return 0;
+}
+
+TEST(agent_survives_a_hanging_check_and_says_so)
+{
+	struct agent a;
+	struct agent_settings s = { .interval_s = 1, .host = "h", .max_cycles = 2 };
+	struct strbuf m = STRBUF_INIT;
+	agent_init(&a, &s, &agent_real_ops, NULL);
+	a.collect = runner_collect;
+	uint64_t t0 = mono_ms();
+	agent_loop(&a);
+	CHECK_MSG(mono_ms() - t0 < 5000, "two cycles took %llu ms",
+		  (unsigned long long)(mono_ms() - t0));
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_agent_check_timeouts_total{check=\"hang\"} 2\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_check_unknown{check=\"hang\",error=\"timed out");
+	CHECK_CONTAINS(m.buf, "vigil_check_status{check=\"fine\",status=\"ok\"} 1\n");
+	CHECK_CONTAINS(m.buf, "vigil_verdict{verdict=\"unknown\"} 1\n");
+	strbuf_release(&m);
+	agent_release(&a);
+}
+
+/* ---- history ---- */
+
+TEST(agent_history_escalates_a_fault_that_survives_reboots)
+{
+	struct agent a;
+	struct vclock v;
+	vagent(&a, &v, NULL, 1);
+	a.set.escalate_after = 2;
+	v.next = STATUS_FAIL;
+	const char *boots[] = { "boot-a", "boot-a", "boot-b", "boot-c" };
+	for (size_t i = 0; i < ARRAY_SIZE(boots); i++) {
+		a.set.boot_id = boots[i];
+		agent_loop(&a);
+		const struct finding *f = &a.latest.results[0].findings[0];
+		if (i < 3) {
+			CHECK_MSG(f->action == ACTION_REBOOT, "boot %zu: %s", i,
+				  action_name(f->action));
+		} else {
+			CHECK_INT(f->action, ACTION_INSPECT_HARDWARE);
+			CHECK_CONTAINS(f->message, "seen in 3 boots, inspect hardware: Xid 79");
+			CHECK_CONTAINS(a.latest.reason, "kernel: seen in 3 boots, inspect hardware");
+		}
+	}
+	/* kept across a restart of the agent: serialise, parse, and the next boot escalates */
+	struct strbuf s = STRBUF_INIT, err = STRBUF_INIT;
+	history_serialize(&a.hist, &s);
+	struct history h2 = { 0 };
+	CHECK_INT(history_parse(&h2, s.buf, s.len, &err), 0);
+	CHECK_INT(h2.nr, 1);
+	CHECK_INT(h2.e[0].nr_boots, 3);
+	CHECK_STR(h2.e[0].key, "kernel|xid|GPU 0000:9b:00.0");
+	history_release(&h2);
+	CHECK_INT(history_parse(&h2, "{\"entries\": 3", 13, &err), -1);
+	history_release(&h2);
+	strbuf_release(&s);
+	strbuf_release(&err);
+	agent_release(&a);
+}
+
+TEST(agent_history_is_bounded_and_keys_on_code_device_and_xid)
+{
+	struct history h = { 0 };
+	struct report rep;
+	char dev[32];
+	report_init(&rep, "h", 0);
+	struct check_result *r = report_add(&rep, "kernel");
+	for (int i = 0; i < HISTORY_MAX_ENTRIES + 50; i++) {
+		snprintf(dev, sizeof(dev), "GPU %d", i);
+		struct finding *f = result_add(r, STATUS_FAIL, ACTION_RESET_GPU, "xid", dev, "x");
+		finding_detail_num(f, "xid", 48);
+	}
+	result_add(r, STATUS_FAIL, ACTION_FREE_DISK, "space", "/", "full"); /* not hardware */
+	result_add(r, STATUS_WARN, ACTION_REBOOT, "xid", "GPU 0", "a warning"); /* not failing */
+	history_note(&h, &rep, "b1", 1);
+	CHECK_INT(h.nr, HISTORY_MAX_ENTRIES);
+	struct strbuf key = STRBUF_INIT;
+	CHECK(history_key(r, &r->findings[0], &key));
+	CHECK_STR(key.buf, "kernel|xid|GPU 0|xid=48");
+	CHECK(!history_key(r, &r->findings[HISTORY_MAX_ENTRIES + 50], &key));
+	CHECK(!history_key(r, &r->findings[HISTORY_MAX_ENTRIES + 51], &key));
+	/* boot ids per key are bounded too */
+	char b[16];
+	for (int i = 0; i < 40; i++) {
+		snprintf(b, sizeof(b), "boot-%d", i);
+		history_note(&h, &rep, b, 2 + i);
+	}
+	for (size_t i = 0; i < h.nr; i++)
+		CHECK(h.e[i].nr_boots <= HISTORY_MAX_BOOTS);
+	strbuf_release(&key);
+	history_release(&h);
+	report_release(&rep);
+}
+
+/* ---- HTTP ---- */
+
+/* GET/other on 127.0.0.1:port; returns the status code, body in *body. */
+static int http_req(unsigned port, const char *method, const char *path, struct strbuf *body)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	strbuf_reset(body);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	char req[256];
+	int n = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n", method,
+			 path);
+	if (write(fd, req, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	struct strbuf all = STRBUF_INIT;
+	char buf[4096];
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		ssize_t got = read(fd, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		strbuf_add(&all, buf, (size_t)got);
+	}
+	close(fd);
+	int code = -1;
+	if (sscanf(all.buf, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	const char *sep = strstr(all.buf, "\r\n\r\n");
+	if (sep)
+		strbuf_addstr(body, sep + 4);
+	strbuf_release(&all);
+	return code;
+}
+
+TEST(agent_http_serves_metrics_and_health)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	struct agent_http *h = agent_http_start(&a, "127.0.0.1:0", &err);
+	CHECK_MSG(h, "cannot start: %s", err.buf);
+	unsigned port = agent_http_port(h);
+	CHECK(port > 0);
+	CHECK_INT(http_req(port, "GET", "/metrics", &body), 200);
+	CHECK_CONTAINS(body.buf, "# TYPE vigil_healthy gauge\nvigil_healthy 1\n");
+	CHECK_CONTAINS(body.buf, "vigil_agent_cycles_total 1\n");
+	CHECK_INT(http_req(port, "GET", "/health", &body), 200);
+	struct json_value *j = json_parse(body.buf, body.len, &err);
+	CHECK_MSG(j, "/health is not JSON: %s\n%s", err.buf, body.buf);
+	CHECK_STR(json_get_string(j, "verdict"), "healthy");
+	CHECK_STR(json_get_string(j, "host"), "vhost");
+	json_free(j);
+	CHECK_INT(http_req(port, "GET", "/nope", &body), 404);
+	CHECK_INT(http_req(port, "DELETE", "/metrics", &body), 405);
+	/* the verdict inside changes, the status code stays 200 */
+	v.next = STATUS_FAIL;
+	agent_loop(&a);
+	CHECK_INT(http_req(port, "GET", "/health", &body), 200);
+	CHECK_CONTAINS(body.buf, "\"verdict\":\"unhealthy\"");
+	agent_http_stop(h);
+	CHECK_INT(http_req(port, "GET", "/metrics", &body), -1);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	agent_release(&a);
+}
+
+TEST(agent_listen_addresses)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(agent_listen_parse("127.0.0.1:9847", &ss, &len, &err), 0);
+	CHECK_INT(ss.ss_family, AF_INET);
+	CHECK_INT(agent_listen_parse("[::1]:9847", &ss, &len, &err), 0);
+	CHECK_INT(ss.ss_family, AF_INET6);
+	CHECK_INT(agent_listen_parse(":9847", &ss, &len, &err), 0);
+	CHECK_INT(agent_listen_parse("localhost:9847", &ss, &len, &err), -1);
+	CHECK_CONTAINS(err.buf, "not a numeric");
+	CHECK_INT(agent_listen_parse("127.0.0.1:99999", &ss, &len, &err), -1);
+	CHECK_INT(agent_listen_parse("127.0.0.1", &ss, &len, &err), -1);
+	CHECK_INT(agent_listen_parse("[::1:80", &ss, &len, &err), -1);
+	strbuf_release(&err);
+	/* a port in use is a clear error */
+	struct agent a;
+	struct vclock v;
+	vagent(&a, &v, NULL, 1);
+	struct agent_http *h1 = agent_http_start(&a, "127.0.0.1:0", &err);
+	CHECK(h1);
+	char spec[64];
+	snprintf(spec, sizeof(spec), "127.0.0.1:%u", agent_http_port(h1));
+	struct agent_http *h2 = agent_http_start(&a, spec, &err);
+	CHECK(!h2);
+	CHECK_CONTAINS(err.buf, "cannot listen");
+	agent_http_stop(h1);
+	agent_release(&a);
+	strbuf_release(&err);
+}
+
+/* ---- the binaries ---- */
+
+static const char xid_kmsg[] =
+	"3,100,1000000,-;NVRM: Xid (PCI:0000:9b:00): 79, pid=1, name=python, GPU has fallen off "
+	"the bus.\n";
+
+static char *read_all(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	read_file_bounded(path, &sb, 16 << 20, NULL);
+	return strbuf_detach(&sb, NULL);
+}
+
+TEST(agent_once_writes_cache_prom_and_history_and_check_cached_reads_it)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, prom = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	strbuf_addf(&state, "%s/state", dir);
+	strbuf_addf(&prom, "%s/textfile/vigil.prom", dir);
+	test_write(dir, "root/dev/kmsg", xid_kmsg);
+	test_mkdir(dir, "textfile");
+	/* three boots with the same Xid: the third escalates */
+	const char *boots[] = { "11111111-aaaa\n", "22222222-bbbb\n", "33333333-cccc\n" };
+	struct child c;
+	for (size_t i = 0; i < ARRAY_SIZE(boots); i++) {
+		test_write(dir, "root/proc/sys/kernel/random/boot_id", boots[i]);
+		const char *args[] = { "agent", "--once", "--only", "kernel", "--root", root.buf,
+				       "--state-dir", state.buf, "--prom", prom.buf, "--listen",
+				       "off", NULL };
+		test_run_vigil(&c, args, NULL);
+		CHECK_INT(c.exit_code, 1);
+		CHECK_CONTAINS(c.err.buf, "vigil agent: unhealthy: kernel: ");
+		child_release(&c);
+	}
+	const char *cached[] = { "check", "--cached", "--state-dir", state.buf, "--json", NULL };
+	test_run_vigil(&c, cached, NULL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "verdict"), "unhealthy");
+	CHECK_STR(json_get_string(json_path(v, "checks.0.findings.0"), "action"),
+		  "INSPECT_HARDWARE");
+	CHECK_CONTAINS(json_get_string(v, "reason"), "seen in 3 boots");
+	json_free(v);
+	child_release(&c);
+	char *p = read_all(prom.buf);
+	CHECK_CONTAINS(p, "vigil_healthy 0\n");
+	CHECK_CONTAINS(p, "vigil_agent_escalated_findings 1\n");
+	CHECK_CONTAINS(p, "action=\"INSPECT_HARDWARE\"");
+	free(p);
+	/* promtool, when installed, agrees it is valid exposition text */
+	const char *pt[] = { "promtool", "check", "metrics", NULL };
+	struct child t;
+	child_init(&t);
+	t.argv = pt;
+	t.timeout_ms = 30000;
+	char *text = read_all(prom.buf);
+	t.stdin_data = text;
+	t.stdin_len = strlen(text);
+	if (child_run(&t, NULL) == 0)
+		CHECK_MSG(t.exited && t.exit_code == 0, "promtool: %s%s", t.out.buf, t.err.buf);
+	child_release(&t);
+	free(text);
+	strbuf_release(&root);
+	strbuf_release(&state);
+	strbuf_release(&prom);
+}
+
+TEST(agent_check_cached_stale_missing_and_damaged_are_unknown)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, path = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", dir);
+	struct child c;
+	const char *args[] = { "check", "--cached", "--state-dir", state.buf, "--reason", NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "unknown: agent: no cached result");
+	child_release(&c);
+	/* a healthy result, fresh then old */
+	struct report rep;
+	struct strbuf js = STRBUF_INIT;
+	report_init(&rep, "h", wall_seconds() - 500);
+	report_add(&rep, "kernel")->status = STATUS_OK;
+	report_finish(&rep);
+	report_json(&rep, &js, false);
+	report_release(&rep);
+	CHECK(mkdir_p(state.buf, 0755, &err) == 0);
+	agent_cache_path(&path, state.buf);
+	CHECK(write_file(path.buf, js.buf, js.len, true, &err) == 0);
+	test_run_vigil(&c, args, NULL); /* default max-age: 3 x 60 s */
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "unknown: agent: cached result 50");
+	child_release(&c);
+	const char *longer[] = { "check", "--cached", "--state-dir", state.buf, "--reason", "-c",
+				 "agent.max-age=600", NULL };
+	test_run_vigil(&c, longer, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_STR(c.out.buf, "healthy\n");
+	child_release(&c);
+	const char *npd[] = { "check", "--cached", "--state-dir", state.buf, "--npd", NULL };
+	test_run_vigil(&c, npd, NULL);
+	CHECK_INT(c.exit_code, 2); /* NPD's Unknown */
+	CHECK(strlen(c.out.buf) <= 81);
+	child_release(&c);
+	CHECK(write_file(path.buf, "{\"host\":", 8, true, &err) == 0);
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "damaged");
+	child_release(&c);
+	const char *bad[] = { "check", "--cached", "--only", "kernel", NULL };
+	test_run_vigil(&c, bad, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	strbuf_release(&js);
+	strbuf_release(&state);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
+TEST(agent_npd_exit_codes_and_message)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf bad = STRBUF_INIT, good = STRBUF_INIT;
+	strbuf_addf(&bad, "%s/bad", dir);
+	strbuf_addf(&good, "%s/good", dir);
+	test_write(dir, "bad/dev/kmsg", xid_kmsg);
+	test_write(dir, "good/dev/kmsg", "");
+	struct child c;
+	const char *a1[] = { "check", "--npd", "--only", "kernel", "--root", good.buf, NULL };
+	test_run_vigil(&c, a1, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_STR(c.out.buf, "healthy\n");
+	child_release(&c);
+	const char *a2[] = { "check", "--npd", "--only", "kernel", "--root", bad.buf, NULL };
+	test_run_vigil(&c, a2, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "kernel: Xid 79");
+	CHECK(strlen(c.out.buf) <= 81);
+	CHECK(!strchr(c.out.buf, '\n') || strchr(c.out.buf, '\n') == c.out.buf + c.out.len - 1);
+	child_release(&c);
+	const char *a3[] = { "check", "--npd", "--json", NULL };
+	test_run_vigil(&c, a3, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	strbuf_release(&bad);
+	strbuf_release(&good);
+}
+
+TEST(agent_missing_nvml_is_unknown_in_metrics)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, prom = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	strbuf_addf(&prom, "%s/vigil.prom", dir);
+	test_write(dir, "root/etc/hostname", "gpu-7\n");
+	const char *args[] = { "agent", "--once", "--only", "gpu", "--root", root.buf, "--prom",
+			       prom.buf, "--listen", "off", NULL };
+	const char *env[] = { "VIGIL_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_INT(c.exit_code, 3);
+	child_release(&c);
+	char *p = read_all(prom.buf);
+	CHECK_CONTAINS(p, "vigil_check_status{check=\"gpu\",status=\"unknown\"} 1\n");
+	CHECK_CONTAINS(p, "vigil_agent_check_unknown{check=\"gpu\",error=\"cannot load NVML");
+	CHECK_CONTAINS(p, "vigil_healthy 0\n");
+	free(p);
+	strbuf_release(&root);
+	strbuf_release(&prom);
+}
+
+/* A real full disk: the state directory on a tiny tmpfs, filled up. Needs root and mount. */
+TEST(agent_real_full_disk)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, prom = STRBUF_INIT, root = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", dir);
+	strbuf_addf(&prom, "%s/vigil.prom", dir);
+	strbuf_addf(&root, "%s/root", dir);
+	test_write(dir, "root/dev/kmsg", "");
+	test_mkdir(dir, "state");
+	if (mount("tmpfs", state.buf, "tmpfs", 0, "size=8k") < 0)
+		SKIP("cannot mount a tmpfs here (needs root)");
+	test_write(state.buf, "filler", ""); /* then fill it */
+	struct strbuf fill = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&fill, "%s/filler", state.buf);
+	char *big = xcalloc(1, 64 << 10);
+	write_file(fill.buf, big, 64 << 10, false, &err); /* fails part way: the disk is full */
+	free(big);
+	const char *args[] = { "agent", "--once", "--only", "kernel", "--root", root.buf,
+			       "--state-dir", state.buf, "--prom", prom.buf, "--listen", "off",
+			       NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	umount2(state.buf, MNT_DETACH);
+	CHECK_INT(c.exit_code, 0); /* the verdict is the host's; the disk is the agent's problem */
+	CHECK_CONTAINS(c.err.buf, "cannot write its cached report file");
+	char *p = read_all(prom.buf);
+	CHECK_CONTAINS(p, "vigil_agent_write_errors_total{file=\"report\"} 1\n");
+	CHECK_CONTAINS(p, "vigil_agent_write_ok{file=\"report\"} 0\n");
+	free(p);
+	child_release(&c);
+	strbuf_release(&fill);
+	strbuf_release(&err);
+	strbuf_release(&state);
+	strbuf_release(&prom);
+	strbuf_release(&root);
+}
+
+/* The daemon itself: serves while it runs, stops promptly on SIGTERM. */
+TEST(agent_daemon_serves_and_stops_on_sigterm)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, listen = STRBUF_INIT,
+		      body = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	strbuf_addf(&state, "%s/state", dir);
+	test_write(dir, "root/dev/kmsg", "");
+	unsigned port = 20000 + (unsigned)(getpid() % 20000);
+	strbuf_addf(&listen, "127.0.0.1:%u", port);
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *argv[] = { test_vigil_bin(), "agent", "--only", "kernel", "--root",
+				       root.buf, "--state-dir", state.buf, "--listen", listen.buf,
+				       "--interval", "1", NULL };
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int code = -1;
+	for (int i = 0; i < 100 && code != 200; i++) {
+		usleep(50000);
+		code = http_req(port, "GET", "/metrics", &body);
+	}
+	CHECK_INT(code, 200);
+	for (int i = 0; i < 60 && !strstr(body.buf, "vigil_agent_cycles_total 2"); i++) {
+		usleep(100000);
+		http_req(port, "GET", "/metrics", &body);
+	}
+	CHECK_CONTAINS(body.buf, "vigil_agent_cycles_total 2\n");
+	CHECK_CONTAINS(body.buf, "vigil_healthy 1\n");
+	uint64_t t0 = mono_ms();
+	kill(pid, SIGTERM);
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK_MSG(mono_ms() - t0 < 3000, "took %llu ms to stop",
+		  (unsigned long long)(mono_ms() - t0));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	strbuf_release(&root);
+	strbuf_release(&state);
+	strbuf_release(&listen);
+	strbuf_release(&body);
+}
