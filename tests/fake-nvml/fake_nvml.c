@@ -158,6 +158,19 @@ static void trim(char **s)
 	*s = p;
 }
 
+/* "!CODE" must be "!" and a decimal NVML return code. */
+static bool bad_code(const char *v)
+{
+	if (v[0] != '!')
+		return false;
+	if (!v[1])
+		return true;
+	for (const char *p = v + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return true;
+	return false;
+}
+
 /* "nvlink 3 active=1 replay=0 ..." into keys "nvlink3.active", ... of sec. */
 static int parse_nvlink(struct section *sec, char *rest, const char *path, unsigned line)
 {
@@ -178,6 +191,8 @@ static int parse_nvlink(struct section *sec, char *rest, const char *path, unsig
 			ok = !strcmp(w, counter_keys[c]);
 		if (!ok)
 			return bad(path, line, "unknown nvlink key '%s'", w);
+		if (bad_code(eq + 1))
+			return bad(path, line, "'%s' is not !CODE (a decimal NVML error)", eq + 1);
 		char key[64];
 		snprintf(key, sizeof(key), "nvlink%lu.%s", link, w);
 		if (section_put(sec, key, eq + 1) < 0)
@@ -215,6 +230,8 @@ static int parse_line(char *s, struct section **cur, const char *path, unsigned 
 	}
 	if (*cur == &global ? !known_global_key(s) : !known_gpu_key(s))
 		return bad(path, line, "unknown key '%s'", s);
+	if (bad_code(val))
+		return bad(path, line, "'%s' is not !CODE (a decimal NVML error)", val);
 	return section_put(*cur, s, val) < 0 ? NVML_ERROR_MEMORY : 0;
 }
 

@@ -245,6 +245,8 @@ TEST(nvml_malformed_snapshot_fails_init)
 		"vigil-nvml-snapshot 1\nnvlink 0 active=1\n",             /* outside a GPU */
 		"vigil-nvml-snapshot 1\n[gpu 0]\nnvlink 0 active\n",      /* not key=value */
 		"vigil-nvml-snapshot 1\n[gpu 0]\n[gpu 0]\n",              /* twice */
+		"vigil-nvml-snapshot 1\n[gpu 0]\ntemperature_gpu !x\n",   /* not a code */
+		"vigil-nvml-snapshot 1\n[gpu 0]\nnvlink 1 active=!\n",    /* not a code */
 	};
 	/* the fake says why on stderr: catch it */
 	struct strbuf log = STRBUF_INIT, said = STRBUF_INIT;
