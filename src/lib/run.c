@@ -63,6 +63,21 @@ static void child_side(struct child *c, int in[2], int out[2], int err[2], int r
 	_exit(127);
 }
 
+/*
+ * Reap a killed child, but not forever: one stuck in uninterruptible sleep (a hung NFS mount, a
+ * sysfs read in the kernel) cannot die until the kernel lets go. Leave it to init rather than
+ * hang the caller; the deadline promise matters more than a zombie.
+ */
+static void reap_bounded(pid_t pid, int *status)
+{
+	for (int i = 0; i < 100; i++) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			return;
+		usleep(1000);
+	}
+}
+
 int child_run(struct child *c, struct strbuf *errmsg)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
@@ -183,7 +198,7 @@ int child_run(struct child *c, struct strbuf *errmsg)
 	if (c->timed_out) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
+		reap_bounded(pid, &status);
 	} else {
 		/* Pipes closed: the child is exiting, or has handed its pipes away. Wait out the
 		 * deadline for it, then kill. */
@@ -197,7 +212,7 @@ int child_run(struct child *c, struct strbuf *errmsg)
 				c->timed_out = true;
 				kill(-pid, SIGKILL);
 				kill(pid, SIGKILL);
-				waitpid(pid, &status, 0);
+				reap_bounded(pid, &status);
 				break;
 			}
 			usleep(1000);
