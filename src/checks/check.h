@@ -69,6 +69,7 @@ struct check_ctx {
 	const char *state_dir;  /* where checks keep readings between runs; may be NULL */
 	const char *kernel_log; /* --kernel-log FILE, or NULL for /dev/kmsg under the root */
 	double now;             /* wall-clock seconds at the start of the run */
+	unsigned timeout_ms;    /* this check's deadline, set by the runner (0: none known) */
 };
 
 struct check_def {

@@ -158,9 +158,11 @@ void checks_run(const struct check_ctx *ctx, const struct run_item *items, size_
 			continue;
 		}
 		if (s->pid == 0) {
+			struct check_ctx mine = *ctx;
+			mine.timeout_ms = t;
 			setpgid(0, 0);
 			close(p[0]);
-			child_main(ctx, items[i].def, p[1]);
+			child_main(&mine, items[i].def, p[1]);
 		}
 		setpgid(s->pid, s->pid);
 		close(p[1]);

@@ -885,6 +885,13 @@ int check_storage_run(const struct check_ctx *ctx, struct check_result *res, str
 	memset(&r, 0, sizeof(r));
 	if (storage_options_load(ctx->cfg, &opt, err) < 0)
 		goto out;
+	/* The runner's deadline for this check is the real one (it includes a lower --timeout). */
+	if (ctx->timeout_ms) {
+		unsigned t = ctx->timeout_ms;
+		unsigned b = t > 1500 ? t - 1000 : t * 6 / 10;
+		if (b < opt.budget_ms)
+			opt.budget_ms = b;
+	}
 	if (storage_gather(ctx, &opt, &r, err) < 0)
 		goto out;
 	storage_evaluate(&r, &opt, res);
