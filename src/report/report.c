@@ -369,16 +369,20 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 		strbuf_addf(out, "%-11s ", c->name);
 		add_status(out, c->status, color, 8);
 		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
-		if (c->error)
+		if (c->error) {
 			strbuf_addstr(out, c->error);
-		else if (w)
+			w = NULL;
+		} else if (w) {
 			strbuf_addstr(out, w->message);
+			if (w->action != ACTION_NONE)
+				strbuf_addf(out, "  -> %s", action_name(w->action));
+		}
 		strbuf_addch(out, '\n');
 		for (size_t j = 0; j < c->nr; j++) {
 			const struct finding *f = &c->findings[j];
 			bool shown = f->status == STATUS_WARN || f->status == STATUS_FAIL ||
 				     f->status == STATUS_UNKNOWN || verbose;
-			if (!shown || (f == w && c->nr == 1 && !verbose))
+			if (!shown || f == w)
 				continue;
 			strbuf_addstr(out, "    ");
 			add_status(out, f->status, color, 7);

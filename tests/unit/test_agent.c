@@ -217,7 +217,7 @@ static int runner_collect(void *arg, struct report *rep, struct strbuf *err)
 	UNUSED(arg);
 	UNUSED(err);
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { &cfg, "h", NULL, NULL, wall_seconds() };
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h", .now = wall_seconds() };
 	report_init(rep, "h", wall_seconds());
 	checks_run(&ctx, items, 2, 5000, rep);
 	report_finish(rep);
