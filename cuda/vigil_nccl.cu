@@ -647,6 +647,10 @@ static int measure(const nopts &o, std::vector<lrank> &L, int n, progress_dir &p
 
 static void emit_start(const char *mode, int n, int rank, const std::vector<int> &gpus)
 {
+	cudaDeviceProp prop;
+	std::string gname;
+	if (!gpus.empty() && cudaGetDeviceProperties(&prop, gpus[0]) == cudaSuccess)
+		gname = prop.name;
 	int v = 0;
 	ncclGetVersion(&v);
 	int rt = 0, drv = 0;
@@ -656,6 +660,7 @@ static void emit_start(const char *mode, int n, int rank, const std::vector<int>
 	j.str("type", "start").str("helper", "vigil-nccl").str("version", VIGIL_HELPER_VERSION);
 	j.str("mode", mode).num("nccl_version", v).num("cuda_runtime", rt).num("cuda_driver", drv);
 	j.num("nranks", n).num("rank", rank).raw("gpus", json_int_array(gpus));
+	j.str("gpu_name", gname);
 	const char *nvls = getenv("NCCL_NVLS_ENABLE");
 	j.str("nccl_nvls_enable", nvls ? nvls : "");
 	emit(j.done());
@@ -897,7 +902,12 @@ static int run_local(const nopts &o, int argc, char **argv)
 				size_t l = strlen(line);
 				while (l && (line[l - 1] == '\n' || line[l - 1] == '\r'))
 					line[--l] = '\0';
-				if (l && strncmp(line, "{\"type\":\"start\"", 15))
+				if (!l)
+					continue;
+				if (!strncmp(line, "{\"type\":\"start\"", 15))
+					/* the rank's own header: kept, under another name */
+					emit(std::string("{\"type\":\"rank_start\"") + (line + 15));
+				else
 					emit(line);
 			}
 			fclose(f);

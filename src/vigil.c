@@ -11,6 +11,8 @@ const struct cmd_def cmd_table[] = {
 	{ "check", cmd_check, "is this host fit to train? one verdict from the passive checks" },
 	{ "gather", cmd_gather, "copy what vigil reads from this host into a fixture directory" },
 	{ "agent", cmd_agent, "per-host daemon: checks on an interval, /metrics, /health, cache" },
+	{ "stress", cmd_stress, "active GPU tests: verified GEMM, HBM, memory (takes the GPUs)" },
+	{ "net", cmd_net, "active NVLink/NCCL tests: collectives, GPU pair bandwidth" },
 	{ "fleet", cmd_fleet, "vigil check on every node of a Slurm cluster through srun" },
 	{ "list", cmd_list, "list the checks and what each one looks at" },
 	{ "help", cmd_help, "show help for vigil or a command" },

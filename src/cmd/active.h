@@ -1,0 +1,75 @@
+/*
+ * active.h: what 'vigil stress', 'vigil net' and 'vigil check --deep' share: the output options,
+ * progress on a terminal, turning a helper run into a struct gs_end, and printing a report of
+ * active tests (a table of figures, the problems, the verdict) the way 'vigil check' does.
+ */
+#ifndef VIGIL_CMD_ACTIVE_H
+#define VIGIL_CMD_ACTIVE_H
+
+#include "../report/report.h"
+#include "../stress/gpu_stress.h"
+#include "../stress/helper.h"
+#include "../stress/net.h"
+
+struct active_out {
+	bool json, reason, verbose;
+	int color; /* -1 auto */
+};
+
+/* A descriptor for the helper's progress lines: a dup of stderr when it is a terminal (and
+ * want is set), else -1. Close it with active_progress_close(). */
+int active_progress_fd(bool want);
+void active_progress_close(int fd);
+
+/* Fill e from a finished helper run (desc keeps the description alive). */
+void active_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *desc);
+
+/* Print the report: JSON, the reason, or title + figures + problems + verdict. Returns the exit
+ * code (the verdict's, or EXIT_UNKNOWN when stdout could not be written). */
+int active_print(struct report *rep, const char *title, const char *figures,
+		 const struct active_out *o);
+
+/* Output options every active command takes, for its getopt_long table. */
+enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };
+#define ACTIVE_OUT_OPTIONS                                                                     \
+	{ "json", no_argument, NULL, AOPT_JSON }, { "reason", no_argument, NULL, AOPT_REASON },  \
+		{ "verbose", no_argument, NULL, 'v' },                                         \
+		{ "color", required_argument, NULL, AOPT_COLOR },                              \
+		{ "config", required_argument, NULL, AOPT_CONFIG },                            \
+		{ "set", required_argument, NULL, 'c' },                                       \
+		{ "host", required_argument, NULL, AOPT_HOST },                                \
+		{ "help", no_argument, NULL, 'h' }
+#define ACTIVE_OUT_USAGE                                                                       \
+	"  --config FILE       configuration file (default /etc/vigil/vigil.conf)\n"            \
+	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable)\n"                   \
+	"  --host NAME         host name for per-host configuration sections and the report\n" \
+	"  --json              print one JSON object (the same shape as 'vigil check --json')\n" \
+	"  --reason            print only the one-line reason (at most 80 characters)\n"        \
+	"  -v, --verbose       list every finding, not only problems\n"                         \
+	"  --color WHEN        auto (default: on a terminal), always or never\n"                \
+	"\n"                                                                                    \
+	"Exit status:\n"                                                                        \
+	"  0  healthy (warnings alone leave the host healthy)\n"                                \
+	"  1  unhealthy: a test failed\n"                                                       \
+	"  2  usage error\n"                                                                    \
+	"  3  could not tell: no CUDA helpers, no GPU, or a test could not run\n"
+
+/* 1 if a is an output option (and consumed it), 0 if not, -1 on a bad value (message printed). */
+int active_out_option(const char *cmd, int c, const char *arg, struct active_out *o);
+
+/* Validate a GPU list such as 0,1,4-7. */
+bool active_gpu_list_ok(const char *s);
+
+/* Run vigil-gpu pairs (bytes in MiB, reps; gpus may be NULL) / vigil-nccl with args, and parse
+ * what they print into run; end says how they ended (why and desc keep its strings). */
+void net_pairs_collect(unsigned mib, unsigned reps, const char *gpus, bool progress,
+		       struct np_run *run, struct gs_end *end, struct strbuf *desc,
+		       struct strbuf *why);
+void net_nccl_collect(const char *const *args, unsigned timeout_ms, bool progress,
+		      struct nc_run *run, struct gs_end *end, struct strbuf *desc,
+		      struct strbuf *why);
+
+/* 'vigil check --deep': short stress gpu, pairs and NCCL runs on this host, added to rep. */
+void active_deep(const struct config *cfg, double seconds, bool progress, struct report *rep);
+
+#endif

@@ -1,0 +1,521 @@
+/*
+ * net.c: 'vigil net nccl' (NCCL collectives: busbw per size, exact data, a deadline that names
+ * the ranks that did not complete) and 'vigil net pairs' (peer copy bandwidth of every GPU
+ * pair). The measurements run in the CUDA helpers vigil-nccl and vigil-gpu; this file runs them
+ * under a deadline and judges their output with src/stress/net.c.
+ */
+#include "cmd.h"
+#include "active.h"
+#include "common.h"
+#include "../lib/strlist.h"
+
+#include <getopt.h>
+#include <math.h>
+
+static const char *const nccl_ops[] = { "all_reduce", "all_gather", "reduce_scatter", "alltoall",
+					"sendrecv" };
+
+static const char net_usage[] =
+	"usage: vigil net nccl [options]\n"
+	"       vigil net pairs [options]\n"
+	"\n"
+	"Active tests of the links between GPUs; they take the GPUs, never run them beside training.\n"
+	"Need vigil's CUDA helpers (vigil-nccl, vigil-gpu; built by 'make' where nvcc is found).\n"
+	"\n"
+	"vigil net nccl: NCCL collectives with algbw and busbw per size (nccl-tests' formulas), an\n"
+	"exact check of the data, a deadline on every collective (one that does not finish names\n"
+	"the ranks that did not complete and those that never entered), and a busbw floor.\n"
+	"By default one process per GPU of this host, meeting through a temporary directory, as\n"
+	"if each GPU were on its own host. Across hosts, start one rank per GPU with srun (or any\n"
+	"launcher) and give --rendezvous; rank and count come from SLURM_PROCID/SLURM_NTASKS.\n"
+	"  --op LIST           all_reduce (default), all_gather, reduce_scatter, alltoall, sendrecv\n"
+	"  --sizes MIN:MAX     bytes per rank buffer, doubling (default 1M:4G)\n"
+	"  --gpus LIST         GPUs of this host to use (default all)\n"
+	"  --iters N, --warmup N   timed and untimed collectives per size (default 20, 5)\n"
+	"  --timeout SECONDS   deadline of each collective (default 60)\n"
+	"  --single-process    one process drives every GPU\n"
+	"  --rank R --nranks N --rendezvous DIR|tcp://HOST:PORT [--gpu G] [--run-id ID]\n"
+	"                      one rank of a job across hosts (DIR shared by all hosts)\n"
+	"  --deadline SECONDS  bound for the whole run (default from the sizes and --timeout)\n"
+	"\n"
+	"vigil net pairs: copy bandwidth for every ordered GPU pair and both ways at once, each copy\n"
+	"verified, against a floor and against the other pairs, to point at a weak link or GPU.\n"
+	"  --gpus LIST         GPUs to pair (default all)\n"
+	"  --bytes MIB         size of each copy in MiB (default 1024)\n"
+	"  --reps N            timed copies per pair (default 10)\n"
+	"\n" ACTIVE_OUT_USAGE;
+
+/* ---- running the helpers ---- */
+
+static bool find_helper(const char *name, struct strbuf *path, struct gs_end *end,
+			struct strbuf *why)
+{
+	struct strbuf err = STRBUF_INIT;
+	bool ok = helper_find(name, path, &err) == 0;
+	if (!ok) {
+		strbuf_addf(why, "vigil's CUDA helper is not installed (%s); build it with 'make' on "
+			    "a host with nvcc",
+			    err.buf);
+		end->why_not = why->buf;
+	}
+	strbuf_release(&err);
+	return ok;
+}
+
+void net_pairs_collect(unsigned mib, unsigned reps, const char *gpus, bool progress,
+		       struct np_run *run, struct gs_end *end, struct strbuf *desc,
+		       struct strbuf *why)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct helper_out ho;
+	char b[32], r[16];
+	helper_out_init(&ho);
+	memset(end, 0, sizeof(*end));
+	if (!find_helper("vigil-gpu", &path, end, why))
+		goto out;
+	snprintf(b, sizeof(b), "%uM", mib);
+	snprintf(r, sizeof(r), "%u", reps);
+	const char *args[] = { "pairs", "--bytes", b, "--reps", r, gpus ? "--gpus" : NULL, gpus,
+			       NULL };
+	int fd = active_progress_fd(progress);
+	int rc = helper_run(path.buf, args, 600000, fd, &ho, &err);
+	active_progress_close(fd);
+	if (rc < 0) {
+		strbuf_addstr(why, err.buf);
+		end->why_not = why->buf;
+		goto out;
+	}
+	active_end(end, &ho, desc);
+	if (np_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0 &&
+	    !run->error) {
+		run->error_code = xstrdup("bad_output");
+		run->error = xstrdup(err.buf);
+	}
+out:
+	helper_out_release(&ho);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
+void net_nccl_collect(const char *const *args, unsigned timeout_ms, bool progress,
+		      struct nc_run *run, struct gs_end *end, struct strbuf *desc,
+		      struct strbuf *why)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct helper_out ho;
+	helper_out_init(&ho);
+	memset(end, 0, sizeof(*end));
+	if (!find_helper("vigil-nccl", &path, end, why))
+		goto out;
+	int fd = active_progress_fd(progress);
+	int rc = helper_run(path.buf, args, timeout_ms, fd, &ho, &err);
+	active_progress_close(fd);
+	if (rc < 0) {
+		strbuf_addstr(why, err.buf);
+		end->why_not = why->buf;
+		goto out;
+	}
+	active_end(end, &ho, desc);
+	if (nc_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addf(&sb, "bad_output: %s", err.buf);
+		ALLOC_GROW(run->errors, run->nr_errors + 1, run->alloc_errors);
+		run->errors[run->nr_errors++] = strbuf_detach(&sb, NULL);
+	}
+out:
+	helper_out_release(&ho);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
+/* ---- options ---- */
+
+enum { NOPT_OP = 400, NOPT_SIZES, NOPT_GPUS, NOPT_ITERS, NOPT_WARMUP, NOPT_TIMEOUT, NOPT_SINGLE,
+       NOPT_RANK, NOPT_NRANKS, NOPT_RDV, NOPT_GPU, NOPT_RUNID, NOPT_FAULT_RANK, NOPT_FAULT_BYTES,
+       NOPT_DEADLINE, NOPT_BYTES, NOPT_REPS };
+
+static const struct option net_opts[] = {
+	{ "op", required_argument, NULL, NOPT_OP },
+	{ "sizes", required_argument, NULL, NOPT_SIZES },
+	{ "gpus", required_argument, NULL, NOPT_GPUS },
+	{ "iters", required_argument, NULL, NOPT_ITERS },
+	{ "warmup", required_argument, NULL, NOPT_WARMUP },
+	{ "timeout", required_argument, NULL, NOPT_TIMEOUT },
+	{ "single-process", no_argument, NULL, NOPT_SINGLE },
+	{ "rank", required_argument, NULL, NOPT_RANK },
+	{ "nranks", required_argument, NULL, NOPT_NRANKS },
+	{ "rendezvous", required_argument, NULL, NOPT_RDV },
+	{ "gpu", required_argument, NULL, NOPT_GPU },
+	{ "run-id", required_argument, NULL, NOPT_RUNID },
+	{ "fault-hang-rank", required_argument, NULL, NOPT_FAULT_RANK },
+	{ "fault-bytes", required_argument, NULL, NOPT_FAULT_BYTES },
+	{ "deadline", required_argument, NULL, NOPT_DEADLINE },
+	{ "bytes", required_argument, NULL, NOPT_BYTES },
+	{ "reps", required_argument, NULL, NOPT_REPS },
+	ACTIVE_OUT_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
+/* 64M, 4G, 1024, 1.5G, 1MiB */
+static bool parse_size_arg(const char *s, uint64_t *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0))
+		return false;
+	double mul = 1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1048576.0; end++; break;
+	case 'g': case 'G': mul = 1073741824.0; end++; break;
+	default: break;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || v * mul > 1e15)
+		return false;
+	*out = (uint64_t)(v * mul);
+	return true;
+}
+
+static bool parse_whole(const char *s, int lo, int hi, int *out)
+{
+	int64_t v;
+	if (!parse_i64(s, &v) || v < lo || v > hi)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+struct net_args {
+	struct host_env he;
+	struct strlist sets;
+	struct active_out out;
+	struct strlist pass; /* options for the helper */
+	int nops;
+	uint64_t lo, hi;
+	double timeout, deadline;
+	bool floor_set;
+	unsigned mib, reps;
+	const char *gpus;
+	bool rank_mode;
+};
+
+static int net_parse(const char *sub, int argc, char **argv, struct net_args *a)
+{
+	int c, v;
+	optind = 1;
+	opterr = 0;
+	bool nccl = !strcmp(sub, "nccl");
+	while ((c = getopt_long(argc, argv, ":c:vh", net_opts, NULL)) != -1) {
+		int r = active_out_option("net", c, optarg, &a->out);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		const char *name = NULL;
+		for (size_t i = 0; net_opts[i].name; i++)
+			if (net_opts[i].val == c)
+				name = net_opts[i].name;
+		bool nccl_only = c >= NOPT_OP && c <= NOPT_DEADLINE && c != NOPT_GPUS;
+		bool pairs_only = c == NOPT_BYTES || c == NOPT_REPS;
+		if ((nccl_only && !nccl) || (pairs_only && nccl)) {
+			usage_error("net", "'--%s' is not an option of 'vigil net %s'", name, sub);
+			return -1;
+		}
+		switch (c) {
+		case NOPT_OP: {
+			struct strlist l = STRLIST_INIT;
+			strlist_split(&l, optarg, ",");
+			bool ok = l.nr > 0;
+			for (size_t i = 0; i < l.nr; i++) {
+				bool known = false;
+				for (size_t k = 0; k < ARRAY_SIZE(nccl_ops); k++)
+					known |= !strcmp(l.items[i], nccl_ops[k]);
+				ok &= known;
+			}
+			a->nops = (int)l.nr;
+			strlist_release(&l);
+			if (!ok) {
+				usage_error("net", "--op wants all_reduce, all_gather, reduce_scatter, "
+					    "alltoall or sendrecv, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		}
+		case NOPT_SIZES: {
+			const char *colon = strchr(optarg, ':');
+			char lo[64];
+			bool ok = colon && (size_t)(colon - optarg) < sizeof(lo);
+			if (ok) {
+				memcpy(lo, optarg, (size_t)(colon - optarg));
+				lo[colon - optarg] = '\0';
+				ok = parse_size_arg(lo, &a->lo) && parse_size_arg(colon + 1, &a->hi) &&
+				     a->lo > 0 && a->lo <= a->hi;
+			} else if (!colon) {
+				ok = parse_size_arg(optarg, &a->lo) && a->lo > 0;
+				a->hi = a->lo;
+			}
+			if (!ok) {
+				usage_error("net", "--sizes wants MIN:MAX such as 1M:4G, not '%s'",
+					    optarg);
+				return -1;
+			}
+			break;
+		}
+		case NOPT_GPUS:
+			if (!active_gpu_list_ok(optarg)) {
+				usage_error("net", "--gpus wants a list such as 0,1,4-7, not '%s'",
+					    optarg);
+				return -1;
+			}
+			a->gpus = optarg;
+			break;
+		case NOPT_ITERS:
+		case NOPT_WARMUP:
+			if (!parse_whole(optarg, c == NOPT_ITERS ? 1 : 0, 100000, &v)) {
+				usage_error("net", "--%s wants a count, not '%s'", name, optarg);
+				return -1;
+			}
+			break;
+		case NOPT_TIMEOUT:
+		case NOPT_DEADLINE: {
+			double d;
+			if (!parse_double(optarg, &d) || d <= 0 || d > 86400) {
+				usage_error("net", "--%s wants seconds, not '%s'", name, optarg);
+				return -1;
+			}
+			if (c == NOPT_TIMEOUT)
+				a->timeout = d;
+			else
+				a->deadline = d;
+			if (c == NOPT_DEADLINE)
+				continue; /* vigil's own, not the helper's */
+			break;
+		}
+		case NOPT_SINGLE: break;
+		case NOPT_RANK:
+		case NOPT_NRANKS:
+		case NOPT_GPU:
+		case NOPT_FAULT_RANK:
+			if (!parse_whole(optarg, c == NOPT_NRANKS ? 1 : 0, 1 << 20, &v)) {
+				usage_error("net", "--%s wants a number, not '%s'", name, optarg);
+				return -1;
+			}
+			if (c == NOPT_RANK)
+				a->rank_mode = true;
+			break;
+		case NOPT_RDV:
+			if (!*optarg) {
+				usage_error("net", "--rendezvous wants a directory or tcp://HOST:PORT");
+				return -1;
+			}
+			a->rank_mode = true;
+			break;
+		case NOPT_RUNID: break;
+		case NOPT_FAULT_BYTES: {
+			uint64_t b;
+			if (!parse_size_arg(optarg, &b)) {
+				usage_error("net", "--fault-bytes wants a size, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		}
+		case NOPT_BYTES:
+			if (!parse_whole(optarg, 1, 1 << 20, &v)) {
+				usage_error("net", "--bytes wants MiB, not '%s'", optarg);
+				return -1;
+			}
+			a->mib = (unsigned)v;
+			continue;
+		case NOPT_REPS:
+			if (!parse_whole(optarg, 1, 100000, &v)) {
+				usage_error("net", "--reps wants a count, not '%s'", optarg);
+				return -1;
+			}
+			a->reps = (unsigned)v;
+			continue;
+		case AOPT_CONFIG: a->he.config_path = optarg; continue;
+		case AOPT_HOST: a->he.host = optarg; continue;
+		case 'c': strlist_add(&a->sets, optarg); continue;
+		case 'h': return 1;
+		case ':':
+			usage_error("net", "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			usage_error("net", "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+		/* the helper takes the same option */
+		struct strbuf o = STRBUF_INIT;
+		strbuf_addf(&o, "--%s", name);
+		strlist_add(&a->pass, o.buf);
+		strbuf_release(&o);
+		if (optarg)
+			strlist_add(&a->pass, optarg);
+	}
+	if (optind < argc) {
+		usage_error("net", "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (a->out.json && a->out.reason) {
+		usage_error("net", "--json and --reason cannot be used together");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- figures ---- */
+
+static void nccl_figures(const struct nc_run *r, struct strbuf *out)
+{
+	struct nc_size *s = NULL;
+	size_t n = nc_sizes(r, &s);
+	if (n) {
+		strbuf_addf(out, "%d ranks (%s), NCCL %d\n", r->nranks, r->mode, r->nccl_version);
+		strbuf_addf(out, "%-15s %12s %11s %11s %11s %6s %6s\n", "op", "bytes", "time us",
+			    "algbw GB/s", "busbw GB/s", "wrong", "ranks");
+	}
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(out, "%-15s %12llu %11.1f %11.2f %11.2f %6llu %6d\n", s[i].op,
+			    (unsigned long long)s[i].bytes, s[i].time_us, s[i].algbw, s[i].busbw,
+			    (unsigned long long)s[i].wrong, s[i].ranks_reported);
+	free(s);
+}
+
+static void pairs_figures(const struct np_run *r, struct strbuf *out)
+{
+	int maxg = -1;
+	for (size_t i = 0; i < r->nr; i++) {
+		maxg = r->pairs[i].src > maxg ? r->pairs[i].src : maxg;
+		maxg = r->pairs[i].dst > maxg ? r->pairs[i].dst : maxg;
+	}
+	if (maxg < 0)
+		return;
+	strbuf_addf(out, "GB/s one way  ");
+	for (int d = 0; d <= maxg; d++)
+		strbuf_addf(out, " %7s%-2d", "to GPU ", d);
+	strbuf_addch(out, '\n');
+	for (int s = 0; s <= maxg; s++) {
+		strbuf_addf(out, "from GPU %-4d ", s);
+		for (int d = 0; d <= maxg; d++) {
+			double v = -1;
+			for (size_t i = 0; i < r->nr; i++)
+				if (!r->pairs[i].bidir && r->pairs[i].src == s && r->pairs[i].dst == d)
+					v = r->pairs[i].gbps;
+			if (v < 0)
+				strbuf_addf(out, " %9s", "-");
+			else
+				strbuf_addf(out, " %9.1f", v);
+		}
+		strbuf_addch(out, '\n');
+	}
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->pairs[i].bidir)
+			strbuf_addf(out, "both ways GPU %d <-> GPU %d: %.1f GB/s\n", r->pairs[i].src,
+				    r->pairs[i].dst, r->pairs[i].gbps);
+}
+
+/* ---- the commands ---- */
+
+static int net_run(const char *sub, int argc, char **argv)
+{
+	struct net_args a;
+	struct strbuf err = STRBUF_INIT, desc = STRBUF_INIT, why = STRBUF_INIT, fig = STRBUF_INIT;
+	struct stress_limits lim;
+	struct gs_end end;
+	struct report rep;
+	int ret = EXIT_USAGE;
+	bool nccl = !strcmp(sub, "nccl");
+
+	memset(&a, 0, sizeof(a));
+	a.out.color = -1;
+	a.nops = 1;
+	a.lo = 1ULL << 20;
+	a.hi = 4ULL << 30;
+	a.timeout = 60;
+	a.mib = 1024;
+	a.reps = 10;
+	int pr = net_parse(sub, argc, argv, &a);
+	if (pr) {
+		if (pr > 0) {
+			fputs(net_usage, stdout);
+			ret = EXIT_HEALTHY;
+		}
+		goto out_args;
+	}
+	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0 ||
+	    stress_limits_get(&lim, NULL, &a.he.cfg, &err) < 0) {
+		fprintf(stderr, "vigil net: %s\n", err.buf);
+		goto out_env;
+	}
+	a.floor_set = config_get(&a.he.cfg, "net", "floor-busbw") != NULL;
+	report_init(&rep, a.he.host, wall_seconds());
+	uint64_t t0 = mono_ms();
+	const char *model = NULL;
+	if (nccl) {
+		struct nc_run run;
+		nc_run_init(&run);
+		const char *args[72];
+		size_t n = 0;
+		for (size_t i = 0; i < a.pass.nr && n < ARRAY_SIZE(args) - 1; i++)
+			args[n++] = a.pass.items[i];
+		args[n] = NULL;
+		int nsizes = 1;
+		for (uint64_t s = a.lo; s < a.hi && nsizes < 64; s *= 2)
+			nsizes++;
+		double dl = a.deadline > 0 ? a.deadline : 90 + 2 * a.timeout + 5.0 * a.nops * nsizes;
+		net_nccl_collect(args, (unsigned)(dl * 1000), !a.out.json, &run, &end, &desc, &why);
+		rep.duration_ms = mono_ms() - t0;
+		/* the floor is the model's, as the ranks named their GPUs */
+		model = run.gpu_name[0] ? run.gpu_name : NULL;
+		if (stress_limits_get(&lim, model, &a.he.cfg, &err) == 0) {
+			nccl_evaluate(&run, &end, &lim, a.floor_set, &rep);
+			nccl_figures(&run, &fig);
+		}
+		nc_run_release(&run);
+	} else {
+		struct np_run run;
+		np_run_init(&run);
+		net_pairs_collect(a.mib, a.reps, a.gpus, !a.out.json, &run, &end, &desc, &why);
+		rep.duration_ms = mono_ms() - t0;
+		for (size_t i = 0; i < run.nr_gpus && !model; i++)
+			model = run.gpus[i].name;
+		if (stress_limits_get(&lim, model, &a.he.cfg, &err) == 0) {
+			pairs_evaluate(&run, &end, &lim, &rep);
+			pairs_figures(&run, &fig);
+		}
+		np_run_release(&run);
+	}
+	report_finish(&rep);
+	ret = active_print(&rep, nccl ? "vigil net nccl" : "vigil net pairs", fig.buf, &a.out);
+	report_release(&rep);
+out_env:
+	host_env_release(&a.he);
+out_args:
+	strlist_release(&a.sets);
+	strlist_release(&a.pass);
+	strbuf_release(&err);
+	strbuf_release(&desc);
+	strbuf_release(&why);
+	strbuf_release(&fig);
+	return ret;
+}
+
+int cmd_net(int argc, char **argv)
+{
+	if (argc < 2 || is_help_arg(argv[1])) {
+		if (argc < 2) {
+			usage_error("net", "which test? (nccl or pairs)");
+			return EXIT_USAGE;
+		}
+		fputs(net_usage, stdout);
+		return EXIT_HEALTHY;
+	}
+	if (!strcmp(argv[1], "nccl") || !strcmp(argv[1], "pairs"))
+		return net_run(argv[1], argc - 1, argv + 1);
+	usage_error("net", "no test '%s' (there are: nccl, pairs)", argv[1]);
+	return EXIT_USAGE;
+}

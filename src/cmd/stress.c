@@ -1,0 +1,506 @@
+/*
+ * stress.c: 'vigil stress gpu', the active GPU test, and what the active commands share
+ * (active.h): output, progress, and 'vigil check --deep'. The tests themselves run in the CUDA
+ * helper vigil-gpu (cuda/); this file runs it under a deadline and judges what it printed with
+ * the pure functions of src/stress/.
+ */
+#include "cmd.h"
+#include "active.h"
+#include "common.h"
+#include "../lib/strlist.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <unistd.h>
+
+/* ---- shared by the active commands ---- */
+
+int active_progress_fd(bool want)
+{
+	if (!want || !isatty(2))
+		return -1;
+	return dup(2); /* without close-on-exec: the helper inherits it */
+}
+
+void active_progress_close(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+void active_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *desc)
+{
+	memset(e, 0, sizeof(*e));
+	e->ran = true;
+	e->timed_out = ho->c.timed_out;
+	e->signaled = ho->c.signaled;
+	e->exit_code = ho->c.exit_code;
+	e->duration_ms = ho->c.duration_ms;
+	strbuf_reset(desc);
+	helper_describe_end(&ho->c, desc);
+	e->describe = desc->buf;
+}
+
+int active_out_option(const char *cmd, int c, const char *arg, struct active_out *o)
+{
+	switch (c) {
+	case AOPT_JSON: o->json = true; return 1;
+	case AOPT_REASON: o->reason = true; return 1;
+	case 'v': o->verbose = true; return 1;
+	case AOPT_COLOR:
+		if (!strcmp(arg, "always"))
+			o->color = 1;
+		else if (!strcmp(arg, "never"))
+			o->color = 0;
+		else if (!strcmp(arg, "auto"))
+			o->color = -1;
+		else {
+			usage_error(cmd, "--color wants auto, always or never");
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+bool active_gpu_list_ok(const char *s)
+{
+	if (!*s)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || *p == ',' || *p == '-'))
+			return false;
+	return s[0] != ',' && s[0] != '-';
+}
+
+static const char *status_color(enum status s)
+{
+	switch (s) {
+	case STATUS_FAIL: return "\033[1;31m";
+	case STATUS_WARN: return "\033[1;33m";
+	case STATUS_UNKNOWN: return "\033[1;35m";
+	case STATUS_OK: return "\033[32m";
+	default: return "\033[2m";
+	}
+}
+
+int active_print(struct report *rep, const char *title, const char *figures,
+		 const struct active_out *o)
+{
+	struct strbuf out = STRBUF_INIT;
+	int ret = verdict_exit_code(rep->verdict);
+	if (o->json) {
+		report_json(rep, &out, true);
+	} else if (o->reason) {
+		strbuf_addf(&out, "%s\n", rep->reason);
+	} else {
+		bool color = o->color == 1 || (o->color == -1 && isatty(1) && !getenv("NO_COLOR"));
+		strbuf_addf(&out, "%s on %s (%.0f s)\n\n", title, rep->host,
+			    (double)rep->duration_ms / 1000);
+		if (figures && *figures)
+			strbuf_addf(&out, "%s\n", figures);
+		size_t shown = 0;
+		for (size_t i = 0; i < rep->nr; i++) {
+			const struct check_result *c = &rep->results[i];
+			for (size_t j = 0; j < c->nr; j++) {
+				const struct finding *f = &c->findings[j];
+				bool problem = f->status == STATUS_FAIL || f->status == STATUS_WARN ||
+					       f->status == STATUS_UNKNOWN;
+				if (!problem && !o->verbose)
+					continue;
+				if (!shown++)
+					strbuf_addstr(&out, o->verbose ? "findings:\n" : "problems:\n");
+				strbuf_addstr(&out, "  ");
+				if (color)
+					strbuf_addstr(&out, status_color(f->status));
+				strbuf_addf(&out, "%-7s", status_name(f->status));
+				if (color)
+					strbuf_addstr(&out, "\033[0m");
+				strbuf_addf(&out, " %-13s %s", c->name, f->message);
+				if (f->action != ACTION_NONE && problem)
+					strbuf_addf(&out, "  -> %s", action_name(f->action));
+				strbuf_addch(&out, '\n');
+			}
+		}
+		if (shown)
+			strbuf_addch(&out, '\n');
+		strbuf_addstr(&out, "verdict: ");
+		if (color)
+			strbuf_addstr(&out, rep->verdict == VERDICT_HEALTHY     ? "\033[1;32m"
+					    : rep->verdict == VERDICT_UNHEALTHY ? "\033[1;31m"
+										: "\033[1;35m");
+		strbuf_addstr(&out, verdict_name(rep->verdict));
+		if (color)
+			strbuf_addstr(&out, "\033[0m");
+		if (rep->verdict != VERDICT_HEALTHY || strcmp(rep->reason, "healthy"))
+			strbuf_addf(&out, "  (%s)", rep->reason);
+		strbuf_addch(&out, '\n');
+	}
+	fwrite(out.buf, 1, out.len, stdout);
+	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
+		ret = EXIT_UNKNOWN;
+	strbuf_release(&out);
+	return ret;
+}
+
+/* ---- vigil stress gpu ---- */
+
+static const char stress_usage[] =
+	"usage: vigil stress gpu [options]\n"
+	"\n"
+	"Take the GPUs (all at once) for a while and find the weak one: sustained matrix products\n"
+	"in bf16, fp16, tf32 and fp8 (where the GPU has it), every product verified against an\n"
+	"independent reference; HBM read, write and copy bandwidth; memory patterns (walking\n"
+	"ones and zeros, moving inversions, random, address in address) over most of the free\n"
+	"memory; ECC, row remapping and Xid watched from before to after. A GPU fails on any\n"
+	"miscompare, new uncorrectable error or Xid, below its model's floor, or below its\n"
+	"siblings by more than the outlier margin. Never run it beside training.\n"
+	"\n"
+	"Needs vigil's CUDA helpers (vigil-gpu, built by 'make' where nvcc is found) next to vigil,\n"
+	"in $(LIBDIR)/vigil, or in $VIGIL_CUDA_HELPER_DIR.\n"
+	"\n"
+	"  --duration SECONDS  how long to load the GPUs (default 60; 70% matrix products, 25%\n"
+	"                      memory patterns)\n"
+	"  --gpus LIST         only these GPUs (0,1,4-7)\n"
+	"  --dtypes LIST       matrix product types (default bf16,fp16,tf32,fp8)\n"
+	"  --no-gemm, --no-hbm, --no-memtest   leave a test out\n"
+	"  --timeout SECONDS   deadline for the whole run (default: duration + 25% + 120)\n"
+	"  --inject TEST       plant one fault in gemm, hbm or memtest (checks the checkers)\n"
+	ACTIVE_OUT_USAGE;
+
+enum { SOPT_DURATION = 300, SOPT_GPUS, SOPT_DTYPES, SOPT_NO_GEMM, SOPT_NO_HBM, SOPT_NO_MEMTEST,
+       SOPT_TIMEOUT, SOPT_INJECT };
+
+static const struct option stress_opts[] = {
+	{ "duration", required_argument, NULL, SOPT_DURATION },
+	{ "gpus", required_argument, NULL, SOPT_GPUS },
+	{ "dtypes", required_argument, NULL, SOPT_DTYPES },
+	{ "no-gemm", no_argument, NULL, SOPT_NO_GEMM },
+	{ "no-hbm", no_argument, NULL, SOPT_NO_HBM },
+	{ "no-memtest", no_argument, NULL, SOPT_NO_MEMTEST },
+	{ "timeout", required_argument, NULL, SOPT_TIMEOUT },
+	{ "inject", required_argument, NULL, SOPT_INJECT },
+	ACTIVE_OUT_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
+struct stress_args {
+	struct host_env he;
+	struct strlist sets;
+	struct active_out out;
+	double duration, timeout;
+	const char *gpus, *dtypes, *inject;
+	bool no_gemm, no_hbm, no_memtest;
+};
+
+static int stress_parse(int argc, char **argv, struct stress_args *a)
+{
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:vh", stress_opts, NULL)) != -1) {
+		int r = active_out_option("stress", c, optarg, &a->out);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case SOPT_DURATION:
+			if (!parse_double(optarg, &a->duration) || a->duration <= 0 ||
+			    a->duration > 86400) {
+				usage_error("stress", "--duration wants seconds, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case SOPT_TIMEOUT:
+			if (!parse_double(optarg, &a->timeout) || a->timeout <= 0 ||
+			    a->timeout > 172800) {
+				usage_error("stress", "--timeout wants seconds, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case SOPT_GPUS:
+			if (!active_gpu_list_ok(optarg)) {
+				usage_error("stress", "--gpus wants a list such as 0,1,4-7, not '%s'",
+					    optarg);
+				return -1;
+			}
+			a->gpus = optarg;
+			break;
+		case SOPT_DTYPES: {
+			struct strlist l = STRLIST_INIT;
+			strlist_split(&l, optarg, ",");
+			bool ok = l.nr > 0;
+			for (size_t i = 0; i < l.nr; i++)
+				ok &= stress_dtype_from_name(l.items[i]) >= 0;
+			strlist_release(&l);
+			if (!ok) {
+				usage_error("stress", "--dtypes wants bf16, fp16, tf32 or fp8, not '%s'",
+					    optarg);
+				return -1;
+			}
+			a->dtypes = optarg;
+			break;
+		}
+		case SOPT_NO_GEMM: a->no_gemm = true; break;
+		case SOPT_NO_HBM: a->no_hbm = true; break;
+		case SOPT_NO_MEMTEST: a->no_memtest = true; break;
+		case SOPT_INJECT:
+			if (strcmp(optarg, "gemm") && strcmp(optarg, "hbm") && strcmp(optarg, "memtest")) {
+				usage_error("stress", "--inject wants gemm, hbm or memtest");
+				return -1;
+			}
+			a->inject = optarg;
+			break;
+		case AOPT_CONFIG: a->he.config_path = optarg; break;
+		case AOPT_HOST: a->he.host = optarg; break;
+		case 'c': strlist_add(&a->sets, optarg); break;
+		case 'h': return 1;
+		case ':':
+			usage_error("stress", "option '%s' needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			usage_error("stress", "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		usage_error("stress", "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (a->no_gemm && a->no_hbm && a->no_memtest) {
+		usage_error("stress", "--no-gemm, --no-hbm and --no-memtest leave nothing to run");
+		return -1;
+	}
+	if (a->out.json && a->out.reason) {
+		usage_error("stress", "--json and --reason cannot be used together");
+		return -1;
+	}
+	return 0;
+}
+
+/* The figures table: one line per GPU. */
+static void stress_figures(const struct gs_run *r, struct strbuf *out)
+{
+	if (!r->nr)
+		return;
+	strbuf_addf(out, "%-4s %-14s", "GPU", "model");
+	for (int d = 0; d < STRESS_NR_DTYPES; d++)
+		strbuf_addf(out, " %6s", stress_dtype_name(d));
+	strbuf_addf(out, "  %6s %6s %6s  %-16s %5s %6s\n", "read", "write", "copy", "memtest", "temp",
+		    "power");
+	strbuf_addf(out, "%-4s %-14s", "", "");
+	for (int d = 0; d < STRESS_NR_DTYPES; d++)
+		strbuf_addf(out, " %6s", d == STRESS_NR_DTYPES - 1 ? "TFLOP/s" : "");
+	strbuf_addf(out, "  %6s %6s %6s\n", "", "", "GB/s");
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct gs_gpu *g = &r->gpus[i];
+		const char *name = g->name ? g->name : "?";
+		if (starts_with(name, "NVIDIA "))
+			name += 7;
+		strbuf_addf(out, "%-4d %-14.14s", g->index, name);
+		for (int d = 0; d < STRESS_NR_DTYPES; d++) {
+			const struct gs_gemm *x = NULL;
+			for (size_t j = 0; j < g->nr_gemm; j++)
+				if (g->gemm[j].dtype == d)
+					x = &g->gemm[j];
+			if (x && x->supported && !x->error)
+				strbuf_addf(out, " %6.0f", x->tflops);
+			else
+				strbuf_addf(out, " %6s", "-");
+		}
+		if (g->has_hbm && !g->hbm_error)
+			strbuf_addf(out, "  %6.0f %6.0f %6.0f", g->hbm_read, g->hbm_write, g->hbm_copy);
+		else
+			strbuf_addf(out, "  %6s %6s %6s", "-", "-", "-");
+		char mt[32] = "-";
+		if (g->has_memtest)
+			snprintf(mt, sizeof(mt), "%.1f GiB %s", (double)g->mt_bytes / (1u << 30),
+				 g->mt_miscompares ? "ERRORS" : g->mt_error ? "failed" : "ok");
+		strbuf_addf(out, "  %-16s", mt);
+		if (g->has_telemetry && g->temp_max == g->temp_max)
+			strbuf_addf(out, " %4.0fC %5.0fW", g->temp_max, g->power_max);
+		strbuf_addch(out, '\n');
+	}
+}
+
+/* Run vigil-gpu with args; fill run and end. progress: show progress on a terminal. */
+static void stress_gpu_collect(const char *const *args, unsigned timeout_ms, bool progress,
+			       struct gs_run *run, struct gs_end *end, struct strbuf *desc,
+			       struct strbuf *why)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct helper_out ho;
+	helper_out_init(&ho);
+	memset(end, 0, sizeof(*end));
+	if (helper_find("vigil-gpu", &path, &err) < 0) {
+		strbuf_addf(why, "vigil's CUDA helper is not installed (%s); build it with 'make' "
+			    "on a host with nvcc",
+			    err.buf);
+		end->why_not = why->buf;
+		goto out;
+	}
+	int fd = active_progress_fd(progress);
+	int rc = helper_run(path.buf, args, timeout_ms, fd, &ho, &err);
+	active_progress_close(fd);
+	if (rc < 0) {
+		strbuf_addstr(why, err.buf);
+		end->why_not = why->buf;
+		goto out;
+	}
+	active_end(end, &ho, desc);
+	if (gs_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
+		/* a malformed line: what came before still counts, the run is suspect */
+		free(run->error);
+		run->error = xstrdup(err.buf);
+	}
+out:
+	helper_out_release(&ho);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
+static const char *first_gpu_name(const struct gs_run *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->gpus[i].name)
+			return r->gpus[i].name;
+	return NULL;
+}
+
+static int cmd_stress_gpu(int argc, char **argv)
+{
+	struct stress_args a;
+	struct strbuf err = STRBUF_INIT, desc = STRBUF_INIT, why = STRBUF_INIT, fig = STRBUF_INIT;
+	struct stress_limits lim;
+	struct gs_run run;
+	struct gs_end end;
+	struct report rep;
+	int ret = EXIT_USAGE;
+
+	memset(&a, 0, sizeof(a));
+	a.duration = 60;
+	a.out.color = -1;
+	gs_run_init(&run);
+	int pr = stress_parse(argc, argv, &a);
+	if (pr) {
+		if (pr > 0) {
+			fputs(stress_usage, stdout);
+			ret = EXIT_HEALTHY;
+		}
+		goto out_args;
+	}
+	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0 ||
+	    stress_limits_get(&lim, NULL, &a.he.cfg, &err) < 0) {
+		fprintf(stderr, "vigil stress: %s\n", err.buf);
+		goto out_env;
+	}
+	char dur[32];
+	snprintf(dur, sizeof(dur), "%g", a.duration);
+	const char *args[24];
+	size_t n = 0;
+	args[n++] = "stress";
+	args[n++] = "--duration";
+	args[n++] = dur;
+	if (a.gpus) {
+		args[n++] = "--gpus";
+		args[n++] = a.gpus;
+	}
+	if (a.dtypes) {
+		args[n++] = "--dtypes";
+		args[n++] = a.dtypes;
+	}
+	if (a.no_gemm)
+		args[n++] = "--no-gemm";
+	if (a.no_hbm)
+		args[n++] = "--no-hbm";
+	if (a.no_memtest)
+		args[n++] = "--no-memtest";
+	if (a.inject) {
+		args[n++] = "--inject";
+		args[n++] = a.inject;
+	}
+	args[n] = NULL;
+	double t_s = a.timeout > 0 ? a.timeout : a.duration * 1.25 + 120;
+	report_init(&rep, a.he.host, wall_seconds());
+	uint64_t t0 = mono_ms();
+	stress_gpu_collect(args, (unsigned)(t_s * 1000), !a.out.json, &run, &end, &desc, &why);
+	rep.duration_ms = mono_ms() - t0;
+	if (stress_limits_get(&lim, first_gpu_name(&run), &a.he.cfg, &err) < 0) {
+		fprintf(stderr, "vigil stress: %s\n", err.buf);
+		report_release(&rep);
+		goto out_env;
+	}
+	gpu_stress_evaluate(&run, &end, &lim, &rep);
+	report_finish(&rep);
+	stress_figures(&run, &fig);
+	ret = active_print(&rep, "vigil stress gpu", fig.buf, &a.out);
+	report_release(&rep);
+out_env:
+	host_env_release(&a.he);
+out_args:
+	gs_run_release(&run);
+	strlist_release(&a.sets);
+	strbuf_release(&err);
+	strbuf_release(&desc);
+	strbuf_release(&why);
+	strbuf_release(&fig);
+	return ret;
+}
+
+int cmd_stress(int argc, char **argv)
+{
+	if (argc < 2 || is_help_arg(argv[1])) {
+		if (argc < 2) {
+			usage_error("stress", "which test? (gpu)");
+			return EXIT_USAGE;
+		}
+		fputs(stress_usage, stdout);
+		return EXIT_HEALTHY;
+	}
+	if (!strcmp(argv[1], "gpu"))
+		return cmd_stress_gpu(argc - 1, argv + 1);
+	usage_error("stress", "no test '%s' (there is: gpu)", argv[1]);
+	return EXIT_USAGE;
+}
+
+/* ---- vigil check --deep ---- */
+
+void active_deep(const struct config *cfg, double seconds, bool progress, struct report *rep)
+{
+	struct strbuf desc = STRBUF_INIT, why = STRBUF_INIT, err = STRBUF_INIT;
+	struct stress_limits lim;
+	struct gs_run run;
+	struct gs_end end;
+	char dur[32];
+	gs_run_init(&run);
+	snprintf(dur, sizeof(dur), "%g", seconds);
+	const char *args[] = { "stress", "--duration", dur, "--reps", "10", NULL };
+	stress_gpu_collect(args, (unsigned)((seconds * 1.25 + 120) * 1000), progress, &run, &end,
+			   &desc, &why);
+	if (stress_limits_get(&lim, first_gpu_name(&run), cfg, &err) < 0) {
+		/* check has validated the configuration already; fall back to the table */
+		stress_limits_get(&lim, first_gpu_name(&run), NULL, NULL);
+	}
+	gpu_stress_evaluate(&run, &end, &lim, rep);
+	size_t ngpus = run.nr;
+	gs_run_release(&run);
+	if (ngpus >= 2) {
+		struct np_run pr;
+		np_run_init(&pr);
+		net_pairs_collect(256, 5, NULL, progress, &pr, &end, &desc, &why);
+		pairs_evaluate(&pr, &end, &lim, rep);
+		np_run_release(&pr);
+		struct nc_run nr;
+		nc_run_init(&nr);
+		const char *nargs[] = { "--op", "all_reduce", "--sizes", "64M:1G", "--timeout", "30",
+					NULL };
+		net_nccl_collect(nargs, 180000, progress, &nr, &end, &desc, &why);
+		nccl_evaluate(&nr, &end, &lim, false, rep);
+		nc_run_release(&nr);
+	}
+	strbuf_release(&desc);
+	strbuf_release(&why);
+	strbuf_release(&err);
+}
