@@ -38,7 +38,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LIBS := -ldl -lm -lmicrohttpd -lpthread
+LIBS := -ldl -lm -lpthread
 
 ifeq ($(V),1)
 Q :=

@@ -1,10 +1,72 @@
-/* http.c: /metrics and /health over libmicrohttpd (see http.h). */
+/*
+ * http.c: /metrics and /health over libmicrohttpd (see http.h).
+ *
+ * The library is loaded with dlopen() when the agent starts serving, not linked: Debian's
+ * libmicrohttpd pulls in GnuTLS, whose load-time set-up cost every 'vigil' process about 10 ms
+ * of CPU (docs/PERFORMANCE.md), HealthCheckProgram runs included. The header still gives the
+ * types and constants; the functions come from one table.
+ */
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <stddef.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+
+#define MHD_LIBRARY "libmicrohttpd.so.12"
+
+static struct {
+	void *handle;
+	struct MHD_Daemon *(*start_daemon)(unsigned int flags, uint16_t port,
+					   MHD_AcceptPolicyCallback apc, void *apc_cls,
+					   MHD_AccessHandlerCallback dh, void *dh_cls, ...);
+	void (*stop_daemon)(struct MHD_Daemon *d);
+	struct MHD_Response *(*create_response_from_buffer)(size_t size, void *buffer,
+							     enum MHD_ResponseMemoryMode mode);
+	enum MHD_Result (*add_response_header)(struct MHD_Response *r, const char *h,
+					       const char *v);
+	enum MHD_Result (*queue_response)(struct MHD_Connection *c, unsigned int status,
+					  struct MHD_Response *r);
+	void (*destroy_response)(struct MHD_Response *r);
+	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *d,
+						       enum MHD_DaemonInfoType t, ...);
+} mhd;
+
+static int mhd_load(struct strbuf *err)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} syms[] = {
+		{ "MHD_start_daemon", offsetof(__typeof__(mhd), start_daemon) },
+		{ "MHD_stop_daemon", offsetof(__typeof__(mhd), stop_daemon) },
+		{ "MHD_create_response_from_buffer",
+		  offsetof(__typeof__(mhd), create_response_from_buffer) },
+		{ "MHD_add_response_header", offsetof(__typeof__(mhd), add_response_header) },
+		{ "MHD_queue_response", offsetof(__typeof__(mhd), queue_response) },
+		{ "MHD_destroy_response", offsetof(__typeof__(mhd), destroy_response) },
+		{ "MHD_get_daemon_info", offsetof(__typeof__(mhd), get_daemon_info) },
+	};
+	if (mhd.handle)
+		return 0;
+	const char *lib = getenv("VIGIL_MHD_LIBRARY");
+	void *h = dlopen(lib && *lib ? lib : MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return error_set(err, "cannot load libmicrohttpd (Debian: libmicrohttpd12): %s",
+				 dlerror());
+	for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
+		void *f = dlsym(h, syms[i].name);
+		if (!f) {
+			dlclose(h);
+			return error_set(err, "libmicrohttpd lacks '%s'", syms[i].name);
+		}
+		memcpy((char *)&mhd + syms[i].off, &f, sizeof(f));
+	}
+	mhd.handle = h;
+	return 0;
+}
 
 struct agent_http {
 	struct MHD_Daemon *d;
@@ -61,14 +123,14 @@ int agent_listen_parse(const char *spec, void *ss, unsigned *len, struct strbuf 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
 			     struct strbuf *body)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(body->len, body->buf,
+	struct MHD_Response *r = mhd.create_response_from_buffer(body->len, body->buf,
 								 MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	enum MHD_Result ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+	mhd.add_response_header(r, "Content-Type", type);
+	mhd.add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = mhd.queue_response(conn, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -111,7 +173,7 @@ struct agent_http *agent_http_start(struct agent *a, const char *listen, struct 
 {
 	struct sockaddr_storage ss;
 	unsigned len;
-	if (agent_listen_parse(listen, &ss, &len, err) < 0)
+	if (agent_listen_parse(listen, &ss, &len, err) < 0 || mhd_load(err) < 0)
 		return NULL;
 	struct agent_http *h = xcalloc(1, sizeof(*h));
 	h->a = a;
@@ -120,7 +182,7 @@ struct agent_http *agent_http_start(struct agent *a, const char *listen, struct 
 		flags |= MHD_USE_IPv6;
 	uint16_t port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 						 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	h->d = MHD_start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+	h->d = mhd.start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
 				(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 32u,
 				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 				16u, MHD_OPTION_END);
@@ -129,7 +191,7 @@ struct agent_http *agent_http_start(struct agent *a, const char *listen, struct 
 		free(h);
 		return NULL;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+	const union MHD_DaemonInfo *info = mhd.get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
 	return h;
 }
@@ -143,6 +205,6 @@ void agent_http_stop(struct agent_http *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->d);
+	mhd.stop_daemon(h->d);
 	free(h);
 }
