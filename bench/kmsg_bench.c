@@ -8,8 +8,9 @@
  *
  *   build/bench/kmsg_bench [MiB] [runs]
  *
- * Each figure is the best of the runs (default 5). Formats: dmesg ("[  123.456789] msg") and
- * /dev/kmsg records ("6,SEQ,USEC,-;msg").
+ * Each figure is the best of the runs (default 5). Inputs: dmesg ("[  123.456789] msg") and
+ * /dev/kmsg records ("6,SEQ,USEC,-;msg"), one line in 5000 interesting; and a dmesg log in an
+ * Xid storm, one line in 20 interesting (each such line is parsed in full).
  */
 #include "../src/logs/kmsg.h"
 
@@ -60,7 +61,8 @@ static const char *const interesting[] = {
 	"mlx5_core 0000:%02x:00.0 ibp%us0: Link %s",
 };
 
-static void gen(struct strbuf *sb, size_t target, bool kmsg_records, size_t *nr_interesting)
+static void gen(struct strbuf *sb, size_t target, bool kmsg_records, uint32_t one_in,
+		size_t *nr_interesting)
 {
 	double t = 0;
 	uint64_t seq = 0;
@@ -69,7 +71,7 @@ static void gen(struct strbuf *sb, size_t target, bool kmsg_records, size_t *nr_
 	while (sb->len < target) {
 		uint32_t r = rnd();
 		t += (r % 1000) / 1000.0;
-		if (r % 5000 == 0) {
+		if (r % one_in == 0) {
 			const char *fmt = interesting[rnd() % ARRAY_SIZE(interesting)];
 			if (strstr(fmt, "Link %s"))
 				snprintf(msg, sizeof(msg), fmt, rnd() % 256, rnd() % 16,
@@ -155,11 +157,15 @@ int main(int argc, char **argv)
 	struct strbuf sb = STRBUF_INIT;
 	size_t n_int;
 	strbuf_grow(&sb, (mib << 20) + 1024);
-	gen(&sb, mib << 20, false, &n_int);
+	gen(&sb, mib << 20, false, 5000, &n_int);
 	bench("dmesg", &sb, n_int, runs);
 	strbuf_reset(&sb);
-	gen(&sb, mib << 20, true, &n_int);
+	gen(&sb, mib << 20, true, 5000, &n_int);
 	bench("kmsg records", &sb, n_int, runs);
+	/* an Xid storm: one line in 20 is parsed in full */
+	strbuf_reset(&sb);
+	gen(&sb, mib << 20, false, 20, &n_int);
+	bench("dmesg, storm", &sb, n_int, runs);
 	strbuf_release(&sb);
 	return 0;
 }

@@ -8,7 +8,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,8 +84,9 @@ static double shift_years(double ts, int years)
 static int month_index(const char *s)
 {
 	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	/* byte by byte: s may end (NUL) before three bytes */
 	for (int i = 0; i < 12; i++)
-		if (!memcmp(s, names + 3 * i, 3))
+		if (s[0] == names[3 * i] && s[1] == names[3 * i + 1] && s[2] == names[3 * i + 2])
 			return i + 1;
 	return 0;
 }
@@ -113,8 +116,10 @@ static int digits_upto(const char *s, int max, long long *out)
 {
 	long long v = 0;
 	int i = 0;
-	while (i < max && dig(s[i]))
-		v = v * 10 + (s[i++] - '0');
+	while (i < max && dig(s[i])) {
+		int d = s[i++] - '0';
+		v = v > (LLONG_MAX - 9) / 10 ? LLONG_MAX : v * 10 + d; /* saturate */
+	}
 	*out = v;
 	return i;
 }
@@ -220,7 +225,8 @@ static const char *mono_bracket(const char *s, double *ts)
 /* dmesg -T: "[Mon Nov 30 10:00:00 2026]" (day of month space-padded) */
 static const char *ctime_bracket(const char *s, double *ts)
 {
-	if (s[0] != '[' || !isalpha((unsigned char)s[1]) || s[4] != ' ')
+	if (s[0] != '[' || !isalpha((unsigned char)s[1]) || !isalpha((unsigned char)s[2]) ||
+	    !isalpha((unsigned char)s[3]) || s[4] != ' ')
 		return NULL;
 	int mon = month_index(s + 5), mday, h, mi, y;
 	if (!mon || s[8] != ' ')
@@ -435,8 +441,8 @@ static void parse_prefix(struct kmsg_log *log, const char *s, struct prefix *px)
 	px->msg = s;
 }
 
-bool kmsg_line_time(struct kmsg_log *log, const char *line, size_t len, double *ts,
-		    enum kmsg_timebase *tb)
+static bool line_time(struct kmsg_log *log, const char *line, size_t len, double *ts,
+		      enum kmsg_timebase *tb, bool *yearless)
 {
 	char buf[256];
 	struct prefix px;
@@ -452,12 +458,20 @@ bool kmsg_line_time(struct kmsg_log *log, const char *line, size_t len, double *
 		return false;
 	*ts = px.ts;
 	*tb = px.tb;
+	*yearless = px.yearless;
 	if (px.yearless) {
 		log->last_yearless = true;
 		log->ylast_year = log->year;
 		log->ylast_ts = px.ts;
 	}
 	return true;
+}
+
+bool kmsg_line_time(struct kmsg_log *log, const char *line, size_t len, double *ts,
+		    enum kmsg_timebase *tb)
+{
+	bool yearless;
+	return line_time(log, line, len, ts, tb, &yearless);
 }
 
 /* ---- fields ---- */
@@ -619,7 +633,7 @@ static bool parse_xid(const char *s, struct kmsg_event *ev)
 	if (ev->num == 154) {
 		const char *to = strstr(s, "to 0x");
 		unsigned long code;
-		if (to && hex_run(to + 5, 8, &code))
+		if (to && hex_run(to + 5, 7, &code))
 			ev->recovery = (int)code;
 	}
 	return true;
@@ -1018,35 +1032,45 @@ static void find_last_time(struct kmsg_log *log, const unsigned char *b, const u
 		ls = ls ? ls + 1 : b;
 		double ts;
 		enum kmsg_timebase tb;
-		if (kmsg_line_time(log, (const char *)ls, (size_t)(e - ls), &ts, &tb)) {
+		bool yearless;
+		if (line_time(log, (const char *)ls, (size_t)(e - ls), &ts, &tb, &yearless)) {
 			log->has_last = true;
 			log->last_tb = tb;
 			log->last_ts = ts;
-			log->last_guessed = log->last_yearless && ts == log->ylast_ts;
+			log->last_guessed = yearless;
 			return;
 		}
 		e = ls;
 	}
 }
 
-void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len)
+/* The hash filter: built once (pthread_once), read-only afterwards. */
+static uint64_t scan_bits[(1u << HASH_BITS) / 64];
+static uint32_t anchor[NR_ANCHORS];
+static unsigned char anchor_trig[NR_ANCHORS], anchor_off[NR_ANCHORS];
+static pthread_once_t scan_once = PTHREAD_ONCE_INIT;
+
+static void scan_init(void)
 {
-	uint64_t bits[(1u << HASH_BITS) / 64];
-	uint32_t anchor[NR_ANCHORS];
-	unsigned char anchor_trig[NR_ANCHORS], anchor_off[NR_ANCHORS];
-	size_t nr_anchors = 0;
-	memset(bits, 0, sizeof(bits));
+	size_t n = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++) {
 		for (unsigned k = 0; k < SCAN_STRIDE; k++) {
 			unsigned off = triggers[i].at + k;
 			uint32_t v = load32((const unsigned char *)triggers[i].s + off);
 			uint32_t h = quad_hash(v);
-			bits[h / 64] |= 1ULL << (h % 64);
-			anchor[nr_anchors] = v;
-			anchor_trig[nr_anchors] = (unsigned char)i;
-			anchor_off[nr_anchors++] = (unsigned char)off;
+			scan_bits[h / 64] |= 1ULL << (h % 64);
+			anchor[n] = v;
+			anchor_trig[n] = (unsigned char)i;
+			anchor_off[n++] = (unsigned char)off;
 		}
 	}
+}
+
+void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len)
+{
+	const uint64_t *bits = scan_bits;
+	const size_t nr_anchors = NR_ANCHORS;
+	pthread_once(&scan_once, scan_init);
 
 	const unsigned char *b = (const unsigned char *)buf, *end = b + len;
 	const unsigned char *p = b, *floor = b, *counted = b;

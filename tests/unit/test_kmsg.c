@@ -566,3 +566,22 @@ TEST(kmsg_parse_in_pieces)
 	CHECK(near(log.last_ts, 4.0));
 	kmsg_log_release(&log);
 }
+
+TEST(kmsg_huge_numbers_saturate)
+{
+	struct kmsg_log log;
+	parse(&log, "6,99999999999999999999,1000000,-;NVRM: Xid (PCI:0000:07:00): 79, pid=1, x\n"
+		    "6,1,999999999999999999,-;NVRM: Xid (PCI:0000:08:00): 999999999, "
+		    "pid=99999999999999999999, name=x, y\n"
+		    "NVRM: Xid (PCI:0000:09:00): 1234567890, pid=1, name=x, y\n"
+		    "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) "
+		    "to 0xffffffff (?)\n");
+	CHECK_INT(log.nr, 4);
+	CHECK_INT(log.ev[0].num, 79);
+	CHECK(near(log.ev[0].ts, 1.0));
+	CHECK_INT(log.ev[1].num, 999999999);
+	CHECK(log.ev[1].ts > 1e11);
+	CHECK_INT(log.ev[2].kind, KMSG_NVRM_UNKNOWN); /* not an Xid number */
+	CHECK(log.ev[3].recovery > 0);               /* no wrap to -1, "none parsed" */
+	kmsg_log_release(&log);
+}
