@@ -1,6 +1,7 @@
 /* check.c: 'vigil check', the passive host verdict. */
 #include "cmd.h"
 #include "common.h"
+#include "active.h"
 #include "../checks/runner.h"
 #include "../agent/cache.h"
 #include "../slurm/slurm.h"
@@ -43,6 +44,10 @@ static const char check_usage[] =
 	"                      (slurm.on-unknown = nothing|drain, slurm.timeout = 10 seconds)\n"
 	"  --npd               node-problem-detector custom plugin: print the reason (at most 80\n"
 	"                      characters) and exit 0 OK, 1 NonOK, 2 Unknown\n"
+	"  --deep              also run short active tests and fold them into the verdict: 'vigil\n"
+	"                      stress gpu' for deep.duration seconds (default 20), then 'vigil net\n"
+	"                      pairs' and an NCCL all_reduce on hosts of several GPUs. They take\n"
+	"                      the GPUs: never beside training. Needs vigil's CUDA helpers.\n"
 	"\n"
 	"Exit status:\n"
 	"  0  healthy (warnings alone leave the host healthy)\n"
@@ -53,7 +58,8 @@ static const char check_usage[] =
 	"With --npd: 0 healthy, 1 unhealthy, 2 could not tell (or a usage error).\n";
 
 enum { OPT_ROOT = 256, OPT_KLOG, OPT_ONLY, OPT_SKIP, OPT_CONFIG, OPT_STATE, OPT_HOST,
-       OPT_TIMEOUT, OPT_JSON, OPT_PROM, OPT_REASON, OPT_COLOR, OPT_CACHED, OPT_SLURM, OPT_NPD };
+       OPT_TIMEOUT, OPT_JSON, OPT_PROM, OPT_REASON, OPT_COLOR, OPT_CACHED, OPT_SLURM, OPT_NPD,
+       OPT_DEEP };
 
 static const struct option check_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -73,6 +79,7 @@ static const struct option check_opts[] = {
 	{ "cached", no_argument, NULL, OPT_CACHED },
 	{ "slurm", no_argument, NULL, OPT_SLURM },
 	{ "npd", no_argument, NULL, OPT_NPD },
+	{ "deep", no_argument, NULL, OPT_DEEP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -86,6 +93,7 @@ struct check_args {
 	const char *prom;
 	int color; /* -1 auto */
 	bool cached, slurm, npd;
+	bool deep;
 };
 
 static int parse_names(struct strlist *l, const char *arg)
@@ -147,6 +155,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case OPT_CACHED: a->cached = true; break;
 		case OPT_SLURM: a->slurm = true; break;
 		case OPT_NPD: a->npd = true; break;
+		case OPT_DEEP: a->deep = true; break;
 		case 'h': return 1;
 		case ':':
 			usage_error("check", "option '%s' needs a value", argv[optind - 1]);
@@ -171,6 +180,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	if (a->cached && (a->only.nr || a->skip.nr || a->kernel_log)) {
 		usage_error("check", "--cached reports what the agent ran: not with --only, --skip "
 				     "or --kernel-log");
+		return -1;
+	}
+	if (a->cached && a->deep) {
+		usage_error("check", "--cached reports what the agent ran: not with --deep");
 		return -1;
 	}
 	/* Under slurmd (HealthCheckProgram, prolog, epilog) the node is the one Slurm names. */
@@ -299,6 +312,26 @@ out:
 	return n;
 }
 
+/* --deep: the active tests, short, folded into the same report after the passive checks. */
+static void check_deep(struct check_args *a, struct report *rep)
+{
+	double s = 20;
+	struct strbuf err = STRBUF_INIT;
+	if (a->he.root) {
+		struct check_result *r = report_add(rep, "stress");
+		result_add(r, STATUS_SKIPPED, ACTION_NONE, "root", "",
+			   "active tests skipped: --root is a fixture, not this host");
+		result_finish(r);
+		return;
+	}
+	if (config_get_double(&a->he.cfg, "deep", "duration", 20, &s, &err) < 0 || s <= 0)
+		s = 20;
+	uint64_t t0 = mono_ms();
+	active_deep(&a->he.cfg, s, !a->json && !a->reason && !a->npd, rep);
+	rep->duration_ms += mono_ms() - t0;
+	strbuf_release(&err);
+}
+
 /* Results in table order, whether they ran or were skipped by configuration. */
 static void sort_results(struct report *rep)
 {
@@ -395,6 +428,8 @@ int cmd_check(int argc, char **argv)
 		checks_run(&ctx, items, (size_t)n, (unsigned)(a.timeout_s * 1000), &rep);
 		rep.duration_ms = mono_ms() - t0;
 		sort_results(&rep);
+		if (a.deep)
+			check_deep(&a, &rep);
 	}
 	report_finish(&rep);
 	ret = verdict_exit_code(rep.verdict);

@@ -1,0 +1,354 @@
+/*
+ * test_net.c: 'vigil net nccl' and 'vigil net pairs' without a GPU: the verdict logic on recorded
+ * helper output (tests/data/stress/: busbw, wrong data, a rank that never entered, a crashed
+ * rank, one rank of a multi-host job, weak links and GPUs) and the commands against fake helpers.
+ */
+#include "../harness.h"
+#include "../../src/lib/fileio.h"
+#include "../../src/stress/net.h"
+#include "../../src/stress/helper.h"
+
+#include <sys/stat.h>
+
+static void load(const char *name, struct helper_out *out)
+{
+	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&p, "%s/tests/data/stress/%s", test_srcdir(), name);
+	helper_out_init(out);
+	CHECK_MSG(read_file_bounded(p.buf, &text, 1u << 24, &err) == 0, "%s", err.buf);
+	helper_parse_lines(out, text.buf, text.len);
+	CHECK_MSG(out->bad_lines == 0, "%s: bad line %s", name, out->first_bad);
+	strbuf_release(&p);
+	strbuf_release(&text);
+	strbuf_release(&err);
+}
+
+static struct gs_end ended(void)
+{
+	struct gs_end e;
+	memset(&e, 0, sizeof(e));
+	e.ran = true;
+	e.describe = "exited with 0";
+	e.duration_ms = 4000;
+	return e;
+}
+
+static void judge_nccl(const char *name, const struct config *cfg, struct report *rep)
+{
+	struct helper_out ho;
+	struct nc_run run;
+	struct stress_limits lim;
+	struct strbuf err = STRBUF_INIT;
+	struct gs_end end = ended();
+	load(name, &ho);
+	nc_run_init(&run);
+	CHECK_MSG(nc_run_parse(&run, (const struct json_value *const *)ho.lines, ho.nr, &err) == 0,
+		  "%s", err.buf);
+	CHECK(stress_limits_get(&lim, run.gpu_name[0] ? run.gpu_name : NULL, cfg, &err) == 0);
+	report_init(rep, "node-7", 0);
+	nccl_evaluate(&run, &end, &lim, cfg && config_get(cfg, "net", "floor-busbw"), rep);
+	report_finish(rep);
+	nc_run_release(&run);
+	helper_out_release(&ho);
+	strbuf_release(&err);
+}
+
+static void judge_pairs(const char *name, struct report *rep)
+{
+	struct helper_out ho;
+	struct np_run run;
+	struct stress_limits lim;
+	struct strbuf err = STRBUF_INIT;
+	struct gs_end end = ended();
+	load(name, &ho);
+	np_run_init(&run);
+	CHECK_MSG(np_run_parse(&run, (const struct json_value *const *)ho.lines, ho.nr, &err) == 0,
+		  "%s", err.buf);
+	CHECK(stress_limits_get(&lim, run.nr_gpus ? run.gpus[0].name : NULL, NULL, &err) == 0);
+	report_init(rep, "node-7", 0);
+	pairs_evaluate(&run, &end, &lim, rep);
+	report_finish(rep);
+	np_run_release(&run);
+	helper_out_release(&ho);
+	strbuf_release(&err);
+}
+
+static size_t count_code(const struct check_result *r, const char *code)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nr; i++)
+		n += !strcmp(r->findings[i].code, code);
+	return n;
+}
+
+TEST(nccl_healthy_two_processes)
+{
+	struct report rep;
+	judge_nccl("nccl-healthy-2proc.jsonl", NULL, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	CHECK_INT(rep.nr, 1);
+	const struct check_result *r = &rep.results[0];
+	CHECK_STR(r->name, "nccl");
+	CHECK_INT(r->nr, 7);
+	/* the slowest rank's figures stand for the size */
+	const struct finding *f = &r->findings[6];
+	CHECK_CONTAINS(f->message, "all_reduce 4 GiB: busbw 346.2 GB/s");
+	CHECK_CONTAINS(f->message, "data exact");
+	bool has_floor = false;
+	for (size_t i = 0; i < f->nr_details; i++)
+		has_floor |= !strcmp(f->details[i].key, "busbw_floor");
+	CHECK(has_floor);
+	report_release(&rep);
+}
+
+TEST(nccl_wrong_data_fails)
+{
+	struct report rep;
+	judge_nccl("nccl-wrong-data.jsonl", NULL, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	const struct finding *f = result_find(&rep.results[0], "nccl_wrong", NULL);
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "all_reduce 256 MiB: 12 elements wrong");
+	report_release(&rep);
+}
+
+TEST(nccl_busbw_floor)
+{
+	struct report rep;
+	judge_nccl("nccl-low-busbw.jsonl", NULL, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	/* only sizes of 1 GiB and up are held to the floor */
+	CHECK_INT(count_code(&rep.results[0], "nccl_busbw"), 3);
+	CHECK_CONTAINS(result_find(&rep.results[0], "nccl_busbw", NULL)->message,
+		       "below the floor 289 for NVIDIA H200");
+	report_release(&rep);
+	/* a configured floor and minimum size */
+	struct config cfg;
+	struct strbuf err = STRBUF_INIT;
+	config_init(&cfg, "node-7");
+	CHECK(config_set(&cfg, "net.floor-busbw=100", &err) == 0);
+	CHECK(config_set(&cfg, "net.floor-min-bytes=67108864", &err) == 0);
+	judge_nccl("nccl-low-busbw.jsonl", &cfg, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	report_release(&rep);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(nccl_rank_that_never_entered_is_named)
+{
+	struct report rep;
+	judge_nccl("nccl-hang.jsonl", NULL, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	const struct finding *f = result_find(&rep.results[0], "nccl_timeout", NULL);
+	CHECK(f);
+	CHECK_STR(f->device, "rank 1 (GPU 1)");
+	CHECK_CONTAINS(f->message, "all_reduce 16 MiB did not finish in 8 s (seen by rank 0)");
+	CHECK_CONTAINS(f->message, "incomplete on ranks 0,1; never entered: rank 1");
+	CHECK_INT(f->severity, SEV_CRITICAL);
+	/* the launcher's kill of the hung rank is not a second problem */
+	CHECK_INT(count_code(&rep.results[0], "rank_died"), 0);
+	CHECK_CONTAINS(rep.reason, "nccl: all_reduce 16 MiB did not finish");
+	report_release(&rep);
+}
+
+TEST(nccl_crashed_rank_fails)
+{
+	struct report rep;
+	judge_nccl("nccl-crash.jsonl", NULL, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	const struct finding *f = result_find(&rep.results[0], "rank_died", "rank 1");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "killed by signal 11");
+	/* rank 1 reported nothing: each size is incomplete */
+	CHECK(result_find(&rep.results[0], "nccl_incomplete", NULL));
+	report_release(&rep);
+}
+
+TEST(nccl_one_rank_of_a_multi_host_job)
+{
+	struct report rep;
+	judge_nccl("nccl-one-rank.jsonl", NULL, &rep);
+	/* 46.5 GB/s over InfiniBand is fine: the NVLink floor is for one host only */
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	CHECK_INT(rep.results[0].nr, 2);
+	report_release(&rep);
+	struct config cfg;
+	struct strbuf err = STRBUF_INIT;
+	config_init(&cfg, "node-7");
+	CHECK(config_set(&cfg, "net.floor-busbw=45", &err) == 0);
+	judge_nccl("nccl-one-rank.jsonl", &cfg, &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	CHECK_CONTAINS(rep.reason, "busbw 41.0 GB/s, below the floor 45");
+	report_release(&rep);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(pairs_healthy_two_gpus)
+{
+	struct report rep;
+	judge_pairs("pairs-healthy-2gpu.jsonl", &rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	CHECK_INT(rep.results[0].nr, 3);
+	CHECK_CONTAINS(rep.results[0].findings[0].message, "GPU 0 -> GPU 1: 396.6 GB/s, data verified");
+	CHECK_CONTAINS(rep.results[0].findings[2].message, "783.6 GB/s both ways");
+	report_release(&rep);
+}
+
+TEST(pairs_weak_gpu_among_four)
+{
+	struct report rep;
+	judge_pairs("pairs-weak-gpu-4.jsonl", &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	const struct check_result *r = &rep.results[0];
+	CHECK_INT(count_code(r, "pair_floor"), 6);
+	const struct finding *f = result_find(r, "weak_gpu", NULL);
+	CHECK(f);
+	CHECK_STR(f->device, "GPU 2 (0000:00:08.0)");
+	CHECK_CONTAINS(f->message, "every copy to and from it is slow (6 of 6)");
+	CHECK_INT(count_code(r, "weak_gpu"), 1);
+	report_release(&rep);
+}
+
+TEST(pairs_one_slow_link_among_eight)
+{
+	struct report rep;
+	judge_pairs("pairs-8gpu-one-slow-link.jsonl", &rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	const struct check_result *r = &rep.results[0];
+	CHECK(result_find(r, "pair_floor", "GPU 3 -> GPU 5"));
+	CHECK_INT(count_code(r, "pair_floor"), 1);
+	CHECK_INT(count_code(r, "weak_gpu"), 0);
+	CHECK(result_find(r, "pair_miscompare", "GPU 0 -> GPU 1"));
+	CHECK_CONTAINS(result_find(r, "pair_miscompare", NULL)->message, "7 words arrived wrong");
+	CHECK_INT(result_find(r, "pair_no_p2p", "GPU 6 -> GPU 7")->status, STATUS_WARN);
+	report_release(&rep);
+}
+
+TEST(pairs_one_gpu_is_skipped)
+{
+	struct report rep;
+	judge_pairs("pairs-one-gpu.jsonl", &rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	CHECK_INT(rep.results[0].status, STATUS_SKIPPED);
+	report_release(&rep);
+}
+
+/* ---- the commands against fake helpers ---- */
+
+static const char *fake(const char *name, const char *data, const char *extra)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT;
+	strbuf_addf(&s, "#!/bin/sh\n%s\ncat '%s/tests/data/stress/%s'\n", extra ? extra : "",
+		    test_srcdir(), data);
+	test_write(dir, name, s.buf);
+	strbuf_addf(&p, "%s/%s", dir, name);
+	CHECK(chmod(p.buf, 0755) == 0);
+	strbuf_release(&s);
+	strbuf_release(&p);
+	return dir;
+}
+
+static void run_net(struct child *c, const char *dir, const char *const *args)
+{
+	static char env[1024];
+	snprintf(env, sizeof(env), "VIGIL_CUDA_HELPER_DIR=%s", dir);
+	const char *e[] = { env, "VIGIL_CONFIG=/dev/null", NULL };
+	test_run_vigil(c, args, e);
+}
+
+TEST(net_cli_nccl_passes_options_and_prints_the_table)
+{
+	/* the fake fails unless vigil passed the options through */
+	const char *dir = fake("vigil-nccl", "nccl-healthy-2proc.jsonl",
+			       "case \"$*\" in '--op all_reduce --sizes 64M:4G --timeout 20') ;; "
+			       "*) echo \"args: $*\" >&2; exit 9;; esac");
+	struct child c;
+	const char *args[] = { "net", "nccl", "--op", "all_reduce", "--sizes", "64M:4G",
+			       "--timeout", "20", NULL };
+	run_net(&c, dir, args);
+	CHECK_MSG(c.exit_code == 0, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "2 ranks (local), NCCL 22809");
+	CHECK_CONTAINS(c.out.buf, "all_reduce        4294967296");
+	CHECK_CONTAINS(c.out.buf, "verdict: healthy");
+	child_release(&c);
+}
+
+TEST(net_cli_nccl_hang_exit_1)
+{
+	const char *dir = fake("vigil-nccl", "nccl-hang.jsonl", NULL);
+	struct child c;
+	const char *args[] = { "net", "nccl", "--json", NULL };
+	run_net(&c, dir, args);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_CONTAINS(json_get_string(v, "reason"), "did not finish");
+	json_free(v);
+	child_release(&c);
+}
+
+TEST(net_cli_pairs_matrix)
+{
+	const char *dir = fake("vigil-gpu", "pairs-weak-gpu-4.jsonl",
+			       "case \"$*\" in 'pairs --bytes 256M --reps 3') ;; *) exit 9;; esac");
+	struct child c;
+	const char *args[] = { "net", "pairs", "--bytes", "256", "--reps", "3", NULL };
+	run_net(&c, dir, args);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "from GPU 2         150.2     150.2         -     150.2");
+	CHECK_CONTAINS(c.out.buf, "(pairs: GPU 2 (0000:00:08.0): every copy to and from it is slow");
+	child_release(&c);
+}
+
+TEST(net_cli_no_helpers_and_usage)
+{
+	struct child c;
+	const char *empty = test_tmpdir();
+	const char *a1[] = { "net", "nccl", NULL };
+	run_net(&c, empty, a1);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "need CUDA and NCCL");
+	child_release(&c);
+	const char *a2[] = { "net", "pairs", NULL };
+	run_net(&c, empty, a2);
+	CHECK_INT(c.exit_code, 3);
+	child_release(&c);
+	const char *a3[] = { "net", "nccl", "--op", "broadcast", NULL };
+	test_run_vigil(&c, a3, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "--op wants");
+	child_release(&c);
+	const char *a4[] = { "net", "nccl", "--sizes", "4G:1M", NULL };
+	test_run_vigil(&c, a4, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	const char *a5[] = { "net", "pairs", "--op", "all_reduce", NULL };
+	test_run_vigil(&c, a5, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "not an option of 'vigil net pairs'");
+	child_release(&c);
+	const char *a6[] = { "net", NULL };
+	test_run_vigil(&c, a6, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	const char *a7[] = { "net", "--help", NULL };
+	test_run_vigil(&c, a7, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "usage: vigil net nccl");
+	child_release(&c);
+}
+
+TEST_TIMEOUT(net_cli_hanging_nccl_helper_deadline, 60)
+{
+	const char *dir = fake("vigil-nccl", "nccl-healthy-2proc.jsonl", "sleep 300");
+	struct child c;
+	const char *args[] = { "net", "nccl", "--deadline", "2", NULL };
+	uint64_t t0 = mono_ms();
+	run_net(&c, dir, args);
+	CHECK(mono_ms() - t0 < 15000);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "did not finish within its deadline (2 s) before it could start");
+	child_release(&c);
+}
