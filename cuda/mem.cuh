@@ -5,6 +5,8 @@
  * 1 GB = 1e9 bytes; a copy counts the bytes read plus the bytes written, as nccl-tests and the
  * H200 figures of REFERENCE.md do), each result checked (the copy and the write against the
  * generator, the read's XOR against the XOR of the generator computed by another kernel).
+ * The copy figure is the fastest of four copy kernels and cudaMemcpyAsync, all verified: what
+ * the memory can do, not what one access pattern gets out of it.
  *
  * memtest_run: patterns over most of the free memory, in 1 GiB chunks: address in address,
  * walking ones and zeros, moving inversions (ascending then descending sweeps), random. Every
@@ -22,6 +24,8 @@ struct hbm_result {
 	unsigned long long bytes = 0;
 	int reps = 0;
 	double read_gbps = 0, write_gbps = 0, copy_gbps = 0, memcpy_gbps = 0;
+	std::string copy_variant;                 /* the fastest, which copy_gbps is */
+	std::vector<std::string> copy_variants;   /* "name: GB/s" of each kernel tried */
 	unsigned long long miscompares = 0;
 	std::vector<std::string> errors;
 	std::string json() const;

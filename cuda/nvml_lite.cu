@@ -2,6 +2,7 @@
 #include "nvml_lite.cuh"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st *nvmlDevice_t;
@@ -37,7 +38,15 @@ static struct {
 	nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 	nvmlReturn_t (*set_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
 	nvmlReturn_t (*set_free)(nvmlEventSet_t);
+	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned *, void *);
 } nv;
+
+/* nvmlProcessInfo_t of the _v2/_v3 calls */
+struct nv_proc {
+	unsigned int pid;
+	unsigned long long used;
+	unsigned int gi, ci;
+};
 
 struct nvml_watch::dev_state {
 	int cuda_dev;
@@ -101,6 +110,9 @@ std::string nvml_telemetry::json() const
 	j.num("thermal_slowdown_samples", thermal_samples);
 	j.num("power_brake_samples", power_brake_samples);
 	j.num("hw_slowdown_samples", hw_slowdown_samples);
+	j.num("other_processes_max", other_processes_max);
+	std::vector<int> pids(other_pids.begin(), other_pids.end());
+	j.raw("other_pids", json_int_array(pids));
 	return j.done();
 }
 
@@ -139,6 +151,8 @@ bool nvml_watch::start(const std::vector<int> &cuda_devs)
 	nv.set_wait = (nvmlReturn_t(*)(nvmlEventSet_t, nvmlEventData_t *, unsigned))sym(
 		"nvmlEventSetWait_v2", "nvmlEventSetWait");
 	nv.set_free = (nvmlReturn_t(*)(nvmlEventSet_t))sym("nvmlEventSetFree", nullptr);
+	nv.procs = (nvmlReturn_t(*)(nvmlDevice_t, unsigned *, void *))sym(
+		"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2");
 	if (!nv.init || !nv.by_pci) {
 		why = "NVML lacks nvmlInit or nvmlDeviceGetHandleByPciBusId";
 		return false;
@@ -195,7 +209,10 @@ bool nvml_watch::start(const std::vector<int> &cuda_devs)
 
 void nvml_watch::sample_loop()
 {
+	unsigned tick = 0;
+	unsigned me = (unsigned)getpid();
 	while (running) {
+		bool procs = nv.procs && tick++ % 5 == 0;
 		for (dev_state *s : devs) {
 			if (!s->h)
 				continue;
@@ -228,6 +245,24 @@ void nvml_watch::sample_loop()
 					t.power_brake_samples++;
 				if (r & NV_REASON_HW_SLOWDOWN)
 					t.hw_slowdown_samples++;
+			}
+			if (procs) {
+				nv_proc pr[64];
+				unsigned cnt = 64;
+				if (nv.procs(s->h, &cnt, pr) == NV_SUCCESS) {
+					unsigned others = 0;
+					for (unsigned k = 0; k < cnt && k < 64; k++) {
+						if (pr[k].pid == me)
+							continue;
+						others++;
+						bool known = false;
+						for (unsigned p : t.other_pids)
+							known |= p == pr[k].pid;
+						if (!known && t.other_pids.size() < 8)
+							t.other_pids.push_back(pr[k].pid);
+					}
+					t.other_processes_max = std::max(t.other_processes_max, others);
+				}
 			}
 		}
 		for (int i = 0; i < 20 && running; i++)

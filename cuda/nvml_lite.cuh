@@ -32,6 +32,8 @@ struct nvml_telemetry {
 	unsigned long long reasons_seen = 0;
 	unsigned thermal_samples = 0, power_brake_samples = 0, hw_slowdown_samples = 0;
 	unsigned temp_n = 0, power_n = 0, clock_n = 0;
+	unsigned other_processes_max = 0;      /* processes of others on the GPU at once */
+	std::vector<unsigned> other_pids;
 	std::string json() const;
 };
 

@@ -303,6 +303,20 @@ static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 						       (unsigned long long)g->kat_miscompares,
 						       g->first_error ? g->first_error : "");
 					f->severity = SEV_CRITICAL;
+				} else if (d >= 0 && r->nr > 1 && med[i] > 0 &&
+					   g->tflops < (1 - lim->outlier_margin) * med[i]) {
+					/* slower than its siblings: this GPU, not the host */
+					bool low = lim->gemm_floor[d] > 0 && g->tflops < lim->gemm_floor[d];
+					f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE,
+						       "gemm_outlier", dev.buf,
+						       "%s %s %.0f TFLOP/s, %.2fx its siblings' %.0f "
+						       "(outlier beyond %.0f%%)%s%s",
+						       dev.buf, g->name, g->tflops, g->tflops / med[i],
+						       med[i], lim->outlier_margin * 100,
+						       low ? ", below the floor" : "",
+						       gpu->other_processes
+							       ? "; another process was using it"
+							       : "");
 				} else if (d >= 0 && lim->gemm_floor[d] > 0 &&
 					   g->tflops < lim->gemm_floor[d]) {
 					f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, code,
@@ -310,17 +324,6 @@ static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 						       "%s %s %.0f TFLOP/s, below the floor %.0f%s%s",
 						       dev.buf, g->name, g->tflops, lim->gemm_floor[d],
 						       lim->model[0] ? " for " : "", lim->model);
-				} else if (d >= 0 && r->nr > 1 && med[i] > 0 &&
-					   g->tflops < (1 - lim->outlier_margin) * med[i]) {
-					f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE,
-						       "gemm_outlier", dev.buf,
-						       "%s %s %.0f TFLOP/s, %.2fx its siblings' %.0f "
-						       "(outlier beyond %.0f%%)%s",
-						       dev.buf, g->name, g->tflops, g->tflops / med[i],
-						       med[i], lim->outlier_margin * 100,
-						       gpu->other_processes
-							       ? "; another process was using it"
-							       : "");
 				} else {
 					f = result_add(res, STATUS_OK, ACTION_NONE, code, dev.buf,
 						       "%s %.0f TFLOP/s, %llu products verified, "
@@ -386,6 +389,16 @@ static void eval_hbm(const struct gs_run *r, const struct stress_limits *lim,
 				       dev.buf, "%s HBM read back wrong data: %llu miscompares",
 				       dev.buf, (unsigned long long)g->hbm_miscompares);
 			f->severity = SEV_CRITICAL;
+		} else if (r->nr > 1 && mc[i] > 0 && g->hbm_copy < (1 - m) * mc[i]) {
+			f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "hbm_outlier", dev.buf,
+				       "%s HBM copy %.0f GB/s, %.2fx its siblings' %.0f (outlier "
+				       "beyond %.0f%%)",
+				       dev.buf, g->hbm_copy, g->hbm_copy / mc[i], mc[i], m * 100);
+		} else if (r->nr > 1 && mr[i] > 0 && g->hbm_read < (1 - m) * mr[i]) {
+			f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "hbm_outlier", dev.buf,
+				       "%s HBM read %.0f GB/s, %.2fx its siblings' %.0f (outlier "
+				       "beyond %.0f%%)",
+				       dev.buf, g->hbm_read, g->hbm_read / mr[i], mr[i], m * 100);
 		} else if (lim->hbm_copy_floor > 0 && g->hbm_copy < lim->hbm_copy_floor) {
 			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "hbm_copy", dev.buf,
 				       "%s HBM copy %.0f GB/s, below the floor %.0f%s%s", dev.buf,
@@ -401,16 +414,6 @@ static void eval_hbm(const struct gs_run *r, const struct stress_limits *lim,
 				       dev.buf, "%s HBM write %.0f GB/s, below the floor %.0f%s%s",
 				       dev.buf, g->hbm_write, lim->hbm_write_floor,
 				       lim->model[0] ? " for " : "", lim->model);
-		} else if (r->nr > 1 && mc[i] > 0 && g->hbm_copy < (1 - m) * mc[i]) {
-			f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "hbm_outlier", dev.buf,
-				       "%s HBM copy %.0f GB/s, %.2fx its siblings' %.0f (outlier "
-				       "beyond %.0f%%)",
-				       dev.buf, g->hbm_copy, g->hbm_copy / mc[i], mc[i], m * 100);
-		} else if (r->nr > 1 && mr[i] > 0 && g->hbm_read < (1 - m) * mr[i]) {
-			f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "hbm_outlier", dev.buf,
-				       "%s HBM read %.0f GB/s, %.2fx its siblings' %.0f (outlier "
-				       "beyond %.0f%%)",
-				       dev.buf, g->hbm_read, g->hbm_read / mr[i], mr[i], m * 100);
 		} else {
 			f = result_add(res, STATUS_OK, ACTION_NONE, "hbm", dev.buf,
 				       "HBM read %.0f, write %.0f, copy %.0f GB/s, data verified",
@@ -595,6 +598,15 @@ void gpu_stress_evaluate(const struct gs_run *r, const struct gs_end *end,
 	if (r->error_code && !strcmp(r->error_code, "no_gpu")) {
 		result_add(&st, STATUS_UNKNOWN, ACTION_INVESTIGATE, "no_gpu", "",
 			   "no GPU to test: %s", r->error ? r->error : "no CUDA device");
+		result_move(rep, &st, true);
+		return;
+	}
+	if (!r->started && end->timed_out) {
+		/* CUDA never came up within a generous deadline: the driver or a GPU hangs */
+		result_add(&st, STATUS_FAIL, ACTION_INVESTIGATE, "helper_hung", "",
+			   "vigil-gpu %s before it could start: the driver or a GPU is not "
+			   "answering",
+			   end->describe ? end->describe : "hung");
 		result_move(rep, &st, true);
 		return;
 	}

@@ -179,6 +179,13 @@ void nccl_evaluate(const struct nc_run *r, const struct gs_end *end, const struc
 			   end->why_not ? end->why_not : "vigil-nccl could not run");
 		goto out;
 	}
+	if (!r->started && !r->no_gpu && end->timed_out) {
+		result_add(&res, STATUS_FAIL, ACTION_INVESTIGATE, "helper_hung", "",
+			   "vigil-nccl %s before it could start: the driver or a GPU is not "
+			   "answering",
+			   end->describe ? end->describe : "hung");
+		goto out;
+	}
 	if (r->no_gpu || !r->started) {
 		result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, r->no_gpu ? "no_gpu" : "helper",
 			   "", "%s%s", r->no_gpu ? "no GPU to test: " : "vigil-nccl did not start: ",
@@ -394,60 +401,20 @@ void pairs_evaluate(const struct np_run *r, const struct gs_end *end,
 	slow_src = xcalloc((size_t)maxg + 1, sizeof(int));
 	slow_dst = xcalloc((size_t)maxg + 1, sizeof(int));
 	int *pairs_of = xcalloc((size_t)maxg + 1, sizeof(int));
+	/* which pairs are slow, first: a weak GPU leads the findings (and the reason) */
 	for (size_t i = 0; i < n; i++) {
 		const struct np_pair *p = &r->pairs[i];
-		strbuf_reset(&dev);
-		strbuf_addf(&dev, "GPU %d %s GPU %d", p->src, p->bidir ? "<->" : "->", p->dst);
-		struct finding *f;
-		bool slow = false;
-		if (p->miscompares > 0) {
-			f = result_add(&res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "pair_miscompare",
-				       dev.buf, "%s: %lld words arrived wrong", dev.buf,
-				       (long long)p->miscompares);
-			f->severity = SEV_CRITICAL;
-		} else if (p->miscompares < 0) {
-			f = result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "pair_unverified",
-				       dev.buf, "%s: %.1f GB/s, but the copy could not be verified",
-				       dev.buf, p->gbps);
-		} else if (p->bidir) {
-			f = result_add(&res, STATUS_OK, ACTION_NONE, "pair_bidir", dev.buf,
-				       "%s: %.1f GB/s both ways at once", dev.buf, p->gbps);
-		} else if (lim->pair_floor > 0 && p->gbps < lim->pair_floor) {
-			slow = true;
-			f = result_add(&res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "pair_floor",
-				       dev.buf, "%s: %.1f GB/s, below the floor %.0f%s%s%s", dev.buf,
-				       p->gbps, lim->pair_floor, lim->model[0] ? " for " : "",
-				       lim->model, p->p2p ? "" : " (no peer access: through the host)");
-		} else if (n > 2 && med[i] > 0 && p->gbps < (1 - lim->net_outlier_margin) * med[i]) {
-			slow = true;
-			f = result_add(&res, STATUS_FAIL, ACTION_INVESTIGATE, "pair_outlier", dev.buf,
-				       "%s: %.1f GB/s, %.2fx the other pairs' %.1f (outlier beyond "
-				       "%.0f%%)",
-				       dev.buf, p->gbps, p->gbps / med[i], med[i],
-				       lim->net_outlier_margin * 100);
-		} else if (!p->p2p) {
-			f = result_add(&res, STATUS_WARN, ACTION_INVESTIGATE, "pair_no_p2p", dev.buf,
-				       "%s: %.1f GB/s without peer access (through the host)", dev.buf,
-				       p->gbps);
-		} else {
-			f = result_add(&res, STATUS_OK, ACTION_NONE, "pair", dev.buf,
-				       "%s: %.1f GB/s, data verified", dev.buf, p->gbps);
+		if (p->bidir)
+			continue;
+		pairs_of[p->src]++;
+		pairs_of[p->dst]++;
+		bool slow = p->miscompares == 0 &&
+			    ((lim->pair_floor > 0 && p->gbps < lim->pair_floor) ||
+			     (n > 2 && med[i] > 0 && p->gbps < (1 - lim->net_outlier_margin) * med[i]));
+		if (slow) {
+			slow_src[p->src]++;
+			slow_dst[p->dst]++;
 		}
-		if (!p->bidir) {
-			pairs_of[p->src]++;
-			pairs_of[p->dst]++;
-			if (slow) {
-				slow_src[p->src]++;
-				slow_dst[p->dst]++;
-			}
-		}
-		finding_detail_num(f, "src", p->src);
-		finding_detail_num(f, "dst", p->dst);
-		finding_detail_num(f, "gbps", p->gbps);
-		finding_detail(f, "p2p", "%s", p->p2p ? "true" : "false");
-		finding_detail_num(f, "miscompares", (double)p->miscompares);
-		if (!p->bidir && lim->pair_floor > 0)
-			finding_detail_num(f, "floor", lim->pair_floor);
 	}
 	/* every link of one GPU slow, while others are fine: the GPU, not a link */
 	int slow_total = 0, uni = 0;
@@ -466,6 +433,50 @@ void pairs_evaluate(const struct np_run *r, const struct gs_end *end,
 				   "NVLink ports, not one link",
 				   dev.buf, s, pairs_of[g]);
 		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct np_pair *p = &r->pairs[i];
+		strbuf_reset(&dev);
+		strbuf_addf(&dev, "GPU %d %s GPU %d", p->src, p->bidir ? "<->" : "->", p->dst);
+		struct finding *f;
+		if (p->miscompares > 0) {
+			f = result_add(&res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "pair_miscompare",
+				       dev.buf, "%s: %lld words arrived wrong", dev.buf,
+				       (long long)p->miscompares);
+			f->severity = SEV_CRITICAL;
+		} else if (p->miscompares < 0) {
+			f = result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "pair_unverified",
+				       dev.buf, "%s: %.1f GB/s, but the copy could not be verified",
+				       dev.buf, p->gbps);
+		} else if (p->bidir) {
+			f = result_add(&res, STATUS_OK, ACTION_NONE, "pair_bidir", dev.buf,
+				       "%s: %.1f GB/s both ways at once", dev.buf, p->gbps);
+		} else if (lim->pair_floor > 0 && p->gbps < lim->pair_floor) {
+			f = result_add(&res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "pair_floor",
+				       dev.buf, "%s: %.1f GB/s, below the floor %.0f%s%s%s", dev.buf,
+				       p->gbps, lim->pair_floor, lim->model[0] ? " for " : "",
+				       lim->model, p->p2p ? "" : " (no peer access: through the host)");
+		} else if (n > 2 && med[i] > 0 && p->gbps < (1 - lim->net_outlier_margin) * med[i]) {
+			f = result_add(&res, STATUS_FAIL, ACTION_INVESTIGATE, "pair_outlier", dev.buf,
+				       "%s: %.1f GB/s, %.2fx the other pairs' %.1f (outlier beyond "
+				       "%.0f%%)",
+				       dev.buf, p->gbps, p->gbps / med[i], med[i],
+				       lim->net_outlier_margin * 100);
+		} else if (!p->p2p) {
+			f = result_add(&res, STATUS_WARN, ACTION_INVESTIGATE, "pair_no_p2p", dev.buf,
+				       "%s: %.1f GB/s without peer access (through the host)", dev.buf,
+				       p->gbps);
+		} else {
+			f = result_add(&res, STATUS_OK, ACTION_NONE, "pair", dev.buf,
+				       "%s: %.1f GB/s, data verified", dev.buf, p->gbps);
+		}
+		finding_detail_num(f, "src", p->src);
+		finding_detail_num(f, "dst", p->dst);
+		finding_detail_num(f, "gbps", p->gbps);
+		finding_detail(f, "p2p", "%s", p->p2p ? "true" : "false");
+		finding_detail_num(f, "miscompares", (double)p->miscompares);
+		if (!p->bidir && lim->pair_floor > 0)
+			finding_detail_num(f, "floor", lim->pair_floor);
 	}
 	free(v);
 	free(med);
