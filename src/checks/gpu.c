@@ -24,7 +24,60 @@ void gpu_readings_release(struct gpu_readings *r)
 {
 	nvml_host_release(&r->nvml);
 	strlist_release(&r->bus_gpus);
+	free(r->prev);
 	gpu_readings_init(r);
+}
+
+/* What names a GPU across runs: its UUID, else its PCI address, else its index. */
+static void gpu_key(const struct nvml_gpu *g, char *buf, size_t n)
+{
+	if (!g->uuid.rc && g->uuid.s[0] && !strchr(g->uuid.s, ' '))
+		snprintf(buf, n, "%s", g->uuid.s);
+	else if (g->bdf[0])
+		snprintf(buf, n, "%s", g->bdf);
+	else
+		snprintf(buf, n, "gpu%u", g->index);
+}
+
+void gpu_state_apply(struct gpu_readings *r, const char *text)
+{
+	struct strlist lines = STRLIST_INIT;
+	strlist_split(&lines, text, "\n");
+	for (size_t i = 0; i < lines.nr; i++) {
+		struct strlist w = STRLIST_INIT;
+		uint64_t link, v;
+		strlist_split(&w, lines.items[i], " ");
+		if (w.nr == 4 && parse_u64(w.items[1], &link) && link < NVML_NVLINK_MAX_LINKS &&
+		    parse_u64(w.items[3], &v)) {
+			for (unsigned c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
+				if (strcmp(w.items[2], nvml_nvlink_counter_keys[c]))
+					continue;
+				ALLOC_GROW(r->prev, r->nr_prev + 1, r->alloc_prev);
+				struct gpu_prev *p = &r->prev[r->nr_prev++];
+				strlcpy_v(p->gpu, w.items[0], sizeof(p->gpu));
+				p->link = (unsigned)link;
+				p->counter = c;
+				p->value = v;
+			}
+		}
+		strlist_release(&w);
+	}
+	strlist_release(&lines);
+}
+
+void gpu_state_format(const struct gpu_readings *r, struct strbuf *out)
+{
+	char key[NVML_STR_MAX];
+	for (size_t i = 0; i < r->nvml.nr; i++) {
+		const struct nvml_gpu *g = &r->nvml.gpus[i];
+		gpu_key(g, key, sizeof(key));
+		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+			for (unsigned c = 0; c < NVML_NVLINK_ERROR_COUNT; c++)
+				if (!g->nvlink[l].errors[c].rc)
+					strbuf_addf(out, "%s %u %s %llu\n", key, l,
+						    nvml_nvlink_counter_keys[c],
+						    (unsigned long long)g->nvlink[l].errors[c].v);
+	}
 }
 
 static bool read_hex_attr(const char *bdf, const char *attr, uint64_t *out)
@@ -58,9 +111,20 @@ static void gather_bus(struct gpu_readings *r)
 	r->bus_restricted = fsroot_is_host() && vis && *vis && strcmp(vis, "all");
 }
 
-int gpu_gather(struct gpu_readings *r, struct strbuf *err)
+int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err)
 {
 	gather_bus(r);
+	if (state_dir) {
+		struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+		r->state_dir = true;
+		strbuf_addf(&path, "%s/%s", state_dir, GPU_STATE_FILE);
+		if (read_file_bounded(path.buf, &text, 4 << 20, NULL) == READ_OK) {
+			r->have_state = true;
+			gpu_state_apply(r, text.buf);
+		}
+		strbuf_release(&path);
+		strbuf_release(&text);
+	}
 	return nvml_read_host(&r->nvml, err);
 }
 
@@ -145,6 +209,7 @@ static bool ok(const struct nvml_val *v)
 }
 
 struct gpu_eval {
+	const struct gpu_readings *r;
 	const struct gpu_policy *p;
 	struct check_result *res;
 	bool nvlink_in_use; /* some GPU of this host has an active NVLink */
@@ -349,10 +414,23 @@ static void eval_pcie(struct gpu_eval *e, const struct nvml_gpu *g)
 	}
 }
 
+static const struct gpu_prev *find_prev(const struct gpu_readings *r, const char *gpu,
+					unsigned link, unsigned counter)
+{
+	for (size_t i = 0; i < r->nr_prev; i++)
+		if (r->prev[i].link == link && r->prev[i].counter == counter &&
+		    !strcmp(r->prev[i].gpu, gpu))
+			return &r->prev[i];
+	return NULL;
+}
+
 static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 {
 	struct strbuf inactive = STRBUF_INIT, errs = STRBUF_INIT;
 	unsigned active = 0, reporting = 0;
+	bool rising = false;
+	char key[NVML_STR_MAX];
+	gpu_key(g, key, sizeof(key));
 	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		const struct nvml_link *k = &g->nvlink[l];
 		if (!ok(&k->active))
@@ -362,11 +440,20 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 			active++;
 		else
 			strbuf_addf(&inactive, "%s%u", inactive.len ? ", " : "", l);
-		for (size_t c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
-			if (ok(&k->errors[c]) && k->errors[c].v > e->p->nvlink_error_threshold)
-				strbuf_addf(&errs, "%slink %u %s %llu", errs.len ? ", " : "", l,
-					    nvml_nvlink_counter_keys[c],
-					    (unsigned long long)k->errors[c].v);
+		for (unsigned c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
+			/* ECC data errors were corrected: the link doing its job. */
+			if (c == NVML_NVLINK_ERROR_DL_ECC_DATA || !ok(&k->errors[c]))
+				continue;
+			const struct gpu_prev *pv = find_prev(e->r, key, l, c);
+			uint64_t v = k->errors[c].v;
+			/* A counter below its last value was reset (driver reload, GPU reset). */
+			uint64_t rise = !pv ? v : v >= pv->value ? v - pv->value : v;
+			if (rise > e->p->nvlink_error_threshold) {
+				strbuf_addf(&errs, "%slink %u %s %s%llu", errs.len ? ", " : "", l,
+					    nvml_nvlink_counter_keys[c], pv ? "+" : "",
+					    (unsigned long long)rise);
+				rising |= pv != NULL;
+			}
 		}
 	}
 	struct finding *f = NULL;
@@ -387,8 +474,9 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 	}
 	if (errs.len) {
 		f = problem(e, STATUS_WARN, ACTION_INVESTIGATE, "nvlink_errors",
-			    "GPU %u NVLink errors over %llu: %s", g->index,
-			    (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
+			    rising ? "GPU %u NVLink errors rising by over %llu since the last run: %s"
+				   : "GPU %u NVLink errors over %llu since the driver loaded: %s",
+			    g->index, (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
 		finding_detail(f, "counters", "%s", errs.buf);
 	}
 	strbuf_release(&inactive);
@@ -530,10 +618,28 @@ static void eval_gpu_ok(struct gpu_eval *e, const struct nvml_gpu *g)
 		reporting += ok(&g->nvlink[l].active);
 		active += ok(&g->nvlink[l].active) && g->nvlink[l].active.v;
 	}
-	if (reporting)
+	if (reporting) {
+		struct strbuf tot = STRBUF_INIT;
 		finding_detail(f, "nvlink", "%u of %u active", active, reporting);
-	else
+		for (unsigned c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
+			uint64_t sum = 0;
+			bool any = false;
+			for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+				if (ok(&g->nvlink[l].errors[c])) {
+					sum += g->nvlink[l].errors[c].v;
+					any = true;
+				}
+			}
+			if (any)
+				strbuf_addf(&tot, "%s%s %llu", tot.len ? ", " : "",
+					    nvml_nvlink_counter_keys[c], (unsigned long long)sum);
+		}
+		if (tot.len)
+			finding_detail(f, "nvlink_errors", "%s", tot.buf);
+		strbuf_release(&tot);
+	} else {
 		finding_detail(f, "nvlink", "none");
+	}
 	strbuf_release(&msg);
 }
 
@@ -677,8 +783,9 @@ static void eval_driver(const struct nvml_host *h, const struct gpu_policy *p,
 	strbuf_release(&want);
 }
 
-static void eval_summary(const struct nvml_host *h, struct check_result *res)
+static void eval_summary(const struct gpu_readings *r, struct check_result *res)
 {
+	const struct nvml_host *h = &r->nvml;
 	struct strbuf msg = STRBUF_INIT;
 	const char *name = NULL;
 	bool same = true;
@@ -706,6 +813,15 @@ static void eval_summary(const struct nvml_host *h, struct check_result *res)
 			       (unsigned long long)h->cuda_driver_version.v % 1000 / 10);
 	if (h->library)
 		finding_detail(f, "nvml_library", "%s", h->library);
+	bool nvlink = false;
+	for (size_t i = 0; i < h->nr && !nvlink; i++)
+		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+			nvlink |= ok(&h->gpus[i].nvlink[l].active);
+	if (nvlink)
+		finding_detail(f, "nvlink_counters", "%s",
+			       !r->state_dir ? "totals since the driver loaded (no state directory)"
+			       : !r->have_state ? "totals since the driver loaded (first run)"
+						: "rise since the last run");
 	strbuf_release(&msg);
 }
 
@@ -747,7 +863,7 @@ int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 	size_t before = res->nr;
 	eval_count(r, p, res);
 	eval_driver(h, p, res);
-	struct gpu_eval e = { .p = p, .res = res };
+	struct gpu_eval e = { .r = r, .p = p, .res = res };
 	for (size_t i = 0; i < h->nr && !e.nvlink_in_use; i++)
 		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
 			e.nvlink_in_use |= ok(&h->gpus[i].nvlink[l].active) &&
@@ -758,7 +874,7 @@ int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 	for (size_t i = before; i < res->nr; i++)
 		healthy &= res->findings[i].status == STATUS_OK;
 	if (healthy)
-		eval_summary(h, res);
+		eval_summary(r, res);
 	return 0;
 }
 
@@ -769,9 +885,21 @@ int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct 
 	int ret = -1;
 	gpu_readings_init(&r);
 	gpu_policy_init(&p);
-	if (gpu_policy_load(&p, ctx->cfg, err) < 0 || gpu_gather(&r, err) < 0)
+	if (gpu_policy_load(&p, ctx->cfg, err) < 0 || gpu_gather(&r, ctx->state_dir, err) < 0)
 		goto out;
 	ret = gpu_evaluate(&r, &p, res, err);
+	if (ret == 0 && ctx->state_dir) {
+		struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT, werr = STRBUF_INIT;
+		gpu_state_format(&r, &sb);
+		strbuf_addf(&path, "%s/%s", ctx->state_dir, GPU_STATE_FILE);
+		/* Nothing to keep and nothing kept: leave no empty file behind. */
+		if ((sb.len || r.have_state) && write_file(path.buf, sb.buf, sb.len, true, &werr) < 0)
+			result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "state", NULL,
+				   "cannot keep the NVLink counters: %s", werr.buf);
+		strbuf_release(&sb);
+		strbuf_release(&path);
+		strbuf_release(&werr);
+	}
 out:
 	gpu_readings_release(&r);
 	gpu_policy_release(&p);

@@ -8,7 +8,10 @@
  *   count = 8                      GPUs this host must have (default: what NVML and the bus show)
  *   nvlink-links = 18              active NVLinks each GPU must have (default: any link that
  *                                  reports a state must be active, when NVLink is in use at all)
- *   nvlink-error-threshold = 100   an NVLink error counter above this warns
+ *   nvlink-error-threshold = 100   an NVLink error counter (replay, recovery, CRC flit, CRC
+ *                                  data) that rose by more than this since the last run warns;
+ *                                  with no last run (no state directory, first run), its value
+ *                                  since the driver loaded is judged
  *   remapped-rows-max = 512        more rows remapped for uncorrectable errors fail (Azure's limit)
  *   driver-version = 580.159.04    accepted driver versions (repeat the key, or separate with
  *   vbios-version = 96.00.A5.00.1A commas; shell wildcards allowed); unset: any
@@ -22,11 +25,25 @@
 #include "../gpu/nvml.h"
 #include "../lib/strlist.h"
 
+#define GPU_STATE_FILE "gpu-nvlink.state"
+
+/* One NVLink error counter as the last run read it (from the state file). */
+struct gpu_prev {
+	char gpu[NVML_STR_MAX]; /* the GPU's UUID (its PCI address, or "gpuN", without one) */
+	unsigned link;
+	unsigned counter;       /* NVML_NVLINK_ERROR_DL_* */
+	uint64_t value;
+};
+
 struct gpu_readings {
 	struct nvml_host nvml;
 	int bus_rc;              /* 0: bus_gpus was read; READ_MISSING or -1: the bus is unknown */
 	struct strlist bus_gpus; /* BDFs of NVIDIA GPUs (class 0x0300/0x0302) in sysfs, sorted */
 	bool bus_restricted;     /* in a container that sees only some GPUs: do not compare */
+	bool state_dir;          /* a state directory was given */
+	bool have_state;         /* ...and it held the last run's NVLink counters */
+	struct gpu_prev *prev;
+	size_t nr_prev, alloc_prev;
 };
 
 struct gpu_policy {
@@ -40,8 +57,14 @@ struct gpu_policy {
 
 void gpu_readings_init(struct gpu_readings *r);
 void gpu_readings_release(struct gpu_readings *r);
-/* Read NVML and the PCI bus. -1 with *err only when NVML was asked for and cannot be loaded. */
-int gpu_gather(struct gpu_readings *r, struct strbuf *err);
+/*
+ * Read NVML, the PCI bus and the last run's NVLink counters (state_dir may be NULL). -1 with *err
+ * only when NVML was asked for and cannot be loaded.
+ */
+int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err);
+/* The state file: "GPU LINK COUNTER VALUE" lines. Parse into r->prev / format from r->nvml. */
+void gpu_state_apply(struct gpu_readings *r, const char *text);
+void gpu_state_format(const struct gpu_readings *r, struct strbuf *out);
 
 void gpu_policy_init(struct gpu_policy *p);
 void gpu_policy_release(struct gpu_policy *p);

@@ -14,7 +14,8 @@ static struct nvml_gpu *add_h200(struct gpu_readings *r, bool nvlink)
 #define S(field, val) (snprintf(g->field.s, sizeof(g->field.s), "%s", val), g->field.rc = 0)
 #define V(field, val) (g->field.v = (val), g->field.rc = 0)
 	S(name, "NVIDIA H200");
-	S(uuid, "GPU-5b8cd186-d413-98f2-8865-fb6807b09f01");
+	snprintf(g->uuid.s, sizeof(g->uuid.s), "GPU-5b8cd186-d413-98f2-8865-fb6807b09f%02x", i);
+	g->uuid.rc = 0;
 	S(serial, "1653724058039");
 	S(vbios, "96.00.A5.00.1A");
 	snprintf(g->pci_bus_id.s, sizeof(g->pci_bus_id.s), "00000000:%02X:00.0", bus);
@@ -492,11 +493,13 @@ TEST(gpu_nvlink_errors_warn)
 			g->nvlink[2].errors[NVML_NVLINK_ERROR_DL_CRC_FLIT].v = 250;
 			g->nvlink[9].errors[NVML_NVLINK_ERROR_DL_REPLAY].v = 101;
 			g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_RECOVERY].v = 100; /* at, not over */
+			/* corrected by ECC: the link doing its job, never judged */
+			g->nvlink[6].errors[NVML_NVLINK_ERROR_DL_ECC_DATA].v = 100000;
 		});
 		const struct finding *f = need(&res, "nvlink_errors", "GPU 3", STATUS_WARN,
 					       ACTION_INVESTIGATE);
-		CHECK_CONTAINS(f->message, "link 2 crc_flit 250, link 9 replay 101");
-		CHECK_NOT_CONTAINS(f->message, "link 4");
+		CHECK_STR(f->message, "GPU 3 NVLink errors over 100 since the driver loaded: "
+				      "link 2 crc_flit 250, link 9 replay 101");
 		CHECK_INT(res.status, STATUS_WARN);
 		done(&r, &p, &res);
 	}
@@ -508,6 +511,51 @@ TEST(gpu_nvlink_errors_warn)
 		CHECK_INT(res.status, STATUS_OK);
 		done(&r, &p, &res);
 	}
+}
+
+TEST(gpu_nvlink_errors_rising_since_last_run)
+{
+	struct gpu_readings r;
+	struct gpu_policy p;
+	struct check_result res;
+	struct strbuf st = STRBUF_INIT;
+	host(&r, 2, true);
+	gpu_policy_init(&p);
+	struct nvml_gpu *g = &r.nvml.gpus[1];
+	snprintf(g->uuid.s, sizeof(g->uuid.s), "GPU-2dd0e810-d0df-95c4-ccdb-e73c0d137a0e");
+	g->nvlink[2].errors[NVML_NVLINK_ERROR_DL_CRC_DATA].v = 400;
+	g->nvlink[3].errors[NVML_NVLINK_ERROR_DL_REPLAY].v = 250;
+	g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_RECOVERY].v = 30;
+	/* the last run's reading, as the state file keeps it */
+	gpu_state_format(&r, &st);
+	CHECK_CONTAINS(st.buf, "GPU-2dd0e810-d0df-95c4-ccdb-e73c0d137a0e 2 crc_data 400\n");
+	r.have_state = r.state_dir = true;
+	gpu_state_apply(&r, st.buf);
+	CHECK_INT(r.nr_prev, 2 * NVML_NVLINK_MAX_LINKS * NVML_NVLINK_ERROR_COUNT);
+	/* no change since: high totals but steady, no warning */
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	/* +150 replays on link 3: rising; link 2 +50 is under the threshold; link 4 was reset */
+	g->nvlink[3].errors[NVML_NVLINK_ERROR_DL_REPLAY].v = 400;
+	g->nvlink[2].errors[NVML_NVLINK_ERROR_DL_CRC_DATA].v = 450;
+	g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_RECOVERY].v = 3;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	const struct finding *f = need(&res, "nvlink_errors", "GPU 1", STATUS_WARN,
+				       ACTION_INVESTIGATE);
+	CHECK_STR(f->message, "GPU 1 NVLink errors rising by over 100 since the last run: "
+			      "link 3 replay +150");
+	check_result_release(&res);
+	/* a reset counter that climbs past the threshold again counts from zero */
+	g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_RECOVERY].v = 29;
+	g->nvlink[3].errors[NVML_NVLINK_ERROR_DL_REPLAY].v = 250;
+	g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_CRC_FLIT].v = 101;
+	CHECK_INT(eval(&r, &p, &res), 0);
+	f = need(&res, "nvlink_errors", "GPU 1", STATUS_WARN, ACTION_INVESTIGATE);
+	CHECK_CONTAINS(f->message, "link 4 crc_flit +101");
+	CHECK_NOT_CONTAINS(f->message, "link 3");
+	strbuf_release(&st);
+	done(&r, &p, &res);
 }
 
 TEST(gpu_clock_event_reasons)

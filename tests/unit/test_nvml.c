@@ -484,16 +484,20 @@ TEST(nvml_snapshot_round_trip)
 
 TEST(nvml_snapshot_round_trip_real_h200)
 {
-	/* written through the real NVML of the lent 1xH200 machine */
-	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
-	test_src_path(&p, "tests/scenarios/gpu-real-h200-vm");
-	strbuf_addstr(&p, "/root");
-	strbuf_addstr(&p, "/nvml.snapshot");
-	CHECK_MSG(read_file_bounded(p.buf, &text, 1 << 20, &err) == READ_OK, "%s", err.buf);
-	round_trip(text.buf);
-	strbuf_release(&p);
-	strbuf_release(&text);
-	strbuf_release(&err);
+	/* written through the real NVML of the lent 1xH200 and 2xH200 (NVLink) machines */
+	static const char *const scenarios[] = { "gpu-real-h200-vm", "gpu-real-h200x2-vm" };
+	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
+		struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
+		test_src_path(&p, "tests/scenarios/");
+		strbuf_addf(&p, "%s/root", scenarios[i]);
+		strbuf_addstr(&p, "/nvml.snapshot");
+		CHECK_MSG(read_file_bounded(p.buf, &text, 1 << 20, &err) == READ_OK, "%s",
+			  err.buf);
+		round_trip(text.buf);
+		strbuf_release(&p);
+		strbuf_release(&text);
+		strbuf_release(&err);
+	}
 }
 
 TEST(nvml_bus_id_spelling)
