@@ -361,6 +361,29 @@ static const char *host_ident(const char *s, bool any_ident)
 	return skip_spaces(q + 1);
 }
 
+/* RFC 5424 after the stamp: "HOST APP PROCID MSGID SD MSG", SD "-" or "[...]..." */
+static const char *rfc5424_header(const char *s)
+{
+	for (int field = 0; field < 4; field++) {
+		while (*s && *s != ' ')
+			s++;
+		if (*s != ' ')
+			return s;
+		s++;
+	}
+	if (*s == '-') {
+		s++;
+	} else {
+		while (*s == '[') {
+			const char *close = strchr(s, ']');
+			if (!close)
+				return s;
+			s = close + 1;
+		}
+	}
+	return skip_spaces(s);
+}
+
 /* A /dev/kmsg continuation line: " SUBSYSTEM=pci", " DEVICE=+pci:0000:00:01.0". */
 static bool kv_continuation(const char *s)
 {
@@ -384,11 +407,17 @@ static void parse_prefix(struct kmsg_log *log, const char *s, struct prefix *px)
 		return;
 	}
 	s = skip_spaces(s);
-	if (*s == '<') { /* dmesg -r, syslog priority */
+	bool rfc5424 = false;
+	if (*s == '<') { /* dmesg -r, syslog priority; "<6>1 " starts an RFC 5424 line */
 		long long v;
 		int n = digits_upto(s + 1, 3, &v);
-		if (n && s[n + 1] == '>')
+		if (n && s[n + 1] == '>') {
 			s += n + 2;
+			if (s[0] == '1' && s[1] == ' ' && dig(s[2])) {
+				s += 2;
+				rfc5424 = true;
+			}
+		}
 	}
 	s = facility_level(s);
 	if (dig(*s)) {
@@ -401,7 +430,7 @@ static void parse_prefix(struct kmsg_log *log, const char *s, struct prefix *px)
 		if ((q = iso_stamp(s, &ts))) {
 			px->tb = KMSG_TB_WALL;
 			px->ts = ts;
-			s = host_ident(skip_spaces(q), false);
+			s = rfc5424 ? rfc5424_header(skip_spaces(q)) : host_ident(skip_spaces(q), false);
 		}
 	} else if (*s == '[') {
 		if ((q = mono_bracket(s, &ts))) {

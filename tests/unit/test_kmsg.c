@@ -182,6 +182,14 @@ TEST(kmsg_syslog_prefixes)
 	CHECK_STR(log.ev[2].bdf, "0000:04:00.0");
 	CHECK(near(log.ev[2].ts, utc(2026, 2, 14, 5, 3, 41) + 0.123456));
 	kmsg_log_release(&log);
+	/* RFC 5424 */
+	parse(&log, "<3>1 2025-01-25T10:34:54.859532+00:00 gpu-node-7 kernel - - - Linux version 6.8\n"
+		    "<3>1 2025-01-25T10:34:55Z gpu-node-7 kernel - - [meta seq=\"1\"] " XID79 "\n");
+	CHECK_INT(log.boots, 1);
+	CHECK_INT(log.nr, 2);
+	CHECK_INT(log.ev[1].num, 79);
+	CHECK(near(log.ev[1].ts, utc(2025, 1, 25, 10, 34, 55)));
+	kmsg_log_release(&log);
 }
 
 TEST(kmsg_no_timestamp)
