@@ -32,9 +32,17 @@ agent() { # $1 cycles, $2 tag: whole-process CPU (wait4) in $tmp/whole.$2, metri
 }
 agent 1 one
 agent "$CYCLES" many
-# idle: one cycle, then 10 s asleep (interval of an hour), stopped by SIGTERM
-"$B/bench/check_bench" 1 -- timeout -s TERM 10 "$B/vigil" agent --root "$fx" --state-dir \
-	"$tmp/state" --listen off --interval 3600 >"$tmp/whole.idle" 2>/dev/null
+# asleep: an agent with an interval of an hour, its CPU time (ns, /proc/PID/schedstat) read
+# 2 s and 12 s after its start, after its one cycle
+"$B/vigil" agent --root "$fx" --state-dir "$tmp/state" --listen off --interval 3600 \
+	2>/dev/null &
+apid=$!
+sleep 2
+i0=$(awk '{print $1}' /proc/$apid/schedstat)
+sleep 10
+i1=$(awk '{print $1}' /proc/$apid/schedstat)
+kill $apid
+wait $apid 2>/dev/null
 m() { awk -v k="$1" '$1 == k {print $2}' "$tmp/$2.prom"; }
 ref=$("$B/bench/check_bench" 20 -- "$B/vigil" check --root "$fx" --state-dir "$tmp/state2" --reason)
 base=$("$B/bench/check_bench" 20 -- "$B/vigil" version)
@@ -45,10 +53,9 @@ for c in gpu kernel pcie infiniband storage system; do
 done
 awk -v n="$CYCLES" -v c1="$(m vigil_agent_cpu_seconds_total one)" \
 	-v cn="$(m vigil_agent_cpu_seconds_total many)" -v w1="$(awk '{print $4}' "$tmp/whole.one")" \
-	-v wn="$(awk '{print $4}' "$tmp/whole.many")" -v wi="$(awk '{print $4}' "$tmp/whole.idle")" \
-	-v ref="$ref" -v base="$base" -v checks="$checks" 'BEGIN {
+	-v wn="$(awk '{print $4}' "$tmp/whole.many")" -v i0="$i0" -v i1="$i1" -v ref="$ref" -v base="$base" -v checks="$checks" 'BEGIN {
 	split(ref, R, " "); split(base, V, " "); k = split(checks, C, " ");
-	idle = (wi - w1) / 10;                  # ms of CPU per second asleep
+	idle = (i1 - i0) / 1e6 / 10;            # ms of CPU per second asleep
 	per = (wn - w1) / (n - 1) - idle;       # ms per cycle, all in: checks, files, metrics
 	inner = cn / n * 1000;                  # the part the agent measures itself
 	sum = 0; for (i = 1; i <= k; i++) sum += C[i] - V[4];

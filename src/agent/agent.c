@@ -5,6 +5,8 @@
 #include "../lib/prom.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,21 +25,32 @@ static uint64_t real_mono(void *ctx)
 	return mono_ms();
 }
 
-/* Sleep in slices so that SIGTERM (which sets agent_stop_requested) ends the wait promptly even
- * when the signal lands between the check and the sleep. */
+/* Sleep until the deadline or SIGTERM/SIGINT, whichever comes first, with one wake-up: the
+ * signals are blocked while the stop flag is tested and unblocked only inside ppoll(), so a
+ * signal cannot slip in between the test and the wait. (cmd/agent.c keeps them blocked in the
+ * HTTP thread, so that they are delivered here.) */
 static bool real_sleep(void *ctx, uint64_t ms)
 {
+	sigset_t block, orig, during;
 	UNUSED(ctx);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &block, &orig);
+	during = orig;
+	sigdelset(&during, SIGTERM);
+	sigdelset(&during, SIGINT);
 	uint64_t end = mono_ms() + ms;
 	while (!agent_stop_requested) {
 		uint64_t now = mono_ms();
 		if (now >= end)
-			return true;
-		uint64_t slice = end - now > 1000 ? 1000 : end - now;
-		struct timespec ts = { (time_t)(slice / 1000), (long)(slice % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
+			break;
+		uint64_t left = end - now;
+		struct timespec ts = { (time_t)(left / 1000), (long)(left % 1000) * 1000000L };
+		ppoll(NULL, 0, &ts, &during);
 	}
-	return false;
+	pthread_sigmask(SIG_SETMASK, &orig, NULL);
+	return !agent_stop_requested;
 }
 
 static uint32_t real_random(void *ctx)

@@ -244,7 +244,15 @@ int cmd_agent(int argc, char **argv)
 	signal(SIGHUP, SIG_IGN);
 
 	if (strcmp(listen, "off")) {
+		/* The server's thread inherits a mask without SIGTERM/SIGINT, so that they reach
+		 * the loop's sleep. */
+		sigset_t block, orig;
+		sigemptyset(&block);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGINT);
+		pthread_sigmask(SIG_BLOCK, &block, &orig);
 		http = agent_http_start(&ag, listen, &err);
+		pthread_sigmask(SIG_SETMASK, &orig, NULL);
 		if (!http) {
 			fprintf(stderr, "vigil agent: %s\n", err.buf);
 			goto out_agent;
