@@ -1342,6 +1342,11 @@ int kmsg_read_tail(const char *path, struct strbuf *out, size_t cap, bool *trunc
 	struct stat st;
 	size_t start = out->len;
 	bool skip_partial = false;
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) {
+		/* a kmsg device after all (a link to /dev/kmsg in a fixture, --kernel-log /dev/kmsg) */
+		close(fd);
+		return kmsg_read_device(path, out, cap, truncated, err);
+	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
 		if (lseek(fd, st.st_size - (off_t)cap, SEEK_SET) >= 0) {
 			*truncated = true;

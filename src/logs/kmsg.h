@@ -143,7 +143,7 @@ const char *kmsg_timebase_name(enum kmsg_timebase tb);
  * Readers. kmsg_read_device() reads a /dev/kmsg device: one read() per record, non-blocking, until
  * no record is left (EAGAIN); records overwritten while reading (EPIPE) are skipped. Past cap
  * bytes the oldest half is dropped. kmsg_read_tail() reads a file's last cap bytes (from a line
- * start). Both append to out and return 0 with *truncated telling whether anything was left
+ * start); given a character device, it reads it as kmsg_read_device() does. Both append to out and return 0 with *truncated telling whether anything was left
  * out, or -1 with *err set ("cannot read '/dev/kmsg': Permission denied").
  */
 int kmsg_read_device(const char *path, struct strbuf *out, size_t cap, bool *truncated,
