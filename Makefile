@@ -81,7 +81,9 @@ $(VIGIL): $(MAIN_OBJ) $(LIBVIGIL)
 
 # The fake NVML library serves a snapshot file; it is built without sanitizers so that it can be
 # dlopen'ed by any build of vigil.
-$(FAKE_NVML): $(FAKE_NVML_SRC) $(wildcard tests/fake-nvml/*.h)
+FAKE_NVML_HDR := $(wildcard tests/fake-nvml/*.h) src/gpu/nvml.h src/gpu/snapshot.h
+FAKE_NVML_LEGACY := $(BUILD)/libvigil-fakenvml-legacy.so
+$(FAKE_NVML): $(FAKE_NVML_SRC) $(FAKE_NVML_HDR)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  SHLIB   $@")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -fPIC -shared -o $@ $(FAKE_NVML_SRC)
@@ -90,7 +92,13 @@ $(TEST_RUNNER): $(TEST_OBJ) $(LIBVIGIL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(TEST_OBJ) $(LIBVIGIL) $(ALL_LDFLAGS) $(LIBS)
 
-build-tests: $(VIGIL) $(FAKE_NVML) $(TEST_RUNNER)
+# The same fake acting as an old NVML: no _v2/_v3 names, no field values or remapped rows.
+$(FAKE_NVML_LEGACY): $(FAKE_NVML_SRC) $(FAKE_NVML_HDR)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SHLIB   $@")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -DFAKE_NVML_LEGACY -O2 -g -Wall -Wextra -fPIC -shared -o $@ $(FAKE_NVML_SRC)
+
+build-tests: $(VIGIL) $(FAKE_NVML) $(FAKE_NVML_LEGACY) $(TEST_RUNNER)
 
 # CUDA helpers (cuda/ -> $(BUILD)/vigil-gpu, $(BUILD)/vigil-nccl): built when nvcc is found, so CI
 # compiles them; vigil itself builds and runs without CUDA and says so (docs/STRESS.md).
