@@ -329,8 +329,12 @@ types types_of(gemm_dtype dt)
 	case GD_TF32:
 		return { CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4, 0x1p-24,
 			 0x1p-22, 2 };
-	default: /* fp8 e4m3 in, bf16 out; Hopper's fp8 accumulation keeps fewer bits */
-		return { CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 0x1p-8, 0x1p-13, 1 };
+	default:
+		/* fp8 e4m3 in, bf16 out. Hopper's fp8 MMA keeps fewer accumulator bits than fp32;
+		 * cuBLASLt (without fast accumulation) promotes to fp32 often enough that the H200
+		 * showed errors of output rounding only (docs/STRESS.md): 2^-17 still leaves 64x
+		 * the fp32 term, and the bf16 output rounding dominates the tolerance. */
+		return { CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 0x1p-8, 0x1p-17, 1 };
 	}
 }
 

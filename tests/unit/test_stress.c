@@ -483,3 +483,48 @@ TEST(stress_real_helper_without_gpu)
 	child_release(&c);
 	strbuf_release(&p);
 }
+
+/* vigil check --deep folds the active tests into the host's report. */
+TEST(stress_check_deep_folds_active_tests_in)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT;
+	const char *d = test_srcdir();
+	strbuf_addf(&s,
+		    "#!/bin/sh\ncase \"$1\" in\n"
+		    "stress) cat '%s/tests/data/stress/stress-healthy-2gpu.jsonl';;\n"
+		    "pairs) cat '%s/tests/data/stress/pairs-healthy-2gpu.jsonl';;\n"
+		    "*) exit 9;;\nesac\n",
+		    d, d);
+	test_write(dir, "vigil-gpu", s.buf);
+	strbuf_reset(&s);
+	strbuf_addf(&s, "#!/bin/sh\ncat '%s/tests/data/stress/nccl-healthy-2proc.jsonl'\n", d);
+	test_write(dir, "vigil-nccl", s.buf);
+	strbuf_addf(&p, "%s/vigil-gpu", dir);
+	CHECK(chmod(p.buf, 0755) == 0);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/vigil-nccl", dir);
+	CHECK(chmod(p.buf, 0755) == 0);
+	struct child c;
+	const char *args[] = { "check", "--deep", "--only", "storage", "--json", NULL };
+	run_with_helpers(&c, dir, args);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *checks = json_get(v, "checks");
+	CHECK(checks && checks->type == JSON_ARRAY);
+	const char *want[] = { "storage", "stress", "gemm", "hbm", "memtest", "stress-health", "pairs",
+			       "nccl" };
+	CHECK_INT(checks->nr, ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		CHECK_STR(json_get_string(checks->items[i], "name"), want[i]);
+		if (i)
+			CHECK_STR(json_get_string(checks->items[i], "status"), "ok");
+	}
+	json_free(v);
+	child_release(&c);
+	const char *a2[] = { "check", "--deep", "--cached", NULL };
+	test_run_vigil(&c, a2, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	strbuf_release(&s);
+	strbuf_release(&p);
+}
