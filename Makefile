@@ -18,6 +18,7 @@ CFLAGS ?= -O2 -g
 SANITIZE ?=
 TEST_SANITIZE ?= address,undefined
 FUZZ_SECONDS ?= 60
+TEST_FUZZ_SECONDS ?= 15
 DEVELOPER ?= 1
 
 ifeq ($(SANITIZE),)
@@ -139,12 +140,16 @@ build-tests: $(CUDA_HELPERS)
 endif
 
 # The suite: installs what it needs when it can (tests/setup-deps), then runs every test once.
+# The fuzz targets are built too (when clang with libFuzzer is there) and each runs briefly.
 test:
+	$(Q)sh tests/setup-deps
 	$(Q)$(MAKE) --no-print-directory SANITIZE=$(TEST_SANITIZE) run-tests
 
 run-tests: build-tests
-	$(Q)sh tests/setup-deps
-	$(Q)VIGIL_BIN=$(abspath $(VIGIL)) VIGIL_FAKE_NVML=$(abspath $(FAKE_NVML)) \
+	$(Q)if command -v clang >/dev/null 2>&1; then $(MAKE) --no-print-directory fuzz-build || \
+		echo "# the fuzz targets did not build: their tests will be skipped"; fi
+	$(Q)VIGIL_FUZZ_DIR=$(abspath build/fuzz) VIGIL_FUZZ_SECONDS=$(TEST_FUZZ_SECONDS) \
+		VIGIL_BIN=$(abspath $(VIGIL)) VIGIL_FAKE_NVML=$(abspath $(FAKE_NVML)) \
 		VIGIL_SRCDIR=$(CURDIR) VIGIL_BUILD=$(abspath $(BUILD)) \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		$(TEST_RUNNER) $(TESTS)
@@ -157,7 +162,8 @@ build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -DVIGIL_VERSION='"$(VERSION)"' -DVIGIL_LIBDIR='"$(LIBDIR)"' \
-		-g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_LIB_SRC) $(LIBS)
+		-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $< $(FUZZ_LIB_SRC) $(LIBS)
 fuzz-build: $(FUZZ_BIN)
 fuzz: fuzz-build
 	$(Q)for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \

@@ -11,7 +11,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <stddef.h>
-#include <microhttpd.h>
+#include "mhd.h"
 #include <netinet/in.h>
 #include <sys/socket.h>
 

@@ -5,7 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const commands[] = { "check", "gather", "list", "help", "version" };
+static const char *const commands[] = { "check", "gather", "agent", "stress", "net",
+					"fleet", "list",   "help",  "version" };
 
 TEST(cli_help_for_every_command)
 {
