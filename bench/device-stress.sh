@@ -7,9 +7,9 @@
 #
 #   bash bench/device-stress.sh               (on the device: STAGES="build torch vigil")
 #
-# vigil agent includes microhttpd.h, which the device image lacks: carry it in .vigil-dev/include
-# (ignored by git; `mkdir -p .vigil-dev/include && cp /usr/include/microhttpd.h .vigil-dev/include`
-# on a Debian host with libmicrohttpd-dev, and name .vigil-dev in the device call's carry).
+# Headers the device image lacks can travel in .vigil-dev/include (ignored by git; name it in the
+# device call's carry): the build adds it to CFLAGS when present. The 2026-11-30 runs carried
+# microhttpd.h there; vigil now builds without it.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/vigil-device-out}
@@ -74,8 +74,7 @@ if has build; then
 		mk+=(NCCL_HOME=/tmp/nccl-home)
 		say "NCCL from torch: $lib"
 	fi
-	# vigil agent's header (the library itself is dlopen'ed when the agent serves)
-	[ -e .vigil-dev/include/microhttpd.h ] && mk+=(CFLAGS="-O2 -g -I$PWD/.vigil-dev/include")
+	[ -d .vigil-dev/include ] && mk+=(CFLAGS="-O2 -g -I$PWD/.vigil-dev/include")
 	say "build: make -k -j ${mk[*]} all"
 	# the references run meanwhile (CPU work beside GPU work)
 	(make -k -j"$(nproc)" "${mk[@]}" all >"$OUT/build.log" 2>&1; echo $? >"$W/build.rc") &
