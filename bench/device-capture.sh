@@ -8,7 +8,8 @@
 set -u
 O=${OUT:-/tmp/vigil-out}
 mkdir -p "$O"
-make -j8 DEVELOPER=0 CFLAGS="-O2 -g ${VIGIL_CFLAGS:-}" LDFLAGS="${VIGIL_LDFLAGS:-}" \
+make -j8 DEVELOPER=0 NVCC="${VIGIL_NVCC:-nvcc-not-needed}" CFLAGS="-O2 -g ${VIGIL_CFLAGS:-}" \
+	LDFLAGS="${VIGIL_LDFLAGS:-}" \
 	all bench-build >"$O/build.log" 2>&1 || { tail -40 "$O/build.log"; exit 1; }
 fx=/tmp/h200-capture
 rm -rf "$fx"
