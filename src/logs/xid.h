@@ -5,7 +5,7 @@
  *
  * The policy of one occurrence can depend on its text: Xid 144-150 say "Fatal" or "Nonfatal",
  * Xid 154 names the recovery action the driver now wants, SXid lines may carry a severity word.
- * The callers parse those (src/logs/kmsg.c) and pass them in.
+ * The callers parse those (src/logs/kmsg_event.c) and pass them in.
  *
  * Everything returned points to static data: nothing to free.
  */

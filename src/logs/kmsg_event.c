@@ -1,0 +1,461 @@
+/*
+ * kmsg_event.c: the message parsers of the kernel log (Xid, SXid, NVRM, OOM, PCIe width, hung
+ * tasks, mlx5 links): one line's message, after its timestamp prefix, into events.
+ */
+#include "kmsg_internal.h"
+
+#include <ctype.h>
+
+/* ---- fields ---- */
+
+/* Copy at most n bytes of src into dst[size] as printable ASCII, trimmed. */
+static void copy_field(char *dst, size_t size, const char *src, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && src[i] && k + 1 < size; i++) {
+		unsigned char c = (unsigned char)src[i];
+		dst[k++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+	}
+	while (k && dst[k - 1] == ' ')
+		k--;
+	dst[k] = 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static int hex_run(const char *s, int max, unsigned long *out)
+{
+	unsigned long v = 0;
+	int i = 0;
+	while (i < max && hexval(s[i]) >= 0)
+		v = v * 16 + (unsigned long)hexval(s[i++]);
+	*out = v;
+	return i;
+}
+
+/*
+ * A PCI address at s: "dddd:bb:dd.f", "dddd:bb:dd" (Xid's form) or "bb:dd.f". Writes the canonical
+ * lowercase "dddd:bb:dd.f" (function 0 when absent); returns the end or NULL.
+ */
+static const char *parse_bdf(const char *s, char out[20])
+{
+	unsigned long a, b, c, f = 0;
+	int na = hex_run(s, 8, &a);
+	if (!na || s[na] != ':')
+		return NULL;
+	const char *p = s + na + 1;
+	int nb = hex_run(p, 2, &b);
+	if (nb != 2)
+		return NULL;
+	p += 2;
+	if (*p == '.' && na == 2) { /* bus:dev.fn */
+		if (hexval(p[1]) < 0 || hexval(p[1]) > 7)
+			return NULL;
+		snprintf(out, 20, "0000:%02lx:%02lx.%x", a, b, hexval(p[1]));
+		return p + 2;
+	}
+	if (*p != ':' || hex_run(p + 1, 2, &c) != 2 || na < 4)
+		return NULL;
+	p += 3;
+	if (*p == '.' && hexval(p[1]) >= 0 && hexval(p[1]) <= 7) {
+		f = (unsigned long)hexval(p[1]);
+		p += 2;
+	}
+	snprintf(out, 20, "%04lx:%02lx:%02lx.%lx", a, b, c, f);
+	return p;
+}
+
+/* The first PCI address anywhere in s, or false. */
+static bool find_bdf(const char *s, char out[20])
+{
+	for (const char *p = strchr(s, ':'); p; p = strchr(p + 1, ':')) {
+		const char *st = p;
+		while (st > s && hexval(st[-1]) >= 0 && p - st < 8)
+			st--;
+		if (p - st >= 2 && (st == s || !isalnum((unsigned char)st[-1])) && parse_bdf(st, out))
+			return true;
+	}
+	return false;
+}
+
+/* 1 "Fatal", 0 "Nonfatal"/"Non-fatal", -1 neither (anywhere in s) */
+static int fatal_word(const char *s)
+{
+	if (strcasestr(s, "nonfatal") || strcasestr(s, "non-fatal") || strcasestr(s, "non fatal"))
+		return 0;
+	if (strcasestr(s, "fatal"))
+		return 1;
+	return -1;
+}
+
+/* ---- events ---- */
+
+/* "Xid (PCI:0000:9b:00 GPU-I:05 GPU-CI:01): 79, pid=9962, name=python, text" */
+static bool parse_xid(const char *s, struct kmsg_event *ev)
+{
+	s = skip_spaces(s);
+	if (*s == '(') {
+		const char *close = memchr(s, ')', strnlen(s, 96));
+		if (!close)
+			return false;
+		const char *p = s + 1;
+		if (!strncmp(p, "PCI:", 4))
+			p += 4;
+		const char *q = parse_bdf(p, ev->bdf);
+		if (q && q <= close) {
+			for (p = q; p < close;) {
+				long long v;
+				p = skip_spaces(p);
+				if (!strncmp(p, "GPU-I:", 6) && digits_upto(p + 6, 4, &v)) {
+					ev->gi = (int)v;
+					p += 6 + digits_upto(p + 6, 4, &v);
+				} else if (!strncmp(p, "GPU-CI:", 7) && digits_upto(p + 7, 4, &v)) {
+					ev->ci = (int)v;
+					p += 7 + digits_upto(p + 7, 4, &v);
+				} else {
+					break;
+				}
+			}
+		} else {
+			ev->bdf[0] = 0;
+		}
+		s = close + 1;
+	}
+	if (*s == ':')
+		s++;
+	s = skip_spaces(s);
+	long long num;
+	int n = digits_upto(s, 9, &num);
+	if (!n || dig(s[n]))
+		return false;
+	ev->num = (int)num;
+	s += n;
+	if (*s == ',')
+		s++;
+	s = skip_spaces(s);
+	if (!strncmp(s, "pid=", 4)) {
+		s += 4;
+		const char *end = strstr(s, ", ");
+		long long v;
+		if (dig(*s) && digits_upto(s, 12, &v))
+			ev->pid = v;
+		s = end ? end + 2 : s + strlen(s);
+	}
+	if (!strncmp(s, "name=", 5)) {
+		s += 5;
+		const char *end = strstr(s, ", ");
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		if (strncmp(s, "<unknown>", 9))
+			copy_field(ev->name, sizeof(ev->name), s, len);
+		s = end ? end + 2 : s + len;
+	}
+	copy_field(ev->text, sizeof(ev->text), s, strlen(s));
+	ev->fatal = fatal_word(s);
+	if (ev->num == 154) {
+		const char *to = strstr(s, "to 0x");
+		unsigned long code;
+		if (to && hex_run(to + 5, 7, &code))
+			ev->recovery = (int)code;
+	}
+	return true;
+}
+
+/* "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 20009, Non-fatal, Link 28 RX Short Error Rate" */
+static bool parse_sxid(const char *msg, const char *s, struct kmsg_event *ev)
+{
+	const char *dev = strstr(msg, "nvidia-nvswitch");
+	if (dev && dev < s) {
+		size_t len = strcspn(dev, ": ");
+		copy_field(ev->name, sizeof(ev->name), dev, len);
+	}
+	s = skip_spaces(s + 4);
+	if (*s == '(') {
+		const char *close = memchr(s, ')', strnlen(s, 64));
+		if (!close)
+			return false;
+		const char *p = s + 1;
+		if (!strncmp(p, "PCI:", 4))
+			p += 4;
+		if (!parse_bdf(p, ev->bdf))
+			ev->bdf[0] = 0;
+		s = close + 1;
+	}
+	if (*s == ':')
+		s++;
+	s = skip_spaces(s);
+	long long num;
+	int n = digits_upto(s, 9, &num);
+	if (!n || dig(s[n]))
+		return false;
+	ev->num = (int)num;
+	s += n;
+	if (*s == ',')
+		s++;
+	s = skip_spaces(s);
+	if (!strncasecmp(s, "non-fatal", 9) || !strncasecmp(s, "nonfatal", 8))
+		ev->fatal = 0;
+	else if (!strncasecmp(s, "fatal", 5))
+		ev->fatal = 1;
+	copy_field(ev->text, sizeof(ev->text), s, strlen(s));
+	return true;
+}
+
+/* Substrings of NVRM lines that are known to be harmless. */
+static const char *const nvrm_benign[] = {
+	"loading NVIDIA UNIX",
+	"FBHUB Interrupt detected",
+	"Persistence mode is deprecated",
+	"(PCI ID: ",
+	"installed in this system has",
+	"GPU Board Serial Number",
+	"nvidia-peermem",
+};
+
+static void parse_nvrm(struct kmsg_log *log, const struct kmsg_prefix *px, const char *nv,
+		       uint64_t line)
+{
+	const char *t = skip_spaces(nv + 5); /* after "NVRM:" */
+	struct kmsg_event *ev;
+	char bdf[20] = "";
+
+	if (!strncmp(t, "Xid", 3) && !isalnum((unsigned char)t[3])) {
+		struct kmsg_event tmp;
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.gi = tmp.ci = -1;
+		tmp.pid = -1;
+		tmp.fatal = -1;
+		tmp.recovery = -1;
+		if (parse_xid(t + 3, &tmp)) {
+			ev = kmsg_new_event(log, KMSG_XID, px, line);
+			tmp.kind = ev->kind;
+			tmp.tb = ev->tb;
+			tmp.ts = ev->ts;
+			tmp.year_guessed = ev->year_guessed;
+			tmp.line = ev->line;
+			tmp.boot = ev->boot;
+			tmp.count = 1;
+			*ev = tmp;
+			return;
+		}
+	} else if (!strncmp(t, "GPU at ", 7)) {
+		const char *p = t + 7;
+		if (!strncmp(p, "PCI:", 4))
+			p += 4;
+		const char *q = parse_bdf(p, bdf);
+		if (q) {
+			q = skip_spaces(*q == ':' ? q + 1 : q);
+			if (!strncmp(q, "GPU-", 4)) {
+				ev = kmsg_new_event(log, KMSG_GPU_INIT, px, line);
+				memcpy(ev->bdf, bdf, sizeof(bdf));
+				copy_field(ev->uuid, sizeof(ev->uuid), q, strcspn(q, " ,"));
+				return;
+			}
+		}
+	} else if (!strncmp(t, "The NVIDIA GPU ", 15)) {
+		/* first line of the multi-line "fallen off the bus" message */
+		if (parse_bdf(t + 15, log->pending_bdf))
+			log->pending_line = line;
+		if (!strstr(t, "fallen off the bus")) {
+			log->nvrm_benign++;
+			return;
+		}
+	}
+	if (strstr(t, "fallen off the bus")) {
+		ev = kmsg_new_event(log, KMSG_GPU_OFF_BUS, px, line);
+		if (!find_bdf(t, ev->bdf) && log->pending_bdf[0] && line - log->pending_line <= 4)
+			memcpy(ev->bdf, log->pending_bdf, sizeof(ev->bdf));
+		log->pending_bdf[0] = 0;
+		copy_field(ev->text, sizeof(ev->text), t, strlen(t));
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(nvrm_benign); i++) {
+		if (strstr(t, nvrm_benign[i])) {
+			log->nvrm_benign++;
+			return;
+		}
+	}
+	ev = kmsg_new_event(log, KMSG_NVRM_UNKNOWN, px, line);
+	if (!strncmp(t, "GPU ", 4))
+		parse_bdf(t + 4, ev->bdf);
+	copy_field(ev->text, sizeof(ev->text), t, strlen(t));
+}
+
+/* "Out of memory: Killed process 1234 (python3) ..." and the memory cgroup form */
+static void parse_oom_kill(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
+			   const char *hit, uint64_t line)
+{
+	bool cgroup = strstr(msg, "cgroup out of memory") != NULL;
+	const char *p = strstr(hit, "process ");
+	struct kmsg_event *ev = kmsg_new_event(log, cgroup ? KMSG_OOM_CGROUP : KMSG_OOM_KILL, px, line);
+	if (p) {
+		long long v;
+		p += 8;
+		int n = digits_upto(p, 12, &v);
+		if (n) {
+			ev->pid = v;
+			p = skip_spaces(p + n);
+			if (*p == '(') {
+				const char *close = strchr(p, ')');
+				if (close)
+					copy_field(ev->name, sizeof(ev->name), p + 1,
+						   (size_t)(close - p - 1));
+			}
+		}
+	}
+	copy_field(ev->text, sizeof(ev->text), msg, strlen(msg));
+}
+
+/* "NAME invoked oom-killer: gfp_mask=..." */
+static void parse_oom_invoked(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
+			      const char *hit, uint64_t line)
+{
+	struct kmsg_event *ev = kmsg_new_event(log, KMSG_OOM_INVOKED, px, line);
+	const char *st = hit;
+	while (st > msg && st[-1] != ' ')
+		st--;
+	copy_field(ev->name, sizeof(ev->name), st, (size_t)(hit - st));
+	copy_field(ev->text, sizeof(ev->text), msg, strlen(msg));
+}
+
+/* "DRIVER 0000:3b:00.0[ IFACE]: rest": driver into name (or iface), bdf; returns rest. */
+static const char *device_prefix(const char *msg, struct kmsg_event *ev, bool want_iface)
+{
+	size_t dl = strcspn(msg, " :");
+	if (!dl || msg[dl] != ' ')
+		return msg;
+	const char *q = parse_bdf(msg + dl + 1, ev->bdf);
+	if (!q)
+		return msg;
+	copy_field(ev->name, sizeof(ev->name), msg, dl);
+	if (*q == ' ' && want_iface) {
+		size_t il = strcspn(q + 1, " :");
+		if (il && q[1 + il] == ':') {
+			copy_field(ev->name, sizeof(ev->name), q + 1, il);
+			q += 1 + il;
+		}
+	}
+	if (*q == ':')
+		q++;
+	return skip_spaces(q);
+}
+
+static void parse_pcie(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
+		       uint64_t line)
+{
+	if (!strstr(msg, "available PCIe bandwidth") || !strstr(msg, "limited by"))
+		return;
+	struct kmsg_event *ev = kmsg_new_event(log, KMSG_PCIE_LIMITED, px, line);
+	const char *rest = device_prefix(msg, ev, false);
+	const char *w = strstr(rest, "limited by");
+	w = w ? strstr(w, " x") : NULL;
+	long long v;
+	if (w && digits_upto(w + 2, 3, &v))
+		ev->num = (int)v;
+	copy_field(ev->text, sizeof(ev->text), rest, strlen(rest));
+}
+
+/* "INFO: task kworker/u16:2:123 blocked for more than 120 seconds." */
+static void parse_hung(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
+		       const char *hit, uint64_t line)
+{
+	const char *t = strstr(msg, "task ");
+	if (!t || t > hit)
+		return;
+	t += 5;
+	const char *end = hit;
+	while (end > t && end[-1] == ' ')
+		end--;
+	const char *colon = NULL;
+	for (const char *p = t; p < end; p++)
+		if (*p == ':')
+			colon = p;
+	struct kmsg_event *ev = kmsg_new_event(log, KMSG_HUNG_TASK, px, line);
+	long long v;
+	if (colon && digits_upto(colon + 1, 12, &v) == end - colon - 1) {
+		ev->pid = v;
+		copy_field(ev->name, sizeof(ev->name), t, (size_t)(colon - t));
+	} else {
+		copy_field(ev->name, sizeof(ev->name), t, (size_t)(end - t));
+	}
+	const char *secs = skip_spaces(hit + strlen("blocked for more than"));
+	if (digits_upto(secs, 9, &v))
+		ev->num = (int)v;
+	copy_field(ev->text, sizeof(ev->text), msg, strlen(msg));
+}
+
+static void parse_link(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
+		       const char *hit, uint64_t line)
+{
+	if (!strstr(msg, "mlx5"))
+		return;
+	const char *w = hit + 5; /* after "Link " */
+	bool down = !strncasecmp(w, "down", 4);
+	struct kmsg_event *ev = kmsg_new_event(log, down ? KMSG_LINK_DOWN : KMSG_LINK_UP, px, line);
+	const char *rest = device_prefix(msg, ev, true);
+	copy_field(ev->text, sizeof(ev->text), rest, strlen(rest));
+}
+
+void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint64_t line)
+{
+	const char *msg = px->msg, *hit;
+	if ((hit = strstr(msg, "SXid"))) {
+		struct kmsg_event tmp;
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.fatal = -1;
+		if (parse_sxid(msg, hit, &tmp)) {
+			/* "Severity N ..." and "Data {...}" lines continue the SXid just logged */
+			const struct kmsg_event *prev = log->nr ? &log->ev[log->nr - 1] : NULL;
+			if (prev && prev->kind == KMSG_SXID && prev->num == tmp.num &&
+			    !strcmp(prev->bdf, tmp.bdf) && line - prev->line <= 3 &&
+			    (starts_with(tmp.text, "Severity") || starts_with(tmp.text, "Data {")))
+				return;
+			struct kmsg_event *ev = kmsg_new_event(log, KMSG_SXID, px, line);
+			ev->num = tmp.num;
+			ev->fatal = tmp.fatal;
+			memcpy(ev->bdf, tmp.bdf, sizeof(ev->bdf));
+			memcpy(ev->name, tmp.name, sizeof(ev->name));
+			memcpy(ev->text, tmp.text, sizeof(ev->text));
+		}
+		return;
+	}
+	if ((hit = strstr(msg, "NVRM:"))) {
+		parse_nvrm(log, px, hit, line);
+		return;
+	}
+	if ((hit = strstr(msg, "of memory: Kill"))) {
+		parse_oom_kill(log, px, msg, hit, line);
+		return;
+	}
+	if ((hit = strstr(msg, " invoked oom-killer"))) {
+		parse_oom_invoked(log, px, msg, hit, line);
+		return;
+	}
+	if (strstr(msg, "PCIe bandwidth")) {
+		parse_pcie(log, px, msg, line);
+		return;
+	}
+	if ((hit = strstr(msg, "blocked for more than"))) {
+		parse_hung(log, px, msg, hit, line);
+		return;
+	}
+	if (!strncmp(msg, "Linux version ", 14)) {
+		log->boots++;
+		struct kmsg_event *ev = kmsg_new_event(log, KMSG_BOOT, px, line);
+		copy_field(ev->text, sizeof(ev->text), msg + 14, strlen(msg + 14));
+		return;
+	}
+	if ((hit = strstr(msg, "Link ")) &&
+	    (!strncasecmp(hit + 5, "down", 4) || !strncasecmp(hit + 5, "up", 2) ||
+	     !strncmp(hit + 5, "ACTIVE", 6))) {
+		parse_link(log, px, msg, hit, line);
+		return;
+	}
+}

@@ -1,0 +1,72 @@
+/*
+ * kmsg_internal.h: what the kernel log parser's files share (not an API: see kmsg.h). kmsg.c scans
+ * for trigger lines and keeps the events, kmsg_time.c reads the timestamp prefixes, kmsg_event.c
+ * turns a message into events, kmsg_read.c reads /dev/kmsg and saved logs.
+ */
+#ifndef VIGIL_KMSG_INTERNAL_H
+#define VIGIL_KMSG_INTERNAL_H
+
+#include "kmsg.h"
+
+#include <limits.h>
+
+/* What kmsg_parse_prefix() found before the message. */
+struct kmsg_prefix {
+	enum kmsg_timebase tb;
+	double ts;
+	bool yearless;
+	bool continuation;
+	const char *msg;
+};
+
+/*
+ * Small scanners over a NUL-terminated line, used by the prefix and the message parsers. Inline:
+ * they run on every byte of a parsed line.
+ */
+static inline bool dig(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Up to max digits; returns how many were read. */
+static inline int digits_upto(const char *s, int max, long long *out)
+{
+	long long v = 0;
+	int i = 0;
+	while (i < max && dig(s[i])) {
+		int d = s[i++] - '0';
+		v = v > (LLONG_MAX - 9) / 10 ? LLONG_MAX : v * 10 + d; /* saturate */
+	}
+	*out = v;
+	return i;
+}
+
+static inline const char *skip_spaces(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* kmsg_time.c */
+
+/* Split the timestamp prefix of line s (NUL-terminated, no NUL inside) from its message. */
+void kmsg_parse_prefix(struct kmsg_log *log, const char *s, struct kmsg_prefix *px);
+/* kmsg_line_time(), and whether the stamp had no year; notes a yearless stamp in log. */
+bool kmsg_line_stamp(struct kmsg_log *log, const char *line, size_t len, double *ts,
+		     enum kmsg_timebase *tb, bool *yearless);
+/* The calendar year of a wall-clock time (seconds since the epoch, UTC). */
+int kmsg_year_of(double ts);
+
+/* kmsg_event.c */
+
+/* Turn the message after a prefix into events (or nothing: most triggers are false alarms). */
+void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint64_t line);
+
+/* kmsg.c */
+
+/* A new event at the end of log, stamped from px, its other fields "unknown" (-1 or ""). */
+struct kmsg_event *kmsg_new_event(struct kmsg_log *log, enum kmsg_kind kind,
+				  const struct kmsg_prefix *px, uint64_t line);
+
+#endif
