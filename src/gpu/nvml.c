@@ -179,18 +179,11 @@ static int lib_resolve(struct nvml_lib *lib, const char *path, struct strbuf *er
 static int find_fake_library(struct strbuf *out)
 {
 	char exe[4096];
-	/* The running program itself, not a host file: no fsroot mapping here. */
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			strbuf_reset(out);
-			strbuf_addf(out, "%s/%s", exe, FAKE_NVML_NAME);
-			if (access(out->buf, R_OK) == 0)
-				return 0;
-		}
+	if (exe_dir(exe, sizeof(exe))) {
+		strbuf_reset(out);
+		strbuf_addf(out, "%s/%s", exe, FAKE_NVML_NAME);
+		if (access(out->buf, R_OK) == 0)
+			return 0;
 	}
 	strbuf_reset(out);
 	strbuf_addstr(out, VIGIL_LIBDIR "/vigil/" FAKE_NVML_NAME);

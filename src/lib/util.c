@@ -6,6 +6,7 @@
 #include <math.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 static void oom(size_t n)
 {
@@ -156,6 +157,19 @@ int parse_bool(const char *s)
 			return 0;
 	}
 	return -1;
+}
+
+bool exe_dir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
 }
 
 uint64_t mono_us(void)

@@ -47,6 +47,13 @@ bool parse_double(const char *s, double *out);
 /* Parse "true/false/yes/no/on/off/1/0"; -1 if not a boolean. */
 int parse_bool(const char *s);
 
+/*
+ * The directory of the running program (/proc/self/exe without its last name) into buf[size]:
+ * true, or false when the link cannot be read or has no '/'. The program itself, not a host
+ * file: no fsroot mapping applies.
+ */
+bool exe_dir(char *buf, size_t size);
+
 /* Monotonic and wall clocks in milliseconds / microseconds. */
 uint64_t mono_ms(void);
 uint64_t mono_us(void);

@@ -27,18 +27,12 @@ int helper_find(const char *name, struct strbuf *path, struct strbuf *err)
 		return -1;
 	}
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			strbuf_reset(path);
-			strbuf_addf(path, "%s/%s", self, name);
-			if (executable(path->buf))
-				goto found;
-			strbuf_addf(&looked, "'%s', ", self);
-		}
+	if (exe_dir(self, sizeof(self))) {
+		strbuf_reset(path);
+		strbuf_addf(path, "%s/%s", self, name);
+		if (executable(path->buf))
+			goto found;
+		strbuf_addf(&looked, "'%s', ", self);
 	}
 	strbuf_reset(path);
 	strbuf_addf(path, "%s/vigil/%s", VIGIL_LIBDIR, name);
