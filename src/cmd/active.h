@@ -1,6 +1,6 @@
 /*
  * active.h: what 'vigil stress', 'vigil net' and 'vigil check --deep' share: the output options,
- * progress on a terminal, turning a helper run into a struct gs_end, and printing a report of
+ * progress on a terminal, running a helper into a struct gs_end, and printing a report of
  * active tests (a table of figures, the problems, the verdict) the way 'vigil check' does.
  */
 #ifndef VIGIL_CMD_ACTIVE_H
@@ -24,10 +24,18 @@ void active_progress_close(int fd);
 /* Fill e from a finished helper run (desc keeps the description alive). */
 void active_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *desc);
 
-/* Print the report: JSON, the reason, or title + figures + problems + verdict. Returns the exit
- * code (the verdict's, or EXIT_UNKNOWN when stdout could not be written). */
-int active_print(struct report *rep, const char *title, const char *figures,
-		 const struct active_out *o);
+/* Find helper name and run it with args under timeout_ms (progress on a terminal if asked):
+ * 0 with ho holding its lines and end how it ended (desc keeps the description), or -1 with
+ * end->why_not saying why it could not run (why keeps that string). */
+int active_run_helper(const char *name, const char *const *args, unsigned timeout_ms,
+		      bool progress, struct helper_out *ho, struct gs_end *end, struct strbuf *desc,
+		      struct strbuf *why);
+
+/* Finish rep (verdict, reason), print it (JSON, the reason, or title + figures + problems +
+ * verdict) and release it. Returns the exit code (the verdict's, or EXIT_UNKNOWN when stdout
+ * could not be written). */
+int active_finish(struct report *rep, const char *title, const char *figures,
+		  const struct active_out *o);
 
 /* Output options every active command takes, for its getopt_long table. */
 enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };

@@ -47,53 +47,25 @@ static const char net_usage[] =
 
 /* ---- running the helpers ---- */
 
-static bool find_helper(const char *name, struct strbuf *path, struct gs_end *end,
-			struct strbuf *why)
-{
-	struct strbuf err = STRBUF_INIT;
-	bool ok = helper_find(name, path, &err) == 0;
-	if (!ok) {
-		strbuf_addf(why, "vigil's CUDA helper is not installed (%s); build it with 'make' on "
-			    "a host with nvcc",
-			    err.buf);
-		end->why_not = why->buf;
-	}
-	strbuf_release(&err);
-	return ok;
-}
-
 void net_pairs_collect(unsigned mib, unsigned reps, const char *gpus, bool progress,
 		       struct np_run *run, struct gs_end *end, struct strbuf *desc,
 		       struct strbuf *why)
 {
-	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	struct helper_out ho;
 	char b[32], r[16];
 	helper_out_init(&ho);
-	memset(end, 0, sizeof(*end));
-	if (!find_helper("vigil-gpu", &path, end, why))
-		goto out;
 	snprintf(b, sizeof(b), "%uM", mib);
 	snprintf(r, sizeof(r), "%u", reps);
 	const char *args[] = { "pairs", "--bytes", b, "--reps", r, gpus ? "--gpus" : NULL, gpus,
 			       NULL };
-	int fd = active_progress_fd(progress);
-	int rc = helper_run(path.buf, args, 600000, fd, &ho, &err);
-	active_progress_close(fd);
-	if (rc < 0) {
-		strbuf_addstr(why, err.buf);
-		end->why_not = why->buf;
-		goto out;
-	}
-	active_end(end, &ho, desc);
-	if (np_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0 &&
+	if (active_run_helper("vigil-gpu", args, 600000, progress, &ho, end, desc, why) == 0 &&
+	    np_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0 &&
 	    !run->error) {
 		run->error_code = xstrdup("bad_output");
 		run->error = xstrdup(err.buf);
 	}
-out:
 	helper_out_release(&ho);
-	strbuf_release(&path);
 	strbuf_release(&err);
 }
 
@@ -101,30 +73,17 @@ void net_nccl_collect(const char *const *args, unsigned timeout_ms, bool progres
 		      struct nc_run *run, struct gs_end *end, struct strbuf *desc,
 		      struct strbuf *why)
 {
-	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	struct helper_out ho;
 	helper_out_init(&ho);
-	memset(end, 0, sizeof(*end));
-	if (!find_helper("vigil-nccl", &path, end, why))
-		goto out;
-	int fd = active_progress_fd(progress);
-	int rc = helper_run(path.buf, args, timeout_ms, fd, &ho, &err);
-	active_progress_close(fd);
-	if (rc < 0) {
-		strbuf_addstr(why, err.buf);
-		end->why_not = why->buf;
-		goto out;
-	}
-	active_end(end, &ho, desc);
-	if (nc_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
+	if (active_run_helper("vigil-nccl", args, timeout_ms, progress, &ho, end, desc, why) == 0 &&
+	    nc_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
 		struct strbuf sb = STRBUF_INIT;
 		strbuf_addf(&sb, "bad_output: %s", err.buf);
 		ALLOC_GROW(run->errors, run->nr_errors + 1, run->alloc_errors);
 		run->errors[run->nr_errors++] = strbuf_detach(&sb, NULL);
 	}
-out:
 	helper_out_release(&ho);
-	strbuf_release(&path);
 	strbuf_release(&err);
 }
 
@@ -489,9 +448,7 @@ static int net_run(const char *sub, int argc, char **argv)
 		}
 		np_run_release(&run);
 	}
-	report_finish(&rep);
-	ret = active_print(&rep, nccl ? "vigil net nccl" : "vigil net pairs", fig.buf, &a.out);
-	report_release(&rep);
+	ret = active_finish(&rep, nccl ? "vigil net nccl" : "vigil net pairs", fig.buf, &a.out);
 out_env:
 	host_env_release(&a.he);
 out_args:

@@ -41,6 +41,36 @@ void active_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *de
 	e->describe = desc->buf;
 }
 
+int active_run_helper(const char *name, const char *const *args, unsigned timeout_ms,
+		      bool progress, struct helper_out *ho, struct gs_end *end, struct strbuf *desc,
+		      struct strbuf *why)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = -1;
+	memset(end, 0, sizeof(*end));
+	if (helper_find(name, &path, &err) < 0) {
+		strbuf_addf(why, "vigil's CUDA helper is not installed (%s); build it with 'make' "
+			    "on a host with nvcc",
+			    err.buf);
+		end->why_not = why->buf;
+		goto out;
+	}
+	int fd = active_progress_fd(progress);
+	int rc = helper_run(path.buf, args, timeout_ms, fd, ho, &err);
+	active_progress_close(fd);
+	if (rc < 0) {
+		strbuf_addstr(why, err.buf);
+		end->why_not = why->buf;
+		goto out;
+	}
+	active_end(end, ho, desc);
+	ret = 0;
+out:
+	strbuf_release(&path);
+	strbuf_release(&err);
+	return ret;
+}
+
 int active_out_option(const char *cmd, int c, const char *arg, struct active_out *o)
 {
 	switch (c) {
@@ -85,8 +115,8 @@ static const char *status_color(enum status s)
 	}
 }
 
-int active_print(struct report *rep, const char *title, const char *figures,
-		 const struct active_out *o)
+static int print_report(const struct report *rep, const char *title, const char *figures,
+			const struct active_out *o)
 {
 	struct strbuf out = STRBUF_INIT;
 	int ret = verdict_exit_code(rep->verdict);
@@ -141,6 +171,15 @@ int active_print(struct report *rep, const char *title, const char *figures,
 	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
 		ret = EXIT_UNKNOWN;
 	strbuf_release(&out);
+	return ret;
+}
+
+int active_finish(struct report *rep, const char *title, const char *figures,
+		  const struct active_out *o)
+{
+	report_finish(rep);
+	int ret = print_report(rep, title, figures, o);
+	report_release(rep);
 	return ret;
 }
 
@@ -330,34 +369,16 @@ static void stress_gpu_collect(const char *const *args, unsigned timeout_ms, boo
 			       struct gs_run *run, struct gs_end *end, struct strbuf *desc,
 			       struct strbuf *why)
 {
-	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	struct helper_out ho;
 	helper_out_init(&ho);
-	memset(end, 0, sizeof(*end));
-	if (helper_find("vigil-gpu", &path, &err) < 0) {
-		strbuf_addf(why, "vigil's CUDA helper is not installed (%s); build it with 'make' "
-			    "on a host with nvcc",
-			    err.buf);
-		end->why_not = why->buf;
-		goto out;
-	}
-	int fd = active_progress_fd(progress);
-	int rc = helper_run(path.buf, args, timeout_ms, fd, &ho, &err);
-	active_progress_close(fd);
-	if (rc < 0) {
-		strbuf_addstr(why, err.buf);
-		end->why_not = why->buf;
-		goto out;
-	}
-	active_end(end, &ho, desc);
-	if (gs_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
+	if (active_run_helper("vigil-gpu", args, timeout_ms, progress, &ho, end, desc, why) == 0 &&
+	    gs_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
 		/* a malformed line: what came before still counts, the run is suspect */
 		free(run->error);
 		run->error = xstrdup(err.buf);
 	}
-out:
 	helper_out_release(&ho);
-	strbuf_release(&path);
 	strbuf_release(&err);
 }
 
@@ -433,10 +454,8 @@ static int cmd_stress_gpu(int argc, char **argv)
 		goto out_env;
 	}
 	gpu_stress_evaluate(&run, &end, &lim, &rep);
-	report_finish(&rep);
 	stress_figures(&run, &fig);
-	ret = active_print(&rep, "vigil stress gpu", fig.buf, &a.out);
-	report_release(&rep);
+	ret = active_finish(&rep, "vigil stress gpu", fig.buf, &a.out);
 out_env:
 	host_env_release(&a.he);
 out_args:
