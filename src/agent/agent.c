@@ -396,12 +396,7 @@ void agent_health(struct agent *a, struct strbuf *out)
 	json_open_object(&w);
 	json_key(&w, "host");
 	json_string(&w, r->host);
-	json_key(&w, "verdict");
-	json_string(&w, verdict_name(r->verdict));
-	json_key(&w, "exit_code");
-	json_int(&w, verdict_exit_code(r->verdict));
-	json_key(&w, "reason");
-	json_string(&w, r->reason);
+	report_json_verdict(&w, r);
 	json_key(&w, "age_seconds");
 	json_double(&w, age);
 	json_key(&w, "stale");

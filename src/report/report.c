@@ -27,6 +27,16 @@ struct check_result *report_add(struct report *r, const char *name)
 	return &r->results[r->nr++];
 }
 
+void report_move_result(struct report *r, struct check_result *local)
+{
+	result_finish(local);
+	struct check_result *res = report_add(r, local->name);
+	char *name = res->name;
+	*res = *local;
+	free(name);
+	memset(local, 0, sizeof(*local));
+}
+
 const char *verdict_name(enum verdict v)
 {
 	switch (v) {
@@ -228,6 +238,16 @@ static void iso_time(double t, char *buf, size_t n)
 	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+void report_json_verdict(struct json_writer *w, const struct report *r)
+{
+	json_key(w, "verdict");
+	json_string(w, verdict_name(r->verdict));
+	json_key(w, "exit_code");
+	json_int(w, verdict_exit_code(r->verdict));
+	json_key(w, "reason");
+	json_string(w, r->reason);
+}
+
 void report_json(const struct report *r, struct strbuf *out, bool pretty)
 {
 	struct json_writer w;
@@ -243,12 +263,7 @@ void report_json(const struct report *r, struct strbuf *out, bool pretty)
 	json_double(&w, (double)(int64_t)r->time);
 	json_key(&w, "vigil_version");
 	json_string(&w, VIGIL_VERSION);
-	json_key(&w, "verdict");
-	json_string(&w, verdict_name(r->verdict));
-	json_key(&w, "exit_code");
-	json_int(&w, verdict_exit_code(r->verdict));
-	json_key(&w, "reason");
-	json_string(&w, r->reason);
+	report_json_verdict(&w, r);
 	json_key(&w, "duration_ms");
 	json_uint(&w, r->duration_ms);
 	json_key(&w, "checks");

@@ -28,6 +28,8 @@ void report_init(struct report *r, const char *host, double time);
 void report_release(struct report *r);
 /* Append an empty result for a check and return it (valid until the next add). */
 struct check_result *report_add(struct report *r, const char *name);
+/* Move a result built apart (finished here) into r, ownership and all; local is left empty. */
+void report_move_result(struct report *r, struct check_result *local);
 /* Compute verdict and reason from the results. */
 void report_finish(struct report *r);
 
@@ -39,6 +41,8 @@ void result_to_json(struct json_writer *w, const struct check_result *res);
 int result_from_json(const struct json_value *v, struct check_result *res, struct strbuf *err);
 
 void report_json(const struct report *r, struct strbuf *out, bool pretty);
+/* The "verdict", "exit_code" and "reason" members of an open JSON object, as report_json has. */
+void report_json_verdict(struct json_writer *w, const struct report *r);
 void report_prom(const struct report *r, struct strbuf *out);
 void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose);
 

@@ -218,12 +218,7 @@ static void result_move(struct report *rep, struct check_result *local, bool kee
 		check_result_release(local);
 		return;
 	}
-	result_finish(local);
-	struct check_result *r = report_add(rep, local->name);
-	char *name = r->name;
-	*r = *local;
-	free(name);
-	memset(local, 0, sizeof(*local));
+	report_move_result(rep, local);
 }
 
 static bool is_oom(const char *e)

@@ -156,16 +156,6 @@ static int rank_gpu(const struct nc_run *r, int rank)
 	return -1;
 }
 
-static void result_move_to(struct report *rep, struct check_result *local)
-{
-	result_finish(local);
-	struct check_result *res = report_add(rep, local->name);
-	char *name = res->name;
-	*res = *local;
-	free(name);
-	memset(local, 0, sizeof(*local));
-}
-
 void nccl_evaluate(const struct nc_run *r, const struct gs_end *end, const struct stress_limits *lim,
 		   bool floor_configured, struct report *rep)
 {
@@ -295,7 +285,7 @@ void nccl_evaluate(const struct nc_run *r, const struct gs_end *end, const struc
 out:
 	strbuf_release(&sb);
 	strbuf_release(&dev);
-	result_move_to(rep, &res);
+	report_move_result(rep, &res);
 }
 
 /* ---- pairs ---- */
@@ -488,5 +478,5 @@ void pairs_evaluate(const struct np_run *r, const struct gs_end *end,
 			   "vigil-gpu pairs %s without a result", end->describe ? end->describe : "ended");
 out:
 	strbuf_release(&dev);
-	result_move_to(rep, &res);
+	report_move_result(rep, &res);
 }
