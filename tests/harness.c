@@ -1,7 +1,9 @@
 /* harness.c: the test runner (see harness.h). */
 #include "harness.h"
 #include "../src/lib/fileio.h"
+#include "../src/lib/strlist.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -33,6 +35,30 @@ void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsi
 	dyn[dyn_nr].arg = arg;
 	dyn[dyn_nr].timeout_s = timeout_s;
 	dyn_nr++;
+}
+
+void test_register_per_scenario(const char *prefix, void (*fn)(void *), unsigned timeout_s)
+{
+	struct strbuf base = STRBUF_INIT;
+	struct strlist names = STRLIST_INIT;
+	test_src_path(&base, "tests/scenarios");
+	DIR *d = opendir(base.buf);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			strlist_add(&names, de->d_name);
+	if (d)
+		closedir(d);
+	strlist_sort(&names);
+	for (size_t i = 0; i < names.nr; i++) {
+		struct strbuf name = STRBUF_INIT, dir = STRBUF_INIT;
+		strbuf_addf(&name, "%s/%s", prefix, names.items[i]);
+		strbuf_addf(&dir, "%s/%s", base.buf, names.items[i]);
+		test_register_dynamic(name.buf, fn, strbuf_detach(&dir, NULL), timeout_s);
+		strbuf_release(&name);
+	}
+	strlist_release(&names);
+	strbuf_release(&base);
 }
 
 void test_fail_(const char *file, int line, const char *fmt, ...)

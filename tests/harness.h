@@ -98,6 +98,11 @@ void test_mkdir(const char *dir, const char *rel);
 
 /* Dynamic tests (the scenario runner registers one per directory). */
 void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s);
+/*
+ * One dynamic test per directory of tests/scenarios, in name order: "PREFIX/NAME", running
+ * fn(the scenario directory's path; a string the test may keep).
+ */
+void test_register_per_scenario(const char *prefix, void (*fn)(void *), unsigned timeout_s);
 /* Called by the runner before listing; test files can provide hooks via this section too. */
 struct test_hook {
 	void (*fn)(void);

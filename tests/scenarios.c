@@ -21,7 +21,6 @@
 #include "../src/lib/fileio.h"
 #include "../src/lib/strlist.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 static void read_lines(const char *path, struct strlist *lines, bool required)
@@ -193,25 +192,5 @@ static void run_scenario(void *arg)
 
 TEST_HOOK(register_scenarios)
 {
-	struct strbuf base = STRBUF_INIT;
-	struct strlist names = STRLIST_INIT;
-	test_src_path(&base, "tests/scenarios");
-	DIR *d = opendir(base.buf);
-	struct dirent *de;
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] != '.')
-			strlist_add(&names, de->d_name);
-	}
-	if (d)
-		closedir(d);
-	strlist_sort(&names);
-	for (size_t i = 0; i < names.nr; i++) {
-		struct strbuf name = STRBUF_INIT, dir = STRBUF_INIT;
-		strbuf_addf(&name, "scenario/%s", names.items[i]);
-		strbuf_addf(&dir, "%s/%s", base.buf, names.items[i]);
-		test_register_dynamic(name.buf, run_scenario, strbuf_detach(&dir, NULL), 60);
-		strbuf_release(&name);
-	}
-	strlist_release(&names);
-	strbuf_release(&base);
+	test_register_per_scenario("scenario", run_scenario, 60);
 }

@@ -8,7 +8,6 @@
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/strlist.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 static void scenario_args(const char *dir, struct strlist *out)
@@ -121,26 +120,7 @@ static void roundtrip(void *arg)
 
 TEST_HOOK(register_gather_roundtrips)
 {
-	struct strbuf base = STRBUF_INIT;
-	struct strlist names = STRLIST_INIT;
-	test_src_path(&base, "tests/scenarios");
-	DIR *d = opendir(base.buf);
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			strlist_add(&names, de->d_name);
-	if (d)
-		closedir(d);
-	strlist_sort(&names);
-	for (size_t i = 0; i < names.nr; i++) {
-		struct strbuf name = STRBUF_INIT, dir = STRBUF_INIT;
-		strbuf_addf(&name, "gather-roundtrip/%s", names.items[i]);
-		strbuf_addf(&dir, "%s/%s", base.buf, names.items[i]);
-		test_register_dynamic(name.buf, roundtrip, strbuf_detach(&dir, NULL), 60);
-		strbuf_release(&name);
-	}
-	strlist_release(&names);
-	strbuf_release(&base);
+	test_register_per_scenario("gather-roundtrip", roundtrip, 60);
 }
 
 TEST(gather_this_host_judges_like_the_host)
