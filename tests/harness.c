@@ -3,7 +3,11 @@
 #include "../src/lib/fileio.h"
 #include "../src/lib/strlist.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -280,4 +284,58 @@ int main(int argc, char **argv)
 	cleanup_tmp();
 	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
 	return fail ? 1 : 0;
+}
+
+int test_http(unsigned port, const char *method, const char *path, struct strbuf *body)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	strbuf_reset(body);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	char req[2048];
+	int n = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n", method,
+			 path);
+	if (write(fd, req, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	struct strbuf all = STRBUF_INIT;
+	char buf[4096];
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		ssize_t got = read(fd, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		strbuf_add(&all, buf, (size_t)got);
+	}
+	close(fd);
+	int code = -1;
+	if (sscanf(all.buf, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	const char *sep = strstr(all.buf, "\r\n\r\n");
+	if (sep)
+		strbuf_addstr(body, sep + 4);
+	strbuf_release(&all);
+	return code;
+}
+
+const char *test_script(const char *name, const char *body)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT;
+	strbuf_addf(&s, "#!/bin/sh\n%s\n", body);
+	test_write(dir, name, s.buf);
+	strbuf_addf(&p, "%s/%s", dir, name);
+	if (chmod(p.buf, 0755) < 0)
+		test_fail_(__FILE__, __LINE__, "cannot chmod '%s'", p.buf);
+	strbuf_release(&s);
+	strbuf_release(&p);
+	return dir;
 }

@@ -96,6 +96,12 @@ void test_write(const char *dir, const char *rel, const char *content);
 /* mkdir -p dir/rel */
 void test_mkdir(const char *dir, const char *rel);
 
+/* An executable shell script "#!/bin/sh\nBODY" named name in this test's temporary directory;
+ * returns the directory (fake helpers, fake scontrol). */
+const char *test_script(const char *name, const char *body);
+/* One HTTP/1.0 request to 127.0.0.1:port; returns the status code (-1 if none), body in *body. */
+int test_http(unsigned port, const char *method, const char *path, struct strbuf *body);
+
 /* Dynamic tests (the scenario runner registers one per directory). */
 void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s);
 /*

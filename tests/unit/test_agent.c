@@ -320,47 +320,6 @@ TEST(agent_history_is_bounded_and_keys_on_code_device_and_xid)
 
 /* ---- HTTP ---- */
 
-/* GET/other on 127.0.0.1:port; returns the status code, body in *body. */
-static int http_req(unsigned port, const char *method, const char *path, struct strbuf *body)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	strbuf_reset(body);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	char req[256];
-	int n = snprintf(req, sizeof(req), "%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n", method,
-			 path);
-	if (write(fd, req, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	struct strbuf all = STRBUF_INIT;
-	char buf[4096];
-	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (poll(&p, 1, 5000) <= 0)
-			break;
-		ssize_t got = read(fd, buf, sizeof(buf));
-		if (got <= 0)
-			break;
-		strbuf_add(&all, buf, (size_t)got);
-	}
-	close(fd);
-	int code = -1;
-	if (sscanf(all.buf, "HTTP/1.%*d %d", &code) != 1)
-		code = -1;
-	const char *sep = strstr(all.buf, "\r\n\r\n");
-	if (sep)
-		strbuf_addstr(body, sep + 4);
-	strbuf_release(&all);
-	return code;
-}
-
 TEST(agent_http_serves_metrics_and_health)
 {
 	struct agent a;
@@ -373,24 +332,24 @@ TEST(agent_http_serves_metrics_and_health)
 	CHECK_MSG(h, "cannot start: %s", err.buf);
 	unsigned port = agent_http_port(h);
 	CHECK(port > 0);
-	CHECK_INT(http_req(port, "GET", "/metrics", &body), 200);
+	CHECK_INT(test_http(port, "GET", "/metrics", &body), 200);
 	CHECK_CONTAINS(body.buf, "# TYPE vigil_healthy gauge\nvigil_healthy 1\n");
 	CHECK_CONTAINS(body.buf, "vigil_agent_cycles_total 1\n");
-	CHECK_INT(http_req(port, "GET", "/health", &body), 200);
+	CHECK_INT(test_http(port, "GET", "/health", &body), 200);
 	struct json_value *j = json_parse(body.buf, body.len, &err);
 	CHECK_MSG(j, "/health is not JSON: %s\n%s", err.buf, body.buf);
 	CHECK_STR(json_get_string(j, "verdict"), "healthy");
 	CHECK_STR(json_get_string(j, "host"), "vhost");
 	json_free(j);
-	CHECK_INT(http_req(port, "GET", "/nope", &body), 404);
-	CHECK_INT(http_req(port, "DELETE", "/metrics", &body), 405);
+	CHECK_INT(test_http(port, "GET", "/nope", &body), 404);
+	CHECK_INT(test_http(port, "DELETE", "/metrics", &body), 405);
 	/* the verdict inside changes, the status code stays 200 */
 	v.next = STATUS_FAIL;
 	agent_loop(&a);
-	CHECK_INT(http_req(port, "GET", "/health", &body), 200);
+	CHECK_INT(test_http(port, "GET", "/health", &body), 200);
 	CHECK_CONTAINS(body.buf, "\"verdict\":\"unhealthy\"");
 	agent_http_stop(h);
-	CHECK_INT(http_req(port, "GET", "/metrics", &body), -1);
+	CHECK_INT(test_http(port, "GET", "/metrics", &body), -1);
 	strbuf_release(&err);
 	strbuf_release(&body);
 	agent_release(&a);
@@ -662,12 +621,12 @@ TEST(agent_daemon_serves_and_stops_on_sigterm)
 	int code = -1;
 	for (int i = 0; i < 100 && code != 200; i++) {
 		usleep(50000);
-		code = http_req(port, "GET", "/metrics", &body);
+		code = test_http(port, "GET", "/metrics", &body);
 	}
 	CHECK_INT(code, 200);
 	for (int i = 0; i < 60 && !strstr(body.buf, "vigil_agent_cycles_total 2"); i++) {
 		usleep(100000);
-		http_req(port, "GET", "/metrics", &body);
+		test_http(port, "GET", "/metrics", &body);
 	}
 	CHECK_CONTAINS(body.buf, "vigil_agent_cycles_total 2\n");
 	CHECK_CONTAINS(body.buf, "vigil_healthy 1\n");

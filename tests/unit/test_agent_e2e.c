@@ -21,45 +21,6 @@ static const char xid_kmsg[] =
 	"3,100,1000000,-;NVRM: Xid (PCI:0000:9b:00): 79, pid=1, name=python, GPU has fallen off "
 	"the bus.\n";
 
-static int http_get(unsigned port, const char *path, struct strbuf *body)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	strbuf_reset(body);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	char req[512];
-	int n = snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
-	if (write(fd, req, (size_t)n) != n) {
-		close(fd);
-		return -1;
-	}
-	struct strbuf all = STRBUF_INIT;
-	char buf[4096];
-	for (;;) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (poll(&p, 1, 5000) <= 0)
-			break;
-		ssize_t got = read(fd, buf, sizeof(buf));
-		if (got <= 0)
-			break;
-		strbuf_add(&all, buf, (size_t)got);
-	}
-	close(fd);
-	int code = -1;
-	if (sscanf(all.buf, "HTTP/1.%*d %d", &code) != 1)
-		code = -1;
-	const char *sep = strstr(all.buf, "\r\n\r\n");
-	if (sep)
-		strbuf_addstr(body, sep + 4);
-	strbuf_release(&all);
-	return code;
-}
-
 static bool have(const char *prog)
 {
 	const char *argv[] = { prog, "--version", NULL };
@@ -93,7 +54,7 @@ static char *prom_query(unsigned port, const char *query_escaped)
 	struct strbuf body = STRBUF_INIT, path = STRBUF_INIT;
 	char *val = NULL;
 	strbuf_addf(&path, "/api/v1/query?query=%s", query_escaped);
-	if (http_get(port, path.buf, &body) == 200) {
+	if (test_http(port, "GET", path.buf, &body) == 200) {
 		struct json_value *v = json_parse(body.buf, body.len, NULL);
 		const struct json_value *s = v ? json_path(v, "data.result.0.value.1") : NULL;
 		if (s && s->type == JSON_STRING)
@@ -144,7 +105,7 @@ TEST_TIMEOUT(agent_e2e_promtool_and_a_real_prometheus_scrape, 120)
 	int code = -1;
 	for (int i = 0; i < 100 && code != 200; i++) {
 		usleep(50000);
-		code = http_get(agent_port, "/metrics", &body);
+		code = test_http(agent_port, "GET", "/metrics", &body);
 	}
 	CHECK_MSG(code == 200, "agent did not serve /metrics on %s", listen.buf);
 

@@ -239,15 +239,11 @@ TEST(pairs_one_gpu_is_skipped)
 
 static const char *fake(const char *name, const char *data, const char *extra)
 {
-	const char *dir = test_tmpdir();
-	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT;
-	strbuf_addf(&s, "#!/bin/sh\n%s\ncat '%s/tests/data/stress/%s'\n", extra ? extra : "",
-		    test_srcdir(), data);
-	test_write(dir, name, s.buf);
-	strbuf_addf(&p, "%s/%s", dir, name);
-	CHECK(chmod(p.buf, 0755) == 0);
+	struct strbuf s = STRBUF_INIT;
+	strbuf_addf(&s, "%s\ncat '%s/tests/data/stress/%s'", extra ? extra : "", test_srcdir(),
+		    data);
+	const char *dir = test_script(name, s.buf);
 	strbuf_release(&s);
-	strbuf_release(&p);
 	return dir;
 }
 

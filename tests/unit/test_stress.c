@@ -303,15 +303,7 @@ TEST(stress_limits_table_config_and_median)
 /* A fake vigil-gpu in a fresh directory: a shell script with body. Returns the directory. */
 static const char *fake_helper(const char *name, const char *body)
 {
-	const char *dir = test_tmpdir();
-	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT;
-	strbuf_addf(&s, "#!/bin/sh\n%s\n", body);
-	test_write(dir, name, s.buf);
-	strbuf_addf(&p, "%s/%s", dir, name);
-	CHECK(chmod(p.buf, 0755) == 0);
-	strbuf_release(&s);
-	strbuf_release(&p);
-	return dir;
+	return test_script(name, body);
 }
 
 static void run_with_helpers(struct child *c, const char *dir, const char *const *args)
