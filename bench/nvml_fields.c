@@ -3,7 +3,7 @@
  * the per-link counter loop the gpu check makes (bench/nvml_cost showed ~0.75 ms a call)?
  * Needs NVML's own header, so it builds only where nvml.h is (a GPU host):
  *   cc -O2 -I/usr/local/cuda/include bench/nvml_fields.c -o /tmp/nvml_fields -ldl
- * and is a stub elsewhere (the Makefile's bench rule builds every bench/*.c).
+ * and is a stub elsewhere (the Makefile's bench rule builds every C file in bench/).
  */
 #include "../src/lib/util.h"
 
