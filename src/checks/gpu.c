@@ -3,6 +3,8 @@
  * why is said where the rule is.
  */
 #include "gpu.h"
+
+#include <sys/stat.h>
 #include "../sys/fsroot.h"
 
 #include <fnmatch.h>
@@ -111,21 +113,34 @@ static void gather_bus(struct gpu_readings *r)
 	r->bus_restricted = fsroot_is_host() && vis && *vis && strcmp(vis, "all");
 }
 
-int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err)
+int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double counter_interval_s,
+		     struct strbuf *err)
 {
 	gather_bus(r);
 	if (state_dir) {
 		struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
+		struct stat st;
 		r->state_dir = true;
 		strbuf_addf(&path, "%s/%s", state_dir, GPU_STATE_FILE);
 		if (read_file_bounded(path.buf, &text, 4 << 20, NULL) == READ_OK) {
 			r->have_state = true;
 			gpu_state_apply(r, text.buf);
+			if (stat(path.buf, &st) == 0)
+				r->state_age_s = wall_seconds() - (double)st.st_mtime;
 		}
 		strbuf_release(&path);
 		strbuf_release(&text);
 	}
+	/* A clock set back makes the age negative: read then, rather than never. */
+	r->counters_skipped = r->have_state && r->nr_prev && counter_interval_s > 0 &&
+			      r->state_age_s >= 0 && r->state_age_s < counter_interval_s;
+	r->nvml.skip_link_counters = r->counters_skipped;
 	return nvml_read_host(&r->nvml, err);
+}
+
+int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err)
+{
+	return gpu_gather_every(r, state_dir, 0, err);
 }
 
 /* ---- policy ---- */
@@ -134,6 +149,7 @@ void gpu_policy_init(struct gpu_policy *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->nvlink_error_threshold = 100;
+	p->nvlink_counter_interval = 300;
 	p->remapped_rows_max = 512;
 }
 
@@ -160,6 +176,8 @@ int gpu_policy_load(struct gpu_policy *p, const struct config *cfg, struct strbu
 	    config_get_u64(cfg, "gpu", "nvlink-links", 0, &p->nvlink_links, err) < 0 ||
 	    config_get_u64(cfg, "gpu", "nvlink-error-threshold", p->nvlink_error_threshold,
 			   &p->nvlink_error_threshold, err) < 0 ||
+	    config_get_u64(cfg, "gpu", "nvlink-counter-interval", p->nvlink_counter_interval,
+			   &p->nvlink_counter_interval, err) < 0 ||
 	    config_get_u64(cfg, "gpu", "remapped-rows-max", p->remapped_rows_max,
 			   &p->remapped_rows_max, err) < 0)
 		return -1;
@@ -817,11 +835,14 @@ static void eval_summary(const struct gpu_readings *r, struct check_result *res)
 	for (size_t i = 0; i < h->nr && !nvlink; i++)
 		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
 			nvlink |= ok(&h->gpus[i].nvlink[l].active);
-	if (nvlink)
+	if (nvlink && r->counters_skipped)
+		finding_detail(f, "nvlink_counters", "not read: last read %.0f s ago",
+			       r->state_age_s);
+	else if (nvlink)
 		finding_detail(f, "nvlink_counters", "%s",
 			       !r->state_dir ? "totals since the driver loaded (no state directory)"
 			       : !r->have_state ? "totals since the driver loaded (first run)"
-						: "rise since the last run");
+						: "rise since the last reading");
 	strbuf_release(&msg);
 }
 
@@ -885,10 +906,12 @@ int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct 
 	int ret = -1;
 	gpu_readings_init(&r);
 	gpu_policy_init(&p);
-	if (gpu_policy_load(&p, ctx->cfg, err) < 0 || gpu_gather(&r, ctx->state_dir, err) < 0)
+	if (gpu_policy_load(&p, ctx->cfg, err) < 0 ||
+	    gpu_gather_every(&r, ctx->state_dir, (double)p.nvlink_counter_interval, err) < 0)
 		goto out;
 	ret = gpu_evaluate(&r, &p, res, err);
-	if (ret == 0 && ctx->state_dir) {
+	/* Unread counters keep the last reading, and its age, as they are. */
+	if (ret == 0 && ctx->state_dir && !r.counters_skipped) {
 		struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT, werr = STRBUF_INIT;
 		gpu_state_format(&r, &sb);
 		strbuf_addf(&path, "%s/%s", ctx->state_dir, GPU_STATE_FILE);

@@ -42,6 +42,8 @@ struct gpu_readings {
 	bool bus_restricted;     /* in a container that sees only some GPUs: do not compare */
 	bool state_dir;          /* a state directory was given */
 	bool have_state;         /* ...and it held the last run's NVLink counters */
+	double state_age_s;      /* seconds since those counters were read (have_state) */
+	bool counters_skipped;   /* NVLink error counters left unread this run (too recent) */
 	struct gpu_prev *prev;
 	size_t nr_prev, alloc_prev;
 };
@@ -51,6 +53,7 @@ struct gpu_policy {
 	uint64_t count;
 	uint64_t nvlink_links; /* 0: not configured */
 	uint64_t nvlink_error_threshold;
+	uint64_t nvlink_counter_interval; /* seconds between reads of the NVLink error counters */
 	uint64_t remapped_rows_max;
 	struct strlist driver_versions, vbios_versions; /* empty: any */
 };
@@ -62,6 +65,10 @@ void gpu_readings_release(struct gpu_readings *r);
  * only when NVML was asked for and cannot be loaded.
  */
 int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err);
+/* The same, reading the NVLink error counters only when the last reading (the state file) is at
+ * least counter_interval_s old: they matter as a rise over minutes and are most of the cost. */
+int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double counter_interval_s,
+		     struct strbuf *err);
 /* The state file: "GPU LINK COUNTER VALUE" lines. Parse into r->prev / format from r->nvml. */
 void gpu_state_apply(struct gpu_readings *r, const char *text);
 void gpu_state_format(const struct gpu_readings *r, struct strbuf *out);

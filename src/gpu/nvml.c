@@ -27,6 +27,7 @@ const char *nvml_error_name(int rc)
 		const char *name;
 	} names[] = {
 		{ NVML_SUCCESS, "Success" },
+		{ NVML_NOT_READ, "Not read this time" },
 		{ NVML_ERROR_UNINITIALIZED, "Uninitialized" },
 		{ NVML_ERROR_INVALID_ARGUMENT, "Invalid Argument" },
 		{ NVML_ERROR_NOT_SUPPORTED, "Not Supported" },
@@ -427,7 +428,8 @@ static void read_recovery_action(const struct nvml_lib *lib, nvmlDevice_t dev,
 	}
 }
 
-static void read_nvlink(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_gpu *g)
+static void read_nvlink(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_gpu *g,
+			bool skip_counters)
 {
 	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		struct nvml_link *k = &g->nvlink[l];
@@ -437,8 +439,8 @@ static void read_nvlink(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvm
 		k->active.v = k->active.rc ? 0 : st == NVML_FEATURE_ENABLED;
 		for (int c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
 			/* No such link: its counters are not there either. */
-			if (k->active.rc) {
-				k->errors[c].rc = k->active.rc;
+			if (k->active.rc || skip_counters) {
+				k->errors[c].rc = k->active.rc ? k->active.rc : NVML_NOT_READ;
 				k->errors[c].v = 0;
 				continue;
 			}
@@ -464,7 +466,8 @@ static bool any_lost(const struct nvml_gpu *g)
 	return lost;
 }
 
-static void read_gpu(const struct nvml_lib *lib, unsigned index, struct nvml_gpu *g)
+static void read_gpu(const struct nvml_lib *lib, unsigned index, struct nvml_gpu *g,
+		     bool skip_link_counters)
 {
 	const struct nvml_fns *f = &lib->fn;
 	nvmlDevice_t dev = NULL;
@@ -513,7 +516,7 @@ static void read_gpu(const struct nvml_lib *lib, unsigned index, struct nvml_gpu
 	CALL_U(g->sm_clock, f->clock, dev, NVML_CLOCK_SM);
 	CALL_U(g->sm_clock_max, f->max_clock, dev, NVML_CLOCK_SM);
 	read_recovery_action(lib, dev, g);
-	read_nvlink(lib, dev, g);
+	read_nvlink(lib, dev, g, skip_link_counters);
 	g->lost = any_lost(g);
 }
 
@@ -539,7 +542,9 @@ static void read_system(const struct nvml_lib *lib, struct nvml_host *h)
 int nvml_read_host(struct nvml_host *h, struct strbuf *err)
 {
 	struct nvml_lib lib;
+	bool skip = h->skip_link_counters; /* a request, kept across the reset */
 	nvml_host_release(h);
+	h->skip_link_counters = skip;
 	int r = lib_open(&lib, h, err);
 	if (r)
 		return r < 0 ? -1 : 0;
@@ -557,7 +562,7 @@ int nvml_read_host(struct nvml_host *h, struct strbuf *err)
 		if (count > NVML_MAX_GPUS)
 			count = NVML_MAX_GPUS;
 		for (unsigned i = 0; i < count; i++)
-			read_gpu(&lib, i, nvml_host_add_gpu(h, i));
+			read_gpu(&lib, i, nvml_host_add_gpu(h, i), h->skip_link_counters);
 	}
 	lib.fn.shutdown();
 out:

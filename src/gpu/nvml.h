@@ -248,7 +248,16 @@ struct nvml_host {
 	struct nvml_val count;               /* nvmlDeviceGetCount */
 	struct nvml_gpu *gpus;
 	size_t nr, alloc;
+	/*
+	 * Set before nvml_read_host(): leave the NVLink error counters unread (their rc becomes
+	 * NVML_NOT_READ). On an H200 they cost ~0.9 ms of CPU a call, 72 calls a GPU (bench/nvml_cost),
+	 * most of a check's time; link state stays cheap and is always read.
+	 */
+	bool skip_link_counters;
 };
+
+/* rc of a value vigil chose not to read this time (not an NVML code). */
+#define NVML_NOT_READ (-1)
 
 void nvml_host_init(struct nvml_host *h);
 void nvml_host_release(struct nvml_host *h);
