@@ -80,6 +80,17 @@ void kernel_config_release(struct kernel_config *kc)
 
 /* ---- gather ---- */
 
+/* Share of bytes that no text log holds: NUL and control characters other than tab and newlines. */
+static double control_share(const char *p, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)p[i];
+		n += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+	}
+	return len ? (double)n / (double)len : 0;
+}
+
 int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct strbuf *err)
 {
 	struct strbuf buf = STRBUF_INIT, path = STRBUF_INIT;
@@ -116,6 +127,16 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 		goto out;
 	kmsg_parse(&in->log, buf.buf, buf.len);
 	kmsg_log_finish(&in->log);
+	/*
+	 * Not one time stamp, not one event, and many control bytes: this is not a kernel log (a
+	 * wrong file, a disk image). Saying "clean" would be a lie; a real log with a zero-filled
+	 * block from a crash still has its stamped lines and is read as usual.
+	 */
+	if (!in->log.has_last && !in->log.nr && control_share(buf.buf, buf.len) > 0.05) {
+		ret = error_set(err, "'%s' does not look like a kernel log (binary data, no time stamps)",
+				in->source);
+		goto out;
+	}
 	if (!in->have_now && in->log.has_last) {
 		/* a saved log: "now" is its last line */
 		in->have_now = true;

@@ -276,3 +276,49 @@ TEST(cli_list_names_every_check)
 		CHECK_CONTAINS(c.out.buf, names[i]);
 	child_release(&c);
 }
+
+/* Bad input gets a clear error and loses nothing: binary garbage is not "clean", and a real log
+ * behind a zero-filled block (a crash) is still read. */
+TEST(cli_kernel_log_garbage_is_unknown_not_clean)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf junk = STRBUF_INIT, crash = STRBUF_INIT, p1 = STRBUF_INIT, p2 = STRBUF_INIT;
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 1 << 20; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		char c = (char)(x & 0xff);
+		strbuf_add(&junk, &c, 1);
+	}
+	strbuf_addf(&p1, "%s/junk.log", dir);
+	CHECK_INT(write_file(p1.buf, junk.buf, junk.len, false, NULL), 0);
+	const char *a1[] = { "check", "--only", "kernel", "--kernel-log", p1.buf, "--json", NULL };
+	struct child c;
+	test_run_vigil(&c, a1, NULL);
+	CHECK_INT(c.exit_code, 3);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_path(v, "checks.0.status")->string, "unknown");
+	CHECK_CONTAINS(json_get_string(json_path(v, "checks.0"), "error"),
+		       "does not look like a kernel log");
+	json_free(v);
+	child_release(&c);
+
+	strbuf_addstr(&crash, "[    0.000000] Linux version 6.1.0-28-amd64\n"
+			      "[    5.120000] nvidia: loading out-of-tree module taints kernel.\n");
+	for (int i = 0; i < 8192; i++)
+		strbuf_addch(&crash, 0);
+	strbuf_addstr(&crash, "\n[ 1843.308145] NVRM: Xid (PCI:0000:9b:00): 79, pid=9962, "
+			      "name=python, GPU has fallen off the bus.\n");
+	strbuf_addf(&p2, "%s/crash.log", dir);
+	CHECK_INT(write_file(p2.buf, crash.buf, crash.len, false, NULL), 0);
+	const char *a2[] = { "check", "--only", "kernel", "--kernel-log", p2.buf, "--reason", NULL };
+	test_run_vigil(&c, a2, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "Xid 79");
+	child_release(&c);
+	strbuf_release(&junk);
+	strbuf_release(&crash);
+	strbuf_release(&p1);
+	strbuf_release(&p2);
+}
