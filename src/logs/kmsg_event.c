@@ -98,6 +98,23 @@ static int fatal_word(const char *s)
 
 /* ---- events ---- */
 
+
+/* After "Xid (...)" / "SXid (...)": ": 79, " -> 79, returning what follows (NULL if no number). */
+static const char *event_number(const char *s, int *num)
+{
+	if (*s == ':')
+		s++;
+	s = skip_spaces(s);
+	long long v;
+	int n = digits_upto(s, 9, &v);
+	if (!n || dig(s[n]))
+		return NULL;
+	*num = (int)v;
+	s += n;
+	if (*s == ',')
+		s++;
+	return skip_spaces(s);
+}
 /* "Xid (PCI:0000:9b:00 GPU-I:05 GPU-CI:01): 79, pid=9962, name=python, text" */
 static bool parse_xid(const char *s, struct kmsg_event *ev)
 {
@@ -129,18 +146,9 @@ static bool parse_xid(const char *s, struct kmsg_event *ev)
 		}
 		s = close + 1;
 	}
-	if (*s == ':')
-		s++;
-	s = skip_spaces(s);
-	long long num;
-	int n = digits_upto(s, 9, &num);
-	if (!n || dig(s[n]))
+	s = event_number(s, &ev->num);
+	if (!s)
 		return false;
-	ev->num = (int)num;
-	s += n;
-	if (*s == ',')
-		s++;
-	s = skip_spaces(s);
 	if (!strncmp(s, "pid=", 4)) {
 		s += 4;
 		const char *end = strstr(s, ", ");
@@ -188,18 +196,9 @@ static bool parse_sxid(const char *msg, const char *s, struct kmsg_event *ev)
 			ev->bdf[0] = 0;
 		s = close + 1;
 	}
-	if (*s == ':')
-		s++;
-	s = skip_spaces(s);
-	long long num;
-	int n = digits_upto(s, 9, &num);
-	if (!n || dig(s[n]))
+	s = event_number(s, &ev->num);
+	if (!s)
 		return false;
-	ev->num = (int)num;
-	s += n;
-	if (*s == ',')
-		s++;
-	s = skip_spaces(s);
 	if (!strncasecmp(s, "non-fatal", 9) || !strncasecmp(s, "nonfatal", 8))
 		ev->fatal = 0;
 	else if (!strncasecmp(s, "fatal", 5))
