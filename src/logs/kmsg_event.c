@@ -98,7 +98,6 @@ static int fatal_word(const char *s)
 
 /* ---- events ---- */
 
-
 /* After "Xid (...)" / "SXid (...)": ": 79, " -> 79, returning what follows (NULL if no number). */
 static const char *event_number(const char *s, int *num)
 {
@@ -115,6 +114,7 @@ static const char *event_number(const char *s, int *num)
 		s++;
 	return skip_spaces(s);
 }
+
 /* "Xid (PCI:0000:9b:00 GPU-I:05 GPU-CI:01): 79, pid=9962, name=python, text" */
 static bool parse_xid(const char *s, struct kmsg_event *ev)
 {
