@@ -10,7 +10,7 @@
 #ifndef VIGIL_AGENT_CACHE_H
 #define VIGIL_AGENT_CACHE_H
 
-#include "../report/report.h"
+#include "../core/report.h"
 
 #define AGENT_CACHE_FILE "agent-report.json"
 

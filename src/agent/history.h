@@ -16,7 +16,7 @@
 #ifndef VIGIL_AGENT_HISTORY_H
 #define VIGIL_AGENT_HISTORY_H
 
-#include "../report/report.h"
+#include "../core/report.h"
 
 #define HISTORY_FILE "history.json"
 #define HISTORY_MAX_ENTRIES 512

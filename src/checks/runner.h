@@ -10,7 +10,7 @@
 #define VIGIL_RUNNER_H
 
 #include "check.h"
-#include "../report/report.h"
+#include "../core/report.h"
 
 struct run_item {
 	const struct check_def *def;

@@ -6,7 +6,7 @@
 #ifndef VIGIL_CMD_ACTIVE_H
 #define VIGIL_CMD_ACTIVE_H
 
-#include "../report/report.h"
+#include "../core/report.h"
 #include "../stress/gpu_stress.h"
 #include "../stress/helper.h"
 #include "../stress/net.h"

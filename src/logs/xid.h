@@ -12,7 +12,7 @@
 #ifndef VIGIL_XID_H
 #define VIGIL_XID_H
 
-#include "../checks/check.h"
+#include "../core/finding.h"
 
 /* Xid 154 recovery action codes (the driver's "GPU recovery action changed ... to 0xN"). */
 enum xid_recovery {

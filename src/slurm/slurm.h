@@ -19,7 +19,7 @@
 
 #include "../lib/config.h"
 #include "../lib/strbuf.h"
-#include "../report/report.h"
+#include "../core/report.h"
 
 /* Prefix of every drain reason vigil sets; vigil owns exactly the nodes whose reason has it. */
 #define SLURM_REASON_PREFIX "vigil:"

@@ -15,7 +15,7 @@
 
 #include "limits.h"
 #include "../lib/json.h"
-#include "../report/report.h"
+#include "../core/report.h"
 
 struct gs_gemm {
 	int dtype;            /* STRESS_* or -1 */

@@ -1,5 +1,5 @@
-/* finding.c: findings, statuses, severities and actions (see check.h). */
-#include "check.h"
+/* finding.c: findings, statuses, severities and actions (see finding.h). */
+#include "finding.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -7,7 +7,7 @@
 #ifndef VIGIL_REPORT_H
 #define VIGIL_REPORT_H
 
-#include "../checks/check.h"
+#include "finding.h"
 #include "../lib/json.h"
 
 enum verdict { VERDICT_HEALTHY, VERDICT_UNHEALTHY, VERDICT_UNKNOWN };
