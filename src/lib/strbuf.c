@@ -146,6 +146,81 @@ void strbuf_trim(struct strbuf *sb)
 	}
 }
 
+/* Length of the valid, printable UTF-8 sequence at s (0 if it is not one). */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	size_t n;
+	unsigned cp;
+
+	if (c >= 0x20 && c < 0x7f)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, past U+10FFFF, and the C1 controls (U+0080..U+009F) */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
+		return 0;
+	return n;
+}
+
+static void add_clean(struct strbuf *sb, const char *s, size_t max, bool mark)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0;
+
+	while (*p) {
+		size_t n = utf8_len(p);
+		size_t width = n ? n : (*p == '\t' ? 1 : 4);
+		if (used + width > max) {
+			if (mark)
+				strbuf_addstr(sb, "...");
+			return;
+		}
+		if (n)
+			strbuf_add(sb, p, n);
+		else if (*p == '\t')
+			strbuf_addch(sb, ' ');
+		else
+			strbuf_addf(sb, "\\x%02x", *p);
+		used += width;
+		p += n ? n : 1;
+	}
+}
+
+void strbuf_add_clean(struct strbuf *sb, const char *s)
+{
+	add_clean(sb, s ? s : "", SIZE_MAX, false);
+}
+
+void strbuf_add_excerpt(struct strbuf *sb, const char *s, size_t max)
+{
+	add_clean(sb, s ? s : "", max, true);
+}
+
+bool str_is_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t n = utf8_len(p);
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
 int error_set(struct strbuf *err, const char *fmt, ...)
 {
 	if (err) {

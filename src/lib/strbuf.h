@@ -43,6 +43,18 @@ void strbuf_rtrim(struct strbuf *sb);
 void strbuf_trim(struct strbuf *sb);
 
 /*
+ * Text from outside (file contents, host and device names, log lines) on its way to a person:
+ * strbuf_add_clean() appends s with every control byte, DEL and invalid UTF-8 byte written as
+ * "\xNN" (a tab as one space), so no escape sequence reaches a terminal; valid UTF-8 passes.
+ * strbuf_add_excerpt() does the same to at most max bytes of s (cut on a character boundary) and
+ * marks a cut with "...": the way to quote what a file held without echoing the file.
+ */
+void strbuf_add_clean(struct strbuf *sb, const char *s);
+void strbuf_add_excerpt(struct strbuf *sb, const char *s, size_t max);
+/* Is every byte of s printable (ASCII, or valid UTF-8 without C1 controls)? */
+bool str_is_clean(const char *s);
+
+/*
  * Error helper for library code: sets *err (if non-NULL) to the message and returns -1.
  * The message replaces what was there: the innermost cause, said once.
  */

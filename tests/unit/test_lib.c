@@ -151,3 +151,19 @@ TEST(prom_escapes_labels)
 	CHECK_CONTAINS(out.buf, "# HELP x_total help \\\\ text\n");
 	strbuf_release(&out);
 }
+
+TEST(strbuf_clean_neutralises_control_bytes)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add_clean(&sb, "a\x1b]0;pwned\x07 b\tc\xc3\xa9\xc2\x9b\xff");
+	CHECK_STR(sb.buf, "a\\x1b]0;pwned\\x07 b c\xc3\xa9\\xc2\\x9b\\xff");
+	CHECK(!str_is_clean("x\x1b[2J"));
+	CHECK(str_is_clean("H200 \xc3\xa9"));
+	strbuf_reset(&sb);
+	strbuf_add_excerpt(&sb, "root:$6$abcdefghijklmnop:19000:0:99999:7:::", 10);
+	CHECK_STR(sb.buf, "root:$6$ab...");
+	strbuf_reset(&sb);
+	strbuf_add_excerpt(&sb, "\xc3\xa9\xc3\xa9", 3);
+	CHECK_STR(sb.buf, "\xc3\xa9...");
+	strbuf_release(&sb);
+}
