@@ -151,7 +151,13 @@ void result_finish(struct check_result *r)
 			worst = r->findings[i].status;
 		any = true;
 	}
-	r->status = any ? worst : STATUS_OK;
+	/* No finding is no evidence: a check that said nothing examined nothing we can see. */
+	if (!any) {
+		worst = STATUS_UNKNOWN;
+		if (!r->error)
+			r->error = xstrdup("the check reported nothing");
+	}
+	r->status = worst;
 }
 
 const struct finding *result_find(const struct check_result *r, const char *code,

@@ -76,7 +76,7 @@ struct finding *result_add(struct check_result *r, enum status st, enum action a
 	PRINTF_LIKE(6, 7);
 void finding_detail(struct finding *f, const char *key, const char *fmt, ...) PRINTF_LIKE(3, 4);
 void finding_detail_num(struct finding *f, const char *key, double v);
-/* Set r->status to the worst of its findings (ok when there are none). */
+/* Set r->status to the worst of its findings; none is unknown ("the check reported nothing"). */
 void result_finish(struct check_result *r);
 /* Lookups for tests and reports. */
 const struct finding *result_find(const struct check_result *r, const char *code,

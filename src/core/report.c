@@ -68,17 +68,20 @@ static void reason_set(struct report *r, const char *prefix, const char *msg, co
 	size_t fixed = strlen(prefix) + strlen(suffix);
 	strbuf_addstr(&sb, prefix);
 	size_t room = REASON_MAX > fixed ? REASON_MAX - fixed : 0;
-	size_t mlen = strlen(msg);
-	if (mlen <= room) {
-		strbuf_addstr(&sb, msg);
+	/* control bytes and bad UTF-8 from outside are spelled out, then cut to fit */
+	struct strbuf clean = STRBUF_INIT;
+	strbuf_add_clean(&clean, msg);
+	if (clean.len <= room) {
+		strbuf_addstr(&sb, clean.buf);
 	} else if (room > 3) {
 		/* cut on a UTF-8 boundary */
 		size_t cut = room - 3;
-		while (cut && ((unsigned char)msg[cut] & 0xc0) == 0x80)
+		while (cut && ((unsigned char)clean.buf[cut] & 0xc0) == 0x80)
 			cut--;
-		strbuf_add(&sb, msg, cut);
+		strbuf_add(&sb, clean.buf, cut);
 		strbuf_addstr(&sb, "...");
 	}
+	strbuf_release(&clean);
 	strbuf_addstr(&sb, suffix);
 	for (size_t i = 0; i < sb.len; i++)
 		if ((unsigned char)sb.buf[i] < 0x20 || sb.buf[i] == 0x7f)
@@ -92,6 +95,15 @@ void report_finish(struct report *r)
 	const struct finding *worst = NULL;
 	const struct check_result *worst_check = NULL, *unknown_check = NULL;
 	size_t fails = 0, warns = 0;
+	/* However a result got here (a child, the cache, a test), no findings is no evidence. */
+	for (size_t i = 0; i < r->nr; i++) {
+		struct check_result *c = &r->results[i];
+		if (!c->nr && c->status != STATUS_FAIL && c->status != STATUS_UNKNOWN) {
+			c->status = STATUS_UNKNOWN;
+			if (!c->error)
+				c->error = xstrdup("the check reported nothing");
+		}
+	}
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct check_result *c = &r->results[i];
 		if (c->status == STATUS_UNKNOWN && !unknown_check)
@@ -369,8 +381,9 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 {
 	char ts[32];
 	iso_time(r->time, ts, sizeof(ts));
-	strbuf_addf(out, "vigil check on %s at %s (%llu ms)\n\n", r->host, ts,
-		    (unsigned long long)r->duration_ms);
+	strbuf_addstr(out, "vigil check on ");
+	strbuf_add_clean(out, r->host);
+	strbuf_addf(out, " at %s (%llu ms)\n\n", ts, (unsigned long long)r->duration_ms);
 	strbuf_addf(out, "%-11s %-8s %7s  %s\n", "CHECK", "STATUS", "TIME", "SUMMARY");
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct check_result *c = &r->results[i];
@@ -381,14 +394,17 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 			if (s && s->status == w->status)
 				w = s;
 		}
-		strbuf_addf(out, "%-11s ", c->name);
+		size_t at = out->len;
+		strbuf_add_clean(out, c->name);
+		strbuf_addf(out, "%*s", out->len - at < 11 ? (int)(11 - (out->len - at)) : 0, "");
+		strbuf_addch(out, ' ');
 		add_status(out, c->status, color, 8);
 		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
 		if (c->error) {
-			strbuf_addstr(out, c->error);
+			strbuf_add_clean(out, c->error);
 			w = NULL;
 		} else if (w) {
-			strbuf_addstr(out, w->message);
+			strbuf_add_clean(out, w->message);
 			if (w->action != ACTION_NONE)
 				strbuf_addf(out, "  -> %s", action_name(w->action));
 		}
@@ -401,7 +417,8 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 				continue;
 			strbuf_addstr(out, "    ");
 			add_status(out, f->status, color, 7);
-			strbuf_addf(out, " %s", f->message);
+			strbuf_addch(out, ' ');
+			strbuf_add_clean(out, f->message);
 			if (f->action != ACTION_NONE)
 				strbuf_addf(out, "  -> %s", action_name(f->action));
 			strbuf_addch(out, '\n');
@@ -416,7 +433,17 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 	strbuf_addstr(out, verdict_name(r->verdict));
 	if (color)
 		strbuf_addstr(out, "\033[0m");
-	if (r->verdict != VERDICT_HEALTHY || strcmp(r->reason, "healthy"))
-		strbuf_addf(out, "  (%s)", r->reason);
+	/* the reason without the verdict it repeats: "healthy (3 warnings)" says "(3 warnings)" */
+	const char *why = r->reason;
+	if (r->verdict == VERDICT_HEALTHY)
+		skip_prefix(why, "healthy", &why);
+	else
+		skip_prefix(why, "unknown: ", &why);
+	while (*why == ' ')
+		why++;
+	if (*why == '(')
+		strbuf_addf(out, "  %s", why);
+	else if (*why)
+		strbuf_addf(out, "  (%s)", why);
 	strbuf_addch(out, '\n');
 }

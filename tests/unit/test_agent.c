@@ -470,7 +470,8 @@ TEST(agent_check_cached_stale_missing_and_damaged_are_unknown)
 	struct report rep;
 	struct strbuf js = STRBUF_INIT;
 	report_init(&rep, "h", wall_seconds() - 500);
-	report_add(&rep, "kernel")->status = STATUS_OK;
+	result_add(report_add(&rep, "kernel"), STATUS_OK, ACTION_NONE, "summary", "", "clean");
+	rep.results[0].status = STATUS_OK;
 	report_finish(&rep);
 	report_json(&rep, &js, false);
 	report_release(&rep);

@@ -1,0 +1,41 @@
+/* test_report.c: the verdict and the writers of src/core/report.c, as a user reads them. */
+#include "../harness.h"
+#include "../../src/core/report.h"
+
+/* A result with no findings examined nothing: unknown by name, never ok. */
+TEST(report_result_without_findings_is_unknown)
+{
+	struct report rep;
+	report_init(&rep, "h", 0);
+	report_add(&rep, "kernel")->status = STATUS_OK;
+	result_add(report_add(&rep, "pcie"), STATUS_OK, ACTION_NONE, "summary", "", "fine");
+	rep.results[1].status = STATUS_OK;
+	report_finish(&rep);
+	CHECK_INT(rep.verdict, VERDICT_UNKNOWN);
+	CHECK_INT(rep.results[0].status, STATUS_UNKNOWN);
+	CHECK_STR(rep.reason, "unknown: kernel: the check reported nothing");
+	report_release(&rep);
+}
+
+/* Text from outside never reaches a terminal raw; the verdict line does not repeat itself. */
+TEST(report_table_neutralises_escapes_and_says_verdict_once)
+{
+	struct report rep;
+	struct strbuf out = STRBUF_INIT;
+	report_init(&rep, "evil\x1b]0;owned\x07host", 0);
+	struct check_result *r = report_add(&rep, "system");
+	result_add(r, STATUS_OK, ACTION_NONE, "summary", "", "fine");
+	result_add(r, STATUS_WARN, ACTION_NONE, "x", "", "device says \x1b[2J\x1b[31mhi");
+	result_add(r, STATUS_WARN, ACTION_NONE, "y", "", "second");
+	result_finish(r);
+	report_finish(&rep);
+	report_table(&rep, &out, false, true);
+	CHECK(!strchr(out.buf, '\x1b'));
+	CHECK(!strchr(out.buf, '\x07'));
+	CHECK_CONTAINS(out.buf, "evil\\x1b]0;owned\\x07host");
+	CHECK_CONTAINS(out.buf, "device says \\x1b[2J");
+	CHECK_CONTAINS(out.buf, "verdict: healthy  (2 warnings)\n");
+	CHECK(!strstr(out.buf, "healthy (healthy"));
+	report_release(&rep);
+	strbuf_release(&out);
+}
