@@ -2,7 +2,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "active.h"
-#include "../checks/runner.h"
+#include "../checks/select.h"
 #include "../agent/cache.h"
 #include "../slurm/slurm.h"
 #include "../lib/prom.h"
@@ -88,6 +88,7 @@ struct check_args {
 	struct host_env he;
 	const char *kernel_log;
 	struct strlist only, skip, sets;
+	bool only_given; /* --only '' selects nothing: a usage error, not every check */
 	double timeout_s;
 	bool json, reason, verbose;
 	const char *prom;
@@ -118,6 +119,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case OPT_ROOT: a->he.root = optarg; break;
 		case OPT_KLOG: a->kernel_log = optarg; break;
 		case OPT_ONLY:
+			a->only_given = true;
 			if (parse_names(&a->only, optarg))
 				return -1;
 			break;
@@ -262,56 +264,6 @@ out:
 	return ret;
 }
 
-/* Which checks run, with which deadline. Returns the count, or -1 on a bad setting. */
-static int select_checks(struct check_args *a, struct run_item *items, struct report *rep,
-			 struct strbuf *err)
-{
-	const char **cfg_skip;
-	size_t nr_cfg_skip = config_get_all(&a->he.cfg, "check", "skip", &cfg_skip);
-	struct strlist skip_cfg = STRLIST_INIT;
-	int n = 0;
-	for (size_t i = 0; i < nr_cfg_skip; i++)
-		strlist_split(&skip_cfg, cfg_skip[i], ", ");
-	free(cfg_skip);
-	uint64_t default_s;
-	if (config_get_u64(&a->he.cfg, "check", "timeout", 0, &default_s, err) < 0) {
-		n = -1;
-		goto out;
-	}
-	for (size_t i = 0; i < check_table_nr; i++) {
-		const struct check_def *d = &check_table[i];
-		if (a->only.nr && !strlist_has(&a->only, d->name))
-			continue;
-		if (strlist_has(&a->skip, d->name))
-			continue;
-		bool enabled;
-		if (config_get_bool(&a->he.cfg, d->name, "enabled", true, &enabled, err) < 0) {
-			n = -1;
-			goto out;
-		}
-		if (!enabled || strlist_has(&skip_cfg, d->name)) {
-			if (a->only.nr)
-				continue;
-			struct check_result *r = report_add(rep, d->name);
-			r->status = STATUS_SKIPPED;
-			result_add(r, STATUS_SKIPPED, ACTION_NONE, "disabled", "",
-				   "disabled by the configuration");
-			continue;
-		}
-		uint64_t t_s;
-		if (config_get_u64(&a->he.cfg, d->name, "timeout", default_s, &t_s, err) < 0) {
-			n = -1;
-			goto out;
-		}
-		items[n].def = d;
-		items[n].timeout_ms = t_s ? (unsigned)(t_s * 1000) : d->timeout_ms;
-		n++;
-	}
-out:
-	strlist_release(&skip_cfg);
-	return n;
-}
-
 /* --deep: the active tests, short, folded into the same report after the passive checks. */
 static void check_deep(struct check_args *a, struct report *rep)
 {
@@ -332,48 +284,17 @@ static void check_deep(struct check_args *a, struct report *rep)
 	strbuf_release(&err);
 }
 
-/* Results in table order, whether they ran or were skipped by configuration. */
-static void sort_results(struct report *rep)
-{
-	struct check_result *sorted = xcalloc(rep->nr ? rep->nr : 1, sizeof(*sorted));
-	size_t k = 0;
-	for (size_t i = 0; i < check_table_nr; i++)
-		for (size_t j = 0; j < rep->nr; j++)
-			if (!strcmp(rep->results[j].name, check_table[i].name))
-				sorted[k++] = rep->results[j];
-	free(rep->results);
-	rep->results = sorted;
-	rep->alloc = rep->nr;
-}
-
 int check_collect(const struct host_env *he, const struct strlist *only,
 		  const struct strlist *skip, double timeout_s, struct report *rep,
 		  struct strbuf *err)
 {
-	struct check_args a;
-	struct run_item items[32];
-	memset(&a, 0, sizeof(a));
-	a.he = *he; /* borrowed: not released here */
-	a.only = *only;
-	a.skip = *skip;
-	report_init(rep, he->host, wall_seconds());
-	uint64_t t0 = mono_ms();
-	int n = select_checks(&a, items, rep, err);
-	if (n < 0) {
-		report_release(rep);
-		return -1;
-	}
+	struct check_selection sel = { .only = only, .skip = skip };
 	struct check_ctx ctx = {
 		.cfg = &he->cfg,
 		.host = he->host,
 		.state_dir = he->state_dir,
-		.now = rep->time,
 	};
-	checks_run(&ctx, items, (size_t)n, (unsigned)(timeout_s * 1000), rep);
-	rep->duration_ms = mono_ms() - t0;
-	sort_results(rep);
-	report_finish(rep);
-	return 0;
+	return checks_collect(&ctx, &sel, timeout_s, rep, err);
 }
 
 int cmd_check(int argc, char **argv)
@@ -381,7 +302,6 @@ int cmd_check(int argc, char **argv)
 	struct check_args a;
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
 	struct report rep;
-	struct run_item items[32];
 	int ret = EXIT_USAGE;
 
 	memset(&a, 0, sizeof(a));
@@ -411,23 +331,18 @@ int cmd_check(int argc, char **argv)
 			goto out_env;
 		}
 	} else {
-		report_init(&rep, a.he.host, wall_seconds());
-		int n = select_checks(&a, items, &rep, &err);
-		if (n < 0) {
-			fprintf(stderr, "vigil check: %s\n", err.buf);
-			report_release(&rep);
-			goto out_env;
-		}
+		struct check_selection sel = { .only = &a.only, .only_given = a.only_given,
+					       .skip = &a.skip };
 		struct check_ctx ctx = {
 			.cfg = &a.he.cfg,
 			.host = a.he.host,
 			.state_dir = a.he.state_dir,
 			.kernel_log = a.kernel_log,
-			.now = rep.time,
 		};
-		checks_run(&ctx, items, (size_t)n, (unsigned)(a.timeout_s * 1000), &rep);
-		rep.duration_ms = mono_ms() - t0;
-		sort_results(&rep);
+		if (checks_collect(&ctx, &sel, a.timeout_s, &rep, &err) < 0) {
+			fprintf(stderr, "vigil check: %s\n", err.buf);
+			goto out_env;
+		}
 		if (a.deep)
 			check_deep(&a, &rep);
 	}
