@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include "mhd.h"
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #define MHD_LIBRARY "libmicrohttpd.so.12"
@@ -169,6 +170,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	return ret;
 }
 
+/* Loopback: every local client comes from the same address (and may pick any 127/8 source), so a
+ * per-address limit there would only be a smaller total that one local user can fill. */
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+	return ss->ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+}
+
+/* Slots the open-file limit can hold beside the agent's other files: a connection accepted past
+ * it would fail with EMFILE, and the pipes of the next cycle's checks with it. */
+static unsigned connection_limit(void)
+{
+	struct rlimit rl;
+	unsigned limit = AGENT_HTTP_CONNECTIONS;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)AGENT_HTTP_NOFILE)
+		limit = rl.rlim_cur > 512 ? (unsigned)rl.rlim_cur - 256 : 64;
+	return limit;
+}
+
 struct agent_http *agent_http_start(struct agent *a, const char *listen, struct strbuf *err)
 {
 	struct sockaddr_storage ss;
@@ -177,15 +200,24 @@ struct agent_http *agent_http_start(struct agent *a, const char *listen, struct 
 		return NULL;
 	struct agent_http *h = xcalloc(1, sizeof(*h));
 	h->a = a;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+	/*
+	 * What keeps /health answering while someone holds connections open: many slots (epoll has
+	 * no FD_SETSIZE bound), each dropped after a few idle seconds, each with a small memory
+	 * pool, so a slow client must hold more sockets than a user normally may, and keep them
+	 * busy, to deny anyone. A per-address share applies only where addresses differ.
+	 */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	unsigned limit = connection_limit(), per_ip = is_loopback(&ss) ? 0 : AGENT_HTTP_PER_IP;
 	uint16_t port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 						 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	h->d = mhd.start_daemon(flags, port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
-				(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 32u,
-				MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-				16u, MHD_OPTION_END);
+				(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, limit,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)AGENT_HTTP_TIMEOUT_S,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)AGENT_HTTP_POOL_BYTES,
+				MHD_OPTION_END);
 	if (!h->d) {
 		error_set(err, "cannot listen on '%s' (address in use, or not this host's?)", listen);
 		free(h);

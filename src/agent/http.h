@@ -4,8 +4,12 @@
  * with the verdict inside, so a liveness probe on the agent does not restart it because the host
  * is sick), anything else 404, other methods 405.
  *
- * The server runs its own thread and reads the agent under its lock. Connections are limited in
- * number and time, so a slow or hostile client cannot hold the agent.
+ * The server runs its own thread (epoll) and reads the agent under its lock. A client that opens
+ * connections and never finishes its request cannot deny /health to others: each connection is
+ * dropped after AGENT_HTTP_TIMEOUT_S idle seconds and there are AGENT_HTTP_CONNECTIONS of them
+ * (cmd/agent.c raises the open-file limit to hold them). Listening beyond loopback, one address
+ * gets at most AGENT_HTTP_PER_IP of them; on loopback every local user shares 127.0.0.1, so no
+ * per-address share applies there.
  *
  * Ownership: agent_http_stop() stops the thread and frees the server.
  */
@@ -15,6 +19,13 @@
 #include "agent.h"
 
 struct agent_http;
+
+#define AGENT_HTTP_CONNECTIONS 1024u
+#define AGENT_HTTP_TIMEOUT_S 5u
+#define AGENT_HTTP_PER_IP 64u
+#define AGENT_HTTP_POOL_BYTES 16384u
+/* Open files the agent wants: the connections, plus its own files and check pipes. */
+#define AGENT_HTTP_NOFILE (AGENT_HTTP_CONNECTIONS + 256u)
 
 /* Parse "HOST:PORT", "[V6]:PORT" or ":PORT" (all addresses) into a socket address. 0, or -1 with
  * *err. */

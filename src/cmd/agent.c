@@ -9,6 +9,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 static const char agent_usage[] =
 	"usage: vigil agent [options]\n"
@@ -244,6 +245,13 @@ int cmd_agent(int argc, char **argv)
 	signal(SIGHUP, SIG_IGN);
 
 	if (strcmp(listen, "off")) {
+		/* Room for AGENT_HTTP_CONNECTIONS (systemd's default soft limit is 1024). */
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < AGENT_HTTP_NOFILE) {
+			rl.rlim_cur = rl.rlim_max < AGENT_HTTP_NOFILE ? rl.rlim_max
+								     : AGENT_HTTP_NOFILE;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
 		/* The server's thread inherits a mask without SIGTERM/SIGINT, so that they reach
 		 * the loop's sleep. */
 		sigset_t block, orig;

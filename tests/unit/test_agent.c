@@ -355,6 +355,57 @@ TEST(agent_http_serves_metrics_and_health)
 	agent_release(&a);
 }
 
+/* A local user holds connections open with a request that never ends. Everyone on this host
+ * comes from 127.0.0.1, so only enough slots and a short idle timeout keep /health answering. */
+#define SLOW_CLIENTS 200
+TEST_TIMEOUT(agent_http_answers_health_while_slow_clients_hold_connections, 90)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	static int fds[SLOW_CLIENTS];
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	struct agent_http *h = agent_http_start(&a, "127.0.0.1:0", &err);
+	CHECK_MSG(h, "cannot start: %s", err.buf);
+	unsigned port = agent_http_port(h);
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	static const char partial[] = "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
+	int held = 0;
+	for (int i = 0; i < SLOW_CLIENTS; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(fds[i] >= 0);
+		if (connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+		    write(fds[i], partial, sizeof(partial) - 1) == (ssize_t)(sizeof(partial) - 1))
+			held++;
+	}
+	CHECK_INT(held, SLOW_CLIENTS);
+	/* they are all inside the server now, not in the kernel's backlog */
+	usleep(300000);
+	CHECK_INT(test_http(port, "GET", "/health", &body), 200);
+	CHECK_CONTAINS(body.buf, "\"verdict\":\"healthy\"");
+	CHECK_INT(test_http(port, "GET", "/metrics", &body), 200);
+	CHECK_CONTAINS(body.buf, "vigil_healthy 1\n");
+	/* and the server drops the held connections once they sit idle */
+	int closed = 0;
+	uint64_t end = mono_ms() + 60000;
+	for (int i = 0; i < SLOW_CLIENTS && mono_ms() < end; i++) {
+		struct pollfd p = { fds[i], POLLIN, 0 };
+		char c;
+		if (poll(&p, 1, (int)(end - mono_ms())) == 1 && read(fds[i], &c, 1) <= 0)
+			closed++;
+	}
+	CHECK_INT(closed, SLOW_CLIENTS);
+	for (int i = 0; i < SLOW_CLIENTS; i++)
+		close(fds[i]);
+	agent_http_stop(h);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	agent_release(&a);
+}
+
 TEST(agent_listen_addresses)
 {
 	struct sockaddr_storage ss;
