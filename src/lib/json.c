@@ -33,20 +33,38 @@ static void before_value(struct json_writer *w)
 	}
 }
 
+/* Past the writer's depth, or a close with nothing open: stop writing rather than emit broken
+ * JSON; json_writer_finish() reports it. */
+static void writer_fail(struct json_writer *w, const char *why)
+{
+	if (!w->failed)
+		w->failed = why;
+}
+
 static void open_(struct json_writer *w, char c)
 {
+	if (w->failed)
+		return;
+	if (w->depth + 1 >= (int)ARRAY_SIZE(w->need_comma)) {
+		writer_fail(w, "nested deeper than the JSON writer allows");
+		return;
+	}
 	before_value(w);
 	strbuf_addch(w->out, c);
-	if (w->depth < 63)
-		w->depth++;
+	w->depth++;
 	w->need_comma[w->depth] = false;
 }
 
 static void close_(struct json_writer *w, char c)
 {
+	if (w->failed)
+		return;
+	if (w->depth <= 0) {
+		writer_fail(w, "a close with nothing open");
+		return;
+	}
 	bool had = w->need_comma[w->depth];
-	if (w->depth > 0)
-		w->depth--;
+	w->depth--;
 	if (had)
 		newline(w);
 	strbuf_addch(w->out, c);
@@ -57,8 +75,20 @@ void json_close_object(struct json_writer *w) { close_(w, '}'); }
 void json_open_array(struct json_writer *w) { open_(w, '['); }
 void json_close_array(struct json_writer *w) { close_(w, ']'); }
 
+int json_writer_finish(struct json_writer *w, struct strbuf *err)
+{
+	if (w->failed)
+		return error_set(err, "cannot write JSON: %s", w->failed);
+	if (w->depth)
+		return error_set(err, "cannot write JSON: %d value%s left open", w->depth,
+				 w->depth == 1 ? "" : "s");
+	return 0;
+}
+
 void json_key(struct json_writer *w, const char *key)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	json_quote(w->out, key, strlen(key));
 	strbuf_addch(w->out, ':');
@@ -143,6 +173,8 @@ void json_quote(struct strbuf *sb, const char *str, size_t len)
 
 void json_string_len(struct json_writer *w, const char *s, size_t len)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	json_quote(w->out, s, len);
 }
@@ -158,18 +190,24 @@ void json_string(struct json_writer *w, const char *s)
 
 void json_int(struct json_writer *w, int64_t v)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	strbuf_addf(w->out, "%lld", (long long)v);
 }
 
 void json_uint(struct json_writer *w, uint64_t v)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	strbuf_addf(w->out, "%llu", (unsigned long long)v);
 }
 
 void json_double(struct json_writer *w, double v)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	if (!isfinite(v))
 		strbuf_addstr(w->out, "null");
@@ -181,12 +219,16 @@ void json_double(struct json_writer *w, double v)
 
 void json_bool(struct json_writer *w, bool v)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	strbuf_addstr(w->out, v ? "true" : "false");
 }
 
 void json_null(struct json_writer *w)
 {
+	if (w->failed)
+		return;
 	before_value(w);
 	strbuf_addstr(w->out, "null");
 }

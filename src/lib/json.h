@@ -18,6 +18,7 @@ struct json_writer {
 	bool need_comma[64];
 	bool after_key;
 	bool pretty;
+	const char *failed; /* why writing stopped (too deep, unbalanced), or NULL */
 };
 
 void json_writer_init(struct json_writer *w, struct strbuf *out, bool pretty);
@@ -33,6 +34,10 @@ void json_uint(struct json_writer *w, uint64_t v);
 void json_double(struct json_writer *w, double v);
 void json_bool(struct json_writer *w, bool v);
 void json_null(struct json_writer *w);
+/* After the last value: 0, or -1 with *err when the writer stopped (nested past its depth, a
+ * close with nothing open) or values are left open. A failed writer appends nothing more, so
+ * what it wrote is a prefix of the document, never a wrong one. */
+int json_writer_finish(struct json_writer *w, struct strbuf *err);
 /* Append s as a JSON string literal (with quotes) to sb. */
 void json_quote(struct strbuf *sb, const char *s, size_t len);
 

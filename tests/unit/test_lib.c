@@ -167,3 +167,31 @@ TEST(strbuf_clean_neutralises_control_bytes)
 	CHECK_STR(sb.buf, "\xc3\xa9...");
 	strbuf_release(&sb);
 }
+
+TEST(json_writer_stops_past_its_depth_instead_of_writing_broken_json)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	struct json_writer w;
+	json_writer_init(&w, &out, false);
+	for (int i = 0; i < 100; i++)
+		json_open_array(&w);
+	for (int i = 0; i < 100; i++)
+		json_close_array(&w);
+	CHECK(json_writer_finish(&w, &err) < 0);
+	CHECK_CONTAINS(err.buf, "deeper");
+	/* what was written is a prefix of a valid document, not an unbalanced one */
+	CHECK(!strchr(out.buf, ']'));
+	strbuf_reset(&out);
+	json_writer_init(&w, &out, false);
+	json_open_object(&w);
+	json_key(&w, "a");
+	json_int(&w, 1);
+	json_close_object(&w);
+	CHECK(json_writer_finish(&w, &err) == 0);
+	CHECK_STR(out.buf, "{\"a\":1}");
+	json_close_object(&w);
+	CHECK(json_writer_finish(&w, &err) < 0);
+	CHECK_STR(out.buf, "{\"a\":1}");
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
