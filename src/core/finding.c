@@ -9,6 +9,9 @@ static const char *const severity_names[] = { "info", "warning", "error", "criti
 #define X(a) #a,
 static const char *const action_names[] = { ACTION_LIST(X) };
 #undef X
+_Static_assert(ARRAY_SIZE(status_names) == STATUS_FAIL + 1, "a name for every status");
+_Static_assert(ARRAY_SIZE(severity_names) == SEV_CRITICAL + 1, "a name for every severity");
+_Static_assert(ARRAY_SIZE(action_names) == ACTION__COUNT, "a name for every action");
 
 const char *status_name(enum status s)
 {

@@ -18,6 +18,8 @@
 #ifndef VIGIL_GPU_NVML_H
 #define VIGIL_GPU_NVML_H
 
+#include <stddef.h>
+
 #include "../lib/strbuf.h"
 
 /* nvmlReturn_t values (nvml.h). */
@@ -148,6 +150,19 @@ typedef struct nvmlFieldValue_st {
 	nvmlReturn_t nvmlReturn;
 	nvmlValue_t value;
 } nvmlFieldValue_t;
+
+/*
+ * These structs cross into NVML's own code: their layout is NVML's ABI (nvml.h, x86-64 and
+ * aarch64 alike), so a wrong edit here must fail the build, not corrupt a reading.
+ */
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t is 68 bytes in NVML's ABI");
+_Static_assert(offsetof(nvmlPciInfo_t, domain) == 16, "nvmlPciInfo_t.domain at 16");
+_Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t.busId at 36");
+_Static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t is 8 bytes");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t is 40 bytes in NVML's ABI");
+_Static_assert(offsetof(nvmlFieldValue_t, timestamp) == 8, "nvmlFieldValue_t.timestamp at 8");
+_Static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28, "nvmlFieldValue_t.nvmlReturn at 28");
+_Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value at 32");
 
 /* "GPU is lost", "Not Supported", ... (NVML's own words); "error N" for codes vigil does not know. */
 const char *nvml_error_name(int rc);
