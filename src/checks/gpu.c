@@ -493,7 +493,8 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 	if (errs.len) {
 		f = problem(e, STATUS_WARN, ACTION_INVESTIGATE, "nvlink_errors",
 			    rising ? "GPU %u NVLink errors rising by over %llu since the last run: %s"
-				   : "GPU %u NVLink errors over %llu since the driver loaded: %s",
+				   : "GPU %u NVLink errors over %llu since the driver loaded (the first "
+				     "reading: later runs warn only when they rise): %s",
 			    g->index, (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
 		finding_detail(f, "counters", "%s", errs.buf);
 	}
