@@ -3,6 +3,7 @@
 #include "../lib/prom.h"
 
 #include <time.h>
+#include <unistd.h>
 
 void report_init(struct report *r, const char *host, double time)
 {
@@ -141,10 +142,22 @@ void report_finish(struct report *r)
 			: f ? f->message : "could not tell";
 		reason_set(r, pre.buf, why, "");
 	} else {
+		/* healthy, and plainly what was not examined: "healthy (skipped: gpu, pcie)" */
 		r->verdict = VERDICT_HEALTHY;
+		struct strbuf what = STRBUF_INIT;
 		if (warns)
-			strbuf_addf(&suf, " (%zu warning%s)", warns, warns == 1 ? "" : "s");
-		reason_set(r, "healthy", "", suf.buf);
+			strbuf_addf(&what, "%zu warning%s", warns, warns == 1 ? "" : "s");
+		for (size_t i = 0, n = 0; i < r->nr; i++)
+			if (r->results[i].status == STATUS_SKIPPED)
+				strbuf_addf(&what, "%s%s", n++ ? ", "
+							 : what.len ? "; skipped: "
+								    : "skipped: ",
+					    r->results[i].name);
+		if (what.len)
+			reason_set(r, "healthy (", what.buf, ")");
+		else
+			reason_set(r, "healthy", "", "");
+		strbuf_release(&what);
 	}
 	strbuf_release(&pre);
 	strbuf_release(&suf);
@@ -352,7 +365,26 @@ void report_prom(const struct report *r, struct strbuf *out)
 		}
 }
 
-static const char *status_color(enum status s)
+int color_mode_parse(const char *s)
+{
+	if (!strcmp(s, "always"))
+		return COLOR_ALWAYS;
+	if (!strcmp(s, "never"))
+		return COLOR_NEVER;
+	if (!strcmp(s, "auto"))
+		return COLOR_AUTO;
+	return -2;
+}
+
+bool color_enabled(int mode, int fd)
+{
+	if (mode != COLOR_AUTO)
+		return mode == COLOR_ALWAYS;
+	const char *no = getenv("NO_COLOR");
+	return isatty(fd) && !(no && *no);
+}
+
+const char *status_color(enum status s)
 {
 	switch (s) {
 	case STATUS_OK:
@@ -368,13 +400,19 @@ static const char *status_color(enum status s)
 	}
 }
 
+const char *verdict_color(enum verdict v)
+{
+	return v == VERDICT_HEALTHY ? "\033[1;32m" : v == VERDICT_UNHEALTHY ? "\033[1;31m"
+									   : "\033[1;35m";
+}
+
 static void add_status(struct strbuf *out, enum status s, bool color, int width)
 {
 	if (color)
 		strbuf_addstr(out, status_color(s));
 	strbuf_addf(out, "%-*s", width, status_name(s));
 	if (color)
-		strbuf_addstr(out, "\033[0m");
+		strbuf_addstr(out, COLOR_RESET);
 }
 
 void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose)
@@ -427,12 +465,10 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 	strbuf_addch(out, '\n');
 	strbuf_addstr(out, "verdict: ");
 	if (color)
-		strbuf_addstr(out, r->verdict == VERDICT_HEALTHY     ? "\033[1;32m"
-				   : r->verdict == VERDICT_UNHEALTHY ? "\033[1;31m"
-								     : "\033[1;35m");
+		strbuf_addstr(out, verdict_color(r->verdict));
 	strbuf_addstr(out, verdict_name(r->verdict));
 	if (color)
-		strbuf_addstr(out, "\033[0m");
+		strbuf_addstr(out, COLOR_RESET);
 	/* the reason without the verdict it repeats: "healthy (3 warnings)" says "(3 warnings)" */
 	const char *why = r->reason;
 	if (r->verdict == VERDICT_HEALTHY)

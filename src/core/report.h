@@ -44,6 +44,16 @@ void report_json(const struct report *r, struct strbuf *out, bool pretty);
 /* The "verdict", "exit_code" and "reason" members of an open JSON object, as report_json has. */
 void report_json_verdict(struct json_writer *w, const struct report *r);
 void report_prom(const struct report *r, struct strbuf *out);
+/* Colour, one implementation for every table vigil prints. */
+enum color_mode { COLOR_AUTO = -1, COLOR_NEVER = 0, COLOR_ALWAYS = 1 };
+#define COLOR_RESET "\033[0m"
+/* --color WHEN: "auto", "always" or "never" as a mode; -2 for anything else. */
+int color_mode_parse(const char *s);
+/* always, never, or (auto) when fd is a terminal and NO_COLOR is unset or empty */
+bool color_enabled(int mode, int fd);
+const char *status_color(enum status s);
+const char *verdict_color(enum verdict v);
+
 void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose);
 
 #endif

@@ -39,3 +39,34 @@ TEST(report_table_neutralises_escapes_and_says_verdict_once)
 	report_release(&rep);
 	strbuf_release(&out);
 }
+
+/* A healthy verdict says plainly what was not examined (a host with no GPU, no IB). */
+TEST(report_healthy_reason_names_what_was_skipped)
+{
+	struct report rep;
+	report_init(&rep, "h", 0);
+	struct check_result *r = report_add(&rep, "gpu");
+	result_add(r, STATUS_SKIPPED, ACTION_NONE, "no_gpu", "", "no NVIDIA GPU");
+	result_finish(r);
+	r = report_add(&rep, "kernel");
+	result_add(r, STATUS_WARN, ACTION_NONE, "oom", "", "an OOM kill");
+	result_finish(r);
+	r = report_add(&rep, "infiniband");
+	result_add(r, STATUS_SKIPPED, ACTION_NONE, "none", "", "no InfiniBand devices");
+	result_finish(r);
+	report_finish(&rep);
+	CHECK_INT(rep.verdict, VERDICT_HEALTHY);
+	CHECK_STR(rep.reason, "healthy (1 warning; skipped: gpu, infiniband)");
+	report_release(&rep);
+}
+
+TEST(report_color_modes)
+{
+	CHECK_INT(color_mode_parse("always"), COLOR_ALWAYS);
+	CHECK_INT(color_mode_parse("never"), COLOR_NEVER);
+	CHECK_INT(color_mode_parse("auto"), COLOR_AUTO);
+	CHECK_INT(color_mode_parse("sometimes"), -2);
+	CHECK(color_enabled(COLOR_ALWAYS, -1));
+	CHECK(!color_enabled(COLOR_NEVER, 1));
+	CHECK(!color_enabled(COLOR_AUTO, -1)); /* not a terminal */
+}
