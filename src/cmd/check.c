@@ -132,24 +132,16 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case OPT_STATE: a->he.state_dir = optarg; break;
 		case OPT_HOST: a->he.host = optarg; break;
 		case OPT_TIMEOUT:
-			if (!parse_double(optarg, &a->timeout_s) || a->timeout_s <= 0 ||
-			    a->timeout_s > 86400) {
-				usage_error("check", "--timeout wants seconds, not '%s'", optarg);
+			if (opt_seconds("check", "--timeout", optarg, 1, 86400, &a->timeout_s) < 0)
 				return -1;
-			}
 			break;
 		case OPT_JSON: a->json = true; break;
 		case OPT_PROM: a->prom = optarg; break;
 		case OPT_REASON: a->reason = true; break;
 		case 'v': a->verbose = true; break;
 		case OPT_COLOR:
-			if (!strcmp(optarg, "always"))
-				a->color = 1;
-			else if (!strcmp(optarg, "never"))
-				a->color = 0;
-			else if (!strcmp(optarg, "auto"))
-				a->color = -1;
-			else {
+			a->color = color_mode_parse(optarg);
+			if (a->color == -2) {
 				usage_error("check", "--color wants auto, always or never");
 				return -1;
 			}
@@ -231,10 +223,15 @@ static int apply_slurm(struct check_args *a, const struct report *rep, int ret, 
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	uint64_t spent = mono_ms() - t0;
-	unsigned left = spent < SLURM_BUDGET_MS ? (unsigned)(SLURM_BUDGET_MS - spent) : 1000;
-	if (cmds.timeout_ms > left / 2)
-		cmds.timeout_ms = left / 2 > 1000 ? left / 2 : 1000;
+	/* Slurm's calls fit in what is left of --timeout (and of Slurm's own 60 s limit). */
+	char budget[48];
+	double budget_ms = a->timeout_s * 1000 < SLURM_BUDGET_MS ? a->timeout_s * 1000
+								 : SLURM_BUDGET_MS;
+	snprintf(budget, sizeof(budget),
+		 budget_ms < SLURM_BUDGET_MS ? "--timeout %g" : "%g s, under Slurm's 60 s limit",
+		 budget_ms / 1000);
+	cmds.deadline_ms = t0 + (uint64_t)budget_ms;
+	cmds.budget_name = budget;
 	if (slurm_node_get(&cmds, name, &node, &err) == 0)
 		have_node = true;
 	else
@@ -284,6 +281,25 @@ static void check_deep(struct check_args *a, struct report *rep)
 	strbuf_release(&err);
 }
 
+/*
+ * A --root that holds no host (an empty directory, a scenario folder instead of its root/) is
+ * unknown, never healthy: a "root" result first in the report, so that it is the reason given.
+ */
+static void check_root(struct report *rep)
+{
+	struct strbuf why = STRBUF_INIT;
+	if (!fsroot_looks_like_host(&why)) {
+		struct check_result *r = report_add(rep, "root");
+		result_add(r, STATUS_UNKNOWN, ACTION_NONE, "not-a-host-root", "", "%s", why.buf);
+		result_finish(r);
+		struct check_result root = rep->results[rep->nr - 1];
+		memmove(rep->results + 1, rep->results, (rep->nr - 1) * sizeof(*rep->results));
+		rep->results[0] = root;
+		report_finish(rep);
+	}
+	strbuf_release(&why);
+}
+
 int check_collect(const struct host_env *he, const struct strlist *only,
 		  const struct strlist *skip, double timeout_s, struct report *rep,
 		  struct strbuf *err)
@@ -294,7 +310,10 @@ int check_collect(const struct host_env *he, const struct strlist *only,
 		.host = he->host,
 		.state_dir = he->state_dir,
 	};
-	return checks_collect(&ctx, &sel, timeout_s, rep, err);
+	if (checks_collect(&ctx, &sel, timeout_s, rep, err) < 0)
+		return -1;
+	check_root(rep);
+	return 0;
 }
 
 int cmd_check(int argc, char **argv)
@@ -306,7 +325,7 @@ int cmd_check(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.timeout_s = 30;
-	a.color = -1;
+	a.color = COLOR_AUTO;
 	int pr = parse_args(argc, argv, &a);
 	if (pr) {
 		if (pr > 0) {
@@ -343,6 +362,7 @@ int cmd_check(int argc, char **argv)
 			fprintf(stderr, "vigil check: %s\n", err.buf);
 			goto out_env;
 		}
+		check_root(&rep);
 		if (a.deep)
 			check_deep(&a, &rep);
 	}
@@ -358,9 +378,7 @@ int cmd_check(int argc, char **argv)
 	} else if (a.reason) {
 		strbuf_addf(&out, "%s\n", rep.reason);
 	} else {
-		bool color = a.color == 1 ||
-			     (a.color == -1 && isatty(1) && !getenv("NO_COLOR"));
-		report_table(&rep, &out, color, a.verbose);
+		report_table(&rep, &out, color_enabled(a.color, 1), a.verbose);
 	}
 	fwrite(out.buf, 1, out.len, stdout);
 	if (a.prom) {
