@@ -14,6 +14,11 @@ int read_file_bounded(const char *path, struct strbuf *sb, size_t cap, struct st
 			return READ_MISSING;
 		return error_set(err, "cannot open '%s': %s", path, strerror(errno));
 	}
+	return read_fd_bounded(fd, path, sb, cap, err);
+}
+
+int read_fd_bounded(int fd, const char *path, struct strbuf *sb, size_t cap, struct strbuf *err)
+{
 	/* sysfs and regular files ignore O_NONBLOCK; a FIFO would spin: clear it after open. */
 	int fl = fcntl(fd, F_GETFL);
 	if (fl >= 0)

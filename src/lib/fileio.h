@@ -16,6 +16,12 @@ enum { READ_OK = 0, READ_MISSING = 1, READ_TRUNCATED = 2 };
  * Non-blocking open so a FIFO with no writer does not hang; reads may still block on a device.
  */
 int read_file_bounded(const char *path, struct strbuf *sb, size_t cap, struct strbuf *err);
+/*
+ * The same read from an fd the caller opened as read_file_bounded() does (O_RDONLY | O_CLOEXEC |
+ * O_NONBLOCK | O_NOCTTY): fsroot opens inside a root itself. The fd is closed, whatever happens;
+ * path only names the file in messages.
+ */
+int read_fd_bounded(int fd, const char *path, struct strbuf *sb, size_t cap, struct strbuf *err);
 /* Write all of data to path (create/truncate); 0 or -1 with *err. Atomic via rename if atomic. */
 int write_file(const char *path, const void *data, size_t len, bool atomic, struct strbuf *err);
 /* mkdir -p; 0 or -1 with *err. */

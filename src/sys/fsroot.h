@@ -4,6 +4,12 @@
  * a fixture directory stands in for a whole host.
  *
  * Paths passed in are absolute host paths ("/sys/class/infiniband"). Reads are bounded.
+ *
+ * Under a root, every function here resolves the path inside the root, as openat2() with
+ * RESOLVE_IN_ROOT does: an absolute link target means root + target, ".." stops at the root, magic
+ * links are not followed, more than 40 links is ELOOP. Relative sysfs links
+ * (../../devices/pci0000:00/...) work as on the host; nothing outside the root is ever read. On
+ * the host (no root) the calls are the plain ones.
  */
 #ifndef VIGIL_FSROOT_H
 #define VIGIL_FSROOT_H
@@ -34,5 +40,26 @@ int fsroot_list(const char *path, struct strlist *out, struct strbuf *err);
 /* Target of a symlink (its last component when basename is true). */
 int fsroot_readlink(const char *path, struct strbuf *out, bool basename);
 int fsroot_statvfs(const char *path, struct statvfs *st, struct strbuf *err);
+
+/* open(path, flags) resolved inside the root (plain open() on the host): an fd or -1 with errno. */
+int fsroot_open(const char *path, int flags);
+/*
+ * For readers that want a path (the kernel log reader): out = the host path of path with every
+ * link resolved inside the root, so opening it cannot leave the root (short of the fixture being
+ * changed between the two steps). 0, READ_MISSING (out = root + path), or -1 with *err (ELOOP).
+ * On the host out is path unchanged.
+ */
+int fsroot_resolve(const char *path, struct strbuf *out, struct strbuf *err);
+/*
+ * Does the root hold something of a host: a sys/ or proc/ directory, or a dev/kmsg log? An empty
+ * directory, or a scenario folder given instead of its root/, does not: false with *why saying
+ * so ("'DIR' holds no sys/, proc/ or dev/kmsg: not a host root"). Always true on the host.
+ */
+bool fsroot_looks_like_host(struct strbuf *why);
+
+/* Tests: which resolver a root uses (AUTO: openat2 where the kernel has it, else the userspace
+ * walker). VIGIL_FSROOT_RESOLVER=userspace in the environment forces the walker too. */
+enum fsroot_resolver { FSROOT_RESOLVER_AUTO, FSROOT_RESOLVER_USERSPACE };
+void fsroot_set_resolver(enum fsroot_resolver r);
 
 #endif
