@@ -12,7 +12,9 @@
  *    kernel and rounded once to the output type.
  *
  * Miscompares are counted in 64 bits. TFLOP/s is timed with events around the products only (the
- * checks run between timed windows), so it is comparable with torch.matmul at the same shape.
+ * checks run between timed windows), so it is comparable with torch.matmul at the same shape;
+ * tflops_wall is the work done over the whole sustained window by the host clock (products x
+ * FLOPs / time), which also falls when another process takes turns on the GPU between products.
  */
 #ifndef VIGIL_CUDA_GEMM_CUH
 #define VIGIL_CUDA_GEMM_CUH
@@ -36,6 +38,7 @@ struct gemm_opts {
 	bool inject = false;        /* corrupt one output element once (tests the checker) */
 	bool kat = true;
 	bool verify = true;         /* burn mode turns it off */
+	double duty = 1;            /* burn: compute this fraction of each 40 ms, sleep the rest */
 };
 
 struct gemm_result {
@@ -48,6 +51,8 @@ struct gemm_result {
 	unsigned long long kat_runs = 0, kat_elements = 0, kat_miscompares = 0;
 	double tflops_median = 0, tflops_mean = 0, tflops_min = 0, tflops_max = 0;
 	double tflops_first = 0, tflops_last = 0;
+	double tflops_wall = 0;     /* gemms x 2MNK / seconds: what the GPU delivered over the
+				     * sustained window, checks and time lost to others included */
 	double max_err_ratio = 0;   /* worst |checksum - reference| / tolerance seen */
 	double detect_rms = 0;      /* an error in one element above this many rms(C) is caught */
 	std::string first_error;

@@ -2,6 +2,7 @@
 #include "nvml_lite.cuh"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 typedef int nvmlReturn_t;
@@ -53,7 +54,54 @@ struct nvml_watch::dev_state {
 	nvmlDevice_t h = nullptr;
 	nvml_telemetry tel;
 	std::vector<nvml_xid> xids;
+	std::vector<nvml_proc> procs;
 };
+
+/* The name of pid from /proc/PID/comm in this pid namespace, "" when it has none; bytes that
+ * are not printable ASCII become '?' (vigil quotes it again, but the JSON stays plain). */
+static std::string proc_comm(unsigned pid)
+{
+	char path[64], buf[64];
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return "";
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	::close(fd);
+	if (n <= 0)
+		return "";
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+		n--;
+	std::string out;
+	for (ssize_t i = 0; i < n; i++)
+		out += buf[i] >= 0x20 && buf[i] < 0x7f ? buf[i] : '?';
+	return out;
+}
+
+std::string nvml_proc::json() const
+{
+	jw j;
+	j.num("pid", pid);
+	if (!name.empty())
+		j.str("name", name);
+	if (used_bytes != ~0ULL)
+		j.u64("used_bytes", used_bytes);
+	j.boolean("at_start", phases & PROC_AT_START);
+	j.boolean("during", phases & PROC_DURING);
+	j.boolean("at_end", phases & PROC_AT_END);
+	j.num("samples", samples);
+	j.num("first_s", std::round(first_s * 10) / 10);
+	j.num("last_s", std::round(last_s * 10) / 10);
+	return j.done();
+}
+
+std::string nvml_procs_json(const std::vector<nvml_proc> &v)
+{
+	std::string s = "[";
+	for (size_t i = 0; i < v.size(); i++)
+		s += (i ? "," : "") + v[i].json();
+	return s + "]";
+}
 
 static void *sym(const char *a, const char *b)
 {
@@ -175,6 +223,7 @@ bool nvml_watch::start(const std::vector<int> &cuda_devs)
 		devs.push_back(s);
 	}
 	available = true;
+	procs_watch = nv.procs ? "ok" : "NVML lacks nvmlDeviceGetComputeRunningProcesses";
 	t0 = now_s();
 	running = true;
 	if (nv.set_create && nv.register_events && nv.set_wait) {
@@ -207,10 +256,75 @@ bool nvml_watch::start(const std::vector<int> &cuda_devs)
 	return true;
 }
 
+/* Under lock: list the compute processes on s's GPU, note the others (not this process). */
+bool nvml_watch::record_procs(dev_state *s, unsigned phase)
+{
+	if (!nv.procs || !s->h)
+		return false;
+	nv_proc pr[64];
+	unsigned cnt = 64;
+	nvmlReturn_t rc = nv.procs(s->h, &cnt, pr);
+	if (rc != NV_SUCCESS) {
+		if (procs_watch == "ok")
+			procs_watch = "nvmlDeviceGetComputeRunningProcesses: " + nv_err(rc);
+		return false;
+	}
+	unsigned me = (unsigned)getpid(), others = 0;
+	double at = now_s() - t0;
+	nvml_telemetry &t = s->tel;
+	for (unsigned k = 0; k < cnt && k < 64; k++) {
+		if (pr[k].pid == me)
+			continue;
+		others++;
+		nvml_proc *p = nullptr;
+		for (nvml_proc &q : s->procs)
+			if (q.pid == pr[k].pid)
+				p = &q;
+		if (!p && s->procs.size() < 16) {
+			s->procs.push_back(nvml_proc());
+			p = &s->procs.back();
+			p->pid = pr[k].pid;
+			p->name = proc_comm(pr[k].pid);
+			p->first_s = at;
+		}
+		if (p) {
+			p->phases |= phase;
+			p->samples++;
+			p->last_s = at;
+			p->used_bytes = pr[k].used;
+		}
+		bool known = false;
+		for (unsigned q : t.other_pids)
+			known |= q == pr[k].pid;
+		if (!known && t.other_pids.size() < 8)
+			t.other_pids.push_back(pr[k].pid);
+	}
+	t.other_processes_max = std::max(t.other_processes_max, others);
+	return true;
+}
+
+bool nvml_watch::procs_now(int dev, unsigned phase)
+{
+	std::lock_guard<std::mutex> g(lock);
+	bool ok = false;
+	for (dev_state *s : devs)
+		if (s->cuda_dev == dev)
+			ok = record_procs(s, phase);
+	return ok;
+}
+
+std::vector<nvml_proc> nvml_watch::procs(int dev)
+{
+	std::lock_guard<std::mutex> g(lock);
+	for (dev_state *s : devs)
+		if (s->cuda_dev == dev)
+			return s->procs;
+	return {};
+}
+
 void nvml_watch::sample_loop()
 {
 	unsigned tick = 0;
-	unsigned me = (unsigned)getpid();
 	while (running) {
 		bool procs = nv.procs && tick++ % 5 == 0;
 		for (dev_state *s : devs) {
@@ -246,24 +360,8 @@ void nvml_watch::sample_loop()
 				if (r & NV_REASON_HW_SLOWDOWN)
 					t.hw_slowdown_samples++;
 			}
-			if (procs) {
-				nv_proc pr[64];
-				unsigned cnt = 64;
-				if (nv.procs(s->h, &cnt, pr) == NV_SUCCESS) {
-					unsigned others = 0;
-					for (unsigned k = 0; k < cnt && k < 64; k++) {
-						if (pr[k].pid == me)
-							continue;
-						others++;
-						bool known = false;
-						for (unsigned p : t.other_pids)
-							known |= p == pr[k].pid;
-						if (!known && t.other_pids.size() < 8)
-							t.other_pids.push_back(pr[k].pid);
-					}
-					t.other_processes_max = std::max(t.other_processes_max, others);
-				}
-			}
+			if (procs)
+				record_procs(s, PROC_DURING);
 		}
 		for (int i = 0; i < 20 && running; i++)
 			std::this_thread::sleep_for(std::chrono::milliseconds(10));

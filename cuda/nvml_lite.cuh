@@ -37,6 +37,21 @@ struct nvml_telemetry {
 	std::string json() const;
 };
 
+/* A compute process of someone else seen on a GPU (nvmlDeviceGetComputeRunningProcesses, this
+ * helper's own pid left out): when, how often, and its name from /proc/PID/comm when this pid
+ * namespace has it. Any such process makes the figures of that GPU untrustworthy. */
+enum { PROC_AT_START = 1, PROC_DURING = 2, PROC_AT_END = 4 };
+struct nvml_proc {
+	unsigned pid = 0;
+	unsigned long long used_bytes = 0;
+	std::string name;
+	unsigned phases = 0; /* PROC_* */
+	unsigned samples = 0;
+	double first_s = 0, last_s = 0;
+	std::string json() const;
+};
+std::string nvml_procs_json(const std::vector<nvml_proc> &v);
+
 struct nvml_xid {
 	unsigned long long xid;
 	double at_s;
@@ -56,6 +71,12 @@ struct nvml_watch {
 	nvml_health health(int dev);
 	nvml_telemetry telemetry(int dev);
 	std::vector<nvml_xid> xids(int dev);
+	/* List the other compute processes on CUDA device dev now, recording them under phase
+	 * (PROC_AT_START, PROC_DURING, PROC_AT_END). False when NVML could not list them. */
+	bool procs_now(int dev, unsigned phase);
+	std::vector<nvml_proc> procs(int dev);
+	/* "ok", or why processes are not listed */
+	std::string procs_watch;
 	~nvml_watch() { close(); }
 
 private:
@@ -67,6 +88,7 @@ private:
 	std::mutex lock;
 	double t0 = 0;
 	void sample_loop();
+	bool record_procs(dev_state *s, unsigned phase);
 	void xid_loop();
 };
 

@@ -6,6 +6,11 @@
  *   vigil-gpu stress [options]          all GPUs at once: verified GEMMs, HBM bandwidth, patterns
  *   vigil-gpu pairs [options]           peer copy bandwidth for every GPU pair, verified
  *   vigil-gpu burn [options]            unverified GEMM load (a background load for benchmarks)
+ *   vigil-gpu procs [--gpus LIST]       other processes' compute contexts on each GPU, now
+ *
+ * stress and pairs list the compute processes of others on every GPU (NVML) at the start, every
+ * second during the tests and at the end of each GPU's tests: a foreign load makes the figures
+ * of that GPU untrustworthy, and vigil says so instead of judging them.
  */
 #include "common.cuh"
 #include "gemm.cuh"
@@ -23,7 +28,8 @@ static const char usage[] =
 	"                        [--no-gemm] [--no-hbm] [--no-memtest] [--tau T] [--seed N]\n"
 	"                        [--inject gemm|hbm|memtest] [--progress-fd FD]\n"
 	"       vigil-gpu pairs [--gpus LIST] [--bytes SIZE] [--reps N] [--progress-fd FD]\n"
-	"       vigil-gpu burn [--gpus LIST] [--duration S] [--dtypes bf16]\n"
+	"       vigil-gpu burn [--gpus LIST] [--duration S] [--dtypes bf16] [--duty F]\n"
+	"       vigil-gpu procs [--gpus LIST]\n"
 	"\n"
 	"Prints one JSON object per line (docs/STRESS.md). Exit: 0 ran, 2 usage, 3 no GPU.\n";
 
@@ -38,6 +44,7 @@ struct stress_opts {
 	bool gemm = true, hbm = true, memtest = true;
 	std::string inject;
 	uint64_t seed = 1;
+	double duty = 1; /* burn: the fraction of each 40 ms period spent computing */
 };
 
 static int usage_err(const char *fmt, const char *a)
@@ -102,6 +109,10 @@ static int parse(int argc, char **argv, stress_opts *o)
 			if (!parse_double_arg(v, &d) || d < 1 || d > 100000)
 				return usage_err("--reps wants a count, not '%s'", v);
 			o->pair_reps = o->reps = (int)d;
+		} else if (!strcmp(a, "--duty")) {
+			if (!parse_double_arg(v, &d) || d <= 0 || d > 1)
+				return usage_err("--duty wants a fraction in (0, 1], not '%s'", v);
+			o->duty = d;
 		} else if (!strcmp(a, "--mem-fraction")) {
 			if (!parse_double_arg(v, &d) || d <= 0 || d > 0.99)
 				return usage_err("--mem-fraction wants a fraction below 0.99, not '%s'", v);
@@ -202,6 +213,8 @@ static void emit_gpu(gpu_run &g, nvml_watch *w, bool nv, bool burn)
 		j.raw("memtest", g.mt.json());
 	if (nv) {
 		g.after = w->health(g.dev);
+		w->procs_now(g.dev, PROC_AT_END);
+		j.raw("other_processes", nvml_procs_json(w->procs(g.dev)));
 		j.raw("telemetry", w->telemetry(g.dev).json());
 		j.raw("health_before", g.before.json());
 		j.raw("health_after", g.after.json());
@@ -244,6 +257,10 @@ static void run_one(gpu_run *g, const stress_opts &o, bool burn)
 		go.seed = o.seed + 7919ULL * (uint64_t)g->dev + 104729ULL * i;
 		go.inject = o.inject == "gemm" && i == 0;
 		go.verify = go.kat = !burn;
+		if (burn && o.duty < 1) {
+			go.duty = o.duty;
+			go.ring = 1; /* turns of about 1.6 ms products, not 6.4 ms windows */
+		}
 		gemm_result r;
 		gemm_run(g->dev, o.dtypes[i], go, &r, [&](const char *ph, double tf, double frac) {
 			double now = now_s();
@@ -287,6 +304,33 @@ static void run_one(gpu_run *g, const stress_opts &o, bool burn)
 	g->seconds = now_s() - t0;
 }
 
+/* The start line's "processes_watch" and "other_processes" (each with its "gpu"): the other
+ * compute processes on the GPUs before any test, so that even a GPU that then hangs has them. */
+static void procs_start_json(jw &s, nvml_watch &w, bool nv, const std::vector<int> &gpus)
+{
+	if (!nv) {
+		s.str("processes_watch", "unavailable: no NVML");
+		return;
+	}
+	std::string list = "[";
+	bool first = true;
+	for (int d : gpus) {
+		w.procs_now(d, PROC_AT_START);
+		for (const nvml_proc &p : w.procs(d)) {
+			jw x;
+			x.num("gpu", d).num("pid", p.pid);
+			if (!p.name.empty())
+				x.str("name", p.name);
+			if (p.used_bytes != ~0ULL)
+				x.u64("used_bytes", p.used_bytes);
+			list += (first ? "" : ",") + x.done();
+			first = false;
+		}
+	}
+	s.str("processes_watch", w.procs_watch);
+	s.raw("other_processes", list + "]");
+}
+
 static int cmd_stress(const stress_opts &o, bool burn)
 {
 	std::vector<int> gpus;
@@ -306,6 +350,7 @@ static int cmd_stress(const stress_opts &o, bool burn)
 	s.str("xid_watch", !nv ? "unavailable: no NVML"
 			       : w.xid_supported ? "ok"
 						 : w.xid_note.c_str());
+	procs_start_json(s, w, nv, gpus);
 	emit(s.done());
 
 	std::vector<gpu_run> runs(gpus.size());
@@ -325,9 +370,11 @@ static int cmd_stress(const stress_opts &o, bool burn)
 	for (auto &t : th)
 		t.join();
 	w.stop();
-	w.close();
 	jw e;
 	e.str("type", "end").num("seconds", std::round((now_s() - t0) * 100) / 100);
+	if (nv)
+		e.str("processes_watch", w.procs_watch);
+	w.close();
 	emit(e.done());
 	return HX_OK;
 }
@@ -464,6 +511,42 @@ static bool pairs_inner(const stress_opts &o, const std::vector<int> &gpus,
 	return true;
 }
 
+/* One "processes" line per GPU: every other process seen on it from the start to now. */
+static void emit_procs(nvml_watch &w, bool nv, const std::vector<int> &gpus)
+{
+	if (!nv)
+		return;
+	for (int d : gpus) {
+		w.procs_now(d, PROC_AT_END);
+		jw j;
+		j.str("type", "processes").num("gpu", d);
+		j.raw("other_processes", nvml_procs_json(w.procs(d)));
+		emit(j.done());
+	}
+}
+
+/* vigil-gpu procs: the other compute processes on each GPU now (vigil asks before and after
+ * vigil-nccl, whose ranks do not watch). No CUDA context is created. */
+static int cmd_procs(const stress_opts &o)
+{
+	std::vector<int> gpus;
+	int rc = start_gpus(o, &gpus);
+	if (rc)
+		return rc;
+	nvml_watch w;
+	bool nv = w.start(gpus);
+	jw s;
+	s.str("type", "start").str("helper", "vigil-gpu").str("version", VIGIL_HELPER_VERSION);
+	s.str("mode", "procs");
+	s.raw("gpus", json_int_array(gpus));
+	procs_start_json(s, w, nv, gpus);
+	emit(s.done());
+	jw e;
+	e.str("type", "end");
+	emit(e.done());
+	return HX_OK;
+}
+
 static int cmd_pairs(const stress_opts &o)
 {
 	std::vector<int> gpus;
@@ -476,6 +559,9 @@ static int cmd_pairs(const stress_opts &o)
 	s.str("mode", "pairs");
 	versions_json(s);
 	s.raw("gpus", json_int_array(gpus));
+	nvml_watch w;
+	bool nv = w.start(gpus);
+	procs_start_json(s, w, nv, gpus);
 	emit(s.done());
 	for (int d : gpus) {
 		gpu_ident g;
@@ -494,6 +580,7 @@ static int cmd_pairs(const stress_opts &o)
 	if (!pairs_inner(o, gpus, errs))
 		for (auto &e : errs)
 			emit_error("cuda", "%s", e.c_str());
+	emit_procs(w, nv, gpus);
 	jw e;
 	e.str("type", "end").num("seconds", std::round((now_s() - t0) * 100) / 100);
 	emit(e.done());
@@ -513,7 +600,7 @@ int main(int argc, char **argv)
 	stress_opts o;
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "info") && strcmp(cmd, "stress") && strcmp(cmd, "pairs") &&
-	    strcmp(cmd, "burn"))
+	    strcmp(cmd, "burn") && strcmp(cmd, "procs"))
 		return usage_err("unknown command '%s'", cmd);
 	int rc = parse(argc, argv, &o);
 	if (rc)
@@ -522,6 +609,8 @@ int main(int argc, char **argv)
 		return cmd_info(o);
 	if (!strcmp(cmd, "pairs"))
 		return cmd_pairs(o);
+	if (!strcmp(cmd, "procs"))
+		return cmd_procs(o);
 	if (!strcmp(cmd, "burn")) {
 		if (o.dtypes.size() > 1)
 			o.dtypes.resize(1);

@@ -1,15 +1,14 @@
 /*
  * active.h: what 'vigil stress', 'vigil net' and 'vigil check --deep' share: the output options,
- * progress on a terminal, running a helper into a struct gs_end, and printing a report of
- * active tests (a table of figures, the problems, the verdict) the way 'vigil check' does.
+ * progress on a terminal, and printing a report of active tests (a table of figures, the
+ * problems, the verdict) the way 'vigil check' does. Running the helpers and the --deep sequence
+ * are src/stress/engine.h's: these commands only parse, call and print.
  */
 #ifndef VIGIL_CMD_ACTIVE_H
 #define VIGIL_CMD_ACTIVE_H
 
 #include "../core/report.h"
-#include "../stress/gpu_stress.h"
-#include "../stress/helper.h"
-#include "../stress/net.h"
+#include "../stress/engine.h"
 
 struct active_out {
 	bool json, reason, verbose;
@@ -20,16 +19,6 @@ struct active_out {
  * want is set), else -1. Close it with active_progress_close(). */
 int active_progress_fd(bool want);
 void active_progress_close(int fd);
-
-/* Fill e from a finished helper run (desc keeps the description alive). */
-void active_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *desc);
-
-/* Find helper name and run it with args under timeout_ms (progress on a terminal if asked):
- * 0 with ho holding its lines and end how it ended (desc keeps the description), or -1 with
- * end->why_not saying why it could not run (why keeps that string). */
-int active_run_helper(const char *name, const char *const *args, unsigned timeout_ms,
-		      bool progress, struct helper_out *ho, struct gs_end *end, struct strbuf *desc,
-		      struct strbuf *why);
 
 /* Finish rep (verdict, reason), print it (JSON, the reason, or title + figures + problems +
  * verdict) and release it. Returns the exit code (the verdict's, or EXIT_UNKNOWN when stdout
@@ -68,16 +57,7 @@ int active_out_option(const char *cmd, int c, const char *arg, struct active_out
 /* Validate a GPU list such as 0,1,4-7. */
 bool active_gpu_list_ok(const char *s);
 
-/* Run vigil-gpu pairs (bytes in MiB, reps; gpus may be NULL) / vigil-nccl with args, and parse
- * what they print into run; end says how they ended (why and desc keep its strings). */
-void net_pairs_collect(unsigned mib, unsigned reps, const char *gpus, bool progress,
-		       struct np_run *run, struct gs_end *end, struct strbuf *desc,
-		       struct strbuf *why);
-void net_nccl_collect(const char *const *args, unsigned timeout_ms, bool progress,
-		      struct nc_run *run, struct gs_end *end, struct strbuf *desc,
-		      struct strbuf *why);
-
-/* 'vigil check --deep': short stress gpu, pairs and NCCL runs on this host, added to rep. */
+/* 'vigil check --deep': engine_deep() with progress on a terminal if asked. */
 void active_deep(const struct config *cfg, double seconds, bool progress, struct report *rep);
 
 #endif

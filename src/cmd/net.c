@@ -1,8 +1,8 @@
 /*
  * net.c: 'vigil net nccl' (NCCL collectives: busbw per size, exact data, a deadline that names
  * the ranks that did not complete) and 'vigil net pairs' (peer copy bandwidth of every GPU
- * pair). The measurements run in the CUDA helpers vigil-nccl and vigil-gpu; this file runs them
- * under a deadline and judges their output with src/stress/net.c.
+ * pair). The measurements run in the CUDA helpers vigil-nccl and vigil-gpu; src/stress/engine.c
+ * runs them and src/stress/net.c judges their output: this file parses, calls and prints.
  */
 #include "cmd.h"
 #include "active.h"
@@ -44,48 +44,6 @@ static const char net_usage[] =
 	"  --bytes MIB         size of each copy in MiB (default 1024)\n"
 	"  --reps N            timed copies per pair (default 10)\n"
 	"\n" ACTIVE_OUT_USAGE;
-
-/* ---- running the helpers ---- */
-
-void net_pairs_collect(unsigned mib, unsigned reps, const char *gpus, bool progress,
-		       struct np_run *run, struct gs_end *end, struct strbuf *desc,
-		       struct strbuf *why)
-{
-	struct strbuf err = STRBUF_INIT;
-	struct helper_out ho;
-	char b[32], r[16];
-	helper_out_init(&ho);
-	snprintf(b, sizeof(b), "%uM", mib);
-	snprintf(r, sizeof(r), "%u", reps);
-	const char *args[] = { "pairs", "--bytes", b, "--reps", r, gpus ? "--gpus" : NULL, gpus,
-			       NULL };
-	if (active_run_helper("vigil-gpu", args, 600000, progress, &ho, end, desc, why) == 0 &&
-	    np_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0 &&
-	    !run->error) {
-		run->error_code = xstrdup("bad_output");
-		run->error = xstrdup(err.buf);
-	}
-	helper_out_release(&ho);
-	strbuf_release(&err);
-}
-
-void net_nccl_collect(const char *const *args, unsigned timeout_ms, bool progress,
-		      struct nc_run *run, struct gs_end *end, struct strbuf *desc,
-		      struct strbuf *why)
-{
-	struct strbuf err = STRBUF_INIT;
-	struct helper_out ho;
-	helper_out_init(&ho);
-	if (active_run_helper("vigil-nccl", args, timeout_ms, progress, &ho, end, desc, why) == 0 &&
-	    nc_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
-		struct strbuf sb = STRBUF_INIT;
-		strbuf_addf(&sb, "bad_output: %s", err.buf);
-		ALLOC_GROW(run->errors, run->nr_errors + 1, run->alloc_errors);
-		run->errors[run->nr_errors++] = strbuf_detach(&sb, NULL);
-	}
-	helper_out_release(&ho);
-	strbuf_release(&err);
-}
 
 /* ---- options ---- */
 
@@ -426,19 +384,27 @@ static int net_run(const char *sub, int argc, char **argv)
 		for (uint64_t s = a.lo; s < a.hi && nsizes < 64; s *= 2)
 			nsizes++;
 		double dl = a.deadline > 0 ? a.deadline : 90 + 2 * a.timeout + 5.0 * a.nops * nsizes;
-		net_nccl_collect(args, (unsigned)(dl * 1000), !a.out.json, &run, &end, &desc, &why);
+		struct gs_procs procs;
+		memset(&procs, 0, sizeof(procs));
+		int fd = active_progress_fd(!a.out.json);
+		engine_nccl(args, (unsigned)(dl * 1000), fd, &run, &procs, &end, &desc, &why);
+		active_progress_close(fd);
 		rep.duration_ms = mono_ms() - t0;
 		/* the floor is the model's, as the ranks named their GPUs */
 		model = run.gpu_name[0] ? run.gpu_name : NULL;
 		if (stress_limits_get(&lim, model, &a.he.cfg, &err) == 0) {
 			nccl_evaluate(&run, &end, &lim, a.floor_set, &rep);
+			gs_procs_report(&procs, "nccl", "NCCL test", &rep);
 			nccl_figures(&run, &fig);
 		}
 		nc_run_release(&run);
+		gs_procs_release(&procs);
 	} else {
 		struct np_run run;
 		np_run_init(&run);
-		net_pairs_collect(a.mib, a.reps, a.gpus, !a.out.json, &run, &end, &desc, &why);
+		int fd = active_progress_fd(!a.out.json);
+		engine_pairs(a.mib, a.reps, a.gpus, fd, &run, &end, &desc, &why);
+		active_progress_close(fd);
 		rep.duration_ms = mono_ms() - t0;
 		for (size_t i = 0; i < run.nr_gpus && !model; i++)
 			model = run.gpus[i].name;

@@ -1,8 +1,8 @@
 /*
  * stress.c: 'vigil stress gpu', the active GPU test, and what the active commands share
- * (active.h): output, progress, and 'vigil check --deep'. The tests themselves run in the CUDA
- * helper vigil-gpu (cuda/); this file runs it under a deadline and judges what it printed with
- * the pure functions of src/stress/.
+ * (active.h): output, progress, and 'vigil check --deep'. The tests run in the CUDA helper
+ * vigil-gpu (cuda/); src/stress/engine.c runs it and gpu_stress.c judges what it printed: this
+ * file parses the options, calls them and prints.
  */
 #include "cmd.h"
 #include "active.h"
@@ -26,49 +26,6 @@ void active_progress_close(int fd)
 {
 	if (fd >= 0)
 		close(fd);
-}
-
-void active_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *desc)
-{
-	memset(e, 0, sizeof(*e));
-	e->ran = true;
-	e->timed_out = ho->c.timed_out;
-	e->signaled = ho->c.signaled;
-	e->exit_code = ho->c.exit_code;
-	e->duration_ms = ho->c.duration_ms;
-	strbuf_reset(desc);
-	helper_describe_end(&ho->c, desc);
-	e->describe = desc->buf;
-}
-
-int active_run_helper(const char *name, const char *const *args, unsigned timeout_ms,
-		      bool progress, struct helper_out *ho, struct gs_end *end, struct strbuf *desc,
-		      struct strbuf *why)
-{
-	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
-	int ret = -1;
-	memset(end, 0, sizeof(*end));
-	if (helper_find(name, &path, &err) < 0) {
-		strbuf_addf(why, "vigil's CUDA helper is not installed (%s); build it with 'make' "
-			    "on a host with nvcc",
-			    err.buf);
-		end->why_not = why->buf;
-		goto out;
-	}
-	int fd = active_progress_fd(progress);
-	int rc = helper_run(path.buf, args, timeout_ms, fd, ho, &err);
-	active_progress_close(fd);
-	if (rc < 0) {
-		strbuf_addstr(why, err.buf);
-		end->why_not = why->buf;
-		goto out;
-	}
-	active_end(end, ho, desc);
-	ret = 0;
-out:
-	strbuf_release(&path);
-	strbuf_release(&err);
-	return ret;
 }
 
 int active_out_option(const char *cmd, int c, const char *arg, struct active_out *o)
@@ -102,17 +59,6 @@ bool active_gpu_list_ok(const char *s)
 		if (!((*p >= '0' && *p <= '9') || *p == ',' || *p == '-'))
 			return false;
 	return s[0] != ',' && s[0] != '-';
-}
-
-static const char *status_color(enum status s)
-{
-	switch (s) {
-	case STATUS_FAIL: return "\033[1;31m";
-	case STATUS_WARN: return "\033[1;33m";
-	case STATUS_UNKNOWN: return "\033[1;35m";
-	case STATUS_OK: return "\033[32m";
-	default: return "\033[2m";
-	}
 }
 
 static int print_report(const struct report *rep, const char *title, const char *figures,
@@ -197,7 +143,7 @@ static const char stress_usage[] =
 	"siblings by more than the outlier margin. Never run it beside training.\n"
 	"\n"
 	"Needs vigil's CUDA helpers (vigil-gpu, built by 'make' where nvcc is found) next to vigil,\n"
-	"in $(LIBDIR)/vigil, or in $VIGIL_CUDA_HELPER_DIR.\n"
+	"in " VIGIL_LIBDIR "/vigil, or in $VIGIL_CUDA_HELPER_DIR.\n"
 	"\n"
 	"  --duration SECONDS  how long to load the GPUs (default 60; 70% matrix products, 25%\n"
 	"                      memory patterns)\n"
@@ -364,32 +310,6 @@ static void stress_figures(const struct gs_run *r, struct strbuf *out)
 	}
 }
 
-/* Run vigil-gpu with args; fill run and end. progress: show progress on a terminal. */
-static void stress_gpu_collect(const char *const *args, unsigned timeout_ms, bool progress,
-			       struct gs_run *run, struct gs_end *end, struct strbuf *desc,
-			       struct strbuf *why)
-{
-	struct strbuf err = STRBUF_INIT;
-	struct helper_out ho;
-	helper_out_init(&ho);
-	if (active_run_helper("vigil-gpu", args, timeout_ms, progress, &ho, end, desc, why) == 0 &&
-	    gs_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
-		/* a malformed line: what came before still counts, the run is suspect */
-		free(run->error);
-		run->error = xstrdup(err.buf);
-	}
-	helper_out_release(&ho);
-	strbuf_release(&err);
-}
-
-static const char *first_gpu_name(const struct gs_run *r)
-{
-	for (size_t i = 0; i < r->nr; i++)
-		if (r->gpus[i].name)
-			return r->gpus[i].name;
-	return NULL;
-}
-
 static int cmd_stress_gpu(int argc, char **argv)
 {
 	struct stress_args a;
@@ -446,9 +366,11 @@ static int cmd_stress_gpu(int argc, char **argv)
 	double t_s = a.timeout > 0 ? a.timeout : a.duration * 1.25 + 120;
 	report_init(&rep, a.he.host, wall_seconds());
 	uint64_t t0 = mono_ms();
-	stress_gpu_collect(args, (unsigned)(t_s * 1000), !a.out.json, &run, &end, &desc, &why);
+	int fd = active_progress_fd(!a.out.json);
+	engine_stress(args, (unsigned)(t_s * 1000), fd, &run, &end, &desc, &why);
+	active_progress_close(fd);
 	rep.duration_ms = mono_ms() - t0;
-	if (stress_limits_get(&lim, first_gpu_name(&run), &a.he.cfg, &err) < 0) {
+	if (stress_limits_get(&lim, engine_model(&run), &a.he.cfg, &err) < 0) {
 		fprintf(stderr, "vigil stress: %s\n", err.buf);
 		report_release(&rep);
 		goto out_env;
@@ -488,38 +410,7 @@ int cmd_stress(int argc, char **argv)
 
 void active_deep(const struct config *cfg, double seconds, bool progress, struct report *rep)
 {
-	struct strbuf desc = STRBUF_INIT, why = STRBUF_INIT, err = STRBUF_INIT;
-	struct stress_limits lim;
-	struct gs_run run;
-	struct gs_end end;
-	char dur[32];
-	gs_run_init(&run);
-	snprintf(dur, sizeof(dur), "%g", seconds);
-	const char *args[] = { "stress", "--duration", dur, "--reps", "10", NULL };
-	stress_gpu_collect(args, (unsigned)((seconds * 1.25 + 120) * 1000), progress, &run, &end,
-			   &desc, &why);
-	if (stress_limits_get(&lim, first_gpu_name(&run), cfg, &err) < 0) {
-		/* check has validated the configuration already; fall back to the table */
-		stress_limits_get(&lim, first_gpu_name(&run), NULL, NULL);
-	}
-	gpu_stress_evaluate(&run, &end, &lim, rep);
-	size_t ngpus = run.nr;
-	gs_run_release(&run);
-	if (ngpus >= 2) {
-		struct np_run pr;
-		np_run_init(&pr);
-		net_pairs_collect(256, 5, NULL, progress, &pr, &end, &desc, &why);
-		pairs_evaluate(&pr, &end, &lim, rep);
-		np_run_release(&pr);
-		struct nc_run nr;
-		nc_run_init(&nr);
-		const char *nargs[] = { "--op", "all_reduce", "--sizes", "64M:1G", "--timeout", "30",
-					NULL };
-		net_nccl_collect(nargs, 180000, progress, &nr, &end, &desc, &why);
-		nccl_evaluate(&nr, &end, &lim, false, rep);
-		nc_run_release(&nr);
-	}
-	strbuf_release(&desc);
-	strbuf_release(&why);
-	strbuf_release(&err);
+	int fd = active_progress_fd(progress);
+	engine_deep(cfg, seconds, fd, rep);
+	active_progress_close(fd);
 }

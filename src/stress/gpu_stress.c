@@ -38,6 +38,7 @@ void gs_run_release(struct gs_run *r)
 	free(r->xid_watch);
 	free(r->error_code);
 	free(r->error);
+	gs_procs_release(&r->procs);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -71,6 +72,15 @@ static int parse_gemm(const struct json_value *v, struct gs_gemm *g, struct strb
 	g->tflops = jg_num(v, "tflops", 0);
 	g->tflops_first = jg_num(v, "tflops_first", 0);
 	g->tflops_last = jg_num(v, "tflops_last", 0);
+	g->seconds = jg_num(v, "seconds", 0);
+	/* delivered over the window; older helpers did not say, but gave what it is made of */
+	double m = jg_num(v, "m", 0), n = jg_num(v, "n", 0), k = jg_num(v, "k", 0);
+	double gemms = (double)jg_u64(v, "gemms");
+	g->tflops_wall = jg_num(v, "tflops_wall", -1);
+	if (g->tflops_wall < 0)
+		g->tflops_wall = g->seconds > 0 && m > 0 && gemms > 0
+					 ? 2 * m * n * k * gemms / g->seconds / 1e12
+					 : g->tflops;
 	g->gemms = jg_u64(v, "gemms");
 	g->verified = jg_u64(v, "verified_gemms");
 	g->checksums = jg_u64(v, "checksums");
@@ -177,6 +187,8 @@ int gs_run_parse(struct gs_run *r, const struct json_value *const *lines, size_t
 			r->nvml = jg_strdup(v, "nvml");
 			r->xid_watch = jg_strdup(v, "xid_watch");
 			r->duration = jg_num(v, "duration_s", 0);
+			r->procs.watch = jg_strdup(v, "processes_watch");
+			gs_procs_parse(&r->procs, json_get(v, "other_processes"), -1, true, false);
 			const struct json_value *gl = json_get(v, "gpus");
 			if (gl && gl->type == JSON_ARRAY && gl->nr) {
 				r->gpus_expected = xcalloc(gl->nr, sizeof(int));
@@ -189,9 +201,25 @@ int gs_run_parse(struct gs_run *r, const struct json_value *const *lines, size_t
 			ALLOC_GROW(r->gpus, r->nr + 1, r->alloc);
 			if (parse_gpu(v, &r->gpus[r->nr], err) < 0)
 				return -1;
+			int gi = r->gpus[r->nr].index;
+			gs_procs_parse(&r->procs, json_get(v, "other_processes"), gi, false, false);
+			/* older helpers said only the pids, in the telemetry */
+			const struct json_value *op = json_path(v, "telemetry.other_pids");
+			for (size_t k = 0; op && op->type == JSON_ARRAY && k < op->nr; k++) {
+				const struct json_value *pv = op->items[k];
+				if (pv->type != JSON_NUMBER)
+					continue;
+				if (pv->number >= 0 && pv->number <= 4e9)
+					gs_procs_add_pid(&r->procs, gi, (unsigned)pv->number);
+			}
 			r->nr++;
 		} else if (!strcmp(type, "end")) {
 			r->ended = true;
+			const char *w = json_get_string(v, "processes_watch");
+			if (w && strcmp(w, "ok")) {
+				free(r->procs.watch);
+				r->procs.watch = xstrdup(w);
+			}
 		} else if (!strcmp(type, "error") && !r->error) {
 			r->error_code = jg_strdup(v, "code");
 			r->error = jg_strdup(v, "message");
@@ -246,26 +274,63 @@ static void missing_gpu(const struct gs_run *r, const struct gs_end *end, int id
 	(void)r;
 }
 
+/* True when another process was seen computing on GPU index gpu: its figures are not judged. */
+static bool shared(const struct gs_run *r, int gpu)
+{
+	for (size_t i = 0; i < r->procs.nr; i++)
+		if (r->procs.v[i].gpu == gpu)
+			return true;
+	return false;
+}
+
+/* "; pid 4242 (python3) was computing on it" for a person, or "" */
+static void shared_note(const struct gs_run *r, int gpu, struct strbuf *out)
+{
+	strbuf_reset(out);
+	if (!shared(r, gpu))
+		return;
+	strbuf_addstr(out, "; not judged, shared with ");
+	gs_procs_on(&r->procs, gpu, out);
+}
+
+/*
+ * Throughput is judged on what the GPU delivered over the sustained window by the wall clock
+ * (products x FLOPs / time): what a job would get. A GPU that another process takes turns on
+ * runs each product at full speed and still does less work, which only the wall clock shows.
+ * The per-product rate (events, median window) then says where the time went.
+ */
 static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 		      struct check_result *res)
 {
-	struct strbuf dev = STRBUF_INIT;
-	double *vals = xcalloc(r->nr ? r->nr : 1, sizeof(double));
-	double *med = xcalloc(r->nr ? r->nr : 1, sizeof(double));
+	struct strbuf dev = STRBUF_INIT, why = STRBUF_INIT, note = STRBUF_INIT;
+	size_t n = r->nr ? r->nr : 1;
+	double *wall = xcalloc(n, sizeof(double)), *kern = xcalloc(n, sizeof(double));
+	double *mw = xcalloc(n, sizeof(double)), *mk = xcalloc(n, sizeof(double));
 	for (int d = -1; d < STRESS_NR_DTYPES; d++) {
 		/* d == -1: dtypes vigil does not know (judged on correctness only) */
 		for (size_t i = 0; i < r->nr; i++) {
-			vals[i] = 0;
+			wall[i] = kern[i] = 0;
+			if (shared(r, r->gpus[i].index))
+				continue; /* not a sibling to measure others by */
 			for (size_t j = 0; j < r->gpus[i].nr_gemm; j++) {
 				const struct gs_gemm *g = &r->gpus[i].gemm[j];
-				if (g->dtype == d && d >= 0 && g->supported && !g->error)
-					vals[i] = g->tflops;
+				if (g->dtype == d && d >= 0 && g->supported && !g->error) {
+					wall[i] = g->tflops_wall;
+					kern[i] = g->tflops;
+				}
 			}
 		}
-		stress_median_of_others(vals, r->nr, med);
+		stress_median_of_others(wall, r->nr, mw);
+		stress_median_of_others(kern, r->nr, mk);
 		for (size_t i = 0; i < r->nr; i++) {
 			const struct gs_gpu *gpu = &r->gpus[i];
+			bool is_shared = shared(r, gpu->index);
+			/* a shared GPU's own value stands in for a median it was left out of */
+			bool has_sib = false;
+			for (size_t k = 0; k < r->nr; k++)
+				has_sib |= k != i && wall[k] > 0;
 			gs_device_name(gpu, &dev);
+			shared_note(r, gpu->index, &note);
 			for (size_t j = 0; j < gpu->nr_gemm; j++) {
 				const struct gs_gemm *g = &gpu->gemm[j];
 				if (g->dtype != d)
@@ -274,6 +339,11 @@ static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 				snprintf(code, sizeof(code), "gemm_%s", g->name);
 				struct finding *f;
 				uint64_t bad = g->miscompares + g->kat_miscompares;
+				double w = g->tflops_wall;
+				double floor = d >= 0 ? lim->gemm_floor[d] : 0;
+				bool outlier = d >= 0 && has_sib && mw[i] > 0 &&
+					       w < (1 - lim->outlier_margin) * mw[i];
+				bool low = floor > 0 && w < floor;
 				if (!g->supported) {
 					f = result_add(res, STATUS_SKIPPED, ACTION_NONE, code, dev.buf,
 						       "%s: %s", g->name, g->note ? g->note : "not supported");
@@ -289,6 +359,7 @@ static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 					continue;
 				}
 				if (bad) {
+					/* wrong answers are wrong whoever else was on the GPU */
 					f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE,
 						       "gemm_miscompare", dev.buf,
 						       "%s computed wrong %s products: %llu checksum and "
@@ -298,37 +369,51 @@ static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 						       (unsigned long long)g->kat_miscompares,
 						       g->first_error ? g->first_error : "");
 					f->severity = SEV_CRITICAL;
-				} else if (d >= 0 && r->nr > 1 && med[i] > 0 &&
-					   g->tflops < (1 - lim->outlier_margin) * med[i]) {
-					/* slower than its siblings: this GPU, not the host */
-					bool low = lim->gemm_floor[d] > 0 && g->tflops < lim->gemm_floor[d];
-					f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE,
-						       "gemm_outlier", dev.buf,
-						       "%s %s %.0f TFLOP/s, %.2fx its siblings' %.0f "
-						       "(outlier beyond %.0f%%)%s%s",
-						       dev.buf, g->name, g->tflops, g->tflops / med[i],
-						       med[i], lim->outlier_margin * 100,
-						       low ? ", below the floor" : "",
-						       gpu->other_processes
-							       ? "; another process was using it"
-							       : "");
-				} else if (d >= 0 && lim->gemm_floor[d] > 0 &&
-					   g->tflops < lim->gemm_floor[d]) {
-					f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, code,
-						       dev.buf,
-						       "%s %s %.0f TFLOP/s, below the floor %.0f%s%s",
-						       dev.buf, g->name, g->tflops, lim->gemm_floor[d],
-						       lim->model[0] ? " for " : "", lim->model);
+				} else if ((outlier || low) && is_shared) {
+					f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, code,
+						       dev.buf, "%s %s delivered %.0f TFLOP/s%s",
+						       dev.buf, g->name, w, note.buf);
+				} else if (outlier || low) {
+					strbuf_reset(&why);
+					if (outlier)
+						strbuf_addf(&why, ", %.2fx its siblings' %.0f (outlier "
+							    "beyond %.0f%%)", w / mw[i], mw[i],
+							    lim->outlier_margin * 100);
+					if (low)
+						strbuf_addf(&why, ", below the floor %.0f%s%s", floor,
+							    lim->model[0] ? " for " : "", lim->model);
+					/* where the time went: the products, or between them */
+					if (mk[i] > 0 && has_sib && g->tflops > 0) {
+						double kr = g->tflops / mk[i];
+						if (kr >= 1 - lim->outlier_margin / 2)
+							strbuf_addf(&why, "; each product ran at full "
+								    "speed (%.0f TFLOP/s, %.2fx): the "
+								    "time went between products (another "
+								    "process taking turns, or the host)",
+								    g->tflops, kr);
+						else
+							strbuf_addf(&why, "; its products ran slower "
+								    "(%.0f TFLOP/s each, %.2fx)",
+								    g->tflops, kr);
+					}
+					f = result_add(res, STATUS_FAIL,
+						       outlier ? ACTION_INVESTIGATE : ACTION_INSPECT_HARDWARE,
+						       outlier ? "gemm_outlier" : code, dev.buf,
+						       "%s %s delivered %.0f TFLOP/s over %.1f s%s", dev.buf,
+						       g->name, w, g->seconds, why.buf);
 				} else {
 					f = result_add(res, STATUS_OK, ACTION_NONE, code, dev.buf,
-						       "%s %.0f TFLOP/s, %llu products verified, "
-						       "%llu known-answer runs exact",
-						       g->name, g->tflops,
+						       "%s %.0f TFLOP/s delivered (%.0f per product), "
+						       "%llu products verified, %llu known-answer runs "
+						       "exact",
+						       g->name, w, g->tflops,
 						       (unsigned long long)g->verified,
 						       (unsigned long long)g->kat_runs);
 				}
 				finding_detail(f, "dtype", "%s", g->name);
 				finding_detail_num(f, "tflops", g->tflops);
+				finding_detail_num(f, "tflops_wall", w);
+				finding_detail_num(f, "seconds", g->seconds);
 				finding_detail_num(f, "tflops_first", g->tflops_first);
 				finding_detail_num(f, "tflops_last", g->tflops_last);
 				finding_detail_num(f, "gemms", (double)g->gemms);
@@ -337,38 +422,69 @@ static void eval_gemm(const struct gs_run *r, const struct stress_limits *lim,
 				finding_detail_num(f, "kat_miscompares", (double)g->kat_miscompares);
 				finding_detail_num(f, "max_err_ratio", g->max_err_ratio);
 				finding_detail_num(f, "detect_rms", g->detect_rms);
-				if (d >= 0 && lim->gemm_floor[d] > 0)
-					finding_detail_num(f, "floor", lim->gemm_floor[d]);
-				if (d >= 0 && r->nr > 1)
-					finding_detail_num(f, "siblings_median", med[i]);
+				if (floor > 0)
+					finding_detail_num(f, "floor", floor);
+				if (d >= 0 && has_sib) {
+					finding_detail_num(f, "siblings_median", mw[i]);
+					finding_detail_num(f, "siblings_median_per_product", mk[i]);
+				}
 			}
 		}
 	}
-	free(vals);
-	free(med);
+	free(wall);
+	free(kern);
+	free(mw);
+	free(mk);
 	strbuf_release(&dev);
+	strbuf_release(&why);
+	strbuf_release(&note);
+}
+
+/* One HBM figure against its siblings and its floor; every cause goes into why. */
+static bool hbm_cause(const char *what, double v, double med, bool has_sib, double floor,
+		      double margin, struct strbuf *why, bool *outlier)
+{
+	bool o = has_sib && med > 0 && v < (1 - margin) * med;
+	bool low = floor > 0 && v < floor;
+	if (!o && !low)
+		return false;
+	strbuf_addf(why, "%s%s %.0f GB/s", why->len ? "; " : "", what, v);
+	if (o)
+		strbuf_addf(why, ", %.2fx its siblings' %.0f", v / med, med);
+	if (low)
+		strbuf_addf(why, ", below the floor %.0f", floor);
+	*outlier |= o;
+	return true;
 }
 
 static void eval_hbm(const struct gs_run *r, const struct stress_limits *lim,
 		     struct check_result *res)
 {
-	struct strbuf dev = STRBUF_INIT;
+	struct strbuf dev = STRBUF_INIT, why = STRBUF_INIT, note = STRBUF_INIT;
 	size_t n = r->nr ? r->nr : 1;
 	double *copy = xcalloc(n, sizeof(double)), *read = xcalloc(n, sizeof(double));
+	double *write = xcalloc(n, sizeof(double));
 	double *mc = xcalloc(n, sizeof(double)), *mr = xcalloc(n, sizeof(double));
+	double *mw = xcalloc(n, sizeof(double));
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gs_gpu *g = &r->gpus[i];
-		bool ok = g->has_hbm && !g->hbm_error;
+		bool ok = g->has_hbm && !g->hbm_error && !shared(r, g->index);
 		copy[i] = ok ? g->hbm_copy : 0;
 		read[i] = ok ? g->hbm_read : 0;
+		write[i] = ok ? g->hbm_write : 0;
 	}
 	stress_median_of_others(copy, r->nr, mc);
 	stress_median_of_others(read, r->nr, mr);
+	stress_median_of_others(write, r->nr, mw);
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct gs_gpu *g = &r->gpus[i];
 		if (!g->has_hbm)
 			continue;
 		gs_device_name(g, &dev);
+		shared_note(r, g->index, &note);
+		bool has_sib = false;
+		for (size_t k = 0; k < r->nr; k++)
+			has_sib |= k != i && copy[k] > 0;
 		struct finding *f;
 		double m = lim->outlier_margin;
 		if (g->hbm_error) {
@@ -379,36 +495,28 @@ static void eval_hbm(const struct gs_run *r, const struct stress_limits *lim,
 				       oom ? "could not start" : "failed", g->hbm_error);
 			continue;
 		}
+		strbuf_reset(&why);
+		bool outlier = false;
+		/* every cause, not the first: a slow write beside a slow copy is two facts */
+		hbm_cause("copy", g->hbm_copy, mc[i], has_sib, lim->hbm_copy_floor, m, &why, &outlier);
+		hbm_cause("read", g->hbm_read, mr[i], has_sib, lim->hbm_read_floor, m, &why, &outlier);
+		hbm_cause("write", g->hbm_write, mw[i], has_sib, lim->hbm_write_floor, m, &why,
+			  &outlier);
 		if (g->hbm_miscompares) {
 			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "hbm_miscompare",
 				       dev.buf, "%s HBM read back wrong data: %llu miscompares",
 				       dev.buf, (unsigned long long)g->hbm_miscompares);
 			f->severity = SEV_CRITICAL;
-		} else if (r->nr > 1 && mc[i] > 0 && g->hbm_copy < (1 - m) * mc[i]) {
-			f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "hbm_outlier", dev.buf,
-				       "%s HBM copy %.0f GB/s, %.2fx its siblings' %.0f (outlier "
-				       "beyond %.0f%%)",
-				       dev.buf, g->hbm_copy, g->hbm_copy / mc[i], mc[i], m * 100);
-		} else if (r->nr > 1 && mr[i] > 0 && g->hbm_read < (1 - m) * mr[i]) {
-			f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "hbm_outlier", dev.buf,
-				       "%s HBM read %.0f GB/s, %.2fx its siblings' %.0f (outlier "
-				       "beyond %.0f%%)",
-				       dev.buf, g->hbm_read, g->hbm_read / mr[i], mr[i], m * 100);
-		} else if (lim->hbm_copy_floor > 0 && g->hbm_copy < lim->hbm_copy_floor) {
-			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "hbm_copy", dev.buf,
-				       "%s HBM copy %.0f GB/s, below the floor %.0f%s%s", dev.buf,
-				       g->hbm_copy, lim->hbm_copy_floor, lim->model[0] ? " for " : "",
-				       lim->model);
-		} else if (lim->hbm_read_floor > 0 && g->hbm_read < lim->hbm_read_floor) {
-			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "hbm_read", dev.buf,
-				       "%s HBM read %.0f GB/s, below the floor %.0f%s%s", dev.buf,
-				       g->hbm_read, lim->hbm_read_floor, lim->model[0] ? " for " : "",
-				       lim->model);
-		} else if (lim->hbm_write_floor > 0 && g->hbm_write < lim->hbm_write_floor) {
-			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "hbm_write",
-				       dev.buf, "%s HBM write %.0f GB/s, below the floor %.0f%s%s",
-				       dev.buf, g->hbm_write, lim->hbm_write_floor,
-				       lim->model[0] ? " for " : "", lim->model);
+		} else if (why.len && note.len) {
+			f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "hbm", dev.buf,
+				       "%s HBM %s%s", dev.buf, why.buf, note.buf);
+		} else if (why.len) {
+			if (outlier)
+				strbuf_addf(&why, " (outlier beyond %.0f%%)", m * 100);
+			f = result_add(res, STATUS_FAIL,
+				       outlier ? ACTION_INVESTIGATE : ACTION_INSPECT_HARDWARE,
+				       outlier ? "hbm_outlier" : "hbm_floor", dev.buf, "%s HBM %s",
+				       dev.buf, why.buf);
 		} else {
 			f = result_add(res, STATUS_OK, ACTION_NONE, "hbm", dev.buf,
 				       "HBM read %.0f, write %.0f, copy %.0f GB/s, data verified",
@@ -424,9 +532,13 @@ static void eval_hbm(const struct gs_run *r, const struct stress_limits *lim,
 	}
 	free(copy);
 	free(read);
+	free(write);
 	free(mc);
 	free(mr);
+	free(mw);
 	strbuf_release(&dev);
+	strbuf_release(&why);
+	strbuf_release(&note);
 }
 
 static void eval_memtest(const struct gs_run *r, const struct stress_limits *lim,
@@ -630,15 +742,27 @@ void gpu_stress_evaluate(const struct gs_run *r, const struct gs_end *end,
 		}
 	}
 	strbuf_release(&dev);
-	if (!st.nr) {
+	size_t problems = st.nr;
+	gs_procs_evaluate(&r->procs, "stress test", &st);
+	if (!problems) {
 		if (!r->ended && !end->timed_out)
 			result_add(&st, STATUS_UNKNOWN, ACTION_INVESTIGATE, "helper", "",
 				   "vigil-gpu %s before the end of its output",
 				   end->describe ? end->describe : "stopped");
-		else
-			result_add(&st, STATUS_OK, ACTION_NONE, "run", "",
-				   "%zu GPU%s tested in %.0f s", r->nr, r->nr == 1 ? "" : "s",
-				   (double)end->duration_ms / 1000);
+		else if (st.nr == problems) {
+			struct strbuf m = STRBUF_INIT;
+			strbuf_addf(&m, "%zu GPU%s tested in %.0f s", r->nr, r->nr == 1 ? "" : "s",
+				    (double)end->duration_ms / 1000);
+			if (r->procs.watch && !strcmp(r->procs.watch, "ok")) {
+				strbuf_addstr(&m, ", no other process on them");
+			} else if (r->procs.watch) {
+				strbuf_addstr(&m, ", other processes not watched (");
+				strbuf_add_excerpt(&m, r->procs.watch, 120);
+				strbuf_addch(&m, ')');
+			}
+			result_add(&st, STATUS_OK, ACTION_NONE, "run", "", "%s", m.buf);
+			strbuf_release(&m);
+		}
 	}
 	check_result_init(&gemm, "gemm");
 	check_result_init(&hbm, "hbm");

@@ -22,7 +22,9 @@ struct gs_gemm {
 	char name[16];
 	bool supported;
 	char *note;
-	double tflops, tflops_first, tflops_last;
+	double tflops, tflops_first, tflops_last; /* per product (events), median window */
+	double tflops_wall;   /* delivered: products x FLOPs / the sustained window's wall time */
+	double seconds;       /* that window */
 	uint64_t gemms, verified, checksums, miscompares;
 	uint64_t kat_runs, kat_elements, kat_miscompares;
 	double max_err_ratio, detect_rms;
@@ -38,6 +40,41 @@ struct gs_health {
 	uint64_t remap_correctable, remap_uncorrectable;
 	bool remap_pending, remap_failure;
 };
+
+/* A compute process of someone else seen on a GPU during an active test. */
+struct gs_proc {
+	int gpu;
+	unsigned pid;
+	char *name;           /* /proc/PID/comm, NULL when not known */
+	uint64_t used_bytes;
+	bool at_start, during, at_end;
+};
+
+/* Processes as parsed from helper lines: "other_processes" arrays, merged by (gpu, pid). */
+struct gs_procs {
+	struct gs_proc *v;
+	size_t nr, alloc;
+	char *watch;          /* "ok" or why processes were not listed; NULL: not said */
+};
+void gs_procs_release(struct gs_procs *p);
+/* Add the "other_processes" array arr (objects with pid, name, at_start, ...) for gpu (or each
+ * object's own "gpu" when gpu < 0); the defaults mark objects that carry no phase flags (the
+ * start line's list is "at the start", the procs helper's after a run "at the end"). */
+void gs_procs_parse(struct gs_procs *p, const struct json_value *arr, int gpu,
+		    bool at_start_default, bool at_end_default);
+/* A pid seen during the test (older helpers' telemetry "other_pids"). */
+void gs_procs_add_pid(struct gs_procs *p, int gpu, unsigned pid);
+/* Fill in names the helper could not read, from /proc/PID/comm (the only I/O here). */
+void gs_procs_fill_names(struct gs_procs *p);
+/* How many processes on gpu; list them for a person into out ("pid 4242 (python3) at the
+ * start, during and at the end, ..."). */
+size_t gs_procs_on(const struct gs_procs *p, int gpu, struct strbuf *out);
+/* One finding per GPU with a foreign process (check res): unknown, INVESTIGATE, code
+ * "foreign_process", naming pid and name; what = "stress test" etc. */
+void gs_procs_evaluate(const struct gs_procs *p, const char *what, struct check_result *res);
+/* The same into rep's last result named check (added when there is none), finished again. */
+void gs_procs_report(const struct gs_procs *p, const char *check, const char *what,
+		     struct report *rep);
 
 struct gs_gpu {
 	int index;
@@ -77,6 +114,7 @@ struct gs_run {
 	size_t nr, alloc;
 	bool ended;                /* the "end" line was seen */
 	char *error_code, *error;  /* a {"type":"error"} line */
+	struct gs_procs procs;     /* other compute processes on the GPUs, start to end */
 };
 
 /* How the helper run ended (filled by the command from struct child). */

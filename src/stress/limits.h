@@ -6,9 +6,9 @@
  *
  * Configuration ([stress] and [net] sections, docs/STRESS.md):
  *   stress.floor-fraction = 0.85       floor = fraction x the model's expected figure
- *   stress.floor-bf16 / -fp16 / -tf32 / -fp8 = TFLOP/s     (0 turns a floor off)
+ *   stress.floor-bf16 / -fp16 / -tf32 / -fp8 = TFLOP/s delivered over the wall clock (0: off)
  *   stress.floor-hbm-read / -hbm-write / -hbm-copy = GB/s
- *   stress.outlier-margin = 0.10      a GPU below (1 - margin) x its siblings' median fails
+ *   stress.outlier-margin = 0.05      a GPU below (1 - margin) x its siblings' median fails
  *   stress.memtest-min-fraction = 0.5 tested less of the memory than this: warning
  *   net.floor-busbw = GB/s             all_reduce busbw floor at sizes >= net.floor-min-bytes
  *   net.floor-min-bytes = 1073741824
@@ -27,7 +27,7 @@ enum { STRESS_BF16, STRESS_FP16, STRESS_TF32, STRESS_FP8, STRESS_NR_DTYPES };
 /* Expected figures of one GPU model, sustained (minutes, at the power cap), one GPU. */
 struct stress_model {
 	const char *name;   /* NVML/CUDA name, exactly */
-	double gemm[STRESS_NR_DTYPES]; /* TFLOP/s at 8192^3 */
+	double gemm[STRESS_NR_DTYPES]; /* TFLOP/s at 8192^3, delivered over the wall clock */
 	double hbm_read, hbm_write, hbm_copy; /* GB/s; copy counts read + write */
 	double pair;        /* peer copy GB/s, one direction, NVLink */
 	double busbw;       /* all_reduce busbw GB/s within one host, >= 1 GiB, NVLink SHARP off */

@@ -306,6 +306,7 @@ void np_run_release(struct np_run *r)
 	free(r->pairs);
 	free(r->error_code);
 	free(r->error);
+	gs_procs_release(&r->procs);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -319,6 +320,14 @@ int np_run_parse(struct np_run *r, const struct json_value *const *lines, size_t
 			continue;
 		if (!strcmp(type, "start")) {
 			r->started = true;
+			free(r->procs.watch);
+			r->procs.watch = jg_strdup(v, "processes_watch");
+			gs_procs_parse(&r->procs, json_get(v, "other_processes"), -1, true, false);
+		} else if (!strcmp(type, "processes")) {
+			double g;
+			if (json_get_number(v, "gpu", &g) && g >= 0 && g < 1e6)
+				gs_procs_parse(&r->procs, json_get(v, "other_processes"), (int)g, false,
+					       false);
 		} else if (!strcmp(type, "gpu_info")) {
 			ALLOC_GROW(r->gpus, r->nr_gpus + 1, r->alloc_gpus);
 			struct gs_gpu *g = &r->gpus[r->nr_gpus++];
@@ -476,6 +485,8 @@ void pairs_evaluate(const struct np_run *r, const struct gs_end *end,
 	if (!res.nr)
 		result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "helper", "",
 			   "vigil-gpu pairs %s without a result", end->describe ? end->describe : "ended");
+	/* another process on a GPU shared its links and copy engines with the test */
+	gs_procs_evaluate(&r->procs, "pair test", &res);
 out:
 	strbuf_release(&dev);
 	report_move_result(rep, &res);

@@ -96,6 +96,7 @@ struct np_run {
 	size_t nr, alloc;
 	char *error_code, *error;
 	bool ended;
+	struct gs_procs procs; /* other compute processes on the GPUs, start to end */
 };
 
 void np_run_init(struct np_run *r);
