@@ -14,8 +14,8 @@
 #include <math.h>
 #include <time.h>
 
-#define MAX_GROUPS 512
-#define MAX_UNKNOWN_NVRM 10
+#define MAX_GPUS 512        /* GPUs whose reset markers are followed; past it a fault stays */
+#define MAX_NOISE_SHOWN 10  /* findings per noise code (hung task, link, NVRM); the rest counted */
 
 /* ---- configuration ---- */
 
@@ -80,32 +80,69 @@ void kernel_config_release(struct kernel_config *kc)
 
 /* ---- gather ---- */
 
-/* Share of bytes that no text log holds: NUL and control characters other than tab and newlines. */
-static double control_share(const char *p, size_t len)
+/* A file name or other outside text in a message: control bytes escaped. */
+static void add_name(struct strbuf *sb, const char *s)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)p[i];
-		n += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+	strbuf_addch(sb, '\'');
+	strbuf_add_clean(sb, s);
+	strbuf_addch(sb, '\'');
+}
+
+/*
+ * Bytes that say nothing about this host must not read as "clean": nothing at all (a 'dmesg'
+ * without root writes an empty file), only zero bytes (a file preallocated and never written),
+ * or text or data without one time stamp or kernel message (a wrong file). A real log with a
+ * crash's zero-filled block still has its stamped lines and is read as usual. An empty dev/kmsg
+ * in a fixture root stays a fixture that carries no kernel log (fixtures for other checks).
+ * 0 when the log is evidence, else -1 with *err naming the file.
+ */
+static int check_evidence(const struct kmsg_log *log, const struct kmsg_read *rd,
+			  const char *name, bool fixture, struct strbuf *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (!rd->done && fixture)
+		return 0;
+	if (rd->done && (log->has_last || log->nr || log->nvrm_benign || log->lost))
+		return 0;
+	add_name(&sb, name);
+	if (!rd->done)
+		strbuf_addstr(&sb, " is empty: no kernel log to judge (a 'dmesg' without root "
+				   "privileges writes nothing)");
+	else if (rd->all_zero)
+		strbuf_addf(&sb, " holds only zero bytes (%llu): not a kernel log",
+			    (unsigned long long)rd->done);
+	else if (rd->sample_ctl * 20 > rd->sample)
+		strbuf_addstr(&sb, " does not look like a kernel log (binary data, no time stamps)");
+	else {
+		strbuf_addstr(&sb, " does not look like a kernel log (no time stamps, no kernel "
+				   "messages; it starts '");
+		strbuf_add_excerpt(&sb, rd->head, 48);
+		strbuf_addstr(&sb, "')");
 	}
-	return len ? (double)n / (double)len : 0;
+	error_set(err, "%s", sb.buf);
+	strbuf_release(&sb);
+	return -1;
 }
 
 int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct strbuf *err)
 {
-	struct strbuf buf = STRBUF_INIT, path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT;
 	struct kmsg_opts opts = { .year_hint = ctx->now };
+	/* leave a quarter of the deadline to judge what was read and to say what was not */
+	struct kmsg_read rd = { .deadline_ms = ctx->timeout_ms ? mono_ms() + ctx->timeout_ms / 4 * 3 : 0 };
+	bool fixture = false;
 	int ret = 0;
 	memset(in, 0, sizeof(*in));
 	kmsg_log_init(&in->log, &opts);
 	if (ctx->kernel_log) {
 		in->source = xstrdup(ctx->kernel_log);
-		ret = kmsg_read_tail(ctx->kernel_log, &buf, KERNEL_READ_CAP, &in->truncated, err);
+		strbuf_addstr(&path, ctx->kernel_log);
+		ret = kmsg_read_file(path.buf, &in->log, &rd, err);
 	} else {
 		in->source = xstrdup("/dev/kmsg");
 		fsroot_path(&path, "/dev/kmsg");
 		if (fsroot_is_host()) {
-			ret = kmsg_read_device(path.buf, &buf, KERNEL_READ_CAP, &in->truncated, err);
+			ret = kmsg_read_device(path.buf, &in->log, &rd, err);
 			if (ret < 0) {
 				strbuf_addstr(err, " (run as root or pass --kernel-log)");
 			} else {
@@ -116,27 +153,25 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 				in->now_tb = KMSG_TB_MONO;
 				in->now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 			}
-		} else if (!fsroot_exists("/dev/kmsg")) {
+		} else if ((ret = fsroot_resolve("/dev/kmsg", &path, err)) == READ_MISSING) {
+			/* resolved inside the root: a dev/kmsg link never reads this host's files */
+			ret = 0;
 			in->missing = true;
 			goto out;
-		} else {
-			ret = kmsg_read_tail(path.buf, &buf, KERNEL_READ_CAP, &in->truncated, err);
+		} else if (ret == 0) {
+			fixture = true;
+			ret = kmsg_read_file(path.buf, &in->log, &rd, err);
 		}
 	}
 	if (ret < 0)
 		goto out;
-	kmsg_parse(&in->log, buf.buf, buf.len);
 	kmsg_log_finish(&in->log);
-	/*
-	 * Not one time stamp, not one event, and many control bytes: this is not a kernel log (a
-	 * wrong file, a disk image). Saying "clean" would be a lie; a real log with a zero-filled
-	 * block from a crash still has its stamped lines and is read as usual.
-	 */
-	if (!in->log.has_last && !in->log.nr && control_share(buf.buf, buf.len) > 0.05) {
-		ret = error_set(err, "'%s' does not look like a kernel log (binary data, no time stamps)",
-				in->source);
+	in->read_bytes = rd.done;
+	in->incomplete = !rd.complete;
+	in->size = rd.device ? 0 : rd.complete ? rd.done : rd.size > rd.done ? rd.size : 0;
+	/* a read cut short is judged as far as it went and says so (kernel_evaluate) */
+	if (rd.complete && (ret = check_evidence(&in->log, &rd, path.buf, fixture, err)) < 0)
 		goto out;
-	}
 	if (!in->have_now && in->log.has_last) {
 		/* a saved log: "now" is its last line */
 		in->have_now = true;
@@ -144,7 +179,6 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 		in->now = in->log.last_ts;
 	}
 out:
-	strbuf_release(&buf);
 	strbuf_release(&path);
 	return ret;
 }
@@ -179,7 +213,8 @@ struct eval {
 	struct check_result *res;
 	struct group *g;
 	size_t nr_g, alloc_g;
-	uint64_t overflow; /* events of groups past MAX_GROUPS */
+	uint32_t *slots; /* hash table of groups: index + 1, 0 empty */
+	size_t nr_slots; /* a power of two, at least twice the events */
 	struct gpu_mark *gpus;
 	size_t nr_gpus, alloc_gpus;
 	long last_boot_idx;
@@ -213,7 +248,7 @@ static struct gpu_mark *gpu_find(struct eval *e, const char *bdf, bool add)
 	for (size_t i = 0; i < e->nr_gpus; i++)
 		if (!strcmp(e->gpus[i].bdf, bdf))
 			return &e->gpus[i];
-	if (!add || e->nr_gpus >= MAX_GROUPS)
+	if (!add || e->nr_gpus >= MAX_GPUS)
 		return NULL;
 	ALLOC_GROW(e->gpus, e->nr_gpus + 1, e->alloc_gpus);
 	struct gpu_mark *m = &e->gpus[e->nr_gpus++];
@@ -308,24 +343,79 @@ static bool wants_group(struct eval *e, const struct kmsg_event *ev, size_t i)
 	}
 }
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x100000001b3ULL;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+	while (*s)
+		h = mix(h, (unsigned char)*s++);
+	return mix(h, 0);
+}
+
+/* A hash that agrees with same_group(): equal groups, equal hashes. */
+static uint64_t group_hash(const struct kmsg_event *ev)
+{
+	uint64_t h = mix(0xcbf29ce484222325ULL, (uint64_t)ev->kind);
+	switch (ev->kind) {
+	case KMSG_XID:
+		h = mix(mix_str(h, ev->bdf), (uint64_t)ev->num);
+		if (ev->num >= 144 && ev->num <= 150)
+			h = mix(h, (uint64_t)(ev->fatal + 1));
+		if (ev->num == 154)
+			h = mix(h, (uint64_t)(ev->recovery + 1));
+		return h;
+	case KMSG_SXID:
+		return mix(mix_str(h, ev->bdf), (uint64_t)ev->num);
+	case KMSG_GPU_OFF_BUS:
+		return mix_str(h, ev->bdf);
+	case KMSG_PCIE_LIMITED:
+	case KMSG_LINK_DOWN:
+		return mix_str(mix_str(h, ev->bdf), ev->name);
+	case KMSG_HUNG_TASK:
+		return mix_str(h, ev->name);
+	case KMSG_NVRM_UNKNOWN:
+		return mix_str(h, ev->text);
+	default:
+		return h;
+	}
+}
+
+/*
+ * The group ev belongs to, or NULL with *slot where a new one goes. Hashed: every fault is
+ * kept, so a log of thousands of distinct noisy lines must not make this quadratic.
+ */
+static struct group *group_find(struct eval *e, const struct kmsg_event *ev, uint32_t **slot)
+{
+	size_t mask = e->nr_slots - 1, i = (size_t)group_hash(ev) & mask;
+	for (;; i = (i + 1) & mask) {
+		uint32_t v = e->slots[i];
+		if (!v) {
+			*slot = &e->slots[i];
+			return NULL;
+		}
+		if (same_group(e->g[v - 1].first, ev))
+			return &e->g[v - 1];
+	}
+}
+
 static void build_groups(struct eval *e)
 {
 	const struct kmsg_log *log = &e->in->log;
+	e->nr_slots = 16;
+	while (e->nr_slots < 2 * log->nr + 2)
+		e->nr_slots *= 2;
+	e->slots = xcalloc(e->nr_slots, sizeof(*e->slots));
 	for (size_t i = 0; i < log->nr; i++) {
 		const struct kmsg_event *ev = &log->ev[i];
 		if (!wants_group(e, ev, i))
 			continue;
-		struct group *g = NULL;
-		for (size_t k = e->nr_g; k-- > 0;)
-			if (same_group(e->g[k].first, ev)) {
-				g = &e->g[k];
-				break;
-			}
+		uint32_t *slot;
+		struct group *g = group_find(e, ev, &slot);
 		if (!g) {
-			if (e->nr_g >= MAX_GROUPS) {
-				e->overflow += ev->count;
-				continue;
-			}
+			*slot = (uint32_t)e->nr_g + 1;
 			ALLOC_GROW(e->g, e->nr_g + 1, e->alloc_g);
 			g = &e->g[e->nr_g++];
 			memset(g, 0, sizeof(*g));
@@ -632,16 +722,44 @@ static void eval_oom(struct eval *e, struct group *g, bool cgroup)
 	strbuf_release(&win);
 }
 
-static void eval_hung(struct eval *e, struct group *g)
+/*
+ * Noise findings (hung tasks, flapping links, unknown NVRM lines) are capped per code so that a
+ * flood of distinct lines cannot bury the report; what is not shown is counted in one finding.
+ * Faults are never capped.
+ */
+struct noise {
+	size_t shown;
+	uint64_t more; /* groups not shown */
+};
+
+static bool noise_room(struct noise *n)
 {
-	if (!g->recent)
+	if (n->shown >= MAX_NOISE_SHOWN) {
+		n->more++;
+		return false;
+	}
+	n->shown++;
+	return true;
+}
+
+static void noise_more(struct eval *e, const struct noise *n, const char *code, const char *what)
+{
+	if (n->more)
+		result_add(e->res, STATUS_WARN, ACTION_INVESTIGATE, code, "",
+			   "%llu more %s not shown", (unsigned long long)n->more, what);
+}
+
+static void eval_hung(struct eval *e, struct group *g, struct noise *n)
+{
+	if (!g->recent || !noise_room(n))
 		return;
 	const struct kmsg_event *ev = g->last;
 	struct strbuf dev = STRBUF_INIT;
-	strbuf_addf(&dev, "task %s", ev->name[0] ? ev->name : "(unnamed)");
+	strbuf_addstr(&dev, "task ");
+	strbuf_add_excerpt(&dev, ev->name[0] ? ev->name : "(unnamed)", 32);
 	struct finding *f = result_add(e->res, STATUS_WARN, ACTION_INVESTIGATE, "hung_task",
-				       dev.buf, "task %s blocked for more than %d s (%llu time%s); %s",
-				       ev->name, ev->num, (unsigned long long)g->recent,
+				       dev.buf, "%s blocked for more than %d s (%llu time%s); %s",
+				       dev.buf, ev->num, (unsigned long long)g->recent,
 				       g->recent == 1 ? "" : "s", xid_action_text(ACTION_INVESTIGATE));
 	group_details(e, f, g, NULL);
 	if (ev->pid >= 0)
@@ -649,15 +767,17 @@ static void eval_hung(struct eval *e, struct group *g)
 	strbuf_release(&dev);
 }
 
-static void eval_link(struct eval *e, struct group *g)
+static void eval_link(struct eval *e, struct group *g, struct noise *n)
 {
-	if (g->recent < e->kc->link_flaps)
+	if (g->recent < e->kc->link_flaps || !noise_room(n))
 		return;
 	const struct kmsg_event *ev = g->last;
 	struct strbuf dev = STRBUF_INIT, win = STRBUF_INIT;
 	strbuf_addf(&dev, "NIC %s", ev->bdf[0] ? ev->bdf : "(address not logged)");
-	if (ev->name[0] && strncmp(ev->name, "mlx5", 4))
-		strbuf_addf(&dev, " %s", ev->name);
+	if (ev->name[0] && strncmp(ev->name, "mlx5", 4)) {
+		strbuf_addch(&dev, ' ');
+		strbuf_add_excerpt(&dev, ev->name, 24);
+	}
 	add_duration(&win, e->kc->window);
 	struct finding *f = result_add(e->res, STATUS_WARN, ACTION_REPLACE_CABLE, "link_flap",
 				       dev.buf, "link of %s went down %llu times in the last %s; %s",
@@ -669,54 +789,87 @@ static void eval_link(struct eval *e, struct group *g)
 	strbuf_release(&win);
 }
 
-static void eval_unknown(struct eval *e, struct group *g, size_t *shown, uint64_t *more)
+static void eval_unknown(struct eval *e, struct group *g, struct noise *n)
 {
-	if (!g->recent)
+	if (!g->recent || !noise_room(n))
 		return;
-	if (*shown >= MAX_UNKNOWN_NVRM) {
-		*more += g->recent;
-		return;
-	}
-	(*shown)++;
 	const struct kmsg_event *ev = g->last;
-	struct strbuf dev = STRBUF_INIT;
+	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT;
 	if (ev->bdf[0])
 		gpu_device(&dev, e, ev->bdf);
+	strbuf_addstr(&msg, "unknown NVRM message: ");
+	strbuf_add_excerpt(&msg, ev->text, 80);
 	struct finding *f = result_add(e->res, STATUS_WARN, ACTION_INVESTIGATE, "unknown_nvrm",
-				       dev.buf, "unknown NVRM message: %s", ev->text);
+				       dev.buf, "%s", msg.buf);
 	group_details(e, f, g, NULL);
+	finding_detail(f, "text", "%s", ev->text);
 	strbuf_release(&dev);
+	strbuf_release(&msg);
+}
+
+/* What the log could not tell: a read cut short, faults given up past the hard cap. */
+static void eval_gaps(struct eval *e)
+{
+	const struct kernel_input *in = e->in;
+	struct strbuf name = STRBUF_INIT;
+	add_name(&name, in->source);
+	if (in->incomplete) {
+		struct finding *f;
+		if (in->size)
+			f = result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "incomplete", "kernel log",
+				       "read %llu of %llu bytes of %s before the deadline; the rest "
+				       "was not judged", (unsigned long long)in->read_bytes,
+				       (unsigned long long)in->size, name.buf);
+		else
+			f = result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "incomplete", "kernel log",
+				       "read %llu bytes of %s before the deadline, not to its end; "
+				       "the rest was not judged", (unsigned long long)in->read_bytes,
+				       name.buf);
+		finding_detail(f, "hint", "raise kernel.timeout (seconds) for a log this large");
+	}
+	if (in->log.lost)
+		result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "events_lost", "kernel log",
+			   "%llu older GPU fault or reset events in %s were not judged: more than "
+			   "%d distinct ones (a corrupt or forged log?)",
+			   (unsigned long long)in->log.lost, name.buf, KMSG_EVENTS_HARD_MAX / 2);
+	strbuf_release(&name);
 }
 
 static void summary(struct eval *e)
 {
 	const struct kernel_input *in = e->in;
 	const struct kmsg_log *log = &in->log;
+	struct strbuf msg = STRBUF_INIT, name = STRBUF_INIT;
 	bool problem = false;
 	for (size_t i = 0; i < e->res->nr; i++)
 		if (e->res->findings[i].status >= STATUS_WARN)
 			problem = true;
-	struct finding *f;
+	strbuf_add_clean(&name, in->source);
 	if (problem)
-		f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log",
-			       "kernel log: %llu lines read from %s", (unsigned long long)log->lines,
-			       in->source);
+		strbuf_addf(&msg, "kernel log: %llu lines read from %s", (unsigned long long)log->lines,
+			    name.buf);
 	else if (e->app_xids)
-		f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log",
-			       "kernel log clean: %llu lines, no host GPU faults (%llu "
-			       "application-level Xid event%s)",
-			       (unsigned long long)log->lines, (unsigned long long)e->app_xids,
-			       e->app_xids == 1 ? "" : "s");
+		strbuf_addf(&msg, "kernel log clean: %llu lines, no host GPU faults (%llu "
+			    "application-level Xid event%s)", (unsigned long long)log->lines,
+			    (unsigned long long)e->app_xids, e->app_xids == 1 ? "" : "s");
 	else
-		f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log",
-			       "kernel log clean: %llu lines, no GPU faults",
-			       (unsigned long long)log->lines);
-	finding_detail(f, "source", "%s", in->source);
+		strbuf_addf(&msg, "kernel log clean: %llu lines, no GPU faults",
+			    (unsigned long long)log->lines);
+	/* noise given up for room: every fault was kept, but say what was not looked at */
+	if (log->dropped)
+		strbuf_addf(&msg, "; %llu older OOM, hung-task, link or NVRM message%s past the "
+			    "event cap not judged", (unsigned long long)log->dropped,
+			    log->dropped == 1 ? "" : "s");
+	struct finding *f = result_add(e->res, STATUS_OK, ACTION_NONE, "summary", "kernel log", "%s",
+				       msg.buf);
+	finding_detail(f, "source", "%s", name.buf);
 	finding_detail_num(f, "lines", (double)log->lines);
 	finding_detail_num(f, "bytes", (double)log->bytes);
-	if (in->truncated)
-		finding_detail(f, "truncated", "only the newest %u MiB were read",
-			       KERNEL_READ_CAP >> 20);
+	if (in->size)
+		finding_detail_num(f, "size", (double)in->size);
+	if (in->incomplete)
+		finding_detail(f, "incomplete", "stopped at the deadline after %llu bytes",
+			       (unsigned long long)in->read_bytes);
 	if (in->have_now)
 		finding_detail(f, "now", "%.3f (%s)", in->now, kmsg_timebase_name(in->now_tb));
 	else
@@ -731,8 +884,12 @@ static void summary(struct eval *e)
 		finding_detail_num(f, "benign_nvrm_lines", (double)log->nvrm_benign);
 	if (log->cut_lines)
 		finding_detail_num(f, "lines_cut", (double)log->cut_lines);
-	if (log->dropped || e->overflow)
-		finding_detail_num(f, "events_not_judged", (double)(log->dropped + e->overflow));
+	if (log->dropped)
+		finding_detail_num(f, "noise_events_not_judged", (double)log->dropped);
+	if (log->lost)
+		finding_detail_num(f, "fault_events_not_judged", (double)log->lost);
+	strbuf_release(&msg);
+	strbuf_release(&name);
 }
 
 void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *kc,
@@ -754,13 +911,15 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 	for (size_t i = 0; i < e.nr_g; i++) {
 		if (e.g[i].first->kind != KMSG_GPU_OFF_BUS)
 			continue;
-		for (size_t k = 0; k < e.nr_g; k++)
-			if (e.g[k].first->kind == KMSG_XID && e.g[k].first->num == 79 &&
-			    !strcmp(e.g[k].first->bdf, e.g[i].first->bdf))
-				e.g[i].merged = (int)k;
+		struct kmsg_event key = *e.g[i].first;
+		uint32_t *slot;
+		key.kind = KMSG_XID;
+		key.num = 79;
+		const struct group *x = group_find(&e, &key, &slot);
+		if (x)
+			e.g[i].merged = (int)(x - e.g);
 	}
-	size_t shown = 0;
-	uint64_t more = 0;
+	struct noise hung = { 0 }, links = { 0 }, nvrm = { 0 };
 	for (size_t i = 0; i < e.nr_g; i++)
 		if (e.g[i].first->kind == KMSG_XID)
 			eval_xid(&e, &e.g[i]);
@@ -772,18 +931,20 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 		case KMSG_PCIE_LIMITED: eval_pcie(&e, g); break;
 		case KMSG_OOM_KILL: eval_oom(&e, g, false); break;
 		case KMSG_OOM_CGROUP: eval_oom(&e, g, true); break;
-		case KMSG_HUNG_TASK: eval_hung(&e, g); break;
-		case KMSG_LINK_DOWN: eval_link(&e, g); break;
-		case KMSG_NVRM_UNKNOWN: eval_unknown(&e, g, &shown, &more); break;
+		case KMSG_HUNG_TASK: eval_hung(&e, g, &hung); break;
+		case KMSG_LINK_DOWN: eval_link(&e, g, &links); break;
+		case KMSG_NVRM_UNKNOWN: eval_unknown(&e, g, &nvrm); break;
 		default: break;
 		}
 	}
-	if (more)
-		result_add(res, STATUS_WARN, ACTION_INVESTIGATE, "unknown_nvrm", "",
-			   "%llu more unknown NVRM messages", (unsigned long long)more);
+	noise_more(&e, &hung, "hung_task", "hung tasks");
+	noise_more(&e, &links, "link_flap", "flapping links");
+	noise_more(&e, &nvrm, "unknown_nvrm", "unknown NVRM messages");
+	eval_gaps(&e);
 	summary(&e);
 	free(e.g);
 	free(e.gpus);
+	free(e.slots);
 }
 
 int check_kernel_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)

@@ -2,10 +2,13 @@
  * kernel.h: the 'kernel' check: GPU faults (Xid, SXid, off the bus), host OOM kills, PCIe links
  * that trained down, hung tasks and flapping mlx5 links, from the kernel log.
  *
- * gather (kernel_gather) reads the log: --kernel-log FILE, else /dev/kmsg through the root (on the
- * host: the kmsg device, "now" = CLOCK_MONOTONIC; under --root: a plain file of kmsg records,
- * "now" = its last record). evaluate (kernel_evaluate) is pure: events + now + configuration in,
- * findings out.
+ * gather (kernel_gather) reads the log whole, streaming it through the parser: --kernel-log FILE,
+ * else /dev/kmsg through the root (on the host: the kmsg device, "now" = CLOCK_MONOTONIC; under
+ * --root: a plain file of kmsg records, "now" = its last record). It stops at three quarters of
+ * the check's deadline, and says so. A log that gives no evidence (empty, only zero bytes, not a
+ * kernel log's text) fails gather with the reason naming the file, so the check is unknown, not
+ * clean. evaluate (kernel_evaluate) is pure: events + now + configuration in, findings out; every
+ * fault gets its finding, whatever the noise around it.
  *
  * Configuration ([kernel] section):
  *   window = 3600        seconds an application-level fault, OOM kill, hung task stays reported
@@ -24,8 +27,6 @@
 #include "../lib/strlist.h"
 #include "../logs/kmsg.h"
 
-#define KERNEL_READ_CAP (64u << 20)
-
 struct kernel_config {
 	double window;
 	bool strict;
@@ -41,8 +42,10 @@ struct kernel_input {
 	bool have_now;
 	enum kmsg_timebase now_tb;
 	double now;          /* in now_tb */
-	bool truncated;      /* only the newest KERNEL_READ_CAP bytes were read */
 	bool missing;        /* under --root, the fixture has no dev/kmsg */
+	bool incomplete;     /* the read stopped at the deadline: only read_bytes were judged */
+	uint64_t read_bytes; /* bytes read */
+	uint64_t size;       /* the file's size, 0 if unknown (a device, a FIFO) */
 };
 
 /* Defaults, then the [kernel] settings of cfg (may be NULL). 0, or -1 with *err set. */

@@ -1,6 +1,7 @@
 /*
  * kmsg.c: the kernel log parser's driver (see kmsg.h): the fast scan that finds the few lines
- * worth parsing, and the event store that folds repeats past KMSG_EVENTS_MAX. The timestamp
+ * worth parsing, kmsg_feed() for text that arrives in chunks, and the event store that folds
+ * repeats and drops noise (never a fault) past KMSG_EVENTS_MAX. The timestamp
  * prefixes are in kmsg_time.c, the message parsers in kmsg_event.c, the readers in kmsg_read.c.
  */
 #include "kmsg_internal.h"
@@ -160,6 +161,19 @@ static void scan_init(void)
 	}
 }
 
+/*
+ * A long line is judged by its first KMSG_LINE_MAX bytes, so it counts only when a trigger lies
+ * wholly within them: which trigger the stride scan meets first depends on where the buffer
+ * starts, and the answer must not (kmsg_feed() hands a long line over in pieces).
+ */
+static bool trigger_within(const unsigned char *ls, size_t n)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++)
+		if (memmem(ls, n, triggers[i].s, triggers[i].len))
+			return true;
+	return false;
+}
+
 void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len)
 {
 	const uint64_t *bits = scan_bits;
@@ -194,7 +208,8 @@ void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len)
 			le = end;
 		line += count_nl(counted, ls);
 		counted = ls;
-		parse_one_line(log, ls, (size_t)(le - ls), line + 1);
+		if (le - ls <= KMSG_LINE_MAX || trigger_within(ls, KMSG_LINE_MAX))
+			parse_one_line(log, ls, (size_t)(le - ls), line + 1);
 		p = floor = le < end ? le + 1 : end;
 	}
 	line += count_nl(counted, end);
@@ -205,11 +220,81 @@ void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len)
 	find_last_time(log, b, end);
 }
 
+/* ---- text in chunks ---- */
+
+/* More than a line's kept part, so that a trigger ending at KMSG_LINE_MAX is wholly inside. */
+#define CARRY_MAX (KMSG_LINE_MAX + 64)
+
+void kmsg_feed(struct kmsg_log *log, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (log->carry_skip) {
+			/* the rest of a long line whose first part was parsed: not a new line */
+			const char *stop = nl ? nl + 1 : end;
+			log->bytes += (uint64_t)(stop - p);
+			log->carry_skip = !nl;
+			p = stop;
+			continue;
+		}
+		if (!log->carry.len && nl) {
+			/* whole lines straight from buf */
+			const char *last = memrchr(nl, '\n', (size_t)(end - nl));
+			kmsg_parse(log, p, (size_t)(last + 1 - p));
+			p = last + 1;
+			continue;
+		}
+		/* a line that began before, or does not end in, this chunk */
+		size_t want = nl ? (size_t)(nl + 1 - p) : (size_t)(end - p);
+		size_t room = CARRY_MAX - log->carry.len;
+		if (want <= room) {
+			strbuf_add(&log->carry, p, want);
+			p += want;
+			if (!nl)
+				continue;
+		} else {
+			/* a long line: parse its first part now (a line without newline), skip the rest */
+			strbuf_add(&log->carry, p, room);
+			p += room;
+			log->carry_skip = true;
+		}
+		kmsg_parse(log, log->carry.buf, log->carry.len);
+		strbuf_reset(&log->carry);
+	}
+}
+
+void kmsg_feed_end(struct kmsg_log *log)
+{
+	if (log->carry.len)
+		kmsg_parse(log, log->carry.buf, log->carry.len);
+	strbuf_reset(&log->carry);
+	log->carry_skip = false;
+}
+
 /* ---- the event store ---- */
+
+bool kmsg_kind_is_noise(enum kmsg_kind k)
+{
+	switch (k) {
+	case KMSG_OOM_INVOKED:
+	case KMSG_OOM_KILL:
+	case KMSG_OOM_CGROUP:
+	case KMSG_HUNG_TASK:
+	case KMSG_LINK_DOWN:
+	case KMSG_LINK_UP:
+	case KMSG_NVRM_UNKNOWN:
+		return true;
+	default:
+		return false; /* faults (Xid, SXid, off the bus, PCIe width) and their reset markers */
+	}
+}
 
 void kmsg_log_init(struct kmsg_log *log, const struct kmsg_opts *opts)
 {
 	memset(log, 0, sizeof(*log));
+	strbuf_init(&log->carry, 0);
+	log->limit = KMSG_EVENTS_MAX;
 	if (opts)
 		log->opts = *opts;
 	double hint = log->opts.year_hint > 0 ? log->opts.year_hint : wall_seconds();
@@ -223,6 +308,7 @@ void kmsg_log_release(struct kmsg_log *log)
 	free(log->ev);
 	log->ev = NULL;
 	log->nr = log->alloc = 0;
+	strbuf_release(&log->carry);
 }
 
 static int key_cmp(const struct kmsg_event *a, const struct kmsg_event *b)
@@ -262,10 +348,30 @@ static int idx_cmp(const void *x, const void *y)
 	return c ? c : (i < j ? -1 : i > j);
 }
 
+/* Drop the oldest events (of the noise kinds only, or of any) until target are left; returns
+ * how many occurrences they stood for. */
+static uint64_t drop_oldest(struct kmsg_log *log, size_t target, bool noise_only)
+{
+	uint64_t dropped = 0;
+	size_t excess = log->nr > target ? log->nr - target : 0, k = 0;
+	for (size_t i = 0; i < log->nr; i++) {
+		struct kmsg_event *ev = &log->ev[i];
+		if (excess && (!noise_only || kmsg_kind_is_noise(ev->kind))) {
+			excess--;
+			dropped += ev->count;
+			continue;
+		}
+		log->ev[k++] = *ev;
+	}
+	log->nr = k;
+	return dropped;
+}
+
 /*
  * Make room: keep the first and the last occurrence of each distinct event (the last one counts
  * the ones in between), which keeps what the check judges: counts, first and last times, and
- * the order of faults and resets. If that is not enough, drop the oldest.
+ * the order of faults and resets. If that is not enough, drop the oldest noise; if faults alone
+ * fill the store, let it grow up to KMSG_EVENTS_HARD_MAX, and only there give up the oldest.
  */
 static void compact(struct kmsg_log *log)
 {
@@ -296,19 +402,22 @@ static void compact(struct kmsg_log *log)
 	log->nr = k;
 	free(idx);
 	free(keep);
-	if (log->nr > KMSG_EVENTS_MAX / 4 * 3) {
-		size_t drop = log->nr - KMSG_EVENTS_MAX / 2;
-		for (size_t i = 0; i < drop; i++)
-			log->dropped += log->ev[i].count;
-		memmove(log->ev, log->ev + drop, (log->nr - drop) * sizeof(*log->ev));
-		log->nr -= drop;
+	if (log->nr > log->limit / 4 * 3)
+		log->dropped += drop_oldest(log, log->limit / 2, true);
+	if (log->nr > log->limit / 4 * 3) {
+		if (log->limit < KMSG_EVENTS_HARD_MAX)
+			log->limit *= 2;
+		else
+			log->lost += drop_oldest(log, log->limit / 4 * 3, false);
 	}
 }
 
 struct kmsg_event *kmsg_new_event(struct kmsg_log *log, enum kmsg_kind kind,
 				  const struct kmsg_prefix *px, uint64_t line)
 {
-	if (log->nr >= KMSG_EVENTS_MAX)
+	if (!log->limit) /* a log set up by hand */
+		log->limit = KMSG_EVENTS_MAX;
+	if (log->nr >= log->limit)
 		compact(log);
 	ALLOC_GROW(log->ev, log->nr + 1, log->alloc);
 	struct kmsg_event *ev = &log->ev[log->nr++];

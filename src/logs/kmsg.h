@@ -21,14 +21,20 @@
  * trigger strings ("NVRM", "SXid", "oom-killer", ...) with a 4-byte hash filter and only splits,
  * timestamps and parses the lines that hold one, plus the last lines (the log's "now").
  *
- * Bounds: a line is cut at KMSG_LINE_MAX bytes; NUL bytes and invalid UTF-8 are plain bytes; event
- * strings are cut to their fields' sizes and hold printable ASCII only. At most KMSG_EVENTS_MAX
- * events are kept: past that, repeats of one event are folded into its first and last
- * occurrence (count says how many), and if that is not enough the oldest events are dropped
- * (dropped says how many).
+ * Bounds: a line is judged by its first KMSG_LINE_MAX bytes (a trigger further on is not seen);
+ * NUL bytes and invalid UTF-8 are plain bytes; event strings are cut to their fields' sizes and
+ * hold printable ASCII only. Memory stays bounded however long or noisy the log, and a fault is
+ * never given up for noise: when KMSG_EVENTS_MAX events are held, repeats of one event (same
+ * kind, device, number) are folded into its first and last occurrence (count says how many);
+ * if that is not enough, the oldest events of the noise kinds (kmsg_kind_is_noise(): OOM, hung
+ * tasks, links, unknown NVRM lines) are dropped (dropped says how many). Faults and the markers
+ * that clear them (boots, GPU re-initialisations) are never dropped for noise; only past
+ * KMSG_EVENTS_HARD_MAX distinct ones (tens of thousands of different faults: a forged or
+ * corrupt log) are the oldest given up, and lost says how many, so that the caller can say it
+ * could not judge them.
  *
- * Ownership: struct kmsg_log owns its event array; kmsg_log_release() frees it. Events hold their
- * strings inline, so they can be copied by value.
+ * Ownership: struct kmsg_log owns its event array and its partial-line buffer;
+ * kmsg_log_release() frees them. Events hold their strings inline, so they can be copied by value.
  */
 #ifndef VIGIL_KMSG_H
 #define VIGIL_KMSG_H
@@ -36,7 +42,9 @@
 #include "../lib/strbuf.h"
 
 #define KMSG_LINE_MAX 4096
-#define KMSG_EVENTS_MAX 16384
+#define KMSG_EVENTS_MAX 16384      /* fold repeats when this many events are held */
+#define KMSG_EVENTS_HARD_MAX 65536 /* about 22 MiB of events: past it even faults are lost */
+#define KMSG_READ_CHUNK (1u << 20) /* bytes per read() of a saved log */
 
 enum kmsg_timebase {
 	KMSG_TB_NONE, /* the line had no timestamp */
@@ -99,7 +107,9 @@ struct kmsg_log {
 	uint64_t bytes;     /* bytes seen */
 	uint64_t cut_lines; /* lines longer than KMSG_LINE_MAX */
 	uint64_t nvrm_benign; /* known-harmless NVRM lines */
-	uint64_t dropped;   /* events dropped past KMSG_EVENTS_MAX */
+	uint64_t dropped;   /* noise events dropped past KMSG_EVENTS_MAX (oldest first) */
+	uint64_t lost;      /* fault and marker events dropped past KMSG_EVENTS_HARD_MAX */
+	size_t limit;       /* events held before the next folding (grows up to the hard max) */
 	uint32_t boots;     /* boot markers seen */
 	/* The newest timestamp: the last line that carries one ("now" for a saved log). */
 	bool has_last;
@@ -116,6 +126,8 @@ struct kmsg_log {
 	double ylast_ts;
 	char pending_bdf[20];        /* "NVRM: The NVIDIA GPU <bdf>": waits for "fallen off" */
 	uint64_t pending_line;
+	struct strbuf carry;         /* kmsg_feed(): the start of a line not yet ended */
+	bool carry_skip;             /* kmsg_feed(): inside a long line already judged */
 };
 
 void kmsg_log_init(struct kmsg_log *log, const struct kmsg_opts *opts);
@@ -126,8 +138,20 @@ void kmsg_log_release(struct kmsg_log *log);
  * taken as whole lines (a last line without '\n' is parsed as far as it goes).
  */
 void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len);
-/* Call once after the last kmsg_parse(): places yearless stamps in their years. */
+/*
+ * Parse buf, which may end or start in the middle of a line (a chunk of a file): the start of an
+ * unfinished line is kept (at most KMSG_LINE_MAX + 64 bytes of it) until its end arrives. Gives
+ * the same events and line numbers as one kmsg_parse() of the whole text.
+ */
+void kmsg_feed(struct kmsg_log *log, const char *buf, size_t len);
+/*
+ * Call once after the last kmsg_parse()/kmsg_feed(): parses a last line without newline that
+ * kmsg_feed() held back, and places yearless stamps in their years.
+ */
 void kmsg_log_finish(struct kmsg_log *log);
+
+/* Kinds that may be dropped under a flood, oldest first; the others never make room for them. */
+bool kmsg_kind_is_noise(enum kmsg_kind k);
 
 /*
  * The timestamp of one line, without parsing its message: true with *ts and *tb set, false
@@ -140,15 +164,34 @@ const char *kmsg_kind_name(enum kmsg_kind k);
 const char *kmsg_timebase_name(enum kmsg_timebase tb);
 
 /*
- * Readers. kmsg_read_device() reads a /dev/kmsg device: one read() per record, non-blocking, until
- * no record is left (EAGAIN); records overwritten while reading (EPIPE) are skipped. Past cap
- * bytes the oldest half is dropped. kmsg_read_tail() reads a file's last cap bytes (from a line
- * start); given a character device, it reads it as kmsg_read_device() does. Both append to out and return 0 with *truncated telling whether anything was left
- * out, or -1 with *err set ("cannot read '/dev/kmsg': Permission denied").
+ * Readers: they stream the log through kmsg_feed() into log, so a log of any size is read whole in
+ * bounded memory (the parser runs at about 2 GB/s); what they saw is left in struct kmsg_read.
+ *
+ * kmsg_read_file() reads a saved log (regular file, FIFO) chunk bytes at a time; given a
+ * character device (a link to /dev/kmsg, --kernel-log /dev/kmsg), it reads it as
+ * kmsg_read_device() does. kmsg_read_device() reads a /dev/kmsg device: one read() per record,
+ * non-blocking, until no record is left (EAGAIN); records overwritten while reading (EPIPE) are
+ * skipped. Both stop early, with complete false, once mono_ms() passes deadline_ms (checked after
+ * each chunk or each 256 records, so something is always read). They return 0, or -1 with *err
+ * set ("cannot read '/dev/kmsg': Permission denied"); events parsed before an error stay in log.
  */
-int kmsg_read_device(const char *path, struct strbuf *out, size_t cap, bool *truncated,
-		     struct strbuf *err);
-int kmsg_read_tail(const char *path, struct strbuf *out, size_t cap, bool *truncated,
+struct kmsg_read {
+	/* in */
+	size_t chunk;         /* bytes per read(); 0 means KMSG_READ_CHUNK */
+	uint64_t deadline_ms; /* stop when mono_ms() reaches this; 0 means no deadline */
+	/* out */
+	bool device;          /* it was a kmsg device */
+	bool complete;        /* read to its end */
+	uint64_t size;        /* a regular file's size when opened, else 0 */
+	uint64_t done;        /* bytes read */
+	bool all_zero;        /* every byte read was 0 (true when nothing was read) */
+	uint64_t sample, sample_ctl; /* the first MiB (or less), and its control bytes */
+	char head[128];       /* the start of the first line, raw (quote it with strbuf_add_excerpt) */
+};
+
+int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		   struct strbuf *err);
+int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
+		     struct strbuf *err);
 
 #endif

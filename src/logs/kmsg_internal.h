@@ -65,6 +65,8 @@ void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint
 
 /* kmsg.c */
 
+/* kmsg_log_finish(): parse what kmsg_feed() still holds. */
+void kmsg_feed_end(struct kmsg_log *log);
 /* A new event at the end of log, stamped from px, its other fields "unknown" (-1 or ""). */
 struct kmsg_event *kmsg_new_event(struct kmsg_log *log, enum kmsg_kind kind,
 				  const struct kmsg_prefix *px, uint64_t line);

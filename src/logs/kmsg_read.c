@@ -1,6 +1,7 @@
 /*
- * kmsg_read.c: reading a kernel log into memory: a /dev/kmsg device record by record, or the
- * tail of a saved file, each capped so that a huge log keeps its newest part (see kmsg.h).
+ * kmsg_read.c: reading a kernel log into the parser: a /dev/kmsg device record by record, or a
+ * saved file chunk by chunk, whole, in bounded memory (see kmsg.h). The newest part of a log is
+ * not enough: a GPU that fell off the bus an hour ago may be followed by a gigabyte of noise.
  */
 #include "kmsg.h"
 
@@ -9,95 +10,137 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Keep the newest: past cap, drop the oldest half (from a line start). */
-static void keep_tail(struct strbuf *out, size_t start, size_t cap, bool *truncated)
+static bool past(const struct kmsg_read *rd)
 {
-	if (out->len - start <= cap)
-		return;
-	size_t cut = start + (out->len - start) / 2;
-	const char *nl = memchr(out->buf + cut, '\n', out->len - cut);
-	cut = nl ? (size_t)(nl + 1 - out->buf) : out->len;
-	memmove(out->buf + start, out->buf + cut, out->len - cut);
-	strbuf_setlen(out, start + out->len - cut);
-	*truncated = true;
+	return rd->deadline_ms && mono_ms() >= rd->deadline_ms;
 }
 
-int kmsg_read_device(const char *path, struct strbuf *out, size_t cap, bool *truncated,
+static bool zeros(const char *p, size_t n)
+{
+	static const char zero[4096];
+	while (n >= sizeof(zero)) {
+		if (memcmp(p, zero, sizeof(zero)))
+			return false;
+		p += sizeof(zero);
+		n -= sizeof(zero);
+	}
+	return !memcmp(p, zero, n);
+}
+
+/* What the caller's shape checks need: all zero so far, control bytes in the first MiB, the
+ * first line. */
+static void look(struct kmsg_read *rd, const char *p, size_t n)
+{
+	enum { SAMPLE = 1 << 20 };
+	if (rd->all_zero && !zeros(p, n))
+		rd->all_zero = false;
+	if (!rd->done) {
+		size_t k = 0;
+		while (k < n && k + 1 < sizeof(rd->head) && p[k] != '\n' && p[k])
+			k++;
+		memcpy(rd->head, p, k);
+		rd->head[k] = 0;
+	}
+	for (size_t i = 0; i < n && rd->sample < SAMPLE; i++, rd->sample++) {
+		unsigned char c = (unsigned char)p[i];
+		rd->sample_ctl += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+	}
+}
+
+static void read_init(struct kmsg_read *rd)
+{
+	rd->device = rd->complete = false;
+	rd->size = rd->done = rd->sample = rd->sample_ctl = 0;
+	rd->all_zero = true;
+	rd->head[0] = 0;
+}
+
+int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		     struct strbuf *err)
 {
 	enum { REC_MAX = 16384 }; /* a record is at most 8 KiB; a smaller buffer gets EINVAL */
-	*truncated = false;
+	read_init(rd);
+	rd->device = true;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
-	char *rec = xmalloc(REC_MAX);
-	size_t start = out->len;
+	char *rec = xmalloc(REC_MAX + 1);
 	int ret = 0;
-	for (;;) {
+	for (unsigned nr = 1;; nr++) {
 		ssize_t n = read(fd, rec, REC_MAX);
 		if (n < 0) {
 			if (errno == EINTR || errno == EPIPE) /* EPIPE: records overwritten */
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				rd->complete = true;
 				break;
+			}
 			ret = error_set(err, "cannot read '%s': %s", path, strerror(errno));
 			break;
 		}
-		if (n == 0)
+		if (n == 0) {
+			rd->complete = true;
 			break;
-		strbuf_add(out, rec, (size_t)n);
+		}
 		if (rec[n - 1] != '\n')
-			strbuf_addch(out, '\n');
-		keep_tail(out, start, cap, truncated);
+			rec[n++] = '\n';
+		look(rd, rec, (size_t)n);
+		rd->done += (uint64_t)n;
+		kmsg_feed(log, rec, (size_t)n);
+		if (nr % 256 == 0 && past(rd))
+			break;
 	}
 	free(rec);
 	close(fd);
 	return ret;
 }
 
-int kmsg_read_tail(const char *path, struct strbuf *out, size_t cap, bool *truncated,
+int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		   struct strbuf *err)
 {
-	*truncated = false;
+	read_init(rd);
+	/* O_NONBLOCK: opening a FIFO without a writer must not hang (it reads as empty) */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
 	struct stat st;
-	size_t start = out->len;
-	bool skip_partial = false;
-	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return error_set(err, "cannot read '%s': %s", path, strerror(e));
+	}
+	if (S_ISCHR(st.st_mode)) {
 		/* a kmsg device after all (a link to /dev/kmsg in a fixture, --kernel-log /dev/kmsg) */
 		close(fd);
-		return kmsg_read_device(path, out, cap, truncated, err);
+		return kmsg_read_device(path, log, rd, err);
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
-		if (lseek(fd, st.st_size - (off_t)cap, SEEK_SET) >= 0) {
-			*truncated = true;
-			skip_partial = true;
-		}
-	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if (S_ISREG(st.st_mode) && st.st_size > 0)
+		rd->size = (uint64_t)st.st_size;
+	size_t chunk = rd->chunk ? rd->chunk : KMSG_READ_CHUNK;
+	char *buf = xmalloc(chunk);
 	int ret = 0;
 	for (;;) {
-		strbuf_grow(out, 65536);
-		ssize_t n = read(fd, out->buf + out->len, 65536);
+		ssize_t n = read(fd, buf, chunk);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = error_set(err, "cannot read '%s': %s", path, strerror(errno));
 			break;
 		}
-		if (n == 0)
+		if (n == 0) {
+			rd->complete = true;
 			break;
-		out->len += (size_t)n; /* strbuf_setlen() only shortens */
-		out->buf[out->len] = 0;
-		keep_tail(out, start, cap, truncated);
+		}
+		look(rd, buf, (size_t)n);
+		rd->done += (uint64_t)n;
+		kmsg_feed(log, buf, (size_t)n);
+		if (past(rd))
+			break;
 	}
+	free(buf);
 	close(fd);
-	if (!ret && skip_partial) {
-		const char *nl = memchr(out->buf + start, '\n', out->len - start);
-		size_t cut = nl ? (size_t)(nl + 1 - out->buf) : out->len;
-		memmove(out->buf + start, out->buf + cut, out->len - cut);
-		strbuf_setlen(out, start + out->len - cut);
-	}
 	return ret;
 }

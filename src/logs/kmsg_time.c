@@ -456,6 +456,7 @@ bool kmsg_line_time(struct kmsg_log *log, const char *line, size_t len, double *
 
 void kmsg_log_finish(struct kmsg_log *log)
 {
+	kmsg_feed_end(log);
 	if (!log->last_yearless)
 		return;
 	/* the last yearless stamp is in the hint's year, unless that puts it in the future */

@@ -9,6 +9,8 @@
  *   - parsing the whole buffer at once and parsing it line by line give the same events
  *     (the trigger scan looks at every third byte: this catches a trigger it steps over;
  *     only the year of yearless syslog stamps may differ, as it depends on the lines sampled);
+ *   - feeding it in chunks (kmsg_feed(), as the file reader does; the two top bits of the
+ *     first byte pick 1, 7, 4096 or 4161 bytes) gives the same events, lines and bytes;
  *   - evaluation gives findings with a code and a message, and a summary.
  */
 #include "../../src/checks/kernel.h"
@@ -69,7 +71,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	kmsg_log_release(&pieces);
 
-	if (in.log.nr > KMSG_EVENTS_MAX || in.log.lines > len + 1)
+	/* the same, in chunks that cut lines anywhere */
+	static const size_t chunks[] = { 1, 7, 4096, 4161 };
+	size_t chunk = chunks[flags >> 6];
+	kmsg_log_init(&pieces, &opts);
+	for (size_t off = 0; off < len; off += chunk)
+		kmsg_feed(&pieces, buf + off, len - off < chunk ? len - off : chunk);
+	kmsg_log_finish(&pieces);
+	if (pieces.nr != in.log.nr || pieces.lines != in.log.lines ||
+	    pieces.bytes != in.log.bytes || pieces.cut_lines != in.log.cut_lines ||
+	    pieces.dropped != in.log.dropped || pieces.lost != in.log.lost)
+		__builtin_trap();
+	for (size_t i = 0; i < in.log.nr; i++)
+		if (!same_event(&in.log.ev[i], &pieces.ev[i]))
+			__builtin_trap();
+	kmsg_log_release(&pieces);
+
+	if (in.log.nr > KMSG_EVENTS_HARD_MAX || in.log.lines > len + 1)
 		__builtin_trap();
 	for (size_t i = 0; i < in.log.nr; i++) {
 		const struct kmsg_event *ev = &in.log.ev[i];

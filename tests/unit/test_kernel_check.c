@@ -1,11 +1,16 @@
 /*
  * test_kernel_check.c: the 'kernel' check's evaluate() on hand-built events (stickiness, fading,
- * the catalog's statuses, strict mode, ignore lists, dedupe), its configuration, and its gather()
- * on files.
+ * the catalog's statuses, strict mode, ignore lists, dedupe), its configuration, its gather()
+ * on files, and the whole binary on logs that must not read as clean (floods, a 1 GiB log, empty,
+ * zero-filled and non-log files).
  */
 #include "../harness.h"
 #include "../../src/checks/kernel.h"
 #include "../../src/logs/xid.h"
+#include "../../src/lib/fileio.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 struct fx {
 	struct kernel_input in;
@@ -569,30 +574,233 @@ TEST(kernel_run_unreadable_log_is_unknown)
 	CHECK_INT(check_kernel_run(&ctx, &res, &err), -1);
 	CHECK_CONTAINS(err.buf, "cannot read '/nonexistent/kern.log'");
 	check_result_release(&res);
-	/* an empty log is fine */
-	CHECK_INT(run_on_file("", NULL, &res, &err), 0);
-	CHECK_INT(res.status, STATUS_OK);
-	CHECK_CONTAINS(res.findings[0].message, "kernel log clean: 0 lines");
+	/* an empty log is no evidence: unknown, naming the file, not "clean" */
+	CHECK_INT(run_on_file("", NULL, &res, &err), -1);
+	CHECK_CONTAINS(err.buf, "/k.log' is empty: no kernel log to judge");
 	check_result_release(&res);
 	config_release(&cfg);
 	strbuf_release(&err);
 }
 
-TEST(kernel_read_tail_keeps_the_newest)
+/* ---- no healthy without evidence: floods, huge logs, logs that are not logs ---- */
+
+#define XID79_LINE "NVRM: Xid (PCI:0000:9b:00): 79, pid=9962, name=python, GPU has fallen off the bus."
+
+TEST(kernel_every_fault_is_judged_past_600_noise_groups)
 {
-	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT, path = STRBUF_INIT;
-	bool trunc;
-	for (int i = 0; i < 1000; i++)
-		strbuf_addf(&sb, "[ %d.0] line %d\n", i, i);
-	test_write(test_tmpdir(), "big.log", sb.buf);
-	strbuf_addf(&path, "%s/big.log", test_tmpdir());
+	struct fx x;
+	fx_init(&x, 10000, NULL);
+	/* 600 distinct hung tasks long ago (the old code kept 512 groups), then an Xid 79 */
+	for (int i = 0; i < 600; i++) {
+		struct kmsg_event *ev = ev_add(&x, KMSG_HUNG_TASK, 10 + i, NULL, 120);
+		snprintf(ev->name, sizeof(ev->name), "task%d", i);
+	}
+	ev_add(&x, KMSG_XID, 9990, A, 79);
+	eval(&x);
+	expect(&x, "xid", A, STATUS_FAIL, ACTION_REBOOT);
+	CHECK_INT(x.res.status, STATUS_FAIL);
+	fx_release(&x);
+
+	/* 30 recent distinct hung tasks: 10 findings and a count, not 30 */
+	fx_init(&x, 10000, NULL);
+	for (int i = 0; i < 30; i++) {
+		struct kmsg_event *ev = ev_add(&x, KMSG_HUNG_TASK, 9000 + i, NULL, 120);
+		snprintf(ev->name, sizeof(ev->name), "task%d", i);
+	}
+	eval(&x);
+	size_t shown = 0;
+	bool more = false;
+	for (size_t i = 0; i < x.res.nr; i++) {
+		if (strcmp(x.res.findings[i].code, "hung_task"))
+			continue;
+		if (strstr(x.res.findings[i].message, "20 more hung tasks not shown"))
+			more = true;
+		else
+			shown++;
+	}
+	CHECK_INT(shown, 10);
+	CHECK(more);
+	fx_release(&x);
+}
+
+TEST(kernel_incomplete_read_and_lost_faults_are_unknown)
+{
+	struct fx x;
+	fx_init(&x, 100, NULL);
+	free(x.in.source);
+	x.in.source = xstrdup("/var/log/kern\x1b[2J.log");
+	x.in.incomplete = true;
+	x.in.read_bytes = 4096;
+	x.in.size = 1073741824;
+	eval(&x);
+	expect(&x, "incomplete", "kernel log", STATUS_UNKNOWN, ACTION_NONE);
+	const struct finding *f = find(&x, "incomplete", NULL);
+	CHECK_STR(f->message, "read 4096 of 1073741824 bytes of '/var/log/kern\\x1b[2J.log' before "
+			      "the deadline; the rest was not judged");
+	CHECK_INT(x.res.status, STATUS_UNKNOWN);
+	f = find(&x, "summary", NULL);
+	CHECK_NOT_CONTAINS(f->message, "\x1b");
+	fx_release(&x);
+
+	/* a fault in the part read still fails the host */
+	fx_init(&x, 100, NULL);
+	x.in.incomplete = true;
+	x.in.read_bytes = 4096;
+	ev_add(&x, KMSG_XID, 50, A, 79);
+	eval(&x);
+	CHECK_INT(x.res.status, STATUS_FAIL);
+	expect(&x, "incomplete", "kernel log", STATUS_UNKNOWN, ACTION_NONE);
+	CHECK_CONTAINS(find(&x, "incomplete", NULL)->message, "read 4096 bytes of 'test' before "
+							       "the deadline, not to its end");
+	fx_release(&x);
+
+	/* faults given up past the hard cap, and noise dropped, are said */
+	fx_init(&x, 100, NULL);
+	x.in.log.lost = 7;
+	x.in.log.dropped = 5000;
+	eval(&x);
+	expect(&x, "events_lost", "kernel log", STATUS_UNKNOWN, ACTION_NONE);
+	CHECK_CONTAINS(find(&x, "events_lost", NULL)->message, "7 older GPU fault or reset events");
+	CHECK_CONTAINS(find(&x, "summary", NULL)->message,
+		       "5000 older OOM, hung-task, link or NVRM messages past the event cap not judged");
+	fx_release(&x);
+}
+
+TEST(kernel_unknown_nvrm_quotes_a_short_excerpt)
+{
+	struct fx x;
+	fx_init(&x, 100, "[kernel]\nstrict = true\n");
+	struct kmsg_event *ev = ev_add(&x, KMSG_NVRM_UNKNOWN, 90, NULL, 0);
+	memset(ev->text, 'z', sizeof(ev->text) - 1);
+	ev->text[sizeof(ev->text) - 1] = 0;
+	eval(&x);
+	const struct finding *f = find(&x, "unknown_nvrm", NULL);
+	CHECK(f && strlen(f->message) < 120);
+	CHECK(ends_with(f->message, "zzz..."));
+	fx_release(&x);
+}
+
+/* vigil check --only kernel --kernel-log PATH --json: exit code and the parsed report. */
+static struct json_value *check_log(const char *path, int exit_code)
+{
+	const char *args[] = { "check", "--only", "kernel", "--kernel-log", path, "--json", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == exit_code, "exit %d, expected %d:\n%s%s", c.exit_code, exit_code,
+		  c.out.buf, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	child_release(&c);
+	return v;
+}
+
+static void write_big(const char *name, const struct strbuf *sb, struct strbuf *path)
+{
+	strbuf_reset(path);
+	strbuf_addf(path, "%s/%s", test_tmpdir(), name);
+	CHECK_INT(write_file(path->buf, sb->buf, sb->len, false, NULL), 0);
+}
+
+TEST(kernel_cli_fault_behind_noise_floods_fails)
+{
+	struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT;
+	/* 600 distinct old hung tasks, then a recent Xid 79 */
+	for (int i = 0; i < 600; i++)
+		strbuf_addf(&sb, "[ %d.0] INFO: task worker%d:%d blocked for more than 120 seconds.\n",
+			    100 + i, i, 1000 + i);
+	strbuf_addstr(&sb, "[ 90000.0] " XID79_LINE "\n");
+	write_big("hung.log", &sb, &path);
+	struct json_value *v = check_log(path.buf, 1);
+	CHECK_CONTAINS(json_get_string(v, "reason"), "Xid 79");
+	json_free(v);
+
+	/* an Xid 79, then 20,000 distinct NVRM lines */
 	strbuf_reset(&sb);
-	CHECK_INT(kmsg_read_tail(path.buf, &sb, 1000, &trunc, &err), 0);
-	CHECK(trunc);
-	CHECK(sb.len <= 1000);
-	CHECK(starts_with(sb.buf, "[ ")); /* from a line start */
-	CHECK(ends_with(sb.buf, "[ 999.0] line 999\n"));
+	strbuf_addstr(&sb, "[ 10.0] " XID79_LINE "\n");
+	for (int i = 0; i < 20000; i++)
+		strbuf_addf(&sb, "[ %d.0] NVRM: nvAssertFailed at src/x.c:%d\n", 11 + i, i);
+	write_big("nvrm.log", &sb, &path);
+	v = check_log(path.buf, 1);
+	CHECK_CONTAINS(json_get_string(v, "reason"), "Xid 79");
+	json_free(v);
 	strbuf_release(&sb);
-	strbuf_release(&err);
+	strbuf_release(&path);
+}
+
+TEST(kernel_cli_reads_a_1gib_log_whole)
+{
+	struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT;
+	/* a 1 GiB file, sparse: the Xid in its first bytes, a zero-filled gigabyte, a clean tail */
+	strbuf_addf(&path, "%s/huge.log", test_tmpdir());
+	int fd = open(path.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0);
+	strbuf_addstr(&sb, "[   10.000000] " XID79_LINE "\n");
+	CHECK_INT(write(fd, sb.buf, sb.len), (ssize_t)sb.len);
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "\n[ 5000.000000] usb 1-1: new high-speed USB device number 2\n");
+	CHECK_INT(pwrite(fd, sb.buf, sb.len, (1LL << 30) - (off_t)sb.len), (ssize_t)sb.len);
+	close(fd);
+	struct json_value *v = check_log(path.buf, 1);
+	CHECK_CONTAINS(json_get_string(v, "reason"), "Xid 79");
+	json_free(v);
+
+	/* 70 MiB of text with the Xid first (the old reader kept the newest 64 MiB) */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "[ 1.0] " XID79_LINE "\n");
+	while (sb.len < (70u << 20))
+		strbuf_addf(&sb, "[ %zu.0] systemd[1]: Started Session %zu of User ubuntu.\n",
+			    sb.len >> 10, sb.len);
+	write_big("text.log", &sb, &path);
+	v = check_log(path.buf, 1);
+	CHECK_CONTAINS(json_get_string(v, "reason"), "Xid 79");
+	json_free(v);
+	strbuf_release(&sb);
+	strbuf_release(&path);
+}
+
+TEST(kernel_cli_logs_without_evidence_are_unknown)
+{
+	struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT;
+	struct {
+		const char *name;
+		size_t zeros; /* bytes of zeros, else text */
+		const char *text;
+		const char *error;
+	} cases[] = {
+		{ "empty.log", 0, "", "empty.log' is empty: no kernel log to judge" },
+		{ "zero.log", 1 << 20, NULL, "zero.log' holds only zero bytes (1048576): not a kernel log" },
+		{ "passwd", 0,
+		  "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
+		  "passwd' does not look like a kernel log (no time stamps, no kernel messages; it "
+		  "starts 'root:x:0:0:root:/root:/bin/bash')" },
+		{ "esc.txt", 0, "\x1b]0;owned\x07 hello, and a long line of plain words after it\n",
+		  "it starts '\\x1b]0;owned\\x07 hello, and a long line" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		strbuf_reset(&sb);
+		if (cases[i].text)
+			strbuf_addstr(&sb, cases[i].text);
+		else
+			for (size_t k = 0; k < cases[i].zeros; k++)
+				strbuf_addch(&sb, 0);
+		write_big(cases[i].name, &sb, &path);
+		struct json_value *v = check_log(path.buf, 3);
+		CHECK_STR(json_path(v, "checks.0.status")->string, "unknown");
+		const char *e = json_get_string(json_path(v, "checks.0"), "error");
+		CHECK_CONTAINS(e, cases[i].error);
+		CHECK_CONTAINS(e, test_tmpdir());
+		CHECK_NOT_CONTAINS(e, "\x1b");
+		json_free(v);
+	}
+	/* a 100 MiB sparse zero file: also unknown, and read whole */
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/sparse.log", test_tmpdir());
+	int fd = open(path.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && ftruncate(fd, 100 << 20) == 0);
+	close(fd);
+	struct json_value *v = check_log(path.buf, 3);
+	CHECK_CONTAINS(json_get_string(json_path(v, "checks.0"), "error"),
+		       "holds only zero bytes (104857600)");
+	json_free(v);
+	strbuf_release(&sb);
 	strbuf_release(&path);
 }

@@ -593,3 +593,170 @@ TEST(kmsg_huge_numbers_saturate)
 	CHECK(log.ev[3].recovery > 0);               /* no wrap to -1, "none parsed" */
 	kmsg_log_release(&log);
 }
+
+/* ---- floods, chunks and streaming: a fault is never given up for noise ---- */
+
+static uint64_t xid_count(const struct kmsg_log *log, int num)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < log->nr; i++)
+		if (log->ev[i].kind == KMSG_XID && log->ev[i].num == num)
+			n += log->ev[i].count;
+	return n;
+}
+
+TEST(kmsg_fault_survives_a_flood_of_distinct_noise)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct kmsg_log log;
+	/* an Xid 79, then 20,000 distinct NVRM lines and 20,000 distinct hung tasks: none fold */
+	strbuf_addstr(&sb, "[ 1.0] " XID79 "\n");
+	for (int i = 0; i < 20000; i++)
+		strbuf_addf(&sb, "[ %d.5] NVRM: nvAssertFailed at line %d\n"
+				 "[ %d.6] INFO: task worker%d:%d blocked for more than 120 seconds.\n",
+			    i + 2, i, i + 2, i, i);
+	parse(&log, sb.buf);
+	CHECK_INT(xid_count(&log, 79), 1);
+	CHECK_STR(only(&log, KMSG_XID)->bdf, "0000:02:00.0");
+	CHECK(log.dropped > 0);  /* the oldest noise made room */
+	CHECK_INT(log.lost, 0); /* no fault did */
+	CHECK(log.nr <= KMSG_EVENTS_MAX);
+	/* the newest noise is kept: it is what is recent */
+	CHECK_STR(log.ev[log.nr - 1].name, "worker19999");
+	kmsg_log_release(&log);
+	strbuf_release(&sb);
+}
+
+TEST(kmsg_faults_fold_and_only_a_forged_log_loses_some)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct kmsg_log log;
+	/* 40,000 repeats of a few faults fold into first and last occurrence, in order */
+	for (int i = 0; i < 40000; i++)
+		strbuf_addf(&sb, "[ %d.0] NVRM: Xid (PCI:0000:%02x:00): %d, pid=%d, name=x, y\n", i,
+			    i % 8, i % 2 ? 48 : 79, i);
+	parse(&log, sb.buf);
+	CHECK_INT(xid_count(&log, 79) + xid_count(&log, 48), 40000);
+	CHECK_INT(log.dropped + log.lost, 0);
+	kmsg_log_release(&log);
+	/* 70,000 distinct faults (a forged log) pass the hard cap: the oldest are counted as lost */
+	strbuf_reset(&sb);
+	for (int i = 0; i < 70000; i++)
+		strbuf_addf(&sb, "[ %d.0] NVRM: Xid (PCI:%04x:%02x:00): 48, DBE\n", i, i / 256,
+			    i % 256);
+	parse(&log, sb.buf);
+	CHECK(log.lost > 0);
+	CHECK(log.nr <= KMSG_EVENTS_HARD_MAX);
+	CHECK_INT(xid_count(&log, 48) + log.lost, 70000);
+	CHECK_STR(log.ev[log.nr - 1].bdf, "0111:6f:00.0"); /* the newest (69999) is kept */
+	kmsg_log_release(&log);
+	strbuf_release(&sb);
+}
+
+static bool same_events(const struct kmsg_log *a, const struct kmsg_log *b)
+{
+	if (a->nr != b->nr || a->lines != b->lines || a->bytes != b->bytes ||
+	    a->cut_lines != b->cut_lines)
+		return false;
+	for (size_t i = 0; i < a->nr; i++) {
+		const struct kmsg_event *x = &a->ev[i], *y = &b->ev[i];
+		if (x->kind != y->kind || x->num != y->num || x->line != y->line ||
+		    x->ts != y->ts || strcmp(x->bdf, y->bdf) || strcmp(x->text, y->text))
+			return false;
+	}
+	return true;
+}
+
+TEST(kmsg_feed_in_any_chunks_gives_the_whole_parse)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct kmsg_log whole, fed;
+	struct kmsg_opts o = { .year_hint = HINT };
+	strbuf_addstr(&sb, "[ 1.0] " XID79 "\n[ 2.0] plain\n");
+	/* a long line with a trigger inside its first 4 KiB, one with a trigger only past it */
+	strbuf_addstr(&sb, "[ 3.0] NVRM: Xid (PCI:0000:05:00): 48, pid=1, name=x, ");
+	for (int i = 0; i < 9000; i++)
+		strbuf_addch(&sb, 'a' + i % 26);
+	strbuf_addstr(&sb, "\n[ 4.0] ");
+	for (int i = 0; i < 5000; i++)
+		strbuf_addch(&sb, 'b');
+	strbuf_addstr(&sb, " NVRM: Xid (PCI:0000:06:00): 79, pid=1, name=x, y\n");
+	strbuf_addstr(&sb, "\n\r\n[ 5.0] nvidia-nvswitch1: SXid (PCI:0000:c3:00.0): 12028, Fatal, x\n");
+	/* lines of the carry's size (4 KiB + 64) and one byte more, a last line without newline */
+	for (size_t want = 4160; want <= 4161; want++) {
+		size_t st = sb.len;
+		strbuf_addstr(&sb, "[ 6.0] NVRM: Xid (PCI:0000:07:00): 13, pid=2, name=y, ");
+		while (sb.len - st < want - 1)
+			strbuf_addch(&sb, 'c');
+		strbuf_addch(&sb, '\n');
+	}
+	strbuf_addstr(&sb, "[ 7.0] NVRM: Xid (PCI:0000:08:00): 79, pid=1, name=x, cut");
+	kmsg_log_init(&whole, &o);
+	kmsg_parse(&whole, sb.buf, sb.len);
+	kmsg_log_finish(&whole);
+	CHECK_INT(xid_count(&whole, 48), 1);
+	CHECK_INT(xid_count(&whole, 79), 2); /* 02:00 and 08:00; 06:00 is past the cut */
+	static const size_t sizes[] = { 1, 2, 3, 7, 64, 4095, 4096, 4160, 4161, 5000, 65536 };
+	for (size_t k = 0; k < ARRAY_SIZE(sizes); k++) {
+		kmsg_log_init(&fed, &o);
+		for (size_t off = 0; off < sb.len; off += sizes[k])
+			kmsg_feed(&fed, sb.buf + off,
+				  sb.len - off < sizes[k] ? sb.len - off : sizes[k]);
+		kmsg_log_finish(&fed);
+		CHECK_MSG(same_events(&whole, &fed), "chunks of %zu: %zu events, %llu lines, %llu "
+			  "cut; whole: %zu, %llu, %llu", sizes[k], fed.nr,
+			  (unsigned long long)fed.lines, (unsigned long long)fed.cut_lines, whole.nr,
+			  (unsigned long long)whole.lines, (unsigned long long)whole.cut_lines);
+		CHECK(fed.has_last && near(fed.last_ts, 7.0));
+		kmsg_log_release(&fed);
+	}
+	kmsg_log_release(&whole);
+	strbuf_release(&sb);
+}
+
+TEST(kmsg_read_file_streams_the_whole_file)
+{
+	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT, path = STRBUF_INIT;
+	struct kmsg_log log;
+	struct kmsg_opts o = { .year_hint = HINT };
+	/* the fault is in the first bytes; 3 MiB of noise follow (a small stand-in for 1 GiB) */
+	strbuf_addstr(&sb, "[ 1.0] " XID79 "\n");
+	for (int i = 0; sb.len < (3u << 20); i++)
+		strbuf_addf(&sb, "[ %d.0] usb 1-1: new high-speed USB device number %d\n", i + 2, i);
+	strbuf_addf(&path, "%s/big.log", test_tmpdir());
+	test_write(test_tmpdir(), "big.log", sb.buf);
+
+	struct kmsg_read rd = { .chunk = 4096 };
+	kmsg_log_init(&log, &o);
+	CHECK_INT(kmsg_read_file(path.buf, &log, &rd, &err), 0);
+	kmsg_log_finish(&log);
+	CHECK(rd.complete && !rd.device && !rd.all_zero);
+	CHECK_INT(rd.done, sb.len);
+	CHECK_INT(rd.size, sb.len);
+	CHECK_INT(log.bytes, sb.len);
+	CHECK_INT(xid_count(&log, 79), 1);
+	CHECK_STR(rd.head, "[ 1.0] " XID79);
+	kmsg_log_release(&log);
+
+	/* a deadline already passed: one chunk is read, and the read says it is not complete */
+	struct kmsg_read late = { .chunk = 4096, .deadline_ms = 1 };
+	kmsg_log_init(&log, &o);
+	CHECK_INT(kmsg_read_file(path.buf, &log, &late, &err), 0);
+	kmsg_log_finish(&log);
+	CHECK(!late.complete);
+	CHECK_INT(late.done, 4096);
+	CHECK_INT(late.size, sb.len);
+	CHECK_INT(xid_count(&log, 79), 1);
+	kmsg_log_release(&log);
+
+	/* errors name the file */
+	kmsg_log_init(&log, &o);
+	CHECK_INT(kmsg_read_file("/nonexistent/k.log", &log, &rd, &err), -1);
+	CHECK_STR(err.buf, "cannot read '/nonexistent/k.log': No such file or directory");
+	CHECK_INT(kmsg_read_file(test_tmpdir(), &log, &rd, &err), -1);
+	CHECK_CONTAINS(err.buf, "Is a directory");
+	kmsg_log_release(&log);
+	strbuf_release(&sb);
+	strbuf_release(&err);
+	strbuf_release(&path);
+}
