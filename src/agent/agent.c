@@ -87,8 +87,9 @@ static int real_write(void *ctx, const char *path, const void *data, size_t len,
 	return write_file(path, data, len, true, err);
 }
 
+/* The process entries (spawn, kill, wait) are left NULL: os_ops.h's real ones. */
 const struct agent_ops agent_real_ops = { real_wall, real_mono, real_sleep, real_random, real_cpu,
-					  real_write };
+					  real_write, NULL, NULL, NULL };
 
 void agent_init(struct agent *a, const struct agent_settings *set, const struct agent_ops *ops,
 		void *ops_ctx)

@@ -26,18 +26,13 @@
 #define VIGIL_AGENT_H
 
 #include "history.h"
+#include "../lib/osops.h"
 
 #include <pthread.h>
 
-struct agent_ops {
-	double (*wall)(void *ctx);              /* seconds since the epoch */
-	uint64_t (*mono_ms)(void *ctx);
-	bool (*sleep_ms)(void *ctx, uint64_t ms); /* false: stop now */
-	uint32_t (*random)(void *ctx);
-	double (*cpu_seconds)(void *ctx);       /* this process and its reaped children */
-	int (*write_file)(void *ctx, const char *path, const void *data, size_t len,
-			  struct strbuf *err); /* atomic replace */
-};
+/* The agent's ops are the OS-ops table of src/lib/osops.h (its first six entries, in this
+ * order: wall, mono_ms, sleep_ms, random, cpu_seconds, write_file). */
+#define agent_ops os_ops
 
 /* The real clock, nanosleep-free sleep on a stop flag, getrusage, rename-atomic writes. */
 extern const struct agent_ops agent_real_ops;

@@ -1,11 +1,10 @@
-/* runner.c: one forked child per check, with deadlines (see runner.h). */
+/* runner.c: one forked child per check, with deadlines, in one run group (see runner.h). */
 #include "runner.h"
 
+#include "../lib/run_group.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #define CHILD_OUTPUT_CAP (8u << 20)
@@ -28,21 +27,28 @@ void check_run_inline(const struct check_ctx *ctx, const struct check_def *def,
 	strbuf_release(&err);
 }
 
-struct slot {
-	pid_t pid;
-	int fd;
-	uint64_t deadline;
-	struct strbuf out;
-	bool done;
+/* Kept of a check's own stdout/stderr (an NVML library that prints, a stray debug line): enough
+ * to quote when the check dies, never enough to matter. */
+#define CHECK_OUTPUT_CAP (64u << 10)
+
+struct job {
+	struct check_ctx ctx;
+	const struct check_def *def;
+	struct check_result *res;
+	struct child c;
+	char bound[64];
 };
 
-static void child_main(const struct check_ctx *ctx, const struct check_def *def, int fd)
+/* The forked check: its result goes to fd, a pipe of its own; fds 1 and 2 are captured apart,
+ * so nothing a library prints can corrupt the result or vigil's own output. */
+static int check_child(void *arg, int fd)
 {
+	struct job *j = arg;
 	struct check_result res;
 	struct strbuf out = STRBUF_INIT;
 	struct json_writer w;
-	check_result_init(&res, def->name);
-	check_run_inline(ctx, def, &res);
+	check_result_init(&res, j->def->name);
+	check_run_inline(&j->ctx, j->def, &res);
 	json_writer_init(&w, &out, false);
 	result_to_json(&w, &res);
 	const char *p = out.buf;
@@ -52,161 +58,116 @@ static void child_main(const struct check_ctx *ctx, const struct check_def *def,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			_exit(1);
+			return 1;
 		p += n;
 		len -= (size_t)n;
 	}
-	_exit(0);
+	return 0;
 }
 
-static void set_unknown(struct check_result *res, const char *fmt, const char *arg, unsigned ms)
+static void set_unknown(struct check_result *res, struct strbuf *why)
 {
-	struct strbuf sb = STRBUF_INIT;
-	if (arg)
-		strbuf_addf(&sb, fmt, arg);
-	else
-		strbuf_addf(&sb, fmt, ms / 1000.0);
 	free(res->error);
-	res->error = strbuf_detach(&sb, NULL);
+	res->error = strbuf_detach(why, NULL);
 	res->status = STATUS_UNKNOWN;
 }
 
-/* Reap without blocking for long: a child in D state cannot be waited for. */
-static int reap(pid_t pid, int *status)
+/* "; it said: '...'": the last line the check printed on stderr, if it died without a result. */
+static void add_last_words(struct strbuf *why, const struct child *c)
 {
-	for (int i = 0; i < 50; i++) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-		usleep(2000);
+	struct strbuf e = STRBUF_INIT;
+	strbuf_add(&e, c->err.buf, c->err.len);
+	strbuf_rtrim(&e);
+	const char *nl = strrchr(e.buf, '\n');
+	const char *last = nl ? nl + 1 : e.buf;
+	if (*last) {
+		strbuf_addstr(why, "; it said: '");
+		strbuf_add_excerpt(why, last, 120);
+		strbuf_addch(why, '\'');
 	}
-	return -1;
+	strbuf_release(&e);
 }
 
-static void finish_slot(struct slot *s, struct check_result *res, const struct run_item *it,
-			bool timed_out, uint64_t started)
+static void job_done(struct child *c, const char *start_error, void *arg)
 {
-	int status = 0;
-	if (timed_out) {
-		kill(-s->pid, SIGKILL);
-		kill(s->pid, SIGKILL);
-		reap(s->pid, &status);
-		set_unknown(res, "timed out after %.1f s (a read may be stuck in the kernel)", NULL,
-			    it->timeout_ms);
-		res->duration_ms = mono_ms() - started;
-		goto out;
+	struct job *j = (struct job *)((char *)c - offsetof(struct job, c));
+	struct check_result *res = j->res;
+	struct strbuf why = STRBUF_INIT;
+	UNUSED(arg);
+	if (start_error) {
+		strbuf_addf(&why, "the check could not start: %s", start_error);
+		set_unknown(res, &why);
+		return;
 	}
-	if (reap(s->pid, &status) < 0) {
-		kill(-s->pid, SIGKILL);
-		kill(s->pid, SIGKILL);
-		reap(s->pid, &status);
+	if (c->timed_out) {
+		child_describe(c, &why);
+		set_unknown(res, &why);
+		res->duration_ms = c->duration_ms;
+		return;
 	}
-	kill(-s->pid, SIGKILL); /* helpers the check left behind */
-	if (WIFSIGNALED(status)) {
-		set_unknown(res, "the check crashed (%s)", strsignal(WTERMSIG(status)), 0);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !s->out.len) {
-		set_unknown(res, "the check ended without a result%s", "", 0);
+	if (c->signaled) {
+		strbuf_addf(&why, "the check crashed (%s)", strsignal(c->term_signal));
+		add_last_words(&why, c);
+		set_unknown(res, &why);
+	} else if (!c->exited || c->exit_code != 0 || !c->result.len) {
+		strbuf_addstr(&why, "the check ended without a result");
+		if (c->exited && c->exit_code)
+			strbuf_addf(&why, " (exit %d)", c->exit_code);
+		add_last_words(&why, c);
+		set_unknown(res, &why);
 	} else {
 		struct strbuf err = STRBUF_INIT;
-		struct json_value *v = json_parse(s->out.buf, s->out.len, &err);
-		if (!v || result_from_json(v, res, &err) < 0)
-			set_unknown(res, "the check returned a bad result: %s", err.buf, 0);
+		struct json_value *v = json_parse(c->result.buf, c->result.len, &err);
+		if (!v || result_from_json(v, res, &err) < 0) {
+			strbuf_addf(&why, "the check returned a bad result: %s", err.buf);
+			set_unknown(res, &why);
+		}
 		json_free(v);
 		strbuf_release(&err);
 	}
+	strbuf_release(&why);
 	if (!res->duration_ms)
-		res->duration_ms = mono_ms() - started;
-out:
-	close(s->fd);
-	s->fd = -1;
-	s->done = true;
+		res->duration_ms = c->duration_ms;
 }
 
 void checks_run(const struct check_ctx *ctx, const struct run_item *items, size_t n,
 		unsigned total_timeout_ms, struct report *rep)
 {
-	struct slot *slots = xcalloc(n ? n : 1, sizeof(*slots));
+	struct job *jobs = xcalloc(n ? n : 1, sizeof(*jobs));
+	struct run_group g;
 	size_t first = rep->nr;
-	uint64_t start = mono_ms();
 	for (size_t i = 0; i < n; i++)
 		report_add(rep, items[i].def->name);
-	fflush(NULL);
+	run_group_init(&g, 0); /* every check at once: the wall time is the slowest one */
 	for (size_t i = 0; i < n; i++) {
-		struct slot *s = &slots[i];
-		int p[2];
-		strbuf_init(&s->out, CHILD_OUTPUT_CAP);
+		struct job *j = &jobs[i];
 		unsigned t = items[i].timeout_ms;
-		if (total_timeout_ms && t > total_timeout_ms)
+		/* The bound that will fire, named as the user sets it. */
+		if (total_timeout_ms && (!t || t >= total_timeout_ms)) {
 			t = total_timeout_ms;
-		s->deadline = start + t;
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			set_unknown(&rep->results[first + i], "cannot create a pipe: %s",
-				    strerror(errno), 0);
-			s->done = true;
-			s->fd = -1;
-			continue;
+			snprintf(j->bound, sizeof(j->bound), "--timeout %g", t / 1000.0);
+		} else {
+			snprintf(j->bound, sizeof(j->bound), "%s.timeout", items[i].def->name);
 		}
-		s->pid = fork();
-		if (s->pid < 0) {
-			set_unknown(&rep->results[first + i], "cannot fork: %s", strerror(errno), 0);
-			close(p[0]);
-			close(p[1]);
-			s->done = true;
-			s->fd = -1;
-			continue;
-		}
-		if (s->pid == 0) {
-			struct check_ctx mine = *ctx;
-			mine.timeout_ms = t;
-			setpgid(0, 0);
-			close(p[0]);
-			child_main(&mine, items[i].def, p[1]);
-		}
-		setpgid(s->pid, s->pid);
-		close(p[1]);
-		s->fd = p[0];
+		j->ctx = *ctx;
+		j->ctx.timeout_ms = t;
+		j->def = items[i].def;
+		child_init(&j->c);
+		j->c.fn = check_child;
+		j->c.fn_arg = j;
+		j->c.result_pipe = true;
+		j->c.result_cap = CHILD_OUTPUT_CAP;
+		j->c.out_cap = CHECK_OUTPUT_CAP;
+		j->c.timeout_ms = t;
+		j->c.timeout_name = j->bound;
+		run_group_add(&g, &j->c);
 	}
-	struct pollfd *pfd = xcalloc(n ? n : 1, sizeof(*pfd));
-	size_t *map = xcalloc(n ? n : 1, sizeof(*map));
-	for (;;) {
-		size_t m = 0;
-		uint64_t now = mono_ms(), next = UINT64_MAX;
-		for (size_t i = 0; i < n; i++) {
-			struct slot *s = &slots[i];
-			if (s->done)
-				continue;
-			if (now >= s->deadline) {
-				finish_slot(s, &rep->results[first + i], &items[i], true, start);
-				continue;
-			}
-			if (s->deadline < next)
-				next = s->deadline;
-			pfd[m] = (struct pollfd){ s->fd, POLLIN, 0 };
-			map[m++] = i;
-		}
-		if (!m)
-			break;
-		int r = poll(pfd, (nfds_t)m, (int)(next - now));
-		if (r <= 0)
-			continue;
-		char buf[16384];
-		for (size_t k = 0; k < m; k++) {
-			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			struct slot *s = &slots[map[k]];
-			ssize_t got = read(s->fd, buf, sizeof(buf));
-			if (got > 0)
-				strbuf_add(&s->out, buf, (size_t)got);
-			else if (got == 0 || (errno != EINTR && errno != EAGAIN))
-				finish_slot(s, &rep->results[first + map[k]], &items[map[k]], false,
-					    start);
-		}
-	}
+	/* results after report_add, which may move the array */
 	for (size_t i = 0; i < n; i++)
-		strbuf_release(&slots[i].out);
-	free(pfd);
-	free(map);
-	free(slots);
+		jobs[i].res = &rep->results[first + i];
+	run_group_run(&g, job_done, NULL);
+	run_group_release(&g);
+	for (size_t i = 0; i < n; i++)
+		child_release(&jobs[i].c);
+	free(jobs);
 }

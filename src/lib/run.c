@@ -1,12 +1,14 @@
-/* run.c: child processes from an argv or a function, with a deadline (see run.h). */
+/* run.c: child processes from an argv or a function, with a deadline, in steps (see run.h). */
 #include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define RESULT_CAP_DEFAULT (8u << 20)
 
 extern char **environ;
 
@@ -15,24 +17,39 @@ void child_init(struct child *c)
 	memset(c, 0, sizeof(*c));
 	strbuf_init(&c->out, 0);
 	strbuf_init(&c->err, 0);
+	strbuf_init(&c->result, 0);
+	c->fd_in = c->fd_out = c->fd_err = c->fd_res = c->fd_pid = -1;
+	c->pid = -1;
 }
 
 void child_release(struct child *c)
 {
+	if (c->running)
+		child_finish(c);
 	strbuf_release(&c->out);
 	strbuf_release(&c->err);
+	strbuf_release(&c->result);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static void close_pair(int p[2])
 {
-	if (p[0] >= 0)
-		close(p[0]);
-	if (p[1] >= 0)
-		close(p[1]);
-	p[0] = p[1] = -1;
+	close_fd(&p[0]);
+	close_fd(&p[1]);
 }
 
-static void child_side(struct child *c, int in[2], int out[2], int err[2], int report)
+static uint64_t now_ms(const struct child *c)
+{
+	return os_mono_ms(c->ops, c->ops_ctx);
+}
+
+static void child_side(struct child *c, int in[2], int out[2], int err[2], int res[2], int report)
 {
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
@@ -42,6 +59,7 @@ static void child_side(struct child *c, int in[2], int out[2], int err[2], int r
 	close_pair(in);
 	close_pair(out);
 	close_pair(err);
+	close_fd(&res[0]);
 	if (c->dir && chdir(c->dir) < 0) {
 		int e = errno;
 		if (write(report, &e, sizeof(e)) < 0)
@@ -52,7 +70,7 @@ static void child_side(struct child *c, int in[2], int out[2], int err[2], int r
 		putenv((char *)c->env_add[i]);
 	if (c->fn) {
 		close(report);
-		int code = c->fn(c->fn_arg, 1);
+		int code = c->fn(c->fn_arg, res[1] >= 0 ? res[1] : 1);
 		fflush(NULL);
 		_exit(code & 0xff);
 	}
@@ -63,54 +81,52 @@ static void child_side(struct child *c, int in[2], int out[2], int err[2], int r
 	_exit(127);
 }
 
-/*
- * Reap a killed child, but not forever: one stuck in uninterruptible sleep (a hung NFS mount, a
- * sysfs read in the kernel) cannot die until the kernel lets go. Leave it to init rather than
- * hang the caller; the deadline promise matters more than a zombie.
- */
-static void reap_bounded(pid_t pid, int *status)
+static int pidfd_of(pid_t pid)
 {
-	for (int i = 0; i < 100; i++) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR))
-			return;
-		usleep(1000);
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		return (int)fd;
 	}
+#endif
+	return -1; /* an old kernel: the exit is noticed by polling (child_wait_ms) */
 }
 
-int child_run(struct child *c, struct strbuf *errmsg)
+int child_start(struct child *c, struct strbuf *errmsg)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 }, rep[2] = { -1, -1 };
-	size_t cap = c->out_cap ? c->out_cap : (1u << 20);
-	uint64_t start = mono_ms();
-	int ret = -1;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 }, res[2] = { -1, -1 },
+	    rep[2] = { -1, -1 };
 	pid_t pid;
 
-	c->exited = c->signaled = c->timed_out = false;
+	c->exited = c->signaled = c->timed_out = c->done = c->reaped = c->status_lost = false;
+	c->hung[0] = '\0';
+	c->timeout_fired_ms = 0;
+	c->in_off = 0;
+	c->started = now_ms(c);
+	if (!c->argv && !c->fn)
+		return error_set(errmsg, "nothing to run");
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-	    pipe2(rep, O_CLOEXEC)) {
-		error_set(errmsg, "cannot create pipe: %s", strerror(errno));
-		goto out;
+	    pipe2(rep, O_CLOEXEC) || (c->fn && c->result_pipe && pipe2(res, O_CLOEXEC))) {
+		error_set(errmsg, "cannot create a pipe: %s", strerror(errno));
+		goto fail;
 	}
 	fflush(NULL);
-	pid = fork();
+	pid = os_spawn(c->ops, c->ops_ctx);
 	if (pid < 0) {
 		error_set(errmsg, "cannot fork: %s", strerror(errno));
-		goto out;
+		goto fail;
 	}
 	if (pid == 0) {
 		close(rep[0]);
-		child_side(c, in, out, err, rep[1]);
+		child_side(c, in, out, err, res, rep[1]);
 	}
 	setpgid(pid, pid); /* also here, so the group exists before any kill */
-	close(in[0]);
-	in[0] = -1;
-	close(out[1]);
-	out[1] = -1;
-	close(err[1]);
-	err[1] = -1;
-	close(rep[1]);
-	rep[1] = -1;
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&err[1]);
+	close_fd(&res[1]);
+	close_fd(&rep[1]);
 
 	/* An exec failure arrives as an errno on the report pipe, which closes on exec. */
 	int child_errno = 0;
@@ -118,136 +134,322 @@ int child_run(struct child *c, struct strbuf *errmsg)
 	do
 		got = read(rep[0], &child_errno, sizeof(child_errno));
 	while (got < 0 && errno == EINTR);
+	close_fd(&rep[0]);
 	if (got == (ssize_t)sizeof(child_errno)) {
-		waitpid(pid, NULL, 0);
+		os_wait(c->ops, c->ops_ctx, pid, NULL, 0);
 		error_set(errmsg, "cannot run '%s': %s", c->argv ? c->argv[0] : "(function)",
 			  strerror(child_errno));
-		goto out;
+		goto fail;
 	}
 
-	size_t in_off = 0;
+	c->pid = pid;
+	c->fd_out = out[0];
+	c->fd_err = err[0];
+	c->fd_res = res[0];
+	c->fd_pid = pidfd_of(pid);
+	fcntl(c->fd_out, F_SETFL, O_NONBLOCK);
+	fcntl(c->fd_err, F_SETFL, O_NONBLOCK);
+	if (c->fd_res >= 0)
+		fcntl(c->fd_res, F_SETFL, O_NONBLOCK);
 	if (!c->stdin_data || !c->stdin_len) {
-		close(in[1]);
-		in[1] = -1;
+		close_fd(&in[1]);
 	} else {
-		fcntl(in[1], F_SETFL, O_NONBLOCK);
+		c->fd_in = in[1];
+		fcntl(c->fd_in, F_SETFL, O_NONBLOCK);
 	}
-	for (;;) {
-		struct pollfd pfd[3];
-		int n = 0, idx_out = -1, idx_err = -1, idx_in = -1;
-		if (out[0] >= 0) {
-			idx_out = n;
-			pfd[n++] = (struct pollfd){ out[0], POLLIN, 0 };
-		}
-		if (err[0] >= 0) {
-			idx_err = n;
-			pfd[n++] = (struct pollfd){ err[0], POLLIN, 0 };
-		}
-		if (in[1] >= 0) {
-			idx_in = n;
-			pfd[n++] = (struct pollfd){ in[1], POLLOUT, 0 };
-		}
-		if (!n)
-			break;
-		int wait_ms = -1;
-		if (c->timeout_ms) {
-			uint64_t el = mono_ms() - start;
-			if (el >= c->timeout_ms) {
-				c->timed_out = true;
-				break;
-			}
-			wait_ms = (int)(c->timeout_ms - el);
-		}
-		int r = poll(pfd, (nfds_t)n, wait_ms);
-		if (r < 0 && errno != EINTR)
-			break;
-		if (r <= 0)
-			continue;
-		char buf[8192];
-		int *fds[2] = { &out[0], &err[0] };
-		struct strbuf *sbs[2] = { &c->out, &c->err };
-		int idx[2] = { idx_out, idx_err };
-		for (int k = 0; k < 2; k++) {
-			if (idx[k] < 0 || !(pfd[idx[k]].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t m = read(*fds[k], buf, sizeof(buf));
-			if (m > 0) {
-				size_t room = sbs[k]->len < cap ? cap - sbs[k]->len : 0;
-				strbuf_add(sbs[k], buf, (size_t)m < room ? (size_t)m : room);
-				if ((size_t)m > room)
-					sbs[k]->truncated = true;
-			} else if (m == 0 || (errno != EINTR && errno != EAGAIN)) {
-				close(*fds[k]);
-				*fds[k] = -1;
-			}
-		}
-		if (idx_in >= 0 && (pfd[idx_in].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t m = write(in[1], c->stdin_data + in_off, c->stdin_len - in_off);
-			if (m > 0)
-				in_off += (size_t)m;
-			if (m < 0 && errno != EAGAIN && errno != EINTR)
-				in_off = c->stdin_len;
-			if (in_off >= c->stdin_len) {
-				close(in[1]);
-				in[1] = -1;
-			}
-		}
-	}
-
-	int status = 0;
-	if (c->timed_out) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		reap_bounded(pid, &status);
-	} else {
-		/* Pipes closed: the child is exiting, or has handed its pipes away. Wait out the
-		 * deadline for it, then kill. */
-		for (;;) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid)
-				break;
-			if (w < 0 && errno != EINTR)
-				break;
-			if (c->timeout_ms && mono_ms() - start >= c->timeout_ms) {
-				c->timed_out = true;
-				kill(-pid, SIGKILL);
-				kill(pid, SIGKILL);
-				reap_bounded(pid, &status);
-				break;
-			}
-			usleep(1000);
-		}
-	}
-	/* Whatever the child left in its group (daemons aside) goes with it. */
-	kill(-pid, SIGKILL);
-	if (!c->timed_out) {
-		if (WIFEXITED(status)) {
-			c->exited = true;
-			c->exit_code = WEXITSTATUS(status);
-		} else if (WIFSIGNALED(status)) {
-			c->signaled = true;
-			c->term_signal = WTERMSIG(status);
-		}
-	}
-	ret = 0;
-out:
-	c->duration_ms = mono_ms() - start;
+	c->deadline = c->timeout_ms ? c->started + c->timeout_ms : 0;
+	if (c->deadline_ms && (!c->deadline || c->deadline_ms < c->deadline))
+		c->deadline = c->deadline_ms;
+	c->running = true;
+	return 0;
+fail:
 	close_pair(in);
 	close_pair(out);
 	close_pair(err);
+	close_pair(res);
 	close_pair(rep);
-	return ret;
+	c->duration_ms = now_ms(c) - c->started;
+	return -1;
+}
+
+size_t child_pollfds(const struct child *c, struct pollfd *pfd)
+{
+	size_t n = 0;
+	if (!c->running || c->done)
+		return 0;
+	if (c->fd_in >= 0)
+		pfd[n++] = (struct pollfd){ c->fd_in, POLLOUT, 0 };
+	const int fds[] = { c->fd_out, c->fd_err, c->fd_res };
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (fds[i] >= 0)
+			pfd[n++] = (struct pollfd){ fds[i], POLLIN, 0 };
+	if (c->fd_pid >= 0 && !c->reaped)
+		pfd[n++] = (struct pollfd){ c->fd_pid, POLLIN, 0 };
+	return n;
+}
+
+static bool pipes_open(const struct child *c)
+{
+	return c->fd_out >= 0 || c->fd_err >= 0 || c->fd_res >= 0;
+}
+
+int child_wait_ms(const struct child *c)
+{
+	if (!c->running || c->done)
+		return 0;
+	int wait = -1;
+	if (c->deadline) {
+		uint64_t now = now_ms(c);
+		uint64_t left = c->deadline > now ? c->deadline - now : 0;
+		wait = left > INT32_MAX ? INT32_MAX : (int)left;
+	}
+	/* Without a pidfd an exit is only seen by asking; once the pipes are closed there is
+	 * nothing else to wake us, so ask every few milliseconds. */
+	if (c->fd_pid < 0 && !pipes_open(c) && (wait < 0 || wait > 5))
+		wait = 5;
+	return wait;
+}
+
+/* Read what one pipe has (once, or until it is empty when drain): into sb up to cap. */
+static void pump(int *fd, struct strbuf *sb, size_t cap, bool drain)
+{
+	char buf[16384];
+	for (;;) {
+		ssize_t m = read(*fd, buf, sizeof(buf));
+		if (m > 0) {
+			size_t room = sb->len < cap ? cap - sb->len : 0;
+			strbuf_add(sb, buf, (size_t)m < room ? (size_t)m : room);
+			if ((size_t)m > room)
+				sb->truncated = true;
+			if (drain)
+				continue;
+			return;
+		}
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0 && errno == EAGAIN)
+			return;
+		close_fd(fd); /* end of file, or an error that will not go away */
+		return;
+	}
+}
+
+static size_t out_cap(const struct child *c)
+{
+	return c->out_cap ? c->out_cap : (1u << 20);
+}
+
+static void pump_all(struct child *c, bool drain)
+{
+	if (c->fd_out >= 0)
+		pump(&c->fd_out, &c->out, out_cap(c), drain);
+	if (c->fd_err >= 0)
+		pump(&c->fd_err, &c->err, out_cap(c), drain);
+	if (c->fd_res >= 0)
+		pump(&c->fd_res, &c->result, c->result_cap ? c->result_cap : RESULT_CAP_DEFAULT,
+		     drain);
+}
+
+static bool try_reap(struct child *c)
+{
+	if (c->reaped)
+		return true;
+	pid_t w;
+	do
+		w = os_wait(c->ops, c->ops_ctx, c->pid, &c->status, WNOHANG);
+	while (w < 0 && errno == EINTR);
+	if (w == c->pid) {
+		c->reaped = true;
+	} else if (w < 0 && errno == ECHILD) {
+		/* reaped elsewhere (SIGCHLD ignored): gone, but how it ended is not known */
+		c->reaped = c->status_lost = true;
+	}
+	return c->reaped;
+}
+
+/* "uninterruptible sleep (D) in 'nfs_wait_bit_killable'": the child's state from /proc, read
+ * at its deadline, so a timeout says whether the kernel held it or it was simply slow. These are
+ * vigil's own children, so the real /proc, never a --root fixture. */
+static void note_hung(struct child *c)
+{
+	char path[64], buf[512], wchan[96] = "";
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return;
+	char st = p[2];
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)c->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, wchan, sizeof(wchan) - 1);
+		close(fd);
+		wchan[n > 0 ? n : 0] = '\0';
+		for (char *q = wchan; *q; q++)
+			if (!(*q == '_' || *q == '.' || (*q >= 'a' && *q <= 'z') ||
+			      (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+				*q = '\0';
+		if (!strcmp(wchan, "0"))
+			wchan[0] = '\0';
+	}
+	const char *what = st == 'D'   ? "in uninterruptible sleep (D: held by the kernel)"
+			   : st == 'R' ? "running"
+			   : st == 'S' ? "sleeping"
+			   : st == 'T' || st == 't' ? "stopped"
+			   : st == 'Z' ? "a zombie"
+				       : NULL;
+	if (!what)
+		return;
+	snprintf(c->hung, sizeof(c->hung), "it was %s%s%s%s", what, *wchan ? " in '" : "", wchan,
+		 *wchan ? "'" : "");
+}
+
+bool child_handle(struct child *c, const struct pollfd *pfd, size_t n)
+{
+	if (!c->running || c->done)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		if (!pfd[i].revents || pfd[i].fd < 0)
+			continue;
+		if (pfd[i].fd == c->fd_in) {
+			ssize_t m = write(c->fd_in, c->stdin_data + c->in_off,
+					  c->stdin_len - c->in_off);
+			if (m > 0)
+				c->in_off += (size_t)m;
+			if (m < 0 && errno != EAGAIN && errno != EINTR)
+				c->in_off = c->stdin_len;
+			if (c->in_off >= c->stdin_len)
+				close_fd(&c->fd_in);
+		} else if (pfd[i].fd == c->fd_out) {
+			pump(&c->fd_out, &c->out, out_cap(c), false);
+		} else if (pfd[i].fd == c->fd_err) {
+			pump(&c->fd_err, &c->err, out_cap(c), false);
+		} else if (pfd[i].fd == c->fd_res) {
+			pump(&c->fd_res, &c->result,
+			     c->result_cap ? c->result_cap : RESULT_CAP_DEFAULT, false);
+		}
+	}
+	/* The pidfd says the child exited; without one, closed pipes are the hint. */
+	bool ask = c->fd_pid < 0 || !pipes_open(c);
+	for (size_t i = 0; i < n && !ask; i++)
+		ask = pfd[i].fd == c->fd_pid && pfd[i].revents;
+	if (ask && try_reap(c)) {
+		/* What it wrote before exiting is in the pipes; what its group left behind goes
+		 * with it, so a background helper holding a pipe cannot keep us waiting. */
+		child_kill(c, SIGKILL);
+		pump_all(c, true);
+		c->done = true;
+		return true;
+	}
+	if (c->deadline && now_ms(c) >= c->deadline) {
+		c->timed_out = true;
+		c->timeout_fired_ms = (unsigned)(c->deadline - c->started);
+		note_hung(c);
+		child_kill(c, SIGKILL);
+		c->done = true;
+		return true;
+	}
+	return false;
+}
+
+int child_poll(struct child *c, int wait_ms)
+{
+	struct pollfd pfd[CHILD_POLLFDS];
+	if (!c->running || c->done)
+		return 1;
+	size_t n = child_pollfds(c, pfd);
+	int w = child_wait_ms(c);
+	if (w < 0 || (wait_ms >= 0 && wait_ms < w))
+		w = wait_ms;
+	int r = poll(pfd, (nfds_t)n, w);
+	if (r < 0 && errno != EINTR)
+		n = 0; /* nothing is ready; the deadline still counts */
+	if (r <= 0)
+		for (size_t i = 0; i < n; i++)
+			pfd[i].revents = 0;
+	return child_handle(c, pfd, n) ? 1 : 0;
+}
+
+void child_kill(struct child *c, int sig)
+{
+	if (c->pid <= 0)
+		return;
+	os_kill(c->ops, c->ops_ctx, -c->pid, sig);
+	if (!c->reaped)
+		os_kill(c->ops, c->ops_ctx, c->pid, sig);
+}
+
+/*
+ * Reap a killed child, but not forever: one stuck in uninterruptible sleep (a hung NFS mount, a
+ * sysfs read in the kernel) cannot die until the kernel lets go. Leave it rather than hang the
+ * caller; the deadline promise matters more than a zombie.
+ */
+static void reap_bounded(struct child *c)
+{
+	for (int i = 0; i < 100 && !try_reap(c); i++)
+		usleep(1000);
+}
+
+void child_finish(struct child *c)
+{
+	if (!c->running)
+		return;
+	if (!c->done || c->timed_out) {
+		child_kill(c, SIGKILL);
+		reap_bounded(c);
+	}
+	/* Whatever the child left in its group (daemons aside) goes with it. */
+	child_kill(c, SIGKILL);
+	if (c->reaped && !c->timed_out && !c->status_lost) {
+		if (WIFEXITED(c->status)) {
+			c->exited = true;
+			c->exit_code = WEXITSTATUS(c->status);
+		} else if (WIFSIGNALED(c->status)) {
+			c->signaled = true;
+			c->term_signal = WTERMSIG(c->status);
+		}
+	}
+	close_fd(&c->fd_in);
+	close_fd(&c->fd_out);
+	close_fd(&c->fd_err);
+	close_fd(&c->fd_res);
+	close_fd(&c->fd_pid);
+	c->duration_ms = now_ms(c) - c->started;
+	c->running = false;
+	c->done = true;
+}
+
+int child_run(struct child *c, struct strbuf *err)
+{
+	if (child_start(c, err) < 0)
+		return -1;
+	while (!child_poll(c, -1))
+		;
+	child_finish(c);
+	return 0;
 }
 
 void child_describe(const struct child *c, struct strbuf *out)
 {
-	if (c->timed_out)
-		strbuf_addf(out, "timed out after %u ms", c->timeout_ms);
-	else if (c->signaled)
+	if (c->timed_out) {
+		strbuf_addf(out, "timed out after %.1f s", c->timeout_fired_ms / 1000.0);
+		if (c->timeout_name)
+			strbuf_addf(out, " (%s)", c->timeout_name);
+		if (c->hung[0])
+			strbuf_addf(out, "; %s", c->hung);
+	} else if (c->signaled) {
 		strbuf_addf(out, "killed by signal %d (%s)", c->term_signal,
 			    strsignal(c->term_signal));
-	else if (c->exited)
+	} else if (c->exited) {
 		strbuf_addf(out, "exited with %d", c->exit_code);
-	else
+	} else {
 		strbuf_addstr(out, "ended in an unknown way");
+	}
 }

@@ -5,12 +5,30 @@
  * child gets its own process group and a deadline; on expiry the whole group gets SIGKILL, so a
  * hung helper and its own children die together. Output is captured up to a cap per stream.
  *
- * Ownership: the caller owns struct child; child_release() frees the captured output.
+ * Three levels, for three kinds of caller:
+ *   - child_run(): start, wait, finish; the simple case.
+ *   - child_start() / child_pollfds() + poll() + child_handle() / child_finish(): one child's
+ *     steps, so a caller that watches several children (a supervisor, run_group.h) multiplexes
+ *     them in its own poll loop; child_poll() is that loop for one child.
+ *   - run_group.h: N children, a concurrency limit, a deadline each, one poll loop, no threads.
+ *
+ * Process calls (fork, kill, waitpid) and the clock go through c->ops (osops.h), so a test makes
+ * a fork fail or a clock jump past a deadline.
+ *
+ * Ownership: the caller owns struct child; child_release() frees the captured output. A started
+ * child must be finished (child_finish(), which child_run() calls) before child_release().
  */
 #ifndef VIGIL_RUN_H
 #define VIGIL_RUN_H
 
 #include "strbuf.h"
+#include "osops.h"
+
+#include <poll.h>
+#include <sys/types.h>
+
+/* At most this many pollfds per child: stdin, stdout, stderr, the result pipe, the pidfd. */
+#define CHILD_POLLFDS 5
 
 struct child {
 	/* input */
@@ -21,24 +39,65 @@ struct child {
 	const char *dir;               /* working directory (optional) */
 	const char *stdin_data;        /* written to stdin, then closed (optional) */
 	size_t stdin_len;
-	unsigned timeout_ms;           /* 0: no deadline */
+	unsigned timeout_ms;           /* 0: no deadline; counted from child_start() */
+	uint64_t deadline_ms;          /* absolute, on the ops' monotonic clock; 0: none. The
+					* earlier of this and timeout_ms fires. */
+	const char *timeout_name;      /* the bound for messages ("--timeout 1", "kernel.timeout") */
 	size_t out_cap;                /* per stream; 0 means 1 MiB */
 	bool merge_stderr;             /* stderr into out */
+	/* fn only: fn's out_fd is a pipe of its own, captured in result (up to result_cap, 0: 8
+	 * MiB); whatever the function or a library it calls prints on fds 1 and 2 is captured in
+	 * out and err (up to out_cap), never mixed into the result. */
+	bool result_pipe;
+	size_t result_cap;
+	const struct os_ops *ops;      /* NULL: os_real_ops */
+	void *ops_ctx;
 
 	/* output */
-	struct strbuf out, err;
+	struct strbuf out, err, result;
 	int exit_code;                 /* valid when exited */
 	int term_signal;               /* valid when signaled */
 	bool exited, signaled, timed_out;
 	uint64_t duration_ms;
+	unsigned timeout_fired_ms;     /* when timed_out: the bound that fired, in ms */
+	char hung[160];                /* when timed_out: what the child was doing, if known */
+
+	/* state between child_start() and child_finish() */
+	pid_t pid;
+	int fd_in, fd_out, fd_err, fd_res, fd_pid;
+	size_t in_off;
+	uint64_t started, deadline;    /* deadline: the effective one, 0 none */
+	int status;
+	bool running, done, reaped, status_lost;
 };
 
 void child_init(struct child *c);
 void child_release(struct child *c);
+
+/* Start the child. 0, or -1 when it could not be started (*err says why: a pipe, the fork, the
+ * exec, the working directory); then there is nothing to finish. */
+int child_start(struct child *c, struct strbuf *err);
+/* Fill pfd (room for CHILD_POLLFDS) with what to wait for; returns how many. */
+size_t child_pollfds(const struct child *c, struct pollfd *pfd);
+/* Milliseconds a poll may sleep before this child needs attention (its deadline), -1: no limit. */
+int child_wait_ms(const struct child *c);
+/* After poll(): move the data of the ready fds (entries of other children are ignored), reap
+ * the child if it exited, kill its group if its deadline passed. true when the child is done. */
+bool child_handle(struct child *c, const struct pollfd *pfd, size_t n);
+/* One child's poll loop step: wait at most wait_ms (-1: until something happens). 1 when the
+ * child is done, 0 when not yet. */
+int child_poll(struct child *c, int wait_ms);
+/* Signal the child's whole process group (and the child itself). */
+void child_kill(struct child *c, int sig);
+/* Finish a started child: kill it and its group if it is not done, reap it (bounded: a child in
+ * uninterruptible sleep is left to init), close the pipes, fill exited/signaled/exit_code. */
+void child_finish(struct child *c);
+
 /* Run to completion or deadline. 0 when the child ran (check exited/timed_out), -1 if it could
  * not be started (*err says why). */
 int child_run(struct child *c, struct strbuf *err);
-/* Human description of how the child ended ("exited with 1", "timed out after 5000 ms", ...). */
+/* How the child ended: "exited with 1", "killed by signal 9 (Killed)", "timed out after 1.0 s
+ * (--timeout 1); it was in uninterruptible sleep (D) in 'nfs_wait_bit_killable'". */
 void child_describe(const struct child *c, struct strbuf *out);
 
 #endif

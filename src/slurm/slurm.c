@@ -277,11 +277,27 @@ static int slurm_run(const struct slurm_cmds *c, const char *const *argv, struct
 		     struct strbuf *err)
 {
 	struct child ch;
-	struct strbuf why = STRBUF_INIT;
+	struct strbuf why = STRBUF_INIT, bound = STRBUF_INIT;
 	int ret = -1;
 	child_init(&ch);
 	ch.argv = argv;
 	ch.timeout_ms = c->timeout_ms;
+	strbuf_addf(&bound, "slurm.timeout %g", c->timeout_ms / 1000.0);
+	if (c->deadline_ms) {
+		uint64_t now = mono_ms();
+		const char *budget = c->budget_name ? c->budget_name : "the run's time limit";
+		if (now >= c->deadline_ms) {
+			error_set(err, "'%s %s' not run: no time left within %s", argv[0], argv[1],
+				  budget);
+			goto out;
+		}
+		if (c->deadline_ms - now < c->timeout_ms) {
+			ch.timeout_ms = (unsigned)(c->deadline_ms - now);
+			strbuf_reset(&bound);
+			strbuf_addf(&bound, "what was left of %s", budget);
+		}
+	}
+	ch.timeout_name = bound.buf;
 	ch.out_cap = 4u << 20;
 	if (child_run(&ch, &why) < 0) {
 		error_set(err, "%s", why.buf);
@@ -306,6 +322,7 @@ static int slurm_run(const struct slurm_cmds *c, const char *const *argv, struct
 out:
 	child_release(&ch);
 	strbuf_release(&why);
+	strbuf_release(&bound);
 	return ret;
 }
 

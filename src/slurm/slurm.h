@@ -99,6 +99,11 @@ const char *slurm_act_name(enum slurm_act a);
 struct slurm_cmds {
 	const char *scontrol, *sinfo, *srun; /* programs, looked up in PATH unless absolute */
 	unsigned timeout_ms;                 /* deadline of each scontrol/sinfo call */
+	/* The caller's budget: no call runs past this monotonic time (mono_ms(); 0: none), so a
+	 * call's deadline is the earlier of timeout_ms and what is left of it. budget_name says
+	 * what the budget is in messages ("--timeout 30"). */
+	uint64_t deadline_ms;
+	const char *budget_name;
 };
 
 /* slurm.scontrol, slurm.sinfo, slurm.srun, slurm.timeout (seconds, default 10). */

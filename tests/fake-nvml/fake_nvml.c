@@ -17,6 +17,7 @@
 #include "../../src/gpu/snapshot.h"
 
 #include <errno.h>
+#include <unistd.h>
 #include <stdarg.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -286,6 +287,8 @@ static int snapshot_load(void)
 	return rc;
 }
 
+static void note_first_init(void); /* test hooks, below */
+
 /* ---- lookups ---- */
 
 static const char *lookup(const struct section *s, const char *key)
@@ -393,8 +396,21 @@ const char *nvmlErrorString(nvmlReturn_t rc)
 	}
 }
 
+/* $VIGIL_FAKE_NVML_NOISE set: print on stdout and stderr at init, as some NVML builds and
+ * vendor plugins do, straight to the fds (a buffered line would die with _exit). */
+static void init_noise(void)
+{
+	static const char out[] = "fake-nvml: chatter on stdout {\"not\": json\n";
+	static const char err[] = "fake-nvml: chatter on stderr\n";
+	if (!getenv("VIGIL_FAKE_NVML_NOISE"))
+		return;
+	if (write(1, out, sizeof(out) - 1) < 0 || write(2, err, sizeof(err) - 1) < 0)
+		return;
+}
+
 static nvmlReturn_t do_init(void)
 {
+	init_noise();
 	if (init_count) {
 		init_count++;
 		return NVML_SUCCESS;
@@ -410,6 +426,7 @@ static nvmlReturn_t do_init(void)
 	for (unsigned i = 0; i < MAX_GPUS; i++)
 		devs[i].index = i;
 	init_count = 1;
+	note_first_init();
 	return NVML_SUCCESS;
 }
 
@@ -460,8 +477,32 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
 	return rc;
 }
 
+/*
+ * Test hooks for a process that keeps NVML open (the agent's gpu worker):
+ * $VIGIL_FAKE_NVML_INIT_LOG names a file that gets one line per first nvmlInit; while the file
+ * $VIGIL_FAKE_NVML_HANG names exists, nvmlDeviceGetCount never returns, as a call stuck in the
+ * driver.
+ */
+static void note_first_init(void)
+{
+	const char *log = getenv("VIGIL_FAKE_NVML_INIT_LOG");
+	FILE *f = log && *log ? fopen(log, "ae") : NULL;
+	if (f) {
+		fprintf(f, "init %ld\n", (long)getpid());
+		fclose(f);
+	}
+}
+
+static void hang_if_asked(void)
+{
+	const char *hang = getenv("VIGIL_FAKE_NVML_HANG");
+	while (hang && *hang && access(hang, F_OK) == 0)
+		pause();
+}
+
 static nvmlReturn_t do_count(unsigned *n)
 {
+	hang_if_asked();
 	if (!init_count)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!n)

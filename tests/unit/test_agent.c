@@ -65,7 +65,8 @@ static int v_write(void *c, const char *path, const void *data, size_t len, stru
 	}
 	return 0;
 }
-static const struct agent_ops vops = { v_wall, v_mono, v_sleep, v_random, v_cpu, v_write };
+static const struct agent_ops vops = { v_wall, v_mono, v_sleep, v_random, v_cpu, v_write,
+					NULL, NULL, NULL };
 
 static int v_collect(void *arg, struct report *rep, struct strbuf *err)
 {

@@ -3,6 +3,10 @@
 #include "../../src/lib/config.h"
 #include "../../src/lib/prom.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 TEST(strbuf_cap_truncates)
 {
 	struct strbuf sb;
@@ -103,9 +107,27 @@ TEST(config_errors_name_the_line)
 	strbuf_release(&err);
 }
 
+/* Is pid gone (or a zombie waiting for its new parent to reap it)? */
+static bool pid_dead(pid_t pid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
 TEST(child_deadline_kills_group)
 {
-	const char *argv[] = { "sh", "-c", "sleep 30 & sleep 30; echo never", NULL };
+	/* the grandchild's pid comes out first; then the shell waits on it past the deadline */
+	const char *argv[] = { "sh", "-c", "sleep 100 & echo $!; wait", NULL };
 	struct child c;
 	struct strbuf err = STRBUF_INIT;
 	child_init(&c);
@@ -113,7 +135,14 @@ TEST(child_deadline_kills_group)
 	c.timeout_ms = 300;
 	CHECK_INT(child_run(&c, &err), 0);
 	CHECK(c.timed_out);
-	CHECK(c.duration_ms < 5000);
+	long grandchild = strtol(c.out.buf, NULL, 10);
+	CHECK_MSG(grandchild > 1, "no pid printed: '%s'", c.out.buf);
+	bool dead = false;
+	for (int i = 0; i < 200 && !(dead = pid_dead((pid_t)grandchild)); i++)
+		usleep(10000);
+	if (!dead)
+		kill((pid_t)grandchild, SIGKILL);
+	CHECK_MSG(dead, "grandchild %ld outlived the deadline of its group", grandchild);
 	child_release(&c);
 	strbuf_release(&err);
 }

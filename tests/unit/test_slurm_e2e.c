@@ -168,7 +168,8 @@ static void cluster_stop(struct cluster *c)
 	run_script(c, stop, 30000, NULL);
 }
 
-static const struct slurm_cmds cmds = { "scontrol", "sinfo", "srun", 10000 };
+static const struct slurm_cmds cmds = { .scontrol = "scontrol", .sinfo = "sinfo", .srun = "srun",
+					.timeout_ms = 10000 };
 
 static void node_get(const char *name, struct slurm_node *n)
 {
