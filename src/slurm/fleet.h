@@ -1,0 +1,66 @@
+/*
+ * fleet.h: the engine of 'vigil fleet check': one 'srun --nodelist=NODE ... vigil check --json'
+ * per runnable node, a deadline each, at most N at once, all in one poll loop of the calling
+ * thread (lib/run_group.h); then the node policy (--drain) and the table or JSON of the fleet.
+ *
+ * A node that does not answer in time, that Slurm cannot run a task on (drained, down, not
+ * responding) or whose answer is not a report is 'unreachable', never healthy.
+ *
+ * Ownership: struct fleet owns its rows (their nodes, reasons, reports); fleet_release() frees
+ * them. struct fleet_plan borrows its strings.
+ */
+#ifndef VIGIL_SLURM_FLEET_H
+#define VIGIL_SLURM_FLEET_H
+
+#include "slurm.h"
+
+/* Verdicts of a fleet row: a node's own three, and one for a node that gave none. */
+enum fleet_verdict { FLEET_HEALTHY, FLEET_UNHEALTHY, FLEET_UNKNOWN, FLEET_UNREACHABLE };
+
+struct fleet_row {
+	struct slurm_node node;
+	enum fleet_verdict verdict;
+	char *reason;
+	char *report_json; /* the node's own report, when it answered */
+	uint64_t ms;
+	bool run;          /* a task was (to be) started on the node */
+	struct slurm_decision decision;
+	char *slurm_error;
+};
+
+struct fleet {
+	struct fleet_row *rows;
+	size_t nr;
+};
+
+/* What to start on each node: srun_args[0] is srun; "--nodelist=NODE" follows it, then the rest
+ * of srun_args, then remote (the vigil and its arguments), then "--host NODE". */
+struct fleet_plan {
+	const char *const *srun_args;
+	size_t nr_srun_args;
+	const char *const *remote;
+	size_t nr_remote;
+	unsigned timeout_ms; /* each node's deadline, from its own start */
+	unsigned parallel;   /* nodes at once; 0: all */
+};
+
+/* Rows for the nodes of list (of partition, when not NULL), sorted by name; the nodes move into
+ * the rows (list keeps empty entries). Returns the number of rows. */
+size_t fleet_rows(struct fleet *f, struct slurm_nodes *list, const char *partition);
+/* The argv of one node's srun (NULL-terminated, borrowed strings but for the --nodelist
+ * element, kept in nodelist). No limit on the number of arguments. */
+const char **fleet_argv(const struct fleet_plan *p, const char *node, struct strbuf *nodelist);
+/* Check every runnable row. */
+void fleet_run(struct fleet *f, const struct fleet_plan *p);
+/* The drain/resume policy on every row that answered, each node's state read again first. */
+void fleet_drain(struct fleet *f, const struct slurm_cmds *cmds, const struct slurm_policy *pol);
+/* The fleet's exit code (0 healthy, 1 unhealthy, 3 could not tell) and its name. */
+int fleet_exit_code(const struct fleet *f, const char **verdict);
+void fleet_table(const struct fleet *f, bool drain, double secs, struct strbuf *out);
+void fleet_json(const struct fleet *f, bool drain, double secs, struct strbuf *out);
+/* The JSON of a fleet that could not be looked at (Slurm unreachable): verdict unknown, the
+ * error, no nodes. */
+void fleet_json_error(const char *error, int exit_code, struct strbuf *out);
+void fleet_release(struct fleet *f);
+
+#endif
