@@ -104,18 +104,22 @@ static int check_evidence(const struct kmsg_log *log, const struct kmsg_read *rd
 		return 0;
 	if (rd->done && (log->has_last || log->nr || log->nvrm_benign || log->lost))
 		return 0;
+	/* the cause first: the one-line reason is cut at 80 characters, and paths are long */
+	if (!rd->done)
+		strbuf_addstr(&sb, "empty kernel log: ");
+	else if (rd->all_zero)
+		strbuf_addstr(&sb, "only zero bytes, not a kernel log: ");
+	else
+		strbuf_addstr(&sb, "does not look like a kernel log: ");
 	add_name(&sb, name);
 	if (!rd->done)
-		strbuf_addstr(&sb, " is empty: no kernel log to judge (a 'dmesg' without root "
-				   "privileges writes nothing)");
+		strbuf_addstr(&sb, " (a 'dmesg' without root privileges writes nothing)");
 	else if (rd->all_zero)
-		strbuf_addf(&sb, " holds only zero bytes (%llu): not a kernel log",
-			    (unsigned long long)rd->done);
+		strbuf_addf(&sb, " (%llu bytes)", (unsigned long long)rd->done);
 	else if (rd->sample_ctl * 20 > rd->sample)
-		strbuf_addstr(&sb, " does not look like a kernel log (binary data, no time stamps)");
+		strbuf_addstr(&sb, " (binary data, no time stamps)");
 	else {
-		strbuf_addstr(&sb, " does not look like a kernel log (no time stamps, no kernel "
-				   "messages; it starts '");
+		strbuf_addstr(&sb, " (no time stamps, no kernel messages; it starts '");
 		strbuf_add_excerpt(&sb, rd->head, 48);
 		strbuf_addstr(&sb, "')");
 	}

@@ -576,7 +576,8 @@ TEST(kernel_run_unreadable_log_is_unknown)
 	check_result_release(&res);
 	/* an empty log is no evidence: unknown, naming the file, not "clean" */
 	CHECK_INT(run_on_file("", NULL, &res, &err), -1);
-	CHECK_CONTAINS(err.buf, "/k.log' is empty: no kernel log to judge");
+	CHECK_CONTAINS(err.buf, "empty kernel log: '");
+	CHECK_CONTAINS(err.buf, "/k.log' (a 'dmesg' without root privileges writes nothing)");
 	check_result_release(&res);
 	config_release(&cfg);
 	strbuf_release(&err);
@@ -764,15 +765,19 @@ TEST(kernel_cli_logs_without_evidence_are_unknown)
 		const char *name;
 		size_t zeros; /* bytes of zeros, else text */
 		const char *text;
-		const char *error;
+		const char *cause, *error;
 	} cases[] = {
-		{ "empty.log", 0, "", "empty.log' is empty: no kernel log to judge" },
-		{ "zero.log", 1 << 20, NULL, "zero.log' holds only zero bytes (1048576): not a kernel log" },
+		{ "empty.log", 0, "", "empty kernel log: '",
+		  "empty.log' (a 'dmesg' without root privileges writes nothing)" },
+		{ "zero.log", 1 << 20, NULL, "only zero bytes, not a kernel log: '",
+		  "zero.log' (1048576 bytes)" },
 		{ "passwd", 0,
 		  "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
-		  "passwd' does not look like a kernel log (no time stamps, no kernel messages; it "
-		  "starts 'root:x:0:0:root:/root:/bin/bash')" },
+		  "does not look like a kernel log: '",
+		  "passwd' (no time stamps, no kernel messages; it starts "
+		  "'root:x:0:0:root:/root:/bin/bash')" },
 		{ "esc.txt", 0, "\x1b]0;owned\x07 hello, and a long line of plain words after it\n",
+		  "does not look like a kernel log: '",
 		  "it starts '\\x1b]0;owned\\x07 hello, and a long line" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -788,6 +793,7 @@ TEST(kernel_cli_logs_without_evidence_are_unknown)
 		const char *e = json_get_string(json_path(v, "checks.0"), "error");
 		CHECK_CONTAINS(e, cases[i].error);
 		CHECK_CONTAINS(e, test_tmpdir());
+		CHECK_MSG(starts_with(e, cases[i].cause), "%s", e);
 		CHECK_NOT_CONTAINS(e, "\x1b");
 		json_free(v);
 	}
@@ -799,7 +805,8 @@ TEST(kernel_cli_logs_without_evidence_are_unknown)
 	close(fd);
 	struct json_value *v = check_log(path.buf, 3);
 	CHECK_CONTAINS(json_get_string(json_path(v, "checks.0"), "error"),
-		       "holds only zero bytes (104857600)");
+		       "only zero bytes, not a kernel log: '");
+	CHECK_CONTAINS(json_get_string(json_path(v, "checks.0"), "error"), "(104857600 bytes)");
 	json_free(v);
 	strbuf_release(&sb);
 	strbuf_release(&path);
