@@ -242,3 +242,74 @@ TEST(fleet_and_agent_command_lines)
 		child_release(&c);
 	}
 }
+
+/* srun gets every fleet.srun-arg, however many (they were cut silently past 80). */
+TEST(fleet_passes_every_srun_argument)
+{
+	struct fake f;
+	fake_setup(&f, "NodeName=n1 State=IDLE Partitions=gpu\n");
+	struct strbuf conf = STRBUF_INIT;
+	char path[600];
+	strbuf_addstr(&conf, "[fleet]\n");
+	for (int i = 0; i < 100; i++)
+		strbuf_addf(&conf, "srun-arg = --comment=a%d\n", i);
+	test_write(f.dir, "many.conf", conf.buf);
+	strbuf_release(&conf);
+	snprintf(path, sizeof(path), "%s/many.conf", f.dir);
+	const char *args[] = { "fleet", "check", "--config", path, "-c", f.set_scontrol, "-c",
+			       f.set_srun, "-c", f.set_cmd, NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	child_release(&c);
+	char *log = slurp(&f, "srun.log");
+	CHECK_CONTAINS(log, "--comment=a0 ");
+	CHECK_CONTAINS(log, "--comment=a99 ");
+	CHECK_CONTAINS(log, "check --json --host n1");
+	free(log);
+}
+
+/* Slurm cannot be reached: --json still gets one JSON object, saying why. */
+TEST(fleet_json_when_slurm_cannot_be_reached)
+{
+	struct fake f;
+	fake_setup(&f, "");
+	exe(f.dir, "bin/scontrol-down",
+	    "#!/bin/sh\necho 'slurm_load_node error: Unable to contact slurm controller' >&2\n"
+	    "exit 1\n");
+	char set[700];
+	snprintf(set, sizeof(set), "slurm.scontrol=%s/bin/scontrol-down", f.dir);
+	const char *args[] = { "fleet", "check", "--json", "-c", set, NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 3);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "verdict"), "unknown");
+	CHECK_CONTAINS(json_get_string(v, "error"), "Unable to contact slurm controller");
+	CHECK(json_get(v, "nodes") && json_get(v, "nodes")->nr == 0);
+	json_free(v);
+	CHECK_CONTAINS(c.err.buf, "cannot list the nodes");
+	child_release(&c);
+}
+
+/* check --slurm: scontrol's deadline is what is left of --timeout, not slurm.timeout alone. */
+TEST_TIMEOUT(check_slurm_calls_fit_inside_timeout, 60)
+{
+	struct fake f;
+	fake_setup(&f, "NodeName=n1 State=IDLE Partitions=gpu\n");
+	exe(f.dir, "bin/scontrol-hang", "#!/bin/sh\nexec sleep 60\n");
+	char set[700], root[600], state[600];
+	snprintf(set, sizeof(set), "slurm.scontrol=%s/bin/scontrol-hang", f.dir);
+	snprintf(root, sizeof(root), "%s/fx/n1", f.dir);
+	snprintf(state, sizeof(state), "%s/state", f.dir);
+	const char *args[] = { "check", "--slurm", "--only", "kernel", "--root", root,
+			       "--state-dir", state, "--timeout", "3", "-c", set, "-c",
+			       "slurm.timeout=25", NULL };
+	const char *env[] = { "SLURMD_NODENAME=n1", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_MSG(c.exit_code == 3, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "(what was left of --timeout 3)");
+	CHECK_NOT_CONTAINS(c.err.buf, "slurm.timeout 25");
+	child_release(&c);
+}
