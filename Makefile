@@ -181,11 +181,13 @@ bench-build: all $(BENCH_BIN)
 bench: bench-build
 	$(Q)BUILD=$(BUILD) sh bench/run
 
+# Every page under docs/: vigil.1 and one per command (readable before installing: man ./docs/vigil.1).
+MAN_PAGES := $(wildcard docs/*.1)
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/vigil $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(VIGIL) $(DESTDIR)$(BINDIR)/vigil
 	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
-	install -m 0644 docs/vigil-check.1 $(DESTDIR)$(MANDIR)/man1/vigil-check.1
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
 	for h in $(CUDA_HELPERS); do if [ -x "$$h" ]; then \
 		install -m 0755 "$$h" $(DESTDIR)$(LIBDIR)/vigil/; fi; done
 

@@ -202,7 +202,7 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0) {
 		fprintf(stderr, "vigil agent: %s\n", err.buf);
-		goto out;
+		goto out_env; /* what setup allocated before it failed */
 	}
 	const struct config *cfg = &a.he.cfg;
 	double timeout_s, escalate, interval;

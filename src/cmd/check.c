@@ -384,8 +384,10 @@ int cmd_check(int argc, char **argv)
 	if (a.prom) {
 		struct strbuf prom = STRBUF_INIT;
 		report_prom(&rep, &prom);
+		/* The verdict printed stands; a healthy one cannot be trusted by whoever reads the
+		 * file, so it becomes "could not tell" (docs/vigil-check.1, EXIT STATUS). */
 		if (prom_write_atomic(a.prom, &prom, &err) < 0) {
-			fprintf(stderr, "vigil check: %s\n", err.buf);
+			fprintf(stderr, "vigil check: --prom: %s\n", err.buf);
 			if (ret == EXIT_HEALTHY)
 				ret = a.npd ? 2 : EXIT_UNKNOWN;
 		}

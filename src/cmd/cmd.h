@@ -36,16 +36,39 @@ int check_collect(const struct host_env *he, const struct strlist *only,
 		  const struct strlist *skip, double timeout_s, struct report *rep,
 		  struct strbuf *err);
 
+/* What a command is, for 'vigil help', the man pages and the tests that walk the table. */
+enum {
+	CMD_TAKES_ROOT = 1 << 0,   /* --root DIR: a fixture directory instead of this host */
+	CMD_TAKES_CONFIG = 1 << 1, /* --config FILE and -c SECTION.KEY=VALUE */
+	CMD_NEEDS_ROOT = 1 << 2,   /* run as root for a whole answer (kernel log, devices) */
+	CMD_TAKES_GPUS = 1 << 3,   /* takes the GPUs: never beside a training job */
+};
+
 struct cmd_def {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	unsigned flags;
+	/* the words that may follow the command, NULL-terminated; NULL for a command without */
+	const char *const *subcommands;
 };
+/* The table (src/cmd/commands.c), in the order 'vigil help' lists it. */
 extern const struct cmd_def cmd_table[];
 extern const size_t cmd_table_nr;
+const struct cmd_def *cmd_find(const char *name);
+/* The nearest of names[] to want, if near enough to be a typing slip; else NULL. */
+const char *cmd_suggest(const char *want, const char *const *names, size_t nr);
+/* Run argv[0] of the table: an unknown command, or an unknown subcommand of one that has
+ * them, is a usage error (exit 2) with the nearest name. */
+int cmd_dispatch(int argc, char **argv);
 
 /* Shared helpers for commands. */
 void usage_error(const char *cmd, const char *fmt, ...) PRINTF_LIKE(2, 3);
 bool is_help_arg(const char *a);
+/* An option's value in seconds within [min, max], by the configuration schema's one rule: 0, or
+ * -1 after a usage error naming the option and the range ("--timeout wants seconds from 1 to
+ * 86400, not '0.0001'"). */
+int opt_seconds(const char *cmd, const char *opt, const char *arg, double min, double max,
+		double *out);
 
 #endif

@@ -1,5 +1,6 @@
 /* common.c: root, host name, configuration and state directory for commands (see common.h). */
 #include "common.h"
+#include "config_keys.h"
 #include "../sys/fsroot.h"
 
 #include <errno.h>
@@ -50,6 +51,9 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 	for (size_t i = 0; i < nr_sets; i++)
 		if (config_set(&he->cfg, sets[i], err) < 0)
 			goto out;
+	/* once, here: every key known and every value of its type and range, or a usage error */
+	if (config_keys_validate(&he->cfg, err) < 0)
+		goto out;
 	if (!he->state_dir)
 		he->state_dir = getenv("VIGIL_STATE_DIR");
 	if (!he->state_dir || !*he->state_dir)

@@ -5,6 +5,7 @@
  */
 #include "cmd.h"
 #include "common.h"
+#include "config_keys.h"
 #include "../lib/strlist.h"
 #include "../slurm/fleet.h"
 
@@ -113,6 +114,10 @@ static int fleet_check(int argc, char **argv)
 			fprintf(stderr, "vigil fleet: %s\n", err.buf);
 			goto out;
 		}
+	if (config_keys_validate(&cfg, &err) < 0) {
+		fprintf(stderr, "vigil fleet: %s\n", err.buf);
+		goto out;
+	}
 	double timeout_s;
 	uint64_t parallel;
 	if (timeout_opt) {

@@ -1,38 +1,108 @@
 /* test_cli.c: what a user sees from the command line: help, usage errors, exit codes, outputs. */
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
+#include "../../src/lib/strlist.h"
+#include "../../src/cmd/cmd.h"
+#include "../../src/cmd/config_keys.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const commands[] = { "check", "gather", "agent", "stress", "net",
-					"fleet", "list",   "help",  "version" };
-
-TEST(cli_help_for_every_command)
+/* 'vigil CMD [SUB] --help' and 'vigil help CMD [SUB]': exit 0, a usage naming what was asked. */
+static void expect_help(const char *cmd, const char *sub)
 {
 	struct child c;
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		const char *args[] = { commands[i], "--help", NULL };
-		test_run_vigil(&c, args, NULL);
-		CHECK_MSG(c.exited && c.exit_code == 0, "'vigil %s --help' exited %d", commands[i],
-			  c.exit_code);
-		struct strbuf want = STRBUF_INIT;
-		strbuf_addf(&want, "usage: vigil %s", strcmp(commands[i], "help") ? commands[i] : "");
-		CHECK_CONTAINS(c.out.buf, want.buf);
-		strbuf_release(&want);
-		child_release(&c);
-		const char *args2[] = { "help", commands[i], NULL };
-		test_run_vigil(&c, args2, NULL);
-		CHECK_INT(c.exit_code, 0);
-		CHECK_CONTAINS(c.out.buf, "usage: vigil");
+	struct strbuf want = STRBUF_INIT;
+	strbuf_addf(&want, "vigil %s%s%s", cmd, sub ? " " : "", sub ? sub : "");
+	const char *direct[] = { cmd, sub ? sub : "--help", sub ? "--help" : NULL, NULL };
+	const char *via_help[] = { "help", cmd, sub, NULL };
+	const char *const *runs[] = { direct, via_help };
+	for (size_t r = 0; r < ARRAY_SIZE(runs); r++) {
+		test_run_vigil(&c, runs[r], NULL);
+		CHECK_MSG(c.exited && c.exit_code == 0, "'%s --help' (%s) exited %d: %s", want.buf,
+			  r ? "through help" : "direct", c.exit_code, c.err.buf);
+		CHECK_MSG(starts_with(c.out.buf, "usage: vigil"), "'%s --help': %s", want.buf,
+			  c.out.buf);
+		if (strcmp(cmd, "help"))
+			CHECK_CONTAINS(c.out.buf, want.buf);
+		CHECK_STR(c.err.buf, "");
 		child_release(&c);
 	}
+	strbuf_release(&want);
+}
+
+/* The table is walked, so a new command or subcommand is covered the day it is added. */
+TEST(cli_help_for_every_command_and_subcommand)
+{
+	CHECK(cmd_table_nr >= 9);
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		const struct cmd_def *d = &cmd_table[i];
+		expect_help(d->name, NULL);
+		for (size_t j = 0; d->subcommands && d->subcommands[j]; j++)
+			expect_help(d->name, d->subcommands[j]);
+	}
+	struct child c;
 	const char *top[] = { "--help", NULL };
 	test_run_vigil(&c, top, NULL);
 	CHECK_INT(c.exit_code, 0);
 	CHECK_CONTAINS(c.out.buf, "Exit status");
 	CHECK_CONTAINS(c.out.buf, "3  could not tell");
+	/* every command and subcommand is listed */
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		CHECK_CONTAINS(c.out.buf, cmd_table[i].name);
+		for (size_t j = 0; cmd_table[i].subcommands && cmd_table[i].subcommands[j]; j++)
+			CHECK_CONTAINS(c.out.buf, cmd_table[i].subcommands[j]);
+	}
 	child_release(&c);
+}
+
+/* A help text says what was built in, not the Makefile's variable ('$(LIBDIR)'). */
+TEST(cli_help_texts_have_no_make_variables)
+{
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		const struct cmd_def *d = &cmd_table[i];
+		for (size_t j = 0; j == 0 || (d->subcommands && d->subcommands[j - 1]); j++) {
+			const char *sub = j && d->subcommands ? d->subcommands[j - 1] : NULL;
+			const char *args[] = { d->name, sub ? sub : "--help", sub ? "--help" : NULL,
+					       NULL };
+			struct child c;
+			test_run_vigil(&c, args, NULL);
+			CHECK_MSG(!strstr(c.out.buf, "$("), "'vigil %s %s --help' says:\n%s", d->name,
+				  sub ? sub : "", c.out.buf);
+			child_release(&c);
+		}
+	}
+}
+
+/* An unknown command or subcommand: exit 2, nothing on stdout, the nearest name on stderr. */
+TEST(cli_unknown_command_or_subcommand_suggests)
+{
+	static const struct {
+		const char *args[4];
+		const char *msg;
+	} cases[] = {
+		{ { "chekc" }, "'chekc' is not a vigil command; did you mean 'check'?" },
+		{ { "frobnicate" }, "'frobnicate' is not a vigil command\n" },
+		{ { "fleet", "chekc" }, "'chekc' is not a subcommand of 'vigil fleet'; did you mean "
+					"'check'?" },
+		{ { "net", "nccll" }, "did you mean 'nccl'?" },
+		{ { "net", "pair" }, "did you mean 'pairs'?" },
+		{ { "stress", "gpus" }, "did you mean 'gpu'?" },
+		{ { "stress", "cpu" }, "'cpu' is not a subcommand of 'vigil stress'" },
+		{ { "help", "chek" }, "no command 'chek'; did you mean 'check'?" },
+		{ { "help", "fleet", "chekc" }, "did you mean 'check'?" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct child c;
+		test_run_vigil(&c, cases[i].args, NULL);
+		CHECK_MSG(c.exited && c.exit_code == 2, "'vigil %s %s' exited %d", cases[i].args[0],
+			  cases[i].args[1] ? cases[i].args[1] : "", c.exit_code);
+		CHECK_CONTAINS(c.err.buf, cases[i].msg);
+		CHECK_STR(c.out.buf, "");
+		child_release(&c);
+	}
 }
 
 TEST(cli_check_help_states_exit_codes)
@@ -83,7 +153,7 @@ TEST(cli_usage_errors_exit_2)
 	const char *a6[] = { "check", "--json", "--reason", NULL };
 	expect_usage(a6, "cannot be used together");
 	const char *a7[] = { "check", "--timeout", "soon", NULL };
-	expect_usage(a7, "--timeout wants seconds");
+	expect_usage(a7, "--timeout wants seconds from 1 to 86400, not 'soon'");
 	const char *a8[] = { "check", "extra", NULL };
 	expect_usage(a8, "unexpected argument 'extra'");
 	const char *a9[] = { "check", "--kernel-log", "/nonexistent/kern.log", NULL };
@@ -106,6 +176,314 @@ TEST(cli_bad_config_is_a_usage_error)
 	const char *a3[] = { "check", "--root", dir, "--config", "/nonexistent.conf", NULL };
 	expect_usage(a3, "cannot read '/nonexistent.conf'");
 	strbuf_release(&p);
+}
+
+/* The arguments that run d (its first subcommand, if it has them) on an empty fixture. */
+static size_t command_args(const struct cmd_def *d, const char *root, const char **args)
+{
+	size_t n = 0;
+	args[n++] = d->name;
+	if (d->subcommands)
+		args[n++] = d->subcommands[0];
+	if (d->flags & CMD_TAKES_ROOT) {
+		args[n++] = "--root";
+		args[n++] = root;
+	}
+	return n;
+}
+
+/* Every command that reads the configuration refuses a misspelt key before doing anything. */
+TEST(cli_unknown_config_key_is_a_usage_error_in_every_command)
+{
+	const char *dir = test_tmpdir();
+	size_t tested = 0;
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		const struct cmd_def *d = &cmd_table[i];
+		if (!(d->flags & CMD_TAKES_CONFIG))
+			continue;
+		const char *args[12];
+		size_t n = command_args(d, dir, args);
+		args[n++] = "-c";
+		args[n++] = "gpu.cuont=8";
+		args[n] = NULL;
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		CHECK_MSG(c.exited && c.exit_code == 2, "'vigil %s -c gpu.cuont=8' exited %d: %s",
+			  d->name, c.exit_code, c.err.buf);
+		CHECK_CONTAINS(c.err.buf, "-c: unknown key 'gpu.cuont' (did you mean 'gpu.count'?)");
+		CHECK_STR(c.out.buf, "");
+		child_release(&c);
+		tested++;
+	}
+	CHECK(tested >= 5);
+}
+
+TEST(cli_config_values_out_of_range_are_usage_errors)
+{
+	const char *dir = test_tmpdir();
+	static const struct {
+		const char *set, *msg;
+	} bad[] = {
+		{ "check.timeout=0", "-c: 'check.timeout' wants whole seconds from 1 to 3600, not '0'" },
+		{ "kernel.timeout=0", "-c: 'kernel.timeout' wants whole seconds from 1 to 3600" },
+		{ "gpu.count=-1", "-c: 'gpu.count' wants a whole number from 0 to 1024, not '-1'" },
+		{ "gpu.enabled=perhaps", "'gpu.enabled' wants true or false, not 'perhaps'" },
+		{ "check.skip=gpu,nope", "'check.skip' wants a list of gpu, kernel," },
+		{ "kernel.window=0", "'kernel.window' wants seconds above 0" },
+		{ "deep.duration=-3", "'deep.duration' wants seconds above 0" },
+		{ "system.swap=sometimes", "'system.swap' wants allowed, warn or fail" },
+		{ "storage.mount=data", "'storage.mount' wants an absolute path, not 'data'" },
+		{ "kernle.window=5", "-c: unknown section 'kernle' (did you mean 'kernel.window'?)" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *args[] = { "check", "--root", dir, "-c", bad[i].set, "--reason", NULL };
+		expect_usage(args, bad[i].msg);
+	}
+	const char *t[] = { "check", "--root", dir, "--timeout", "0.0001", NULL };
+	expect_usage(t, "--timeout wants seconds from 1 to 86400, not '0.0001'");
+	/* what the ranges let through still runs */
+	const char *ok[] = { "check", "--root", dir, "-c", "kernel.timeout=1", "-c",
+			     "check.skip=gpu kernel", "-c", "gpu.enabled=no", "--reason", NULL };
+	struct child c;
+	test_run_vigil(&c, ok, NULL);
+	CHECK_MSG(c.exit_code != 2, "exited 2: %s", c.err.buf);
+	child_release(&c);
+}
+
+TEST(cli_config_file_errors_name_file_and_line)
+{
+	const char *dir = test_tmpdir();
+	test_write(dir, "typo.conf", "[gpu]\ncount = 8\n# why\ncuont = 8\n");
+	test_write(dir, "section.conf", "[gpu]\ncount = 8\n[infinband]\n");
+	test_write(dir, "range.conf", "[check]\ntimeout = 0\n");
+	/* a host section is checked on every host: the typo is caught on node-1 too */
+	test_write(dir, "host.conf", "[gpu \"debug-*\"]\ncuont = 4\n");
+	test_write(dir, "hostok.conf", "[gpu]\ncount = 8\n[gpu \"debug-*\"]\ncount = 4\n");
+	static const struct {
+		const char *file, *msg;
+	} cases[] = {
+		{ "typo.conf", "typo.conf:4: unknown key 'gpu.cuont' (did you mean 'gpu.count'?)" },
+		{ "section.conf", "section.conf:3: unknown section 'infinband' (did you mean "
+				  "'infiniband'?)" },
+		{ "range.conf", "range.conf:2: 'check.timeout' wants whole seconds from 1 to 3600" },
+		{ "host.conf", "host.conf:2: unknown key 'gpu.cuont'" },
+	};
+	struct strbuf p = STRBUF_INIT;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/%s", dir, cases[i].file);
+		const char *args[] = { "check", "--root", dir, "--host", "node-1", "--config", p.buf,
+				       NULL };
+		expect_usage(args, cases[i].msg);
+	}
+	/* host sections still work: count = 4 applies on debug-1 only */
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/hostok.conf", dir);
+	const char *args[] = { "check", "--root", dir, "--host", "debug-1", "--config", p.buf,
+			       "--only", "gpu", "--json", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code != 2, "exited 2: %s", c.err.buf);
+	child_release(&c);
+	strbuf_release(&p);
+}
+
+/* A FIFO as the configuration (given, or planted at /etc/vigil/vigil.conf under the root) is
+ * refused at once, however long its writer keeps it open; /dev/null still means "empty". */
+TEST_TIMEOUT(cli_config_fifo_is_refused_not_waited_on, 30)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf fifo = STRBUF_INIT, root = STRBUF_INIT, planted = STRBUF_INIT;
+	strbuf_addf(&fifo, "%s/vigil.fifo", dir);
+	CHECK_INT(mkfifo(fifo.buf, 0600), 0);
+	int w = open(fifo.buf, O_RDWR | O_NONBLOCK); /* a writer that never writes */
+	CHECK(w >= 0);
+	const char *a1[] = { "check", "--root", dir, "--config", fifo.buf, NULL };
+	expect_usage(a1, "is not a regular file");
+	const char *a2[] = { "fleet", "check", "--config", fifo.buf, NULL };
+	expect_usage(a2, "is not a regular file");
+
+	strbuf_addf(&root, "%s/root", dir);
+	test_mkdir(root.buf, "etc/vigil");
+	strbuf_addf(&planted, "%s/etc/vigil/vigil.conf", root.buf);
+	CHECK_INT(mkfifo(planted.buf, 0600), 0);
+	int w2 = open(planted.buf, O_RDWR | O_NONBLOCK);
+	CHECK(w2 >= 0);
+	const char *a3[] = { "check", "--root", root.buf, NULL };
+	expect_usage(a3, "vigil.conf' is not a regular file");
+	close(w);
+	close(w2);
+
+	const char *a4[] = { "check", "--root", dir, "--config", "/dev/null", "--reason", NULL };
+	struct child c;
+	test_run_vigil(&c, a4, NULL);
+	CHECK_MSG(c.exit_code != 2, "exited 2: %s", c.err.buf);
+	child_release(&c);
+	strbuf_release(&fifo);
+	strbuf_release(&root);
+	strbuf_release(&planted);
+}
+
+/* ---- the schema against the code and the man pages ---- */
+
+/* A man page's text with troff's font changes and escaped hyphens undone. */
+static void read_man_page(const char *name, struct strbuf *out)
+{
+	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT;
+	strbuf_reset(out);
+	test_src_path(&path, "docs/");
+	strbuf_addf(&path, "%s.1", name);
+	CHECK_MSG(read_file_bounded(path.buf, &raw, 1 << 20, NULL) == READ_OK, "no man page %s",
+		  path.buf);
+	for (const char *s = raw.buf; *s; s++) {
+		if (s[0] == '\\' && s[1] == 'f' && s[2]) {
+			s += 2;
+			continue;
+		}
+		if (s[0] == '\\' && (s[1] == '-' || s[1] == '&')) {
+			if (s[1] == '-')
+				strbuf_addch(out, '-');
+			s++;
+			continue;
+		}
+		strbuf_addch(out, *s);
+	}
+	strbuf_release(&path);
+	strbuf_release(&raw);
+}
+
+/* Every command has a man page naming it and its subcommands, and vigil.1 names them all. */
+TEST(cli_every_command_has_a_man_page)
+{
+	struct strbuf page = STRBUF_INIT, name = STRBUF_INIT;
+	read_man_page("vigil", &page);
+	CHECK_CONTAINS(page.buf, ".TH VIGIL 1");
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		strbuf_reset(&name);
+		strbuf_addf(&name, "vigil %s", cmd_table[i].name);
+		CHECK_CONTAINS(page.buf, name.buf);
+	}
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		const struct cmd_def *d = &cmd_table[i];
+		if (!strcmp(d->name, "help") || !strcmp(d->name, "version") ||
+		    !strcmp(d->name, "list"))
+			continue; /* described in vigil.1 */
+		strbuf_reset(&name);
+		strbuf_addf(&name, "vigil-%s", d->name);
+		read_man_page(name.buf, &page);
+		CHECK_CONTAINS(page.buf, ".SH NAME");
+		CHECK_CONTAINS(page.buf, ".SH EXIT STATUS");
+		for (size_t j = 0; d->subcommands && d->subcommands[j]; j++) {
+			strbuf_reset(&name);
+			strbuf_addf(&name, "vigil %s %s", d->name, d->subcommands[j]);
+			CHECK_CONTAINS(page.buf, name.buf);
+		}
+	}
+	strbuf_release(&page);
+	strbuf_release(&name);
+}
+
+/* Every configuration key is in the man page of every command that reads it. */
+TEST(cli_every_config_key_is_in_its_commands_man_pages)
+{
+	struct strbuf page = STRBUF_INIT, name = STRBUF_INIT;
+	const struct config_key *const tables[] = { config_keys_fixed, config_keys_per_check };
+	const size_t sizes[] = { config_keys_fixed_nr, config_keys_per_check_nr };
+	for (size_t t = 0; t < ARRAY_SIZE(tables); t++) {
+		for (size_t i = 0; i < sizes[t]; i++) {
+			const struct config_key *k = &tables[t][i];
+			struct strlist cmds = STRLIST_INIT;
+			strlist_split(&cmds, k->commands, " ");
+			CHECK_MSG(cmds.nr > 0, "%s: no command reads it", k->name);
+			for (size_t c = 0; c < cmds.nr; c++) {
+				CHECK_MSG(cmd_find(cmds.items[c]), "%s: no command '%s'", k->name,
+					  cmds.items[c]);
+				strbuf_reset(&name);
+				strbuf_addf(&name, "vigil-%s", cmds.items[c]);
+				read_man_page(name.buf, &page);
+				CHECK_MSG(strstr(page.buf, k->name), "%s.1 does not name '%s'",
+					  name.buf, k->name);
+			}
+			strlist_release(&cmds);
+		}
+	}
+	strbuf_release(&page);
+	strbuf_release(&name);
+}
+
+/* Every key src/ reads by its literal name (config_get*(cfg, "sec", "key"), config_origin())
+ * is in the schema: a setting cannot be added without its type and range. */
+static void scan_source(const char *path, size_t *found)
+{
+	struct strbuf text = STRBUF_INIT;
+	size_t nr;
+	const struct config_key *keys = config_schema(&nr);
+	CHECK_INT(read_file_bounded(path, &text, 4 << 20, NULL), READ_OK);
+	for (const char *s = text.buf; (s = strstr(s, "config_")); s++) {
+		const char *p = s + 7;
+		if (!starts_with(p, "get") && !starts_with(p, "origin"))
+			continue;
+		p = strchr(p, '(');
+		const char *semi = strchr(s, ';');
+		if (!p || (semi && semi < p))
+			continue;
+		const char *q1 = strchr(p, '"');
+		if (!q1 || (semi && q1 > semi))
+			continue;
+		const char *e1 = strchr(q1 + 1, '"');
+		const char *q2 = e1 ? strchr(e1 + 1, '"') : NULL;
+		if (!q2 || (semi && q2 > semi))
+			continue;
+		/* only "sec", "key" next to each other */
+		const char *between = e1 + 1;
+		while (*between == ',' || *between == ' ' || *between == '\t' || *between == '\n')
+			between++;
+		if (between != q2)
+			continue;
+		const char *e2 = strchr(q2 + 1, '"');
+		if (!e2)
+			continue;
+		char *sec = xstrndup(q1 + 1, (size_t)(e1 - q1 - 1));
+		char *key = xstrndup(q2 + 1, (size_t)(e2 - q2 - 1));
+		CHECK_MSG(config_key_find(keys, nr, sec, key),
+			  "%s reads '%s.%s', which is not in the schema (src/cmd/config_keys.c)",
+			  path, sec, key);
+		free(sec);
+		free(key);
+		(*found)++;
+	}
+	strbuf_release(&text);
+}
+
+static void scan_dir(const char *dir, size_t *found)
+{
+	DIR *d = opendir(dir);
+	CHECK_MSG(d, "cannot open '%s'", dir);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		struct strbuf p = STRBUF_INIT;
+		strbuf_addf(&p, "%s/%s", dir, de->d_name);
+		struct stat st;
+		if (stat(p.buf, &st) == 0 && S_ISDIR(st.st_mode))
+			scan_dir(p.buf, found);
+		else if (ends_with(de->d_name, ".c") && strcmp(de->d_name, "config.c"))
+			scan_source(p.buf, found);
+		strbuf_release(&p);
+	}
+	closedir(d);
+}
+
+TEST(cli_every_config_key_read_in_src_is_in_the_schema)
+{
+	struct strbuf src = STRBUF_INIT;
+	size_t found = 0;
+	test_src_path(&src, "src");
+	scan_dir(src.buf, &found);
+	/* the scan does find the literal reads (gpu.count, slurm.on-unknown, ...) */
+	CHECK_MSG(found >= 40, "found only %zu reads", found);
+	strbuf_release(&src);
 }
 
 /* Every output mode on an empty root: whatever the verdict, the shapes hold. */

@@ -1,0 +1,133 @@
+/*
+ * commands.c: the command table (like git.c's) and the dispatch through it. A command is one row
+ * here and one file under src/cmd/; its subcommands are named here too, so that a misspelt one
+ * is refused with a suggestion before the command's own parser sees it. The table lives in the
+ * library, not in vigil.c, so that the tests can walk it.
+ */
+#include "cmd.h"
+#include "../lib/config.h"
+
+#include <stdarg.h>
+
+const struct cmd_def cmd_table[] = {
+	{ "check", cmd_check, "is this host fit to train? one verdict from the passive checks",
+	  CMD_TAKES_ROOT | CMD_TAKES_CONFIG | CMD_NEEDS_ROOT, NULL },
+	{ "gather", cmd_gather, "copy what vigil reads from this host into a fixture directory",
+	  CMD_TAKES_ROOT | CMD_NEEDS_ROOT, NULL },
+	{ "agent", cmd_agent, "per-host daemon: checks on an interval, /metrics, /health, cache",
+	  CMD_TAKES_ROOT | CMD_TAKES_CONFIG | CMD_NEEDS_ROOT, NULL },
+	{ "stress", cmd_stress, "active GPU tests: verified GEMM, HBM, memory (takes the GPUs)",
+	  CMD_TAKES_CONFIG | CMD_TAKES_GPUS, (const char *const[]){ "gpu", NULL } },
+	{ "net", cmd_net, "active NVLink/NCCL tests: collectives, GPU pair bandwidth",
+	  CMD_TAKES_CONFIG | CMD_TAKES_GPUS, (const char *const[]){ "nccl", "pairs", NULL } },
+	{ "fleet", cmd_fleet, "vigil check on every node of a Slurm cluster through srun",
+	  CMD_TAKES_CONFIG, (const char *const[]){ "check", NULL } },
+	{ "list", cmd_list, "list the checks and what each one looks at", 0, NULL },
+	{ "help", cmd_help, "show help for vigil or a command", 0, NULL },
+	{ "version", cmd_version, "print vigil's version", 0, NULL },
+};
+const size_t cmd_table_nr = ARRAY_SIZE(cmd_table);
+
+void usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "vigil %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'vigil %s --help'.\n", cmd);
+}
+
+bool is_help_arg(const char *a)
+{
+	return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+int opt_seconds(const char *cmd, const char *opt, const char *arg, double min, double max,
+		double *out)
+{
+	const struct config_key k = { opt, CONFIG_SECONDS, min, max, 0, NULL, cmd, "" };
+	if (config_key_check(&k, NULL, arg, NULL) == 0 && parse_double(arg, out))
+		return 0;
+	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+	config_key_describe(&k, &want);
+	strbuf_add_excerpt(&got, arg, 64);
+	usage_error(cmd, "%s wants %s, not '%s'", opt, want.buf, got.buf);
+	strbuf_release(&want);
+	strbuf_release(&got);
+	return -1;
+}
+
+const struct cmd_def *cmd_find(const char *name)
+{
+	for (size_t i = 0; i < cmd_table_nr; i++)
+		if (!strcmp(cmd_table[i].name, name))
+			return &cmd_table[i];
+	return NULL;
+}
+
+const char *cmd_suggest(const char *want, const char *const *names, size_t nr)
+{
+	const char *best = NULL;
+	size_t best_d = strlen(want) / 3 + 1;
+	for (size_t i = 0; i < nr; i++) {
+		size_t d = config_edit_distance(want, names[i]);
+		if (d <= best_d && (!best || d < best_d)) {
+			best = names[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+static size_t count(const char *const *l)
+{
+	size_t n = 0;
+	while (l && l[n])
+		n++;
+	return n;
+}
+
+static void say_subcommands(const struct cmd_def *c)
+{
+	for (size_t i = 0; c->subcommands[i]; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", c->subcommands[i]);
+}
+
+int cmd_dispatch(int argc, char **argv)
+{
+	const char *name = argv[0];
+	const struct cmd_def *c = cmd_find(name);
+	if (!c) {
+		const char *names[32];
+		size_t n = 0;
+		for (size_t i = 0; i < cmd_table_nr && n < ARRAY_SIZE(names); i++)
+			names[n++] = cmd_table[i].name;
+		const char *near = cmd_suggest(name, names, n);
+		fprintf(stderr, "vigil: '%s' is not a vigil command", name);
+		if (near)
+			fprintf(stderr, "; did you mean '%s'?", near);
+		fprintf(stderr, "\nSee 'vigil help'.\n");
+		return EXIT_USAGE;
+	}
+	/* a word after a command with subcommands must be one of them (an option is the
+	 * command's own business: --help, or its own complaint) */
+	if (c->subcommands && argc >= 2 && argv[1][0] != '-') {
+		size_t n = count(c->subcommands);
+		bool known = false;
+		for (size_t i = 0; i < n; i++)
+			known |= !strcmp(c->subcommands[i], argv[1]);
+		if (!known) {
+			const char *near = cmd_suggest(argv[1], c->subcommands, n);
+			fprintf(stderr, "vigil %s: '%s' is not a subcommand of 'vigil %s'", name,
+				argv[1], name);
+			if (near)
+				fprintf(stderr, "; did you mean '%s'?", near);
+			fprintf(stderr, " (there %s: ", n > 1 ? "are" : "is");
+			say_subcommands(c);
+			fprintf(stderr, ")\nTry 'vigil %s --help'.\n", name);
+			return EXIT_USAGE;
+		}
+	}
+	return c->fn(argc, argv);
+}

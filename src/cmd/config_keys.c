@@ -1,0 +1,211 @@
+/*
+ * config_keys.c: the configuration schema (see config_keys.h). Ranges are those the readers
+ * accept, so that a value the schema lets through is one the check, the agent or the test that
+ * reads it can use, and a bad one stops the command at once (exit 2) with where it was written.
+ */
+#include "config_keys.h"
+#include "../checks/check.h"
+
+/* Counters and thresholds: any whole number a double holds exactly. */
+#define MANY 9007199254740992.0
+/* A week: the longest interval or window anything here waits on. */
+#define WEEK 604800.0
+
+#define CHECKS "check agent"
+
+static const char *const on_unknown[] = { "nothing", "drain", NULL };
+static const char *const peermem[] = { "required", "optional", NULL };
+static const char *const swap[] = { "allowed", "warn", "fail", NULL };
+
+const struct config_key config_keys_fixed[] = {
+	/* which checks run, and how long each may take */
+	{ "check.skip", CONFIG_NAMES, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "checks not to run (comma-separated; reported as skipped)" },
+	{ "check.timeout", CONFIG_SECONDS, 1, 3600, CONFIG_WHOLE, NULL, CHECKS,
+	  "deadline of every check, in whole seconds (default: each check's own, see vigil list)" },
+	{ "core.state-dir", CONFIG_PATH, 0, 0, 0, NULL, CHECKS,
+	  "where readings are kept between runs (default /var/lib/vigil)" },
+
+	{ "gpu.count", CONFIG_COUNT, 0, 1024, 0, NULL, CHECKS,
+	  "GPUs expected (default: as many as the PCI bus shows)" },
+	{ "gpu.driver-version", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "allowed driver versions (shell patterns)" },
+	{ "gpu.vbios-version", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "allowed VBIOS versions (shell patterns)" },
+	{ "gpu.nvlink-links", CONFIG_COUNT, 0, 18, 0, NULL, CHECKS,
+	  "active NVLink links expected per GPU (default: as many as the GPU has)" },
+	{ "gpu.nvlink-error-threshold", CONFIG_COUNT, 0, MANY, 0, NULL, CHECKS,
+	  "NVLink error counts rising by more than this warn (default 100)" },
+	{ "gpu.nvlink-counter-interval", CONFIG_SECONDS, 0, WEEK, CONFIG_WHOLE, NULL, CHECKS,
+	  "seconds between reads of the NVLink error counters (default 300)" },
+	{ "gpu.remapped-rows-max", CONFIG_COUNT, 0, MANY, 0, NULL, CHECKS,
+	  "remapped rows a GPU may have (default 512)" },
+
+	{ "kernel.window", CONFIG_SECONDS, 0, 31536000, CONFIG_MIN_EXCL, NULL, CHECKS,
+	  "seconds after which an application-level event fades (default 3600)" },
+	{ "kernel.strict", CONFIG_BOOL, 0, 0, 0, NULL, CHECKS,
+	  "unknown kernel events of note count as failures (default false)" },
+	{ "kernel.link-flaps", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
+	  "link-down events of one device within the window that fail (default 3)" },
+	{ "kernel.allow", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "lines containing this text are ignored" },
+	{ "kernel.ignore-xid", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "Xid numbers to ignore (comma-separated)" },
+
+	{ "pcie.ignore", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "PCI addresses not to judge (comma-separated)" },
+
+	{ "infiniband.hcas", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "HCAs or HCA:port to judge (shell patterns; default all)" },
+	{ "infiniband.ignore", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, CHECKS,
+	  "HCAs or HCA:port not to judge (shell patterns)" },
+	{ "infiniband.include-ethernet", CONFIG_BOOL, 0, 0, 0, NULL, CHECKS,
+	  "judge RoCE (Ethernet) ports too (default false)" },
+	{ "infiniband.rate", CONFIG_NUMBER, 0, 1e6, 0, NULL, CHECKS,
+	  "expected rate of every port in Gb/s (default: the port's own)" },
+	{ "infiniband.count", CONFIG_COUNT, 0, 1024, 0, NULL, CHECKS,
+	  "ports expected" },
+	{ "infiniband.counter-threshold", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
+	  "an error counter rising by this much since the last run warns (default 10)" },
+	{ "infiniband.link-downed-threshold", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
+	  "link-downed rising by this much fails (default 1)" },
+
+	{ "storage.mount", CONFIG_PATH, 0, 0, CONFIG_LIST, NULL, CHECKS " gather",
+	  "mounts whose space and inodes are judged (default /)" },
+	{ "storage.require", CONFIG_PATH, 0, 0, CONFIG_LIST, NULL, CHECKS " gather",
+	  "paths that must be mount points" },
+	{ "storage.probe", CONFIG_PATH, 0, 0, CONFIG_LIST, NULL, CHECKS " gather",
+	  "directories where a file is written, synced, read and removed" },
+	{ "storage.usage-threshold", CONFIG_PERCENT, 5, 100, CONFIG_MIN_EXCL, NULL, CHECKS,
+	  "space or inode use above this percentage fails (default 95)" },
+	{ "storage.probe-timeout", CONFIG_SECONDS, 0, 3600, CONFIG_MIN_EXCL, NULL, CHECKS,
+	  "seconds one probe may take (default 5)" },
+	{ "storage.probe-size", CONFIG_SIZE, 1, 67108864, 0, NULL, CHECKS,
+	  "bytes each probe writes (default 1048576)" },
+	{ "storage.probe-file", CONFIG_STRING, 0, 0, 0, NULL, CHECKS,
+	  "name of the probe's file in each probe directory" },
+
+	{ "system.peermem", CONFIG_ENUM, 0, 0, 0, peermem, CHECKS,
+	  "whether nvidia_peermem must be loaded (default optional)" },
+	{ "system.governor", CONFIG_STRING, 0, 0, 0, NULL, CHECKS,
+	  "CPU frequency governor wanted, or any (default performance)" },
+	{ "system.min-freq-ratio", CONFIG_NUMBER, 0, 1, 0, NULL, CHECKS,
+	  "median CPU frequency below this share of the maximum warns (default 0: off)" },
+	{ "system.swap", CONFIG_ENUM, 0, 0, 0, swap, CHECKS, "what swap in use is (default warn)" },
+	{ "system.min-available", CONFIG_PERCENT, 0, 100, 0, NULL, CHECKS,
+	  "available memory below this percentage fails (default 5)" },
+
+	{ "slurm.on-unknown", CONFIG_ENUM, 0, 0, 0, on_unknown, "check fleet",
+	  "what --slurm does with an unknown verdict (default nothing)" },
+	{ "slurm.timeout", CONFIG_SECONDS, 0, 600, CONFIG_MIN_EXCL, NULL, "check fleet",
+	  "deadline of each Slurm command (default 10)" },
+	{ "slurm.scontrol", CONFIG_STRING, 0, 0, 0, NULL, "check fleet",
+	  "the scontrol program (default scontrol on PATH)" },
+	{ "slurm.sinfo", CONFIG_STRING, 0, 0, 0, NULL, "check fleet",
+	  "the sinfo program (default sinfo on PATH)" },
+	{ "slurm.srun", CONFIG_STRING, 0, 0, 0, NULL, "fleet", "the srun program (default srun)" },
+
+	{ "agent.interval", CONFIG_SECONDS, 1, WEEK, 0, NULL, "agent check",
+	  "seconds between cycles (default 60)" },
+	{ "agent.jitter", CONFIG_SECONDS, 0, WEEK, 0, NULL, "agent",
+	  "random +- seconds on each interval (default interval/10)" },
+	{ "agent.max-age", CONFIG_SECONDS, 1, WEEK, 0, NULL, "agent check",
+	  "seconds after which the kept result is unknown (default three intervals)" },
+	{ "agent.timeout", CONFIG_SECONDS, 1, WEEK, 0, NULL, "agent",
+	  "deadline of one cycle of checks (default 30)" },
+	{ "agent.escalate-after", CONFIG_COUNT, 0, 1000, 0, NULL, "agent",
+	  "reboots a hardware finding may survive before INSPECT_HARDWARE (default 2; 0 never)" },
+	{ "agent.listen", CONFIG_STRING, 0, 0, 0, NULL, "agent",
+	  "address:port of /metrics and /health, or off (default 127.0.0.1:9847)" },
+	{ "agent.prom", CONFIG_STRING, 0, 0, 0, NULL, "agent",
+	  "also write Prometheus text to this file each cycle" },
+
+	{ "deep.duration", CONFIG_SECONDS, 0, 86400, CONFIG_MIN_EXCL, NULL, "check",
+	  "seconds of vigil stress gpu under check --deep (default 20)" },
+
+	{ "fleet.timeout", CONFIG_SECONDS, 0, 3600, CONFIG_MIN_EXCL, NULL, "fleet",
+	  "deadline of each node (default 60)" },
+	{ "fleet.parallel", CONFIG_COUNT, 1, 1024, 0, NULL, "fleet",
+	  "nodes checked at once (default 32)" },
+	{ "fleet.command", CONFIG_STRING, 0, 0, 0, NULL, "fleet",
+	  "the vigil that srun starts on each node (default this program)" },
+	{ "fleet.srun-arg", CONFIG_STRING, 0, 0, CONFIG_LIST, NULL, "fleet",
+	  "one more argument to srun (repeatable)" },
+
+	{ "stress.floor-fraction", CONFIG_NUMBER, 0, 1, 0, NULL, "stress net check",
+	  "share of the model's measured figure below which a result fails (default 0.85)" },
+	{ "stress.floor-bf16", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "BF16 GEMM floor, TFLOP/s (default: from the model table)" },
+	{ "stress.floor-fp16", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "FP16 GEMM floor, TFLOP/s" },
+	{ "stress.floor-tf32", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "TF32 GEMM floor, TFLOP/s" },
+	{ "stress.floor-fp8", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "FP8 GEMM floor, TFLOP/s" },
+	{ "stress.floor-hbm-read", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "HBM read floor, GB/s" },
+	{ "stress.floor-hbm-write", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "HBM write floor, GB/s" },
+	{ "stress.floor-hbm-copy", CONFIG_NUMBER, 0, 1e6, 0, NULL, "stress check",
+	  "HBM copy floor, GB/s" },
+	{ "stress.outlier-margin", CONFIG_NUMBER, 0, 1, CONFIG_MAX_EXCL, NULL, "stress check",
+	  "a GPU this share below the median of the others warns (default 0.10)" },
+	{ "stress.memtest-min-fraction", CONFIG_NUMBER, 0, 1, 0, NULL, "stress check",
+	  "share of free memory the memory test must cover (default 0.5)" },
+
+	{ "net.floor-busbw", CONFIG_NUMBER, 0, 1e6, 0, NULL, "net check",
+	  "NCCL bus bandwidth floor, GB/s (default: from the model table)" },
+	{ "net.floor-pair", CONFIG_NUMBER, 0, 1e6, 0, NULL, "net check",
+	  "GPU pair bandwidth floor, GB/s, one way" },
+	{ "net.floor-min-bytes", CONFIG_SIZE, 0, MANY, 0, NULL, "net check",
+	  "message size from which the busbw floor applies (default 1073741824)" },
+	{ "net.outlier-margin", CONFIG_NUMBER, 0, 1, CONFIG_MAX_EXCL, NULL, "net check",
+	  "a pair this share below the median of the others warns (default 0.15)" },
+};
+const size_t config_keys_fixed_nr = ARRAY_SIZE(config_keys_fixed);
+
+const struct config_key config_keys_per_check[] = {
+	{ "<check>.enabled", CONFIG_BOOL, 0, 0, 0, NULL, CHECKS,
+	  "false: the check does not run and is reported as skipped" },
+	{ "<check>.timeout", CONFIG_SECONDS, 1, 3600, CONFIG_WHOLE, NULL, CHECKS,
+	  "deadline of this check, in whole seconds (default check.timeout, else its own)" },
+};
+const size_t config_keys_per_check_nr = ARRAY_SIZE(config_keys_per_check);
+
+const struct config_key *config_schema(size_t *nr)
+{
+	static struct config_key *all;
+	static size_t nr_all;
+	static const char **check_names;
+	if (!all) {
+		size_t n = config_keys_fixed_nr + check_table_nr * config_keys_per_check_nr;
+		check_names = xcalloc(check_table_nr + 1, sizeof(*check_names));
+		for (size_t i = 0; i < check_table_nr; i++)
+			check_names[i] = check_table[i].name;
+		all = xcalloc(n, sizeof(*all));
+		for (size_t i = 0; i < config_keys_fixed_nr; i++) {
+			all[nr_all] = config_keys_fixed[i];
+			if (!strcmp(all[nr_all].name, "check.skip"))
+				all[nr_all].choices = check_names;
+			nr_all++;
+		}
+		for (size_t c = 0; c < check_table_nr; c++) {
+			for (size_t i = 0; i < config_keys_per_check_nr; i++) {
+				struct config_key *k = &all[nr_all++];
+				*k = config_keys_per_check[i];
+				struct strbuf name = STRBUF_INIT;
+				strbuf_addf(&name, "%s%s", check_table[c].name, strchr(k->name, '.'));
+				k->name = strbuf_detach(&name, NULL);
+			}
+		}
+	}
+	*nr = nr_all;
+	return all;
+}
+
+int config_keys_validate(const struct config *cfg, struct strbuf *err)
+{
+	size_t nr;
+	const struct config_key *keys = config_schema(&nr);
+	return config_validate(cfg, keys, nr, err);
+}
