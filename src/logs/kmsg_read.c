@@ -7,12 +7,34 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static bool past(const struct kmsg_read *rd)
 {
 	return rd->deadline_ms && mono_ms() >= rd->deadline_ms;
+}
+
+/* Wait until fd can be read; false at the deadline. */
+static bool wait_readable(int fd, const struct kmsg_read *rd)
+{
+	for (;;) {
+		int ms = -1;
+		if (rd->deadline_ms) {
+			uint64_t now = mono_ms();
+			if (now >= rd->deadline_ms)
+				return false;
+			ms = rd->deadline_ms - now > INT_MAX ? INT_MAX : (int)(rd->deadline_ms - now);
+		}
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, ms);
+		if (r > 0)
+			return true;
+		if (r == 0 || errno != EINTR)
+			return r != 0; /* an error: let read() say what it is */
+	}
 }
 
 static bool zeros(const char *p, size_t n)
@@ -99,7 +121,10 @@ int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		   struct strbuf *err)
 {
 	read_init(rd);
-	/* O_NONBLOCK: opening a FIFO without a writer must not hang (it reads as empty) */
+	/*
+	 * O_NONBLOCK: opening a FIFO without a writer must not hang (it reads as empty), and a
+	 * writer that stops writing must not hold the read past the deadline (wait_readable())
+	 */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
@@ -114,9 +139,6 @@ int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		close(fd);
 		return kmsg_read_device(path, log, rd, err);
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	if (S_ISREG(st.st_mode) && st.st_size > 0)
 		rd->size = (uint64_t)st.st_size;
 	size_t chunk = rd->chunk ? rd->chunk : KMSG_READ_CHUNK;
@@ -127,6 +149,12 @@ int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				/* a FIFO whose writer is slow: wait, but not past the deadline */
+				if (wait_readable(fd, rd))
+					continue;
+				break;
+			}
 			ret = error_set(err, "cannot read '%s': %s", path, strerror(errno));
 			break;
 		}

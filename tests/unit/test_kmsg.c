@@ -1,8 +1,12 @@
-/* test_kmsg.c: unit tests for the kernel log parser (src/logs/kmsg.c): every format, every event. */
+/* test_kmsg.c: unit tests for the kernel log parser (src/logs/kmsg*.c): every format, every event,
+ * floods of noise beside faults, text fed in chunks, and the file readers. */
 #include "../harness.h"
 #include "../../src/logs/kmsg.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* 2026-03-01 12:00:00 UTC: the year hint of these tests */
 #define HINT 1772366400.0
@@ -757,6 +761,40 @@ TEST(kmsg_read_file_streams_the_whole_file)
 	CHECK_CONTAINS(err.buf, "Is a directory");
 	kmsg_log_release(&log);
 	strbuf_release(&sb);
+	strbuf_release(&err);
+	strbuf_release(&path);
+}
+
+TEST(kmsg_read_file_fifo_stops_at_the_deadline)
+{
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	struct kmsg_log log;
+	struct kmsg_opts o = { .year_hint = HINT };
+	strbuf_addf(&path, "%s/fifo", test_tmpdir());
+	CHECK_INT(mkfifo(path.buf, 0600), 0);
+	/* no writer: an empty log, read to its end */
+	struct kmsg_read rd = { .deadline_ms = mono_ms() + 10000 };
+	kmsg_log_init(&log, &o);
+	CHECK_INT(kmsg_read_file(path.buf, &log, &rd, &err), 0);
+	CHECK(rd.complete);
+	CHECK_INT(rd.done, 0);
+	kmsg_log_release(&log);
+	/* a writer that logs a fault and then stalls: the fault is read, the read stops at the
+	 * deadline instead of waiting for the writer */
+	int w = open(path.buf, O_RDWR | O_CLOEXEC);
+	CHECK(w >= 0);
+	static const char line[] = "[ 1.0] " XID79 "\n";
+	CHECK_INT(write(w, line, sizeof(line) - 1), (ssize_t)sizeof(line) - 1);
+	rd.deadline_ms = mono_ms() + 200;
+	kmsg_log_init(&log, &o);
+	CHECK_INT(kmsg_read_file(path.buf, &log, &rd, &err), 0);
+	kmsg_log_finish(&log);
+	CHECK(!rd.complete);
+	CHECK_INT(rd.done, sizeof(line) - 1);
+	CHECK_INT(rd.size, 0);
+	CHECK_INT(xid_count(&log, 79), 1);
+	kmsg_log_release(&log);
+	close(w);
 	strbuf_release(&err);
 	strbuf_release(&path);
 }
