@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,11 +81,41 @@ static double real_cpu(void *ctx)
 	return tv(self.ru_utime) + tv(self.ru_stime) + tv(kids.ru_utime) + tv(kids.ru_stime);
 }
 
+/* A directory deleted under the running agent (a clean-up script, an admin's rm -r) is made
+ * again, the immediate parent only: a wrong path higher up is not built. The error kept is the
+ * system's, from the last attempt. */
 static int real_write(void *ctx, const char *path, const void *data, size_t len,
 		      struct strbuf *err)
 {
+	struct stat st;
 	UNUSED(ctx);
-	return write_file(path, data, len, true, err);
+	struct strbuf first = STRBUF_INIT;
+	if (write_file(path, data, len, true, &first) == 0)
+		goto ok;
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		goto fail;
+	char *dir = xstrndup(path, (size_t)(slash - path));
+	bool gone = stat(dir, &st) < 0 && errno == ENOENT;
+	if (gone && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		error_set(err, "cannot create directory '%s': %s", dir, strerror(errno));
+		free(dir);
+		strbuf_release(&first);
+		return -1;
+	}
+	free(dir);
+	if (!gone)
+		goto fail;
+	strbuf_reset(&first);
+	if (write_file(path, data, len, true, &first) == 0)
+		goto ok;
+fail:
+	error_set(err, "%s", first.buf);
+	strbuf_release(&first);
+	return -1;
+ok:
+	strbuf_release(&first);
+	return 0;
 }
 
 /* The process entries (spawn, kill, wait) are left NULL: os_ops.h's real ones. */
@@ -119,6 +150,8 @@ void agent_release(struct agent *a)
 	for (size_t i = 0; i < a->nr_timeouts; i++)
 		free(a->timeouts[i].check);
 	free(a->timeouts);
+	for (int i = 0; i < AGENT_FILE__COUNT; i++)
+		free(a->write_error[i]);
 	pthread_mutex_destroy(&a->lock);
 }
 
@@ -172,10 +205,20 @@ static void save(struct agent *a, enum agent_file which, const char *path, const
 	bool ok = a->ops->write_file(a->ops_ctx, path, data->buf, data->len, &err) == 0;
 	pthread_mutex_lock(&a->lock);
 	a->write_ok[which] = ok;
-	if (!ok)
+	free(a->write_error[which]);
+	a->write_error[which] = NULL;
+	if (!ok) {
 		a->write_errors[which]++;
+		a->write_error[which] = xstrdup(err.len ? err.buf : "the write failed, no reason given");
+	}
 	pthread_mutex_unlock(&a->lock);
 	strbuf_release(&err);
+}
+
+static double cpu_now(struct agent *a)
+{
+	double s = a->ops->cpu_seconds(a->ops_ctx);
+	return a->kept_cpu ? s + a->kept_cpu(a->kept_cpu_arg) : s;
 }
 
 int agent_cycle(struct agent *a)
@@ -183,7 +226,7 @@ int agent_cycle(struct agent *a)
 	struct report rep;
 	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT, p = STRBUF_INIT;
 	uint64_t t0 = a->ops->mono_ms(a->ops_ctx);
-	double cpu0 = a->ops->cpu_seconds(a->ops_ctx);
+	double cpu0 = cpu_now(a);
 	int ret = 0;
 
 	if (a->collect(a->collect_arg, &rep, &err) < 0) {
@@ -227,7 +270,7 @@ int agent_cycle(struct agent *a)
 		}
 	}
 	double cycle_s = (double)(a->ops->mono_ms(a->ops_ctx) - t0) / 1000.0;
-	double cpu_s = a->ops->cpu_seconds(a->ops_ctx) - cpu0;
+	double cpu_s = cpu_now(a) - cpu0;
 	pthread_mutex_lock(&a->lock);
 	a->last_cycle_s = cycle_s;
 	a->last_cycle_cpu_s = cpu_s;
@@ -352,6 +395,16 @@ void agent_metrics(struct agent *a, struct strbuf *out)
 	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
 		const char *l[] = { "file", file_name(i), NULL };
 		prom_sample(out, "vigil_agent_write_ok", l, a->write_ok[i]);
+	}
+	prom_family(out, "vigil_agent_write_error", "gauge",
+		    "Why the last write of the file failed, as the system said it (1 while it fails).");
+	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
+		char msg[121];
+		if (!a->write_error[i])
+			continue;
+		strlcpy_v(msg, a->write_error[i], sizeof(msg));
+		const char *l[] = { "file", file_name(i), "error", msg, NULL };
+		prom_sample(out, "vigil_agent_write_error", l, 1);
 	}
 	prom_family(out, "vigil_agent_check_timeouts_total", "counter",
 		    "Checks killed at their deadline (a hung sysfs read or NVML call).");

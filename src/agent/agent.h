@@ -16,8 +16,9 @@
  *
  * What the agent survives, and says in its metrics: a check that hangs (the runner kills it at its
  * deadline: vigil_agent_check_timeouts_total), a write that fails, a full disk for example
- * (vigil_agent_write_errors_total, vigil_agent_write_ok), a check that cannot run, a missing NVML
- * library for example (vigil_agent_check_unknown with the error).
+ * (vigil_agent_write_errors_total, vigil_agent_write_ok, and the system's own error in
+ * vigil_agent_write_error; a deleted state directory is made again), a check that cannot run,
+ * a missing NVML library for example (vigil_agent_check_unknown with the error).
  *
  * Ownership: struct agent owns its history, its latest report and its counters; agent_release()
  * frees them. Settings strings are borrowed and must outlive the agent.
@@ -68,6 +69,10 @@ struct agent {
 	/* Optional: called on the loop's thread after each cycle, with the published report. */
 	void (*on_cycle)(void *arg, const struct report *rep, bool verdict_changed);
 	void *on_cycle_arg;
+	/* Optional: CPU seconds so far of processes the agent keeps running (the gpu worker), which
+	 * getrusage() cannot count until they are reaped; added to the cycle's CPU. */
+	double (*kept_cpu)(void *arg);
+	void *kept_cpu_arg;
 
 	struct history hist;
 	char *history_error; /* why the history could not be loaded, if so */
@@ -81,6 +86,7 @@ struct agent {
 	unsigned escalated;
 	uint64_t write_errors[AGENT_FILE__COUNT];
 	bool write_ok[AGENT_FILE__COUNT];
+	char *write_error[AGENT_FILE__COUNT]; /* the last failed write's error, NULL once it works */
 	struct agent_check_count *timeouts;
 	size_t nr_timeouts, alloc_timeouts;
 	double next_sleep_s; /* the last sleep chosen, for tests */

@@ -2,8 +2,11 @@
 #include "cmd.h"
 #include "common.h"
 #include "../agent/agent.h"
+#include "../agent/gpuworker.h"
 #include "../agent/http.h"
 #include "../checks/check.h"
+#include "../checks/select.h"
+#include "../lib/fileio.h"
 #include "../lib/strlist.h"
 #include "../sys/fsroot.h"
 
@@ -72,25 +75,132 @@ struct agent_args {
 struct collect_arg {
 	struct agent_args *a;
 	double timeout_s;
+	struct gpu_worker gpu; /* runs the gpu check with NVML kept initialised */
 };
 
+/* Whether this cycle runs the gpu check, and its deadline (as the runner would give it). */
+static bool gpu_selected(struct collect_arg *c, unsigned *timeout_ms)
+{
+	struct check_selection sel = { .only = &c->a->only, .skip = &c->a->skip };
+	struct run_item *items = xcalloc(check_table_nr, sizeof(*items));
+	struct report scratch;
+	bool found = false;
+	report_init(&scratch, "", 0);
+	int n = checks_select(&c->a->he.cfg, &sel, items, &scratch, NULL);
+	for (int i = 0; i < n; i++)
+		if (items[i].def == c->gpu.def) {
+			found = true;
+			*timeout_ms = items[i].timeout_ms;
+		}
+	unsigned total = (unsigned)(c->timeout_s * 1000);
+	if (found && total && *timeout_ms > total)
+		*timeout_ms = total;
+	report_release(&scratch);
+	free(items);
+	return found;
+}
+
+/* The gpu result in its place in table order (before any later check, after "root"). */
+static void put_gpu_result(struct report *rep, const struct check_def *gpu,
+			   struct check_result *res)
+{
+	size_t at = rep->nr;
+	for (size_t i = 0; i < rep->nr && at == rep->nr; i++) {
+		const struct check_def *d = check_find(rep->results[i].name);
+		if (d && d > gpu)
+			at = i;
+	}
+	report_add(rep, gpu->name); /* room at the end */
+	check_result_release(&rep->results[rep->nr - 1]);
+	memmove(rep->results + at + 1, rep->results + at,
+		(rep->nr - 1 - at) * sizeof(*rep->results));
+	rep->results[at] = *res;
+}
+
+/*
+ * One cycle: the gpu check goes to the long-lived worker (asked first, so that it runs while the
+ * other checks run), the rest fork as in 'vigil check'.
+ */
 static int collect(void *arg, struct report *rep, struct strbuf *err)
 {
 	struct collect_arg *c = arg;
-	return check_collect(&c->a->he, &c->a->only, &c->a->skip, c->timeout_s, rep, err);
+	struct agent_args *a = c->a;
+	unsigned gpu_ms = 0;
+	/* A state directory deleted since the last cycle is made again before the checks (the
+	 * gpu check keeps its counters there); when that fails, the writes say why. */
+	if (a->he.state_dir)
+		mkdir_p(a->he.state_dir, 0755, NULL);
+	if (!c->gpu.def || !gpu_selected(c, &gpu_ms))
+		return check_collect(&a->he, &a->only, &a->skip, c->timeout_s, rep, err);
+
+	uint64_t t0 = mono_ms();
+	double now = wall_seconds();
+	struct check_result res;
+	struct strbuf werr = STRBUF_INIT;
+	check_result_init(&res, c->gpu.def->name);
+	bool asked = gpu_worker_send(&c->gpu, now, gpu_ms, &werr) == 0;
+	struct strlist skip = STRLIST_INIT;
+	for (size_t i = 0; i < a->skip.nr; i++)
+		strlist_add(&skip, a->skip.items[i]);
+	strlist_add(&skip, c->gpu.def->name);
+	bool only_gpu = a->only.nr == 1 && !strcmp(a->only.items[0], c->gpu.def->name);
+	int ret = 0;
+	if (only_gpu) {
+		report_init(rep, a->he.host, now);
+	} else if (check_collect(&a->he, &a->only, &skip, c->timeout_s, rep, err) < 0) {
+		/* nothing else could run: the gpu answer is not waited for */
+		ret = -1;
+		if (asked)
+			gpu_worker_wait(&c->gpu, &res);
+		check_result_release(&res);
+		goto out;
+	}
+	if (asked) {
+		gpu_worker_wait(&c->gpu, &res);
+	} else {
+		free(res.error);
+		res.error = xstrdup(werr.buf);
+		res.status = STATUS_UNKNOWN;
+	}
+	put_gpu_result(rep, c->gpu.def, &res);
+	rep->duration_ms = mono_ms() - t0;
+	report_finish(rep);
+out:
+	strlist_release(&skip);
+	strbuf_release(&werr);
+	return ret;
 }
 
-/* The journal gets a line when the verdict or its reason changes, and when a write fails. */
+static double worker_cpu(void *arg)
+{
+	return gpu_worker_cpu(&((struct collect_arg *)arg)->gpu);
+}
+
+struct log_state {
+	struct agent *ag;
+	bool failing[AGENT_FILE__COUNT];
+};
+
+static const char *const file_what[AGENT_FILE__COUNT] = { "cached report", "history",
+							   "Prometheus" };
+
+/* The journal gets a line when the verdict or its reason changes, and when a file's writes start
+ * failing (with the system's error) or work again. */
 static void log_cycle(void *arg, const struct report *rep, bool changed)
 {
-	struct agent *ag = arg;
+	struct log_state *ls = arg;
+	struct agent *ag = ls->ag;
 	if (changed)
 		fprintf(stderr, "vigil agent: %s: %s\n", verdict_name(rep->verdict), rep->reason);
-	for (int i = 0; i < AGENT_FILE__COUNT; i++)
-		if (!ag->write_ok[i] && ag->write_errors[i] == 1)
-			fprintf(stderr, "vigil agent: cannot write its %s file (disk full?); "
-					"going on\n", i == AGENT_FILE_REPORT ? "cached report" :
-					i == AGENT_FILE_HISTORY ? "history" : "Prometheus");
+	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
+		bool failing = !ag->write_ok[i];
+		if (failing && !ls->failing[i])
+			fprintf(stderr, "vigil agent: cannot write its %s file: %s; going on\n",
+				file_what[i], ag->write_error[i] ? ag->write_error[i] : "no reason given");
+		else if (!failing && ls->failing[i])
+			fprintf(stderr, "vigil agent: writes its %s file again\n", file_what[i]);
+		ls->failing[i] = failing;
+	}
 }
 
 static void on_stop(int sig)
@@ -206,7 +316,7 @@ int cmd_agent(int argc, char **argv)
 	}
 	const struct config *cfg = &a.he.cfg;
 	double timeout_s, escalate, interval;
-	struct collect_arg carg = { &a, 0 };
+	struct collect_arg carg = { .a = &a };
 	if (seconds(cfg, a.interval, "interval", 60, 1, &interval) < 0 ||
 	    seconds(cfg, a.jitter, "jitter", interval / 10, 0, &set.jitter_s) < 0 ||
 	    seconds(cfg, NULL, "max-age", 3 * interval, 1, &set.max_age_s) < 0 ||
@@ -231,8 +341,13 @@ int cmd_agent(int argc, char **argv)
 	have_agent = true;
 	ag.collect = collect;
 	ag.collect_arg = &carg;
+	struct check_ctx gctx = { .cfg = cfg, .host = a.he.host, .state_dir = a.he.state_dir };
+	gpu_worker_init(&carg.gpu, check_find("gpu"), &gctx);
+	ag.kept_cpu = worker_cpu;
+	ag.kept_cpu_arg = &carg;
+	struct log_state ls = { &ag, { false } };
 	ag.on_cycle = log_cycle;
-	ag.on_cycle_arg = &ag;
+	ag.on_cycle_arg = &ls;
 	agent_load_history(&ag);
 	if (ag.history_error)
 		fprintf(stderr, "vigil agent: %s\n", ag.history_error);
@@ -278,8 +393,10 @@ int cmd_agent(int argc, char **argv)
 		(unsigned long long)ag.cycles, ag.have_latest ? ag.latest.reason : "no result");
 out_agent:
 	agent_http_stop(http);
-	if (have_agent)
+	if (have_agent) {
+		gpu_worker_release(&carg.gpu);
 		agent_release(&ag);
+	}
 out_env:
 	host_env_release(&a.he);
 out:

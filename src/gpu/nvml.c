@@ -539,12 +539,29 @@ static void read_system(const struct nvml_lib *lib, struct nvml_host *h)
 	h->cuda_driver_version.v = h->cuda_driver_version.rc || cuda < 0 ? 0 : (uint64_t)cuda;
 }
 
+/* The library kept loaded and initialised between reads (nvml_keep_open()). */
+static struct {
+	bool wanted, ready;
+	struct nvml_lib lib;
+	char *library;
+} kept;
+
+void nvml_keep_open(bool keep)
+{
+	kept.wanted = keep;
+}
+
 int nvml_read_host(struct nvml_host *h, struct strbuf *err)
 {
 	struct nvml_lib lib;
 	bool skip = h->skip_link_counters; /* a request, kept across the reset */
 	nvml_host_release(h);
 	h->skip_link_counters = skip;
+	if (kept.ready) {
+		lib = kept.lib;
+		h->library = xstrdup(kept.library);
+		goto read;
+	}
 	int r = lib_open(&lib, h, err);
 	if (r)
 		return r < 0 ? -1 : 0;
@@ -554,6 +571,12 @@ int nvml_read_host(struct nvml_host *h, struct strbuf *err)
 		h->init_rc = rc;
 		goto out;
 	}
+	if (kept.wanted) {
+		kept.lib = lib;
+		kept.library = xstrdup(h->library ? h->library : "");
+		kept.ready = true;
+	}
+read:
 	read_system(&lib, h);
 	unsigned count = 0;
 	h->count.rc = lib.fn.count(&count);
@@ -564,6 +587,8 @@ int nvml_read_host(struct nvml_host *h, struct strbuf *err)
 		for (unsigned i = 0; i < count; i++)
 			read_gpu(&lib, i, nvml_host_add_gpu(h, i), h->skip_link_counters);
 	}
+	if (kept.ready)
+		return 0;
 	lib.fn.shutdown();
 out:
 	dlclose(lib.dl);

@@ -287,6 +287,13 @@ void nvml_gpu_clear(struct nvml_gpu *g, unsigned index);
  * or the fake library under a root) cannot be loaded or lacks a required symbol.
  */
 int nvml_read_host(struct nvml_host *h, struct strbuf *err);
+/*
+ * keep: from the next nvml_read_host() that initialises NVML on, leave it loaded and initialised
+ * for the reads after it (NVML's start and stop cost ~20 ms of CPU on an H200 host, its first
+ * round of queries ~16 ms more: the agent's gpu worker process pays them once). For a process
+ * that exists to read NVML again and again; the process's exit releases it.
+ */
+void nvml_keep_open(bool keep);
 
 /* "00000000:1B:00.0" -> "0000:1b:00.0" (sysfs spelling); false if it does not parse. */
 bool nvml_bus_id_to_bdf(const char *bus_id, char *out, size_t n);

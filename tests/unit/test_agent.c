@@ -12,6 +12,7 @@
 #include "../../src/lib/fileio.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -22,6 +23,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static char *read_all(const char *path);
 
 /* ---- virtual time ---- */
 
@@ -188,6 +191,101 @@ TEST(agent_full_disk_is_counted_and_survived)
 	CHECK_CONTAINS(m.buf, "vigil_agent_write_errors_total{file=\"report\"} 3\n");
 	strbuf_release(&m);
 	agent_release(&a);
+}
+
+/* rm -r of a directory of plain files (the agent's state directory) */
+static void remove_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		struct strbuf f = STRBUF_INIT;
+		strbuf_addf(&f, "%s/%s", path, e->d_name);
+		unlink(f.buf);
+		strbuf_release(&f);
+	}
+	if (d)
+		closedir(d);
+	CHECK_MSG(rmdir(path) == 0, "cannot remove '%s': %s", path, strerror(errno));
+}
+
+/* Someone deletes the state directory (and the textfile directory) under the running agent: the
+ * next cycle makes them again and writes its files there. */
+TEST(agent_recreates_a_deleted_state_directory)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, textdir = STRBUF_INIT, prom = STRBUF_INIT,
+		      report = STRBUF_INIT, m = STRBUF_INIT;
+	struct stat st;
+	strbuf_addf(&state, "%s/state", dir);
+	strbuf_addf(&textdir, "%s/textfile", dir);
+	strbuf_addf(&prom, "%s/vigil.prom", textdir.buf);
+	test_mkdir(dir, "state");
+	test_mkdir(dir, "textfile");
+	agent_cache_path(&report, state.buf);
+	struct agent a;
+	struct vclock v;
+	struct agent_settings s = { .interval_s = 30, .state_dir = state.buf, .host = "vhost",
+				    .prom_path = prom.buf, .boot_id = "boot-1", .max_cycles = 1 };
+	memset(&v, 0, sizeof(v));
+	agent_init(&a, &s, &agent_real_ops, NULL);
+	a.collect = v_collect;
+	a.collect_arg = &v;
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	CHECK(stat(report.buf, &st) == 0);
+	remove_dir(state.buf);
+	remove_dir(textdir.buf);
+	v.next = STATUS_FAIL;
+	agent_loop(&a);
+	CHECK_MSG(stat(report.buf, &st) == 0, "'%s' was not written again", report.buf);
+	char *r = read_all(report.buf);
+	CHECK_CONTAINS(r, "\"unhealthy\"");
+	free(r);
+	char *p = read_all(prom.buf);
+	CHECK_CONTAINS(p, "vigil_agent_write_errors_total{file=\"report\"} 0\n");
+	CHECK_CONTAINS(p, "vigil_agent_write_errors_total{file=\"history\"} 0\n");
+	CHECK_CONTAINS(p, "vigil_healthy 0\n");
+	free(p);
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_ok{file=\"prom\"} 1\n");
+	CHECK_NOT_CONTAINS(m.buf, "vigil_agent_write_error{");
+	agent_release(&a);
+	strbuf_release(&state);
+	strbuf_release(&textdir);
+	strbuf_release(&prom);
+	strbuf_release(&report);
+	strbuf_release(&m);
+}
+
+/* A write that cannot be fixed says the system's own reason, not a guess. */
+TEST(agent_write_error_is_the_systems_not_a_guess)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, m = STRBUF_INIT;
+	test_write(dir, "a-file", "x");
+	strbuf_addf(&state, "%s/a-file/state", dir); /* under a plain file: ENOTDIR */
+	struct agent a;
+	struct vclock v;
+	struct agent_settings s = { .interval_s = 30, .state_dir = state.buf, .host = "vhost",
+				    .max_cycles = 1 };
+	memset(&v, 0, sizeof(v));
+	agent_init(&a, &s, &agent_real_ops, NULL);
+	a.collect = v_collect;
+	a.collect_arg = &v;
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_ok{file=\"report\"} 0\n");
+	CHECK_CONTAINS(m.buf, "vigil_agent_write_error{file=\"report\",error=\"cannot ");
+	CHECK_CONTAINS(m.buf, "Not a directory\"} 1\n");
+	CHECK_NOT_CONTAINS(m.buf, "disk full");
+	CHECK_MSG(access(state.buf, F_OK) < 0, "'%s' exists", state.buf);
+	agent_release(&a);
+	strbuf_release(&state);
+	strbuf_release(&m);
 }
 
 /* A check that hangs, run through the real runner as the agent runs its checks. */
@@ -637,7 +735,9 @@ TEST(agent_real_full_disk)
 	test_run_vigil(&c, args, NULL);
 	umount2(state.buf, MNT_DETACH);
 	CHECK_INT(c.exit_code, 0); /* the verdict is the host's; the disk is the agent's problem */
-	CHECK_CONTAINS(c.err.buf, "cannot write its cached report file");
+	/* the system's reason, not a guess */
+	CHECK_CONTAINS(c.err.buf, "cannot write its cached report file: cannot ");
+	CHECK_CONTAINS(c.err.buf, "No space left on device; going on\n");
 	char *p = read_all(prom.buf);
 	CHECK_CONTAINS(p, "vigil_agent_write_errors_total{file=\"report\"} 1\n");
 	CHECK_CONTAINS(p, "vigil_agent_write_ok{file=\"report\"} 0\n");

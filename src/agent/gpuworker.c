@@ -1,0 +1,359 @@
+/* gpuworker.c: the agent's long-lived gpu worker process (see gpuworker.h). */
+#include "gpuworker.h"
+#include "../checks/runner.h"
+#include "../core/report.h"
+#include "../gpu/nvml.h"
+#include "../lib/json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ANSWER_CAP (8u << 20)
+
+struct gpu_worker_unreaped {
+	pid_t pid;
+	double cpu_s;
+};
+
+void gpu_worker_init(struct gpu_worker *w, const struct check_def *def, const struct check_ctx *ctx)
+{
+	memset(w, 0, sizeof(*w));
+	w->def = def;
+	w->ctx = *ctx;
+	w->req_fd = w->resp_fd = -1;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static double self_cpu(void)
+{
+	struct rusage ru[2];
+	getrusage(RUSAGE_SELF, &ru[0]);
+	getrusage(RUSAGE_CHILDREN, &ru[1]);
+	double s = 0;
+	for (int i = 0; i < 2; i++)
+		s += (double)ru[i].ru_utime.tv_sec + (double)ru[i].ru_utime.tv_usec / 1e6 +
+		     (double)ru[i].ru_stime.tv_sec + (double)ru[i].ru_stime.tv_usec / 1e6;
+	return s;
+}
+
+/* The worker: one request line in, one answer out, until its pipe closes. */
+__attribute__((noreturn)) static void worker_main(const struct gpu_worker *w, int in, int out)
+{
+	char line[128];
+	size_t n = 0;
+	nvml_keep_open(true);
+	for (;;) {
+		ssize_t got = read(in, line + n, 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			_exit(0); /* the agent closed the pipe or is gone */
+		if (line[n] != '\n' && n + 1 < sizeof(line)) {
+			n++;
+			continue;
+		}
+		line[n] = '\0';
+		n = 0;
+		double now = 0;
+		unsigned timeout_ms = 0;
+		if (sscanf(line, "%lf %u", &now, &timeout_ms) != 2)
+			_exit(2);
+		struct check_ctx ctx = w->ctx;
+		ctx.now = now;
+		ctx.timeout_ms = timeout_ms;
+		struct check_result res;
+		struct strbuf js = STRBUF_INIT, head = STRBUF_INIT;
+		struct json_writer jw;
+		check_result_init(&res, w->def->name);
+		check_run_inline(&ctx, w->def, &res);
+		json_writer_init(&jw, &js, false);
+		result_to_json(&jw, &res);
+		strbuf_addf(&head, "%.6f %zu\n", self_cpu(), js.len);
+		if (write_all(out, head.buf, head.len) < 0 || write_all(out, js.buf, js.len) < 0)
+			_exit(1);
+		check_result_release(&res);
+		strbuf_release(&js);
+		strbuf_release(&head);
+	}
+}
+
+__attribute__((noreturn)) static void worker_child(const struct gpu_worker *w, int req_rd, int resp_wr)
+{
+	sigset_t none;
+	setpgid(0, 0);
+	/* a worker outliving the agent would hold NVML (and the agent's port) for nothing */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* only its two pipes: not the HTTP sockets, not the other checks' pipes */
+	int in = fcntl(req_rd, F_DUPFD, 10), out = fcntl(resp_wr, F_DUPFD, 10);
+	if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0)
+		_exit(1);
+	for (int fd = 5; fd < 1024; fd++)
+		close(fd);
+	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0)
+		dup2(devnull, 0);
+	worker_main(w, 3, 4);
+}
+
+static int start(struct gpu_worker *w, struct strbuf *err)
+{
+	int req[2], resp[2];
+	if (pipe2(req, O_CLOEXEC) < 0)
+		return error_set(err, "cannot create a pipe for the gpu worker: %s", strerror(errno));
+	if (pipe2(resp, O_CLOEXEC) < 0) {
+		error_set(err, "cannot create a pipe for the gpu worker: %s", strerror(errno));
+		close(req[0]);
+		close(req[1]);
+		return -1;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		error_set(err, "cannot start the gpu worker: %s", strerror(errno));
+		close(req[0]);
+		close(req[1]);
+		close(resp[0]);
+		close(resp[1]);
+		return -1;
+	}
+	if (pid == 0)
+		worker_child(w, req[0], resp[1]);
+	setpgid(pid, pid);
+	close(req[0]);
+	close(resp[1]);
+	w->pid = pid;
+	w->req_fd = req[1];
+	w->resp_fd = resp[0];
+	w->cpu_now_s = 0;
+	w->starts++;
+	return 0;
+}
+
+/* Reap without waiting long: a worker stuck in the kernel (D state) cannot be reaped yet. */
+static bool reap(pid_t pid, int *status, unsigned tries)
+{
+	for (unsigned i = 0; i < tries; i++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return true;
+		if (i + 1 < tries)
+			usleep(2000);
+	}
+	return false;
+}
+
+static void reap_old(struct gpu_worker *w)
+{
+	int st;
+	for (size_t i = 0; i < w->nr_unreaped;) {
+		struct gpu_worker_unreaped *u = &w->unreaped[i];
+		if (reap(u->pid, &st, 1)) {
+			/* reaped: its whole CPU is now in getrusage(RUSAGE_CHILDREN) */
+			*u = w->unreaped[--w->nr_unreaped];
+			continue;
+		}
+		i++;
+	}
+}
+
+/* Kill the worker's group; it is started anew at the next request. *status: how it ended. */
+static void drop(struct gpu_worker *w, int *status)
+{
+	int st = 0;
+	if (!w->pid)
+		return;
+	close(w->req_fd);
+	close(w->resp_fd);
+	w->req_fd = w->resp_fd = -1;
+	kill(-w->pid, SIGKILL);
+	kill(w->pid, SIGKILL);
+	if (!reap(w->pid, &st, 50)) {
+		struct gpu_worker_unreaped *u;
+		w->unreaped = xrealloc(w->unreaped, (w->nr_unreaped + 1) * sizeof(*u));
+		u = &w->unreaped[w->nr_unreaped++];
+		u->pid = w->pid;
+		u->cpu_s = w->cpu_now_s;
+	}
+	if (status)
+		*status = st;
+	w->pid = 0;
+	w->cpu_now_s = 0;
+	w->pending = false;
+}
+
+/* Write the request with SIGPIPE held back: a worker that died must not take the agent along. */
+static int send_line(int fd, const char *line, size_t len)
+{
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	int r = write_all(fd, line, len);
+	if (r < 0 && errno == EPIPE) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+int gpu_worker_send(struct gpu_worker *w, double now, unsigned timeout_ms, struct strbuf *err)
+{
+	char line[96];
+	int st;
+	reap_old(w);
+	if (w->pending) /* an answer never collected: this worker's state is unknown */
+		drop(w, NULL);
+	if (w->pid && waitpid(w->pid, &st, WNOHANG) == w->pid) {
+		/* it died between cycles (the OOM killer, say): reaped, so start another */
+		close(w->req_fd);
+		close(w->resp_fd);
+		w->req_fd = w->resp_fd = -1;
+		w->pid = 0;
+	}
+	int len = snprintf(line, sizeof(line), "%.6f %u\n", now, timeout_ms);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (!w->pid && start(w, err) < 0)
+			return -1;
+		if (send_line(w->req_fd, line, (size_t)len) == 0) {
+			w->pending = true;
+			w->timeout_ms = timeout_ms;
+			w->sent_ms = mono_ms();
+			w->deadline_ms = w->sent_ms + timeout_ms;
+			return 0;
+		}
+		drop(w, NULL);
+	}
+	return error_set(err, "cannot send a request to the gpu worker: %s", strerror(errno));
+}
+
+static void set_unknown(struct check_result *res, const char *msg)
+{
+	free(res->error);
+	res->error = xstrdup(msg);
+	res->status = STATUS_UNKNOWN;
+}
+
+void gpu_worker_wait(struct gpu_worker *w, struct check_result *res)
+{
+	struct strbuf in = STRBUF_INIT, why = STRBUF_INIT;
+	size_t head = 0, want = 0;
+	double cpu = 0;
+	if (!w->pending) {
+		set_unknown(res, "the gpu worker was not asked to run");
+		return;
+	}
+	w->pending = false;
+	for (;;) {
+		uint64_t now = mono_ms();
+		if (now >= w->deadline_ms) {
+			strbuf_addf(&why, "timed out after %.1f s (a read may be stuck in the kernel)",
+				    w->timeout_ms / 1000.0);
+			set_unknown(res, why.buf);
+			res->duration_ms = now - w->sent_ms;
+			w->timeouts++;
+			drop(w, NULL);
+			goto out;
+		}
+		struct pollfd p = { w->resp_fd, POLLIN, 0 };
+		int r = poll(&p, 1, (int)(w->deadline_ms - now));
+		if (r <= 0)
+			continue;
+		char buf[16384];
+		ssize_t got = read(w->resp_fd, buf, sizeof(buf));
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0) {
+			int st = 0;
+			drop(w, &st);
+			if (WIFSIGNALED(st))
+				strbuf_addf(&why, "the gpu worker crashed (%s)", strsignal(WTERMSIG(st)));
+			else
+				strbuf_addf(&why, "the gpu worker ended without a result (exit %d)",
+					    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			set_unknown(res, why.buf);
+			goto out;
+		}
+		strbuf_add(&in, buf, (size_t)got);
+		if (!head) {
+			char *nl = memchr(in.buf, '\n', in.len);
+			if (!nl && in.len < 64)
+				continue;
+			if (!nl || sscanf(in.buf, "%lf %zu", &cpu, &want) != 2 || want > ANSWER_CAP) {
+				drop(w, NULL);
+				set_unknown(res, "the gpu worker answered something else than a result");
+				goto out;
+			}
+			head = (size_t)(nl - in.buf) + 1;
+		}
+		if (in.len - head >= want)
+			break;
+	}
+	w->cpu_now_s = cpu;
+	struct strbuf err = STRBUF_INIT;
+	struct json_value *v = json_parse(in.buf + head, want, &err);
+	if (!v || result_from_json(v, res, &err) < 0) {
+		strbuf_addf(&why, "the gpu worker returned a bad result: %s", err.buf);
+		set_unknown(res, why.buf);
+		drop(w, NULL);
+	}
+	json_free(v);
+	strbuf_release(&err);
+out:
+	strbuf_release(&in);
+	strbuf_release(&why);
+}
+
+double gpu_worker_cpu(const struct gpu_worker *w)
+{
+	double s = w->pid ? w->cpu_now_s : 0;
+	for (size_t i = 0; i < w->nr_unreaped; i++)
+		s += w->unreaped[i].cpu_s;
+	return s;
+}
+
+void gpu_worker_release(struct gpu_worker *w)
+{
+	int st;
+	if (w->pid) {
+		/* EOF first: a worker between requests exits by itself */
+		close(w->req_fd);
+		w->req_fd = -1;
+		if (reap(w->pid, &st, 50)) {
+			close(w->resp_fd);
+			w->resp_fd = -1;
+			w->pid = 0;
+		} else {
+			drop(w, NULL);
+		}
+	}
+	reap_old(w);
+	free(w->unreaped);
+	w->unreaped = NULL;
+	w->nr_unreaped = 0;
+}
