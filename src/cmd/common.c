@@ -7,6 +7,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum { HOST_NAME_READ = 512, HOST_NAME_MAX_LEN = 255 };
+
+/*
+ * A host name read from outside names the host in reports, Prometheus labels and Slurm calls:
+ * printable, at most 255 bytes. Anything else (control bytes, a NUL, a whole file's worth) becomes
+ * a short sanitised excerpt, and a warning says so; the name is never echoed raw.
+ */
+static char *host_name_safe(const char *s, size_t len, const char *from)
+{
+	if (len && len <= HOST_NAME_MAX_LEN && !memchr(s, '\0', len) && str_is_clean(s))
+		return xstrdup(s);
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add_excerpt(&sb, s, 64);
+	fprintf(stderr, "vigil: warning: the host name from %s is not a valid host name "
+			"(%s); using '%s'\n", from,
+		len > HOST_NAME_MAX_LEN ? "longer than 255 bytes" : "control or invalid bytes",
+		sb.buf);
+	return strbuf_detach(&sb, NULL);
+}
+
 int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		   struct strbuf *err)
 {
@@ -28,13 +48,16 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		fsroot_set(NULL);
 	}
 	if (!he->host) {
-		char hn[256] = "";
-		if (he->root && fsroot_read_attr("/etc/hostname", &sb, NULL) == READ_OK && sb.len)
-			strlcpy_v(hn, sb.buf, sizeof(hn));
-		else if (gethostname(hn, sizeof(hn) - 1) < 0 || !hn[0])
-			strlcpy_v(hn, "localhost", sizeof(hn));
-		hn[sizeof(hn) - 1] = '\0';
-		he->host_buf = xstrdup(hn);
+		/* fsroot_read_attr(): inside the root, 4 KiB at most, a FIFO does not block */
+		if (he->root && fsroot_read_attr("/etc/hostname", &sb, NULL) == READ_OK && sb.len) {
+			he->host_buf = host_name_safe(sb.buf, sb.len, "etc/hostname under the root");
+		} else {
+			char hn[HOST_NAME_READ] = "";
+			if (gethostname(hn, sizeof(hn) - 1) < 0 || !hn[0])
+				strlcpy_v(hn, "localhost", sizeof(hn));
+			hn[sizeof(hn) - 1] = '\0';
+			he->host_buf = host_name_safe(hn, strlen(hn), "the kernel's host name");
+		}
 		he->host = he->host_buf;
 	}
 	config_init(&he->cfg, he->host);
@@ -44,8 +67,9 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		if (config_load_file(&he->cfg, he->config_path, false, err) < 0)
 			goto out;
 	} else {
-		fsroot_path(&sb, "/etc/vigil/vigil.conf");
-		if (config_load_file(&he->cfg, sb.buf, true, err) < 0)
+		/* resolved inside the root: a planted link must not load this host's files */
+		int rr = fsroot_resolve("/etc/vigil/vigil.conf", &sb, err);
+		if (rr < 0 || (rr == READ_OK && config_load_file(&he->cfg, sb.buf, true, err) < 0))
 			goto out;
 	}
 	for (size_t i = 0; i < nr_sets; i++)

@@ -464,8 +464,11 @@ bool fsroot_looks_like_host(struct strbuf *why)
 			return true;
 		}
 	}
-	/* a kernel-log fixture: dev/kmsg alone is a host's log, judged by the kernel check */
-	if (fsroot_exists("/dev/kmsg"))
+	/*
+	 * dev/kmsg alone is a kernel-log fixture, judged by the kernel check; GATHERED is what
+	 * 'vigil gather' writes, even from a host where it found nothing under sys/ to keep.
+	 */
+	if (fsroot_exists("/dev/kmsg") || fsroot_exists("/GATHERED"))
 		return true;
 	if (why) {
 		strbuf_reset(why);

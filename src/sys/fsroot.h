@@ -51,9 +51,10 @@ int fsroot_open(const char *path, int flags);
  */
 int fsroot_resolve(const char *path, struct strbuf *out, struct strbuf *err);
 /*
- * Does the root hold something of a host: a sys/ or proc/ directory, or a dev/kmsg log? An empty
- * directory, or a scenario folder given instead of its root/, does not: false with *why saying
- * so ("'DIR' holds no sys/, proc/ or dev/kmsg: not a host root"). Always true on the host.
+ * Does the root hold something of a host: a sys/ or proc/ directory, a dev/kmsg log, or the
+ * GATHERED file of 'vigil gather'? An empty directory, or a scenario folder given instead of its
+ * root/, does not: false with *why saying so ("'DIR' holds no sys/, proc/ or dev/kmsg: not a
+ * host root"). Always true on the host.
  */
 bool fsroot_looks_like_host(struct strbuf *why);
 
