@@ -249,9 +249,13 @@ static int probe_report(int fd, const char *fmt, ...)
 	return r < 0 ? 1 : 0;
 }
 
-/* In the child: write, fsync, drop the cached pages, read back, compare, unlink. Its one line of
+/*
+ * In the child: write, fsync, drop the cached pages, read back, compare, unlink. Its one line of
  * output says how it went ("ok BYTES WRITE_US FSYNC_US READ_US", "error STEP ERRNO",
- * "mismatch OFFSET"). */
+ * "mismatch OFFSET"). The file is ours alone: a fresh name no one can guess, created with
+ * O_EXCL | O_NOFOLLOW in a directory others may write to, and read back through the same fd, so
+ * a link or file planted there is never written, read or truncated; it is removed after.
+ */
 static int probe_child(void *arg, int out)
 {
 	const struct probe_job *job = arg;
@@ -262,20 +266,26 @@ static int probe_child(void *arg, int out)
 	const char *step = "open";
 	int fd = -1, e = 0, ret;
 	bool created = false;
+	char rnd[17];
 	for (size_t i = 0; i < size; i++) {
 		seed ^= seed << 13;
 		seed ^= seed >> 7;
 		seed ^= seed << 17;
 		buf[i] = (unsigned char)seed;
 	}
-	if (job->file)
-		strbuf_addf(&path, "%s/%s", job->dir, job->file);
-	else
-		strbuf_addf(&path, "%s/" PROBE_PREFIX ".%ld.%llx", job->dir, (long)getpid(),
-			    (unsigned long long)(mono_us() & 0xffffff));
 	t0 = mono_us();
-	fd = open(path.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (job->file ? 0 : O_EXCL),
-		  0600);
+	if (job->file) {
+		/* The test seam: open what the test made (a FIFO, so that the open blocks as on a
+		 * hung filesystem), never create, truncate or follow; if it opens, it is not ours. */
+		strbuf_addf(&path, "%s/%s", job->dir, job->file);
+		fd = open(path.buf, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			errno = EEXIST;
+		goto fail;
+	}
+	random_hex16(rnd);
+	strbuf_addf(&path, "%s/" PROBE_PREFIX ".%s", job->dir, rnd);
+	fd = open(path.buf, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto fail;
 	created = true;
@@ -298,18 +308,10 @@ static int probe_child(void *arg, int out)
 	t2 = mono_us();
 	/* read from the device, not from the page cache we just filled */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	step = "close";
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
 	step = "read";
-	fd = open(path.buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto fail;
 	size_t got = 0;
 	while (got < size) {
-		ssize_t n = read(fd, back + got, size - got);
+		ssize_t n = pread(fd, back + got, size - got, (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -319,8 +321,11 @@ static int probe_child(void *arg, int out)
 		got += (size_t)n;
 	}
 	t3 = mono_us();
-	close(fd);
+	step = "close";
+	int c = close(fd);
 	fd = -1;
+	if (c < 0)
+		goto fail;
 	step = "unlink";
 	if (unlink(path.buf) < 0)
 		goto fail;

@@ -1,4 +1,4 @@
-/* fileio.c: bounded file reads and whole-file writes (see fileio.h). */
+/* fileio.c: bounded file reads (see fileio.h; the writes are in fileio_write.c). */
 #include "fileio.h"
 
 #include <errno.h>
@@ -51,69 +51,5 @@ int read_fd_bounded(int fd, const char *path, struct strbuf *sb, size_t cap, str
 	if (!sb->alloc)
 		strbuf_grow(sb, 0);
 	close(fd);
-	return ret;
-}
-
-int write_file(const char *path, const void *data, size_t len, bool atomic, struct strbuf *err)
-{
-	struct strbuf tmp = STRBUF_INIT;
-	const char *target = path;
-	int ret = -1;
-	if (atomic) {
-		strbuf_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-		target = tmp.buf;
-	}
-	int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		error_set(err, "cannot create '%s': %s", target, strerror(errno));
-		goto out;
-	}
-	const char *p = data;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			error_set(err, "cannot write '%s': %s", target, strerror(errno));
-			close(fd);
-			goto out;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (close(fd) < 0) {
-		error_set(err, "cannot write '%s': %s", target, strerror(errno));
-		goto out;
-	}
-	if (atomic && rename(target, path) < 0) {
-		error_set(err, "cannot rename '%s' to '%s': %s", target, path, strerror(errno));
-		unlink(target);
-		goto out;
-	}
-	ret = 0;
-out:
-	strbuf_release(&tmp);
-	return ret;
-}
-
-int mkdir_p(const char *path, unsigned mode, struct strbuf *err)
-{
-	char *p = xstrdup(path);
-	int ret = 0;
-	for (char *s = p + 1;; s++) {
-		if (*s == '/' || *s == '\0') {
-			char c = *s;
-			*s = '\0';
-			if (mkdir(p, mode) < 0 && errno != EEXIST) {
-				ret = error_set(err, "cannot create directory '%s': %s", p,
-						strerror(errno));
-				break;
-			}
-			*s = c;
-			if (!c)
-				break;
-		}
-	}
-	free(p);
 	return ret;
 }

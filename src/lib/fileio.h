@@ -22,9 +22,50 @@ int read_file_bounded(const char *path, struct strbuf *sb, size_t cap, struct st
  * path only names the file in messages.
  */
 int read_fd_bounded(int fd, const char *path, struct strbuf *sb, size_t cap, struct strbuf *err);
-/* Write all of data to path (create/truncate); 0 or -1 with *err. Atomic via rename if atomic. */
+
+/*
+ * Writes (fileio_write.c). vigil runs as root in directories others may write to: no write
+ * follows a link it did not make or writes into a file it did not create.
+ *
+ * write_file_atomic(): THE way to replace a file vigil keeps (state files, the agent's cache,
+ * history and .prom, check --prom). path must be a regular file or absent: a link, device, FIFO
+ * or directory there is refused ("cannot write 'P': it is a FIFO, not a regular file"). data
+ * goes to a fresh temporary file in path's directory, "NAME.tmp.<16 random hex digits>", created
+ * with O_EXCL | O_NOFOLLOW | O_CLOEXEC and mode (less the umask); then fsync, rename over path,
+ * fsync of the directory. On any failure the temporary file is removed and path is as it was
+ * (but for the last step: "'P' written, but its directory could not be synced"). 0 or -1, *err.
+ */
+int write_file_atomic(const char *path, const void *data, size_t len, unsigned mode,
+		      struct strbuf *err);
+/*
+ * atomic: write_file_atomic(path, .., 0644, err). Not atomic: in place, for files nothing keeps
+ * (test trees): O_NOFOLLOW, only into a regular file, truncated once that is known. 0 or -1.
+ */
 int write_file(const char *path, const void *data, size_t len, bool atomic, struct strbuf *err);
-/* mkdir -p; 0 or -1 with *err. */
+/* mkdir -p; 0, or -1 with *err (also when path exists but is not a directory). */
 int mkdir_p(const char *path, unsigned mode, struct strbuf *err);
+
+/*
+ * Beneath a directory fd, for trees vigil fills (vigil gather): each component of rel is made
+ * (mode) if missing and opened with O_DIRECTORY | O_NOFOLLOW; a link, a non-directory, ".." or
+ * a directory owned by another user is refused. open_dir_beneath() returns an O_CLOEXEC fd of
+ * the last one (the caller closes it), or -1 with *err. create_file_beneath() creates rel's last
+ * name with O_EXCL | O_NOFOLLOW (so never through a planted link, never over anything) and
+ * writes data; a failed write removes the file. Not synced: fixtures are not state. 0 or -1.
+ */
+int open_dir_beneath(int dirfd, const char *rel, unsigned mode, struct strbuf *err);
+int create_file_beneath(int dirfd, const char *rel, const void *data, size_t len, unsigned mode,
+			struct strbuf *err);
+
+/* 16 hex digits from getrandom(): names others cannot guess (temporary and probe files). */
+void random_hex16(char out[17]);
+/* "a symbolic link", "a FIFO", "a character device", ... for a st_mode, in messages. */
+const char *file_kind(unsigned mode);
+/*
+ * Test seam: hook(step, fd) runs before each "write", "fsync", "rename" and "dirsync" of the
+ * writers above; a non-zero return is taken as that step failing with that errno (a full disk:
+ * ENOSPC; a dying disk: EIO). NULL removes it. Not thread-safe; tests only.
+ */
+void fileio_set_fault_hook(int (*hook)(const char *step, int fd));
 
 #endif

@@ -1,10 +1,8 @@
 /* prom.c: Prometheus text format writer and atomic textfile writes (see prom.h). */
 #include "prom.h"
+#include "fileio.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <unistd.h>
 
 static void add_escaped(struct strbuf *out, const char *s, bool label)
 {
@@ -51,39 +49,6 @@ void prom_sample(struct strbuf *out, const char *name, const char *const *labels
 
 int prom_write_atomic(const char *path, const struct strbuf *content, struct strbuf *err)
 {
-	struct strbuf tmp = STRBUF_INIT;
-	int ret = -1, fd;
-	strbuf_addf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		error_set(err, "cannot create '%s': %s", tmp.buf, strerror(errno));
-		goto out;
-	}
-	size_t off = 0;
-	while (off < content->len) {
-		ssize_t n = write(fd, content->buf + off, content->len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			error_set(err, "cannot write '%s': %s", tmp.buf, strerror(errno));
-			close(fd);
-			unlink(tmp.buf);
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		error_set(err, "cannot write '%s': %s", tmp.buf, strerror(errno));
-		unlink(tmp.buf);
-		goto out;
-	}
-	if (rename(tmp.buf, path) < 0) {
-		error_set(err, "cannot rename '%s' to '%s': %s", tmp.buf, path, strerror(errno));
-		unlink(tmp.buf);
-		goto out;
-	}
-	ret = 0;
-out:
-	strbuf_release(&tmp);
-	return ret;
+	/* The collector reads whole files only: the one atomic, durable writer (fileio.h). */
+	return write_file_atomic(path, content->buf, content->len, 0644, err);
 }

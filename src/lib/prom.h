@@ -3,8 +3,8 @@
  *
  * Each metric family is declared once with prom_family() (HELP and TYPE lines), then its samples
  * follow with prom_sample(). Label values are escaped (backslash, quote, newline).
- * prom_write_atomic() writes a buffer to PATH through a temporary file and rename(), so a
- * collector never reads half a file.
+ * prom_write_atomic() replaces PATH through write_file_atomic() (fileio.h), so a collector never
+ * reads half a file; PATH must be a regular file or absent (not /dev/null, not a link).
  */
 #ifndef VIGIL_PROM_H
 #define VIGIL_PROM_H
