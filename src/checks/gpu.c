@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 #include "../sys/fsroot.h"
+#include "../lib/statefile.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -41,16 +42,16 @@ static void gpu_key(const struct nvml_gpu *g, char *buf, size_t n)
 		snprintf(buf, n, "gpu%u", g->index);
 }
 
-void gpu_state_apply(struct gpu_readings *r, const char *text)
+#define GPU_STATE_KIND "gpu-nvlink"
+
+/* Names in the state file: "KEY LINK COUNTER" (statefile.h). */
+static void apply_set(struct gpu_readings *r, const struct counter_set *set)
 {
-	struct strlist lines = STRLIST_INIT;
-	strlist_split(&lines, text, "\n");
-	for (size_t i = 0; i < lines.nr; i++) {
+	for (size_t i = 0; i < set->nr; i++) {
 		struct strlist w = STRLIST_INIT;
-		uint64_t link, v;
-		strlist_split(&w, lines.items[i], " ");
-		if (w.nr == 4 && parse_u64(w.items[1], &link) && link < NVML_NVLINK_MAX_LINKS &&
-		    parse_u64(w.items[3], &v)) {
+		uint64_t link;
+		strlist_split(&w, set->items[i].name, " ");
+		if (w.nr == 3 && parse_u64(w.items[1], &link) && link < NVML_NVLINK_MAX_LINKS) {
 			for (unsigned c = 0; c < NVML_NVLINK_ERROR_COUNT; c++) {
 				if (strcmp(w.items[2], nvml_nvlink_counter_keys[c]))
 					continue;
@@ -59,27 +60,46 @@ void gpu_state_apply(struct gpu_readings *r, const char *text)
 				strlcpy_v(p->gpu, w.items[0], sizeof(p->gpu));
 				p->link = (unsigned)link;
 				p->counter = c;
-				p->value = v;
+				p->value = set->items[i].value;
 			}
 		}
 		strlist_release(&w);
 	}
-	strlist_release(&lines);
 }
 
-void gpu_state_format(const struct gpu_readings *r, struct strbuf *out)
+static void readings_set(const struct gpu_readings *r, struct counter_set *set)
 {
 	char key[NVML_STR_MAX];
+	struct strbuf name = STRBUF_INIT;
 	for (size_t i = 0; i < r->nvml.nr; i++) {
 		const struct nvml_gpu *g = &r->nvml.gpus[i];
 		gpu_key(g, key, sizeof(key));
 		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
 			for (unsigned c = 0; c < NVML_NVLINK_ERROR_COUNT; c++)
-				if (!g->nvlink[l].errors[c].rc)
-					strbuf_addf(out, "%s %u %s %llu\n", key, l,
-						    nvml_nvlink_counter_keys[c],
-						    (unsigned long long)g->nvlink[l].errors[c].v);
+				if (!g->nvlink[l].errors[c].rc) {
+					strbuf_reset(&name);
+					strbuf_addf(&name, "%s %u %s", key, l,
+						    nvml_nvlink_counter_keys[c]);
+					counter_set_add(set, name.buf, g->nvlink[l].errors[c].v);
+				}
 	}
+	strbuf_release(&name);
+}
+
+void gpu_state_apply(struct gpu_readings *r, const char *text)
+{
+	struct counter_set set = COUNTER_SET_INIT;
+	if (statefile_parse(GPU_STATE_KIND, text, strlen(text), &set, NULL) == 0)
+		apply_set(r, &set);
+	counter_set_release(&set);
+}
+
+void gpu_state_format(const struct gpu_readings *r, struct strbuf *out)
+{
+	struct counter_set set = COUNTER_SET_INIT;
+	readings_set(r, &set);
+	statefile_format(GPU_STATE_KIND, &set, out);
+	counter_set_release(&set);
 }
 
 static bool read_hex_attr(const char *bdf, const char *attr, uint64_t *out)
@@ -118,18 +138,22 @@ int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double count
 {
 	gather_bus(r);
 	if (state_dir) {
-		struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
-		struct stat st;
+		struct strbuf path = STRBUF_INIT, why = STRBUF_INIT;
+		struct counter_set set = COUNTER_SET_INIT;
+		double mtime = 0;
 		r->state_dir = true;
 		strbuf_addf(&path, "%s/%s", state_dir, GPU_STATE_FILE);
-		if (read_file_bounded(path.buf, &text, 4 << 20, NULL) == READ_OK) {
+		int sr = statefile_load(path.buf, GPU_STATE_KIND, &set, &mtime, &why);
+		if (sr == STATEFILE_LOADED) {
 			r->have_state = true;
-			gpu_state_apply(r, text.buf);
-			if (stat(path.buf, &st) == 0)
-				r->state_age_s = wall_seconds() - (double)st.st_mtime;
+			apply_set(r, &set);
+			r->state_age_s = wall_seconds() - mtime;
+		} else if (sr == STATEFILE_UNUSABLE) {
+			strlcpy_v(r->state_error, why.buf, sizeof(r->state_error));
 		}
+		counter_set_release(&set);
 		strbuf_release(&path);
-		strbuf_release(&text);
+		strbuf_release(&why);
 	}
 	/* A clock set back makes the age negative: read then, rather than never. */
 	r->counters_skipped = r->have_state && r->nr_prev && counter_interval_s > 0 &&
@@ -911,16 +935,23 @@ int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct 
 	    gpu_gather_every(&r, ctx->state_dir, (double)p.nvlink_counter_interval, err) < 0)
 		goto out;
 	ret = gpu_evaluate(&r, &p, res, err);
+	if (ret == 0 && r.state_error[0])
+		result_add(res, STATUS_WARN, ACTION_NONE, "state", NULL,
+			   "no previous NVLink counter reading: %s (a new one is kept)",
+			   r.state_error);
 	/* Unread counters keep the last reading, and its age, as they are. */
 	if (ret == 0 && ctx->state_dir && !r.counters_skipped) {
-		struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT, werr = STRBUF_INIT;
-		gpu_state_format(&r, &sb);
+		struct strbuf path = STRBUF_INIT, werr = STRBUF_INIT;
+		struct counter_set set = COUNTER_SET_INIT;
+		readings_set(&r, &set);
 		strbuf_addf(&path, "%s/%s", ctx->state_dir, GPU_STATE_FILE);
-		/* Nothing to keep and nothing kept: leave no empty file behind. */
-		if ((sb.len || r.have_state) && write_file(path.buf, sb.buf, sb.len, true, &werr) < 0)
+		/* Nothing to keep and nothing kept: leave no file behind; an unusable one is
+		 * replaced. */
+		if ((set.nr || r.have_state || r.state_error[0]) &&
+		    statefile_save(path.buf, GPU_STATE_KIND, &set, &werr) < 0)
 			result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "state", NULL,
 				   "cannot keep the NVLink counters: %s", werr.buf);
-		strbuf_release(&sb);
+		counter_set_release(&set);
 		strbuf_release(&path);
 		strbuf_release(&werr);
 	}

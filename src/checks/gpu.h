@@ -43,6 +43,7 @@ struct gpu_readings {
 	bool state_dir;          /* a state directory was given */
 	bool have_state;         /* ...and it held the last run's NVLink counters */
 	double state_age_s;      /* seconds since those counters were read (have_state) */
+	char state_error[256];   /* why the state file was not usable ("" when it was or is absent) */
 	bool counters_skipped;   /* NVLink error counters left unread this run (too recent) */
 	struct gpu_prev *prev;
 	size_t nr_prev, alloc_prev;
@@ -69,7 +70,8 @@ int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err
  * least counter_interval_s old: they matter as a rise over minutes and are most of the cost. */
 int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double counter_interval_s,
 		     struct strbuf *err);
-/* The state file: "GPU LINK COUNTER VALUE" lines. Parse into r->prev / format from r->nvml. */
+/* The state file (statefile.h, kind "gpu-nvlink", names "GPU LINK COUNTER"): parse its text into
+ * r->prev (nothing when it is not such a file) / format from r->nvml. */
 void gpu_state_apply(struct gpu_readings *r, const char *text);
 void gpu_state_format(const struct gpu_readings *r, struct strbuf *out);
 

@@ -14,6 +14,7 @@
  */
 #include "infiniband.h"
 #include "../lib/fileio.h"
+#include "../lib/statefile.h"
 #include "../sys/fsroot.h"
 
 #include <fnmatch.h>
@@ -97,50 +98,52 @@ static void read_port(struct ib_port *p)
 	strbuf_release(&path);
 }
 
-static struct ib_port *find_port(struct ib_readings *r, const char *hca, unsigned port)
+#define IB_STATE_KIND "infiniband"
+
+static void counter_name(struct strbuf *out, const struct ib_port *p, int c)
 {
+	strbuf_reset(out);
+	strbuf_addf(out, "%s %u %s", p->hca, p->port, ib_counters[c].name);
+}
+
+static void apply_set(struct ib_readings *r, const struct counter_set *set)
+{
+	struct strbuf name = STRBUF_INIT;
 	for (size_t i = 0; i < r->nr; i++)
-		if (r->ports[i].port == port && !strcmp(r->ports[i].hca, hca))
-			return &r->ports[i];
-	return NULL;
+		for (int c = 0; c < IBC__COUNT; c++) {
+			counter_name(&name, &r->ports[i], c);
+			r->ports[i].have_prev[c] =
+				counter_set_get(set, name.buf, &r->ports[i].prev[c]);
+		}
+	strbuf_release(&name);
+}
+
+static void readings_set(const struct ib_readings *r, struct counter_set *set)
+{
+	struct strbuf name = STRBUF_INIT;
+	for (size_t i = 0; i < r->nr; i++)
+		for (int c = 0; c < IBC__COUNT; c++)
+			if (r->ports[i].have[c]) {
+				counter_name(&name, &r->ports[i], c);
+				counter_set_add(set, name.buf, r->ports[i].counter[c]);
+			}
+	strbuf_release(&name);
 }
 
 void ib_state_apply(struct ib_readings *r, const char *text)
 {
-	for (const char *line = text; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char buf[256], hca[64], name[64], num[32];
-		unsigned port;
-		uint64_t v;
-		if (len < sizeof(buf) && line[0] != '#') {
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			struct ib_port *p;
-			if (sscanf(buf, "%63s %u %63s %31s", hca, &port, name, num) == 4 &&
-			    parse_u64(num, &v) && (p = find_port(r, hca, port))) {
-				for (int c = 0; c < IBC__COUNT; c++) {
-					if (!strcmp(ib_counters[c].name, name)) {
-						p->have_prev[c] = true;
-						p->prev[c] = v;
-					}
-				}
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
+	struct counter_set set = COUNTER_SET_INIT;
+	if (statefile_parse(IB_STATE_KIND, text, strlen(text), &set, NULL) == 0)
+		apply_set(r, &set);
+	counter_set_release(&set);
 }
 
 void ib_state_format(const struct ib_readings *r, struct strbuf *out)
 {
-	strbuf_addstr(out, "# vigil infiniband: error counters at the last run "
-			   "(HCA PORT COUNTER VALUE)\n");
-	for (size_t i = 0; i < r->nr; i++)
-		for (int c = 0; c < IBC__COUNT; c++)
-			if (r->ports[i].have[c])
-				strbuf_addf(out, "%s %u %s %llu\n", r->ports[i].hca,
-					    r->ports[i].port, ib_counters[c].name,
-					    (unsigned long long)r->ports[i].counter[c]);
+	struct counter_set set = COUNTER_SET_INIT;
+	readings_set(r, &set);
+	statefile_format(IB_STATE_KIND, &set, out);
+	counter_set_release(&set);
 }
 
 static void state_path(const struct check_ctx *ctx, struct strbuf *out)
@@ -188,15 +191,19 @@ int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf 
 		}
 	}
 	if (ctx->state_dir) {
-		struct strbuf text = STRBUF_INIT;
+		struct counter_set set = COUNTER_SET_INIT;
+		struct strbuf why = STRBUF_INIT;
 		r->state_dir = true;
 		state_path(ctx, &path);
-		int sr = read_file_bounded(path.buf, &text, 4 << 20, NULL);
-		if (sr == READ_OK) {
+		int sr = statefile_load(path.buf, IB_STATE_KIND, &set, NULL, &why);
+		if (sr == STATEFILE_LOADED) {
 			r->have_state = true;
-			ib_state_apply(r, text.buf);
+			apply_set(r, &set);
+		} else if (sr == STATEFILE_UNUSABLE) {
+			strlcpy_v(r->state_error, why.buf, sizeof(r->state_error));
 		}
-		strbuf_release(&text);
+		counter_set_release(&set);
+		strbuf_release(&why);
 	}
 	ret = 0;
 out:
@@ -500,7 +507,7 @@ int check_infiniband_run(const struct check_ctx *ctx, struct check_result *res, 
 {
 	struct ib_readings r;
 	struct ib_options opt;
-	struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT, werr = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, werr = STRBUF_INIT;
 	int ret = -1;
 	memset(&r, 0, sizeof(r));
 	if (ib_options_load(ctx->cfg, &opt, err) < 0)
@@ -508,18 +515,22 @@ int check_infiniband_run(const struct check_ctx *ctx, struct check_result *res, 
 	if (ib_gather(ctx, &r, err) < 0)
 		goto out;
 	ib_evaluate(&r, &opt, res);
+	if (r.state_error[0])
+		result_add(res, STATUS_WARN, ACTION_NONE, "state", "",
+			   "no previous counter reading: %s (a new one is kept)", r.state_error);
 	if (ctx->state_dir && r.nr) {
-		ib_state_format(&r, &sb);
+		struct counter_set set = COUNTER_SET_INIT;
+		readings_set(&r, &set);
 		state_path(ctx, &path);
-		if (write_file(path.buf, sb.buf, sb.len, true, &werr) < 0)
+		if (statefile_save(path.buf, IB_STATE_KIND, &set, &werr) < 0)
 			result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "state", "",
 				   "cannot keep the counter reading: %s", werr.buf);
+		counter_set_release(&set);
 	}
 	ret = 0;
 out:
 	ib_options_release(&opt);
 	ib_readings_release(&r);
-	strbuf_release(&sb);
 	strbuf_release(&path);
 	strbuf_release(&werr);
 	return ret;

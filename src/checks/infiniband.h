@@ -53,6 +53,7 @@ struct ib_readings {
 	size_t nr, alloc;
 	bool state_dir;  /* a state directory exists */
 	bool have_state; /* it held a previous reading */
+	char state_error[256]; /* why the state file was not usable ("" when it was or is absent) */
 };
 
 struct ib_options {
@@ -73,7 +74,8 @@ bool ib_parse_rate(const char *s, double *gbps);
 
 /* Read every port (and the last reading from ctx->state_dir). 0, or -1 with *err. */
 int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf *err);
-/* Parse the state file's text into the ports' prev values. */
+/* The state file (statefile.h, kind "infiniband", names "HCA PORT COUNTER"): parse its text
+ * into the ports' prev values (nothing when it is not such a file) / format the readings. */
 void ib_state_apply(struct ib_readings *r, const char *text);
 void ib_state_format(const struct ib_readings *r, struct strbuf *out);
 /* Pure: findings for the readings. */

@@ -1,0 +1,180 @@
+/*
+ * test_statefile.c: the counter readings kept between runs (statefile.h) and the two checks that
+ * keep them. A file that is not a counter file (junk, NUL bytes, another kind, too large, a FIFO,
+ * a link) is "no previous reading", said so as a warning, replaced by a good one, and never
+ * hangs, crashes or feeds made-up readings to the check.
+ */
+#include "../harness.h"
+#include "../../src/lib/fileio.h"
+#include "../../src/lib/statefile.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+TEST(statefile_round_trip_and_old_files)
+{
+	const char *tmp = test_tmpdir();
+	struct counter_set s = COUNTER_SET_INIT, back = COUNTER_SET_INIT;
+	struct strbuf p = STRBUF_INIT, why = STRBUF_INIT;
+	uint64_t v;
+	CHECK(counter_set_add(&s, "mlx5_0 1 symbol_error", 12));
+	CHECK(counter_set_add(&s, "mlx5_0 1 link_downed", 18446744073709551615ull));
+	CHECK(!counter_set_add(&s, "bad\nname", 1));
+	CHECK(!counter_set_add(&s, "", 1));
+	CHECK(!counter_set_add(&s, " padded", 1));
+	strbuf_addf(&p, "%s/infiniband.state", tmp);
+	CHECK_INT(statefile_load(p.buf, "infiniband", &back, NULL, &why), STATEFILE_NONE);
+	CHECK_INT(statefile_save(p.buf, "infiniband", &s, &why), 0);
+	double mtime = 0;
+	CHECK_INT(statefile_load(p.buf, "infiniband", &back, &mtime, &why), STATEFILE_LOADED);
+	CHECK(mtime > 0);
+	CHECK_INT(back.nr, 2);
+	CHECK(counter_set_get(&back, "mlx5_0 1 link_downed", &v) && v == 18446744073709551615ull);
+	CHECK(counter_set_get(&back, "mlx5_0 1 symbol_error", &v) && v == 12);
+	CHECK(!counter_set_get(&back, "mlx5_0 1", &v));
+	counter_set_release(&back);
+	/* what vigil wrote before this module (no header; the old InfiniBand header) still loads */
+	CHECK_INT(statefile_parse("gpu-nvlink", "GPU-1 2 replay 7\n", 17, &back, &why), 0);
+	CHECK(counter_set_get(&back, "GPU-1 2 replay", &v) && v == 7);
+	counter_set_release(&back);
+	const char *old_ib = "# vigil infiniband: error counters at the last run (HCA PORT COUNTER "
+			     "VALUE)\nmlx5_1 1 symbol_error 4012\n";
+	CHECK_INT(statefile_parse("infiniband", old_ib, strlen(old_ib), &back, &why), 0);
+	CHECK(counter_set_get(&back, "mlx5_1 1 symbol_error", &v) && v == 4012);
+	counter_set_release(&back);
+	counter_set_release(&s);
+	strbuf_release(&p);
+	strbuf_release(&why);
+}
+
+TEST(statefile_damaged_or_foreign_is_no_previous_reading)
+{
+	const char *tmp = test_tmpdir();
+	struct counter_set back = COUNTER_SET_INIT;
+	struct strbuf p = STRBUF_INIT, why = STRBUF_INIT;
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *why;
+	} cases[] = {
+		{ "mlx5_0 1 symbol_error 12\ngarbage\n", 0, "line 2 is not NAME VALUE" },
+		{ "mlx5_0 1 symbol_error -3\n", 0, "line 1 is not NAME VALUE" },
+		{ "mlx5_0 1 symbol_error 99999999999999999999999\n", 0, "line 1 is not NAME VALUE" },
+		{ "mlx5_0 1 symbol_error 0x10\n", 0, "line 1 is not NAME VALUE" },
+		{ "# vigil gpu-nvlink counters\nGPU-1 0 replay 3\n", 0,
+		  "not a vigil infiniband counter file" },
+		{ "mlx5_0 1 symbol_error 1\0\n", 25, "NUL bytes" },
+		{ "{\"host\": \"x\"}\n", 0, "line 1 is not NAME VALUE" },
+	};
+	strbuf_addf(&p, "%s/infiniband.state", tmp);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t len = cases[i].len ? cases[i].len : strlen(cases[i].text);
+		CHECK_INT(write_file(p.buf, cases[i].text, len, true, NULL), 0);
+		CHECK_INT(statefile_load(p.buf, "infiniband", &back, NULL, &why),
+			  STATEFILE_UNUSABLE);
+		CHECK_CONTAINS(why.buf, "infiniband.state' is not usable: ");
+		CHECK_CONTAINS(why.buf, cases[i].why);
+		CHECK_INT(back.nr, 0);
+	}
+	/* too large: bounded, not read whole */
+	char *big = xmalloc(STATEFILE_MAX_BYTES + 100);
+	memset(big, '1', STATEFILE_MAX_BYTES + 100);
+	CHECK_INT(write_file(p.buf, big, STATEFILE_MAX_BYTES + 100, true, NULL), 0);
+	free(big);
+	CHECK_INT(statefile_load(p.buf, "infiniband", &back, NULL, &why), STATEFILE_UNUSABLE);
+	CHECK_CONTAINS(why.buf, "too large");
+	/* a FIFO (no writer: a read would hang) and a link are not files vigil wrote */
+	CHECK_INT(unlink(p.buf), 0);
+	CHECK_INT(mkfifo(p.buf, 0644), 0);
+	CHECK_INT(statefile_load(p.buf, "infiniband", &back, NULL, &why), STATEFILE_UNUSABLE);
+	CHECK_CONTAINS(why.buf, "is a FIFO, not a regular file");
+	CHECK_INT(unlink(p.buf), 0);
+	CHECK_INT(symlink("/etc/passwd", p.buf), 0);
+	CHECK_INT(statefile_load(p.buf, "infiniband", &back, NULL, &why), STATEFILE_UNUSABLE);
+	CHECK_CONTAINS(why.buf, "is a symbolic link, not a regular file");
+	CHECK_NOT_CONTAINS(why.buf, "root:");
+	strbuf_release(&p);
+	strbuf_release(&why);
+}
+
+/* Run one check with a state directory; the findings' messages in *msgs. */
+static int run_check(const char *root_rel, const char *only, const char *state, const char *extra,
+		     struct strbuf *out)
+{
+	struct strbuf root = STRBUF_INIT;
+	test_src_path(&root, root_rel);
+	const char *args[] = { "check", "-v", "--root", root.buf, "--only", only, "--state-dir",
+			       state, "-c", extra, NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	strbuf_reset(out);
+	strbuf_addf(out, "%s%s", c.out.buf, c.err.buf);
+	int code = c.exit_code;
+	child_release(&c);
+	strbuf_release(&root);
+	return code;
+}
+
+TEST(infiniband_damaged_state_is_said_and_replaced)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, p = STRBUF_INIT, out = STRBUF_INIT, text = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", tmp);
+	test_write(tmp, "state/infiniband.state", "\x7f" "ELF garbage\n");
+	strbuf_addf(&p, "%s/infiniband.state", state.buf);
+	int code = run_check("tests/scenarios/ib-healthy-400g/root", "infiniband", state.buf,
+			     "infiniband.count=8", &out);
+	CHECK_MSG(code == 0, "exit %d\n%s", code, out.buf);
+	CHECK_CONTAINS(out.buf, "no previous counter reading: '");
+	CHECK_CONTAINS(out.buf, "infiniband.state' is not usable: line 1 is not NAME VALUE "
+				"(a new one is kept)");
+	/* replaced by a good one: the next run compares and says nothing of it */
+	CHECK_INT(read_file_bounded(p.buf, &text, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(text.buf, "# vigil infiniband counters");
+	code = run_check("tests/scenarios/ib-healthy-400g/root", "infiniband", state.buf,
+			 "infiniband.count=8", &out);
+	CHECK_INT(code, 0);
+	CHECK_NOT_CONTAINS(out.buf, "no previous counter reading");
+	CHECK_CONTAINS(out.buf, "steady since the last run");
+
+	/* a FIFO there: no hang, said so twice (not read, not replaced) */
+	CHECK_INT(unlink(p.buf), 0);
+	CHECK_INT(mkfifo(p.buf, 0644), 0);
+	code = run_check("tests/scenarios/ib-healthy-400g/root", "infiniband", state.buf,
+			 "infiniband.count=8", &out);
+	CHECK_INT(code, 0);
+	CHECK_CONTAINS(out.buf, "infiniband.state' is a FIFO, not a regular file");
+	CHECK_CONTAINS(out.buf, "cannot keep the counter reading: cannot write '");
+	struct stat st;
+	CHECK(lstat(p.buf, &st) == 0 && S_ISFIFO(st.st_mode));
+	strbuf_release(&state);
+	strbuf_release(&p);
+	strbuf_release(&out);
+	strbuf_release(&text);
+}
+
+TEST(gpu_damaged_nvlink_state_is_said_and_replaced)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, out = STRBUF_INIT, p = STRBUF_INIT, text = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", tmp);
+	test_write(tmp, "state/gpu-nvlink.state", "# vigil infiniband counters\nmlx5_0 1 x 1\n");
+	strbuf_addf(&p, "%s/gpu-nvlink.state", state.buf);
+	int code = run_check("tests/scenarios/gpu-nvlink-errors-rising/before", "gpu", state.buf,
+			     "gpu.nvlink-counter-interval=0", &out);
+	CHECK_MSG(code == 0, "exit %d\n%s", code, out.buf);
+	CHECK_CONTAINS(out.buf, "no previous NVLink counter reading: '");
+	CHECK_CONTAINS(out.buf, "gpu-nvlink.state' is not usable: it is not a vigil gpu-nvlink "
+				"counter file");
+	CHECK_INT(read_file_bounded(p.buf, &text, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(text.buf, "# vigil gpu-nvlink counters");
+	/* and the rise is judged against the new reading on the next run */
+	code = run_check("tests/scenarios/gpu-nvlink-errors-rising/root", "gpu", state.buf,
+			 "gpu.nvlink-counter-interval=0", &out);
+	CHECK_INT(code, 0);
+	CHECK_CONTAINS(out.buf, "link 2 crc_flit +400");
+	strbuf_release(&state);
+	strbuf_release(&out);
+	strbuf_release(&p);
+	strbuf_release(&text);
+}
