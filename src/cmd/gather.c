@@ -3,6 +3,11 @@
  * the kernel log, NVML values (nvml.snapshot) and filesystem numbers (fs.snapshot). 'vigil check
  * --root DIR' then judges the copy as it would the host. Each part is gathered in its own child
  * with a deadline, so a file that blocks costs that part, not the whole gather.
+ *
+ * vigil runs as root and DIR may sit where others write (/tmp): DIR must be new or empty and
+ * ours, and every file and directory in it is made beneath DIR's fd, exclusively and without
+ * following a link (fileio.h), so a link planted there (etc/hostname -> /etc/shadow) is refused,
+ * never written through. Reads of a --root SRC stay inside SRC (fsroot.h).
  */
 #include "cmd.h"
 #include "common.h"
@@ -12,6 +17,7 @@
 #include "../lib/strlist.h"
 #include "../sys/fsroot.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -32,8 +38,12 @@ static const char gather_usage[] =
 	"  fs.snapshot    space and inode numbers of the checked mounts\n"
 	"  etc/hostname, etc/vigil/vigil.conf, GATHERED (what was gathered and what failed)\n"
 	"\n"
+	"DIR must be new or an empty directory of yours (not a link): gather never writes over\n"
+	"or through anything already there. The kernel log copy is readable by its owner only.\n"
+	"\n"
 	"Exit status: 0 everything gathered, 3 some part could not be gathered (DIR is still\n"
-	"usable; GATHERED says what is missing), 2 usage error.\n";
+	"usable; GATHERED says what is missing), 2 usage error or DIR refused (not empty, not\n"
+	"yours, a link, cannot be made).\n";
 
 #define FILE_CAP (1u << 20)
 #define KMSG_CAP (64u << 20)
@@ -45,30 +55,55 @@ struct gather {
 	int failures;
 };
 
-static int put_file(const char *dir, const char *path, const char *data, size_t len,
-		    struct strbuf *err)
+/* DIR, opened once by cmd_gather(); the parts (forked children) inherit it. */
+static int dir_fd = -1;
+/* In a part's child: files it could not write, and the first reason. */
+static unsigned put_failures;
+static char put_first_error[256];
+
+static void put_failed(const char *why)
 {
-	struct strbuf p = STRBUF_INIT;
-	int ret = -1;
-	strbuf_addf(&p, "%s%s", dir, path);
-	char *slash = strrchr(p.buf, '/');
-	*slash = '\0';
-	if (mkdir_p(p.buf, 0755, err) < 0)
-		goto out;
-	*slash = '/';
-	ret = write_file(p.buf, data, len, false, err);
-out:
-	strbuf_release(&p);
+	if (!put_failures++)
+		strlcpy_v(put_first_error, why, sizeof(put_first_error));
+}
+
+/* Create DIR/path (a host path, "/etc/hostname") with data; counted when it fails. */
+static int put_file_mode(const char *path, const char *data, size_t len, unsigned mode,
+			 struct strbuf *err)
+{
+	struct strbuf e = STRBUF_INIT;
+	int ret = create_file_beneath(dir_fd, path, data, len, mode, &e);
+	if (ret < 0) {
+		put_failed(e.buf);
+		if (err)
+			error_set(err, "%s", e.buf);
+	}
+	strbuf_release(&e);
 	return ret;
 }
 
+static int put_file(const char *path, const char *data, size_t len, struct strbuf *err)
+{
+	return put_file_mode(path, data, len, 0644, err);
+}
+
+/* A part's exit status: not all written is incomplete, and its line says what went wrong. */
+static int part_end(int fd, int ret)
+{
+	if (!put_failures)
+		return ret;
+	dprintf(fd, "; %u file%s not written (%s)", put_failures, put_failures == 1 ? "" : "s",
+		put_first_error);
+	return 1;
+}
+
 /* Copy one host file (path as on the host) if it exists. */
-static void copy_one(const char *dir, const char *path, size_t cap)
+static void copy_one(const char *path, size_t cap)
 {
 	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
 	int r = fsroot_read(path, &data, cap, &err);
 	if (r == READ_OK || r == READ_TRUNCATED)
-		put_file(dir, path, data.buf, data.len, &err);
+		put_file(path, data.buf, data.len, &err);
 	strbuf_release(&data);
 	strbuf_release(&err);
 }
@@ -88,12 +123,12 @@ static void glob_host(const char *pattern, struct strlist *out)
 	strbuf_release(&p);
 }
 
-static void copy_glob(const char *dir, const char *pattern)
+static void copy_glob(const char *pattern)
 {
 	struct strlist l = STRLIST_INIT;
 	glob_host(pattern, &l);
 	for (size_t i = 0; i < l.nr; i++)
-		copy_one(dir, l.items[i], FILE_CAP);
+		copy_one(l.items[i], FILE_CAP);
 	strlist_release(&l);
 }
 
@@ -105,7 +140,6 @@ static const char *const pci_attrs[] = {
 
 static int part_pci(void *arg, int fd)
 {
-	const char *dir = arg;
 	struct strlist devs = STRLIST_INIT;
 	struct strbuf v = STRBUF_INIT, p = STRBUF_INIT;
 	int n = 0;
@@ -120,7 +154,7 @@ static int part_pci(void *arg, int fd)
 		for (size_t a = 0; a < ARRAY_SIZE(pci_attrs); a++) {
 			strbuf_reset(&p);
 			strbuf_addf(&p, "/sys/bus/pci/devices/%s/%s", devs.items[i], pci_attrs[a]);
-			copy_one(dir, p.buf, FILE_CAP);
+			copy_one(p.buf, FILE_CAP);
 		}
 		n++;
 	}
@@ -128,12 +162,12 @@ static int part_pci(void *arg, int fd)
 	strlist_release(&devs);
 	strbuf_release(&v);
 	strbuf_release(&p);
-	return 0;
+	UNUSED(arg);
+	return part_end(fd, 0);
 }
 
 static int part_infiniband(void *arg, int fd)
 {
-	const char *dir = arg;
 	static const char *const pats[] = {
 		"/sys/class/infiniband/*/ports/*/state",
 		"/sys/class/infiniband/*/ports/*/phys_state",
@@ -148,7 +182,7 @@ static int part_infiniband(void *arg, int fd)
 		"/sys/class/infiniband/*/hca_type",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(pats); i++)
-		copy_glob(dir, pats[i]);
+		copy_glob(pats[i]);
 	/* The HCA's PCI address, as the device link. */
 	struct strlist hcas = STRLIST_INIT;
 	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT;
@@ -157,49 +191,57 @@ static int part_infiniband(void *arg, int fd)
 		strbuf_reset(&p);
 		strbuf_addf(&p, "/sys/class/infiniband/%s/device", hcas.items[i]);
 		if (fsroot_readlink(p.buf, &t, true) == 0) {
-			struct strbuf link = STRBUF_INIT, target = STRBUF_INIT;
-			strbuf_addf(&link, "%s%s", dir, p.buf);
+			/* our own link in our own directory: symlinkat never replaces a thing */
+			struct strbuf target = STRBUF_INIT, e = STRBUF_INIT;
 			strbuf_addf(&target, "../../../bus/pci/devices/%s", t.buf);
-			unlink(link.buf);
-			if (symlink(target.buf, link.buf) < 0)
-				dprintf(2, "cannot link '%s': %s\n", link.buf, strerror(errno));
-			strbuf_release(&link);
+			*strrchr(p.buf, '/') = '\0';
+			int hfd = open_dir_beneath(dir_fd, p.buf, 0755, &e);
+			if (hfd >= 0 && symlinkat(target.buf, hfd, "device") < 0)
+				error_set(&e, "cannot link '%s/device': %s", p.buf, strerror(errno));
+			if (e.len)
+				put_failed(e.buf);
+			if (hfd >= 0)
+				close(hfd);
 			strbuf_release(&target);
+			strbuf_release(&e);
 		}
 	}
 	dprintf(fd, "%zu InfiniBand devices", hcas.nr);
 	strlist_release(&hcas);
 	strbuf_release(&p);
 	strbuf_release(&t);
-	return 0;
+	UNUSED(arg);
+	return part_end(fd, 0);
 }
 
 static int part_system(void *arg, int fd)
 {
-	const char *dir = arg;
 	static const char *const mods[] = { "nvidia", "nvidia_peermem", "nvidia_uvm",
 					    "nv_peer_mem", "mlx5_core", "ib_core", "gdrdrv" };
-	struct strbuf p = STRBUF_INIT, d = STRBUF_INIT;
+	struct strbuf p = STRBUF_INIT, e = STRBUF_INIT;
 	for (size_t i = 0; i < ARRAY_SIZE(mods); i++) {
 		strbuf_reset(&p);
 		strbuf_addf(&p, "/sys/module/%s", mods[i]);
 		if (!fsroot_exists(p.buf))
 			continue;
-		strbuf_reset(&d);
-		strbuf_addf(&d, "%s%s", dir, p.buf);
-		mkdir_p(d.buf, 0755, NULL);
+		/* the directory says the module is loaded, even without a version file */
+		int mfd = open_dir_beneath(dir_fd, p.buf, 0755, &e);
+		if (mfd < 0)
+			put_failed(e.buf);
+		else
+			close(mfd);
 		strbuf_addstr(&p, "/version");
-		copy_one(dir, p.buf, 4096);
+		copy_one(p.buf, 4096);
 	}
-	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor");
-	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq");
-	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/cpuinfo_max_freq");
-	copy_glob(dir, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_max_freq");
+	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor");
+	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq");
+	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/cpuinfo_max_freq");
+	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_max_freq");
 	static const char *const proc[] = { "/proc/meminfo", "/proc/swaps", "/proc/mounts",
 					    "/proc/driver/nvidia/version", "/proc/uptime",
 					    "/etc/vigil/vigil.conf", "/etc/os-release" };
 	for (size_t i = 0; i < ARRAY_SIZE(proc); i++)
-		copy_one(dir, proc[i], FILE_CAP);
+		copy_one(proc[i], FILE_CAP);
 	/* Daemons vigil looks for, by name only: nothing else about processes is kept. */
 	struct strlist pids = STRLIST_INIT;
 	struct strbuf comm = STRBUF_INIT;
@@ -216,23 +258,24 @@ static int part_system(void *arg, int fd)
 		    !strcmp(comm.buf, "nvidia-persistenced") || !strcmp(comm.buf, "slurmd") ||
 		    !strcmp(comm.buf, "nvidia-dcgm") || !strcmp(comm.buf, "nv-hostengine")) {
 			strbuf_addch(&comm, '\n');
-			put_file(dir, p.buf, comm.buf, comm.len, NULL);
+			put_file(p.buf, comm.buf, comm.len, NULL);
 		}
 	}
 	dprintf(fd, "modules, cpufreq, /proc files");
 	strlist_release(&pids);
 	strbuf_release(&comm);
 	strbuf_release(&p);
-	strbuf_release(&d);
-	return 0;
+	strbuf_release(&e);
+	UNUSED(arg);
+	return part_end(fd, 0);
 }
 
 /* The kernel log as kmsg records: from /dev/kmsg on the host, copied under a root. */
 static int part_kmsg(void *arg, int fd)
 {
-	const char *dir = arg;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
+	UNUSED(arg);
 	if (!fsroot_is_host()) {
 		int r = fsroot_read("/dev/kmsg", &out, KMSG_CAP, &err);
 		if (r < 0 || r == READ_MISSING) {
@@ -263,7 +306,8 @@ static int part_kmsg(void *arg, int fd)
 		}
 		close(kfd);
 	}
-	if (put_file(dir, "/dev/kmsg", out.buf, out.len, &err) < 0) {
+	/* Owner only, as dmesg_restrict keeps the host's log from other users. */
+	if (put_file_mode("/dev/kmsg", out.buf, out.len, 0600, &err) < 0) {
 		dprintf(fd, "%s", err.buf);
 		ret = 1;
 		goto out;
@@ -277,9 +321,9 @@ out:
 
 static int part_nvml(void *arg, int fd)
 {
-	const char *dir = arg;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
+	UNUSED(arg);
 	int r = nvml_snapshot_write(&out, &err);
 	if (r < 0) {
 		dprintf(fd, "no NVML snapshot: %s", err.buf);
@@ -288,7 +332,7 @@ static int part_nvml(void *arg, int fd)
 		/* No driver or library: nothing to snapshot, and no file, so the fixture says the
 		 * same as the host (the test NVML library reports no driver). */
 		dprintf(fd, "no NVML snapshot (%s)", err.buf);
-	} else if (put_file(dir, "/nvml.snapshot", out.buf, out.len, &err) < 0) {
+	} else if (put_file("/nvml.snapshot", out.buf, out.len, &err) < 0) {
 		dprintf(fd, "%s", err.buf);
 		ret = 1;
 	} else {
@@ -299,14 +343,9 @@ static int part_nvml(void *arg, int fd)
 	return ret;
 }
 
-struct fs_arg {
-	const char *dir;
-	const struct config *cfg;
-};
-
 static int part_fs(void *arg, int fd)
 {
-	const struct fs_arg *a = arg;
+	const struct config *cfg = arg;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
 	/* A fixture's numbers are in its own fs.snapshot: copy them, statvfs would see this host. */
@@ -315,7 +354,7 @@ static int part_fs(void *arg, int fd)
 		if (r == READ_MISSING) {
 			dprintf(fd, "no fs.snapshot under the root");
 		} else if (r != READ_OK ||
-			   put_file(a->dir, "/fs.snapshot", out.buf, out.len, &err) < 0) {
+			   put_file("/fs.snapshot", out.buf, out.len, &err) < 0) {
 			dprintf(fd, "%s", err.buf);
 			ret = 1;
 		} else {
@@ -323,8 +362,8 @@ static int part_fs(void *arg, int fd)
 		}
 		goto out;
 	}
-	if (storage_snapshot_write(a->cfg, &out, &err) < 0 ||
-	    put_file(a->dir, "/fs.snapshot", out.buf, out.len, &err) < 0) {
+	if (storage_snapshot_write(cfg, &out, &err) < 0 ||
+	    put_file("/fs.snapshot", out.buf, out.len, &err) < 0) {
 		dprintf(fd, "%s", err.buf);
 		ret = 1;
 	} else {
@@ -334,6 +373,71 @@ out:
 	strbuf_release(&out);
 	strbuf_release(&err);
 	return ret;
+}
+
+/*
+ * Make DIR if it is missing and open it, without following a link at its last name: an fd, or
+ * -1 with *err. Anything already there must be a directory of this user's.
+ */
+static int open_destination(const char *dir, struct strbuf *err)
+{
+	struct stat st;
+	char *d = xstrdup(dir), *slash;
+	int fd = -1;
+	/* "link/" would follow the link whatever O_NOFOLLOW says */
+	for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--)
+		d[n - 1] = '\0';
+	if ((slash = strrchr(d, '/')) && slash != d) {
+		*slash = '\0';
+		if (mkdir_p(d, 0755, err) < 0)
+			goto out;
+		*slash = '/';
+	}
+	if (mkdir(d, 0755) < 0 && errno != EEXIST) {
+		error_set(err, "cannot create directory '%s': %s", d, strerror(errno));
+		goto out;
+	}
+	fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if ((e == ELOOP || e == ENOTDIR) && lstat(d, &st) == 0)
+			error_set(err, "'%s' is %s, not a directory: give a new or empty directory",
+				  d, file_kind(st.st_mode));
+		else
+			error_set(err, "cannot open '%s': %s", d, strerror(e));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid()) {
+		error_set(err, "'%s' belongs to uid %u, not to you (uid %u): refusing to write in it",
+			  d, (unsigned)st.st_uid, (unsigned)geteuid());
+		close(fd);
+		fd = -1;
+	}
+out:
+	free(d);
+	return fd;
+}
+
+/* Is the directory empty? false with *err when it is not or cannot be read. */
+static bool dir_empty(int fd, const char *dir, struct strbuf *err)
+{
+	int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	DIR *dh = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+	bool empty = true;
+	if (!dh) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		error_set(err, "cannot read '%s': %s", dir, strerror(errno));
+		return false;
+	}
+	while (empty && (de = readdir(dh)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(dh);
+	if (!empty)
+		error_set(err, "'%s' is not empty: gather writes a new fixture into a new or empty "
+			       "directory, never over what is there", dir);
+	return empty;
 }
 
 static void run_part(struct gather *g, const char *name, int (*fn)(void *, int), void *arg,
@@ -409,7 +513,8 @@ int cmd_gather(int argc, char **argv)
 		fprintf(stderr, "vigil gather: %s\n", err.buf);
 		goto out_env;
 	}
-	if (mkdir_p(g.dir, 0755, &err) < 0) {
+	dir_fd = open_destination(g.dir, &err);
+	if (dir_fd < 0) {
 		fprintf(stderr, "vigil gather: %s\n", err.buf);
 		goto out_env;
 	}
@@ -425,28 +530,51 @@ int cmd_gather(int argc, char **argv)
 			goto out_env;
 		}
 	}
+	if (!dir_empty(dir_fd, g.dir, &err)) {
+		fprintf(stderr, "vigil gather: %s\n", err.buf);
+		goto out_env;
+	}
 	g.dir = abs;
+	/* A host root has these even when nothing in them was gathered (no GPU, no InfiniBand):
+	 * 'check --root' tells a fixture from a stray directory by them. */
+	static const char *const skeleton[] = { "sys", "proc" };
+	for (size_t i = 0; i < ARRAY_SIZE(skeleton); i++) {
+		int sfd = open_dir_beneath(dir_fd, skeleton[i], 0755, &err);
+		if (sfd < 0) {
+			fprintf(stderr, "vigil gather: %s\n", err.buf);
+			goto out_env;
+		}
+		close(sfd);
+	}
 	unsigned t = (unsigned)(timeout_s * 1000);
-	struct fs_arg fa = { g.dir, &g.he.cfg };
-	run_part(&g, "pci", part_pci, (void *)g.dir, t);
-	run_part(&g, "infiniband", part_infiniband, (void *)g.dir, t);
-	run_part(&g, "system", part_system, (void *)g.dir, t);
-	run_part(&g, "kmsg", part_kmsg, (void *)g.dir, t);
-	run_part(&g, "nvml", part_nvml, (void *)g.dir, t);
-	run_part(&g, "filesystems", part_fs, &fa, t);
+	run_part(&g, "pci", part_pci, NULL, t);
+	run_part(&g, "infiniband", part_infiniband, NULL, t);
+	run_part(&g, "system", part_system, NULL, t);
+	run_part(&g, "kmsg", part_kmsg, NULL, t);
+	run_part(&g, "nvml", part_nvml, NULL, t);
+	run_part(&g, "filesystems", part_fs, &g.he.cfg, t);
 	struct strbuf host = STRBUF_INIT, meta = STRBUF_INIT;
 	strbuf_addf(&host, "%s\n", g.he.host);
-	put_file(g.dir, "/etc/hostname", host.buf, host.len, NULL);
+	if (put_file("/etc/hostname", host.buf, host.len, &err) < 0) {
+		strbuf_addf(&g.log, "%-11s failed: %s\n", "hostname", err.buf);
+		g.failures++;
+	}
 	strbuf_addf(&meta, "# vigil gather\nvigil %s\nhost %s\ntime %.0f\nsource %s\n\n",
 		    VIGIL_VERSION, g.he.host, wall_seconds(), g.he.root ? g.he.root : "host");
 	strbuf_add(&meta, g.log.buf, g.log.len);
-	put_file(g.dir, "/GATHERED", meta.buf, meta.len, NULL);
+	if (put_file("/GATHERED", meta.buf, meta.len, &err) < 0) {
+		strbuf_addf(&g.log, "%-11s failed: %s\n", "GATHERED", err.buf);
+		g.failures++;
+	}
 	fputs(g.log.buf, stdout);
 	printf("fixture written to %s\n", g.dir);
 	ret = g.failures ? EXIT_UNKNOWN : EXIT_HEALTHY;
 	strbuf_release(&host);
 	strbuf_release(&meta);
 out_env:
+	if (dir_fd >= 0)
+		close(dir_fd);
+	dir_fd = -1;
 	host_env_release(&g.he);
 out:
 	strbuf_release(&g.log);

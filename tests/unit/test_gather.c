@@ -2,12 +2,14 @@
  * test_gather.c: 'vigil gather' makes fixtures that judge like their source. For every scenario,
  * gather --root SCENARIO/root into a new directory, then check both with the scenario's own
  * arguments: verdict, exit code, every check's status and every finding (check, code, status,
- * action, device) must agree.
+ * action, device) must agree. Then the destination as root meets it: a planted link, a link or
+ * someone else's directory as DIR, links out of the source root, the kernel log's mode.
  */
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/strlist.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void scenario_args(const char *dir, struct strlist *out)
@@ -148,4 +150,139 @@ TEST(gather_this_host_judges_like_the_host)
 	child_release(&c);
 	strbuf_release(&out);
 	strbuf_release(&gathered);
+}
+
+/* ---- the destination: new or empty, ours, never written through a link ---- */
+
+static void run_gather(struct child *c, const char *src, const char *dir)
+{
+	struct strbuf root = STRBUF_INIT;
+	test_src_path(&root, src);
+	const char *args[] = { "gather", "--root", root.buf, dir, NULL };
+	test_run_vigil(c, args, NULL);
+	strbuf_release(&root);
+}
+
+static void check_file_is(const char *path, const char *want)
+{
+	struct strbuf sb = STRBUF_INIT;
+	CHECK_MSG(read_file_bounded(path, &sb, 1 << 20, NULL) == READ_OK, "cannot read '%s'", path);
+	CHECK_STR(sb.buf, want);
+	strbuf_release(&sb);
+}
+
+TEST(gather_refuses_a_destination_with_a_planted_link)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf dir = STRBUF_INIT, sentinel = STRBUF_INIT, link = STRBUF_INIT;
+	test_write(tmp, "sentinel", "KEEP\n");
+	strbuf_addf(&sentinel, "%s/sentinel", tmp);
+	strbuf_addf(&dir, "%s/fx", tmp);
+	test_mkdir(tmp, "fx/etc");
+	strbuf_addf(&link, "%s/etc/hostname", dir.buf);
+	CHECK_INT(symlink(sentinel.buf, link.buf), 0);
+	struct child c;
+	run_gather(&c, "tests/scenarios/kernel-clean/root", dir.buf);
+	CHECK_MSG(c.exit_code == 2, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "vigil gather: '");
+	CHECK_CONTAINS(c.err.buf, "fx' is not empty");
+	CHECK_NOT_CONTAINS(c.out.buf, "fixture written");
+	check_file_is(sentinel.buf, "KEEP\n");
+	child_release(&c);
+	strbuf_release(&dir);
+	strbuf_release(&sentinel);
+	strbuf_release(&link);
+}
+
+TEST(gather_refuses_a_destination_that_is_a_link_or_not_ours)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf dir = STRBUF_INIT, target = STRBUF_INIT;
+	struct child c;
+	test_mkdir(tmp, "empty");
+	strbuf_addf(&target, "%s/empty", tmp);
+	strbuf_addf(&dir, "%s/fx", tmp);
+	CHECK_INT(symlink(target.buf, dir.buf), 0);
+	/* a trailing slash would make open() follow the link: refused all the same */
+	strbuf_addch(&dir, '/');
+	run_gather(&c, "tests/scenarios/kernel-clean/root", dir.buf);
+	CHECK_MSG(c.exit_code == 2, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "fx' is a symbolic link, not a directory");
+	CHECK_INT(rmdir(target.buf), 0); /* still empty */
+	child_release(&c);
+
+	if (geteuid() != 0)
+		SKIP("not root: cannot make a directory someone else owns");
+	strbuf_reset(&dir);
+	strbuf_addf(&dir, "%s/theirs", tmp);
+	CHECK_INT(mkdir(dir.buf, 0777), 0);
+	CHECK_INT(chown(dir.buf, 65534, 65534), 0);
+	run_gather(&c, "tests/scenarios/kernel-clean/root", dir.buf);
+	CHECK_MSG(c.exit_code == 2, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "theirs' belongs to uid 65534, not to you");
+	CHECK_INT(rmdir(dir.buf), 0); /* nothing written in it */
+	child_release(&c);
+	strbuf_release(&dir);
+	strbuf_release(&target);
+}
+
+TEST(gather_keeps_the_kernel_log_copy_owner_only)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf dir = STRBUF_INIT, p = STRBUF_INIT;
+	struct stat st;
+	struct child c;
+	strbuf_addf(&dir, "%s/fx", tmp);
+	run_gather(&c, "tests/scenarios/kernel-clean/root", dir.buf);
+	CHECK_MSG(c.exit_code == 0, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	strbuf_addf(&p, "%s/dev/kmsg", dir.buf);
+	CHECK(lstat(p.buf, &st) == 0 && S_ISREG(st.st_mode));
+	CHECK_MSG((st.st_mode & 0777) == 0600, "dev/kmsg mode %o", st.st_mode & 0777);
+	CHECK(st.st_size > 0);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/etc/hostname", dir.buf);
+	CHECK(lstat(p.buf, &st) == 0 && S_ISREG(st.st_mode));
+	child_release(&c);
+	strbuf_release(&dir);
+	strbuf_release(&p);
+}
+
+TEST(gather_never_follows_links_out_of_the_source_root)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf secret = STRBUF_INIT, src = STRBUF_INIT, dir = STRBUF_INIT, p = STRBUF_INIT,
+		      text = STRBUF_INIT;
+	struct child c;
+	test_write(tmp, "secret", "SECRET\n");
+	strbuf_addf(&secret, "%s/secret", tmp);
+	test_write(tmp, "src/proc/swaps", "Filename Type Size Used Priority\n");
+	test_mkdir(tmp, "src/sys");
+	strbuf_addf(&src, "%s/src", tmp);
+	strbuf_addf(&p, "%s/proc/meminfo", src.buf);
+	CHECK_INT(symlink(secret.buf, p.buf), 0); /* absolute: the host's file */
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/proc/mounts", src.buf);
+	CHECK_INT(symlink("../../secret", p.buf), 0); /* relative, climbing out */
+	strbuf_addf(&dir, "%s/fx", tmp);
+	const char *args[] = { "gather", "--root", src.buf, dir.buf, NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 0 || c.exit_code == 3, "exit %d\n%s%s", c.exit_code, c.out.buf,
+		  c.err.buf);
+	static const char *const copies[] = { "proc/meminfo", "proc/mounts" };
+	for (size_t i = 0; i < ARRAY_SIZE(copies); i++) {
+		strbuf_reset(&p);
+		strbuf_reset(&text);
+		strbuf_addf(&p, "%s/%s", dir.buf, copies[i]);
+		read_file_bounded(p.buf, &text, 1 << 20, NULL);
+		CHECK_NOT_CONTAINS(text.buf, "SECRET");
+	}
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/proc/swaps", dir.buf);
+	check_file_is(p.buf, "Filename Type Size Used Priority\n");
+	child_release(&c);
+	strbuf_release(&secret);
+	strbuf_release(&src);
+	strbuf_release(&dir);
+	strbuf_release(&p);
+	strbuf_release(&text);
 }
