@@ -13,6 +13,7 @@
 #include "../../src/agent/cache.h"
 #include "../../src/lib/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -162,10 +163,71 @@ static void cluster_start(struct cluster *c, bool health, unsigned interval)
 	strbuf_release(&hp);
 }
 
+/* Does the NUL-separated file at path hold an entry containing needle (or equal to it)? */
+static bool proc_file_has(const char *path, const char *needle, bool whole)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool yes = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		char buf[8192];
+		ssize_t n;
+		while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len < (1u << 20))
+			strbuf_add(&sb, buf, (size_t)n);
+		close(fd);
+	}
+	for (size_t i = 0; i < sb.len && !yes; i += strlen(sb.buf + i) + 1)
+		yes = whole ? !strcmp(sb.buf + i, needle) : strstr(sb.buf + i, needle) != NULL;
+	strbuf_release(&sb);
+	return yes;
+}
+
+/* Processes of this test's cluster still alive: a command line naming its directory, or its
+ * SLURM_CONF in the environment (slurmstepd, the tasks it ran). Their pids and names in out. */
+static size_t cluster_leftovers(const struct cluster *c, struct strbuf *out)
+{
+	char conf[600], path[64];
+	size_t n = 0;
+	snprintf(conf, sizeof(conf), "SLURM_CONF=%s/slurm.conf", c->dir);
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		long pid = strtol(e->d_name, NULL, 10);
+		if (pid <= 1 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+		bool mine = proc_file_has(path, c->dir, false);
+		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+		mine = mine || proc_file_has(path, conf, true);
+		if (!mine)
+			continue;
+		struct strbuf comm = STRBUF_INIT;
+		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+		read_file_bounded(path, &comm, 64, NULL);
+		strbuf_rtrim(&comm);
+		strbuf_addf(out, " %ld (%s)", pid, comm.buf);
+		strbuf_release(&comm);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Stop the cluster; nothing of it may be left running (a slurmstepd was, after every run). */
 static void cluster_stop(struct cluster *c)
 {
 	const char *stop[] = { "stop", c->dir, NULL };
+	struct strbuf left = STRBUF_INIT;
 	run_script(c, stop, 30000, NULL);
+	for (int i = 0; i < 50; i++) {
+		strbuf_reset(&left);
+		if (!cluster_leftovers(c, &left))
+			break;
+		usleep(100000);
+	}
+	CHECK_MSG(!left.len, "processes of the test's cluster left running:%s", left.buf);
+	strbuf_release(&left);
 }
 
 static const struct slurm_cmds cmds = { .scontrol = "scontrol", .sinfo = "sinfo", .srun = "srun",
