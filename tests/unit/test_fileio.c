@@ -6,6 +6,8 @@
  * 'check --prom' into a FIFO or onto a full disk, and the storage probe next to a planted link.
  */
 #include "../harness.h"
+#include "../../src/agent/agent.h"
+#include "../../src/agent/history.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/prom.h"
 #include "../../src/lib/strlist.h"
@@ -302,6 +304,81 @@ TEST(mkdir_p_wants_a_directory)
 	CHECK_INT(mkdir_p(p.buf, 0755, &err), 0);
 	strbuf_release(&p);
 	strbuf_release(&err);
+}
+
+static struct strbuf synced = STRBUF_INIT;
+
+static int record_syncs(const char *step, int fd)
+{
+	char self[64], name[4096];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(self, name, sizeof(name) - 1);
+	if (n > 0 && (!strcmp(step, "fsync") || !strcmp(step, "dirsync"))) {
+		name[n] = '\0';
+		const char *base = strrchr(name, '/');
+		strbuf_addf(&synced, "%s %s\n", step, base ? base + 1 : name);
+	}
+	return fail_step && !strcmp(step, fail_step) ? fail_errno : 0;
+}
+
+static int one_reboot_finding(void *arg, struct report *rep, struct strbuf *err)
+{
+	UNUSED(arg);
+	UNUSED(err);
+	report_init(rep, "vhost", wall_seconds());
+	struct check_result *r = report_add(rep, "kernel");
+	result_add(r, STATUS_FAIL, ACTION_REBOOT, "xid", "GPU 0000:9b:00.0", "Xid 79");
+	result_finish(r);
+	report_finish(rep);
+	return 0;
+}
+
+/* The agent's reboot history (and its cache and .prom) go through the one durable writer. */
+TEST(agent_history_is_written_durably_and_a_failed_write_leaves_nothing)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, prom = STRBUF_INIT, hist = STRBUF_INIT,
+		      names = STRBUF_INIT;
+	test_mkdir(tmp, "state");
+	path_in(&state, tmp, "state");
+	path_in(&prom, tmp, "vigil.prom");
+	path_in(&hist, state.buf, HISTORY_FILE);
+	struct agent_settings s = { .interval_s = 30, .state_dir = state.buf, .host = "vhost",
+				    .prom_path = prom.buf, .boot_id = "boot-1", .max_cycles = 1 };
+	struct agent a;
+	agent_init(&a, &s, &agent_real_ops, NULL);
+	a.collect = one_reboot_finding;
+	fail_step = NULL;
+	fileio_set_fault_hook(record_syncs);
+	agent_cycle(&a);
+	CHECK_CONTAINS(synced.buf, "fsync " HISTORY_FILE ".tmp.");
+	CHECK_CONTAINS(synced.buf, "dirsync state\n");
+	CHECK_CONTAINS(synced.buf, "fsync vigil.prom.tmp.");
+	char *before = slurp(hist.buf);
+	CHECK_CONTAINS(before, "boot-1");
+
+	/* a disk that fails its fsync: every file stays as it was, no temporary is left */
+	fail_step = "fsync";
+	fail_errno = EIO;
+	s.boot_id = "boot-2";
+	struct agent b;
+	agent_init(&b, &s, &agent_real_ops, NULL);
+	b.collect = one_reboot_finding;
+	b.hist = a.hist; /* the history the first agent loaded */
+	memset(&a.hist, 0, sizeof(a.hist));
+	agent_cycle(&b);
+	fileio_set_fault_hook(NULL);
+	CHECK(!b.write_ok[AGENT_FILE_HISTORY]);
+	CHECK_FILE(hist.buf, before);
+	CHECK_MSG(leftovers(state.buf, &names) == 0, "left behind: %s", names.buf);
+	CHECK_MSG(leftovers(tmp, &names) == 0, "left behind: %s", names.buf);
+	free(before);
+	agent_release(&a);
+	agent_release(&b);
+	strbuf_release(&state);
+	strbuf_release(&prom);
+	strbuf_release(&hist);
+	strbuf_release(&names);
 }
 
 /* ---- through the binary ---- */
