@@ -36,7 +36,8 @@ say "build: make -j cuda vigil"
 make -s -j"$(nproc)" BUILD="$B" DEVELOPER=0 "$B/vigil" cuda >"$OUT/build.log" 2>&1 ||
 	{ tail -30 "$OUT/build.log"; exit 1; }
 V=$B/vigil
-export VIGIL_CUDA_HELPER_DIR=$PWD/$B VIGIL_CONFIG=/dev/null
+: >/tmp/vigil-empty.conf # an empty configuration: the built-in limits
+export VIGIL_CUDA_HELPER_DIR=$PWD/$B VIGIL_CONFIG=/tmp/vigil-empty.conf
 
 for i in $(seq 1 "$RUNS"); do
 	run "healthy$i" "$V" stress gpu --duration 12 --json

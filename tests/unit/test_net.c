@@ -249,9 +249,13 @@ static const char *fake(const char *name, const char *data, const char *extra)
 
 static void run_net(struct child *c, const char *dir, const char *const *args)
 {
-	static char env[1024];
+	static char env[1024], conf[1024];
+	/* an empty configuration (a regular file: vigil refuses /dev/null): the built-in limits */
+	const char *cdir = test_tmpdir();
+	test_write(cdir, "vigil.conf", "");
 	snprintf(env, sizeof(env), "VIGIL_CUDA_HELPER_DIR=%s", dir);
-	const char *e[] = { env, "VIGIL_CONFIG=/dev/null", NULL };
+	snprintf(conf, sizeof(conf), "VIGIL_CONFIG=%s/vigil.conf", cdir);
+	const char *e[] = { env, conf, NULL };
 	test_run_vigil(c, args, e);
 }
 

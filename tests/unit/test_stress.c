@@ -420,9 +420,13 @@ static const char *fake_helper(const char *name, const char *body)
 
 static void run_with_helpers(struct child *c, const char *dir, const char *const *args)
 {
-	static char env[1024];
+	static char env[1024], conf[1024];
+	/* an empty configuration (a regular file: vigil refuses /dev/null): the built-in limits */
+	const char *cdir = test_tmpdir();
+	test_write(cdir, "vigil.conf", "");
 	snprintf(env, sizeof(env), "VIGIL_CUDA_HELPER_DIR=%s", dir);
-	const char *e[] = { env, "VIGIL_CONFIG=/dev/null", NULL };
+	snprintf(conf, sizeof(conf), "VIGIL_CONFIG=%s/vigil.conf", cdir);
+	const char *e[] = { env, conf, NULL };
 	test_run_vigil(c, args, e);
 }
 
@@ -631,4 +635,34 @@ TEST(stress_check_deep_folds_active_tests_in)
 	child_release(&c);
 	strbuf_release(&s);
 	strbuf_release(&p);
+}
+
+/* A host with no GPU: 'check' and 'check --deep' agree (healthy, exit 0), and --deep says
+ * plainly that the active tests were not run, instead of "unknown: CUDA helper not installed". */
+TEST(stress_check_deep_without_gpu_agrees_with_check)
+{
+	const char *dir = test_tmpdir(); /* no helpers either */
+	struct child c;
+	const char *plain[] = { "check", "--only", "gpu", "--json", NULL };
+	run_with_helpers(&c, dir, plain);
+	struct json_value *v = test_parse_json(&c);
+	const char *gs = json_get_string(json_path(v, "checks.0"), "status");
+	bool no_gpu = gs && !strcmp(gs, "skipped");
+	json_free(v);
+	child_release(&c);
+	if (!no_gpu)
+		SKIP("this machine has a GPU or a driver");
+	const char *deep[] = { "check", "--deep", "--only", "gpu", "--json", NULL };
+	run_with_helpers(&c, dir, deep);
+	CHECK_INT(c.exit_code, 0);
+	v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "verdict"), "healthy");
+	const struct json_value *st = json_path(v, "checks.1");
+	CHECK_STR(json_get_string(st, "name"), "stress");
+	CHECK_STR(json_get_string(st, "status"), "skipped");
+	CHECK_CONTAINS(json_get_string(json_path(st, "findings.0"), "message"),
+		       "no NVIDIA GPU on this host: the active tests (stress gpu, net pairs, net "
+		       "nccl) were not run");
+	json_free(v);
+	child_release(&c);
 }
