@@ -1,5 +1,6 @@
 /*
- * fileio.h: the one low-level file reader: bounded reads into a strbuf.
+ * fileio.h: the one low-level file reader (bounded reads into a strbuf) and the one writer
+ * (atomic, durable, never through a link; below the reads).
  * Paths given here are used as they are; code that reads the host's /sys, /proc, /dev or /etc goes
  * through sys/fsroot.h, which maps them under --root first.
  */
