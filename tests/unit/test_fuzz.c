@@ -45,3 +45,4 @@ static void run_target(const char *name)
 TEST_TIMEOUT(fuzz_kernel_log_parser, 300) { run_target("kmsg"); }
 TEST_TIMEOUT(fuzz_json_parser, 300) { run_target("json"); }
 TEST_TIMEOUT(fuzz_config_parser, 300) { run_target("config"); }
+TEST_TIMEOUT(fuzz_statefile_parser, 300) { run_target("statefile"); }
