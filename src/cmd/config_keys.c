@@ -63,8 +63,7 @@ const struct config_key config_keys_fixed[] = {
 	  "judge RoCE (Ethernet) ports too (default false)" },
 	{ "infiniband.rate", CONFIG_NUMBER, 0, 1e6, 0, NULL, CHECKS,
 	  "expected rate of every port in Gb/s (default: the port's own)" },
-	{ "infiniband.count", CONFIG_COUNT, 0, 1024, 0, NULL, CHECKS,
-	  "ports expected" },
+	{ "infiniband.count", CONFIG_COUNT, 0, 1024, 0, NULL, CHECKS, "ports expected" },
 	{ "infiniband.counter-threshold", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
 	  "an error counter rising by this much since the last run warns (default 10)" },
 	{ "infiniband.link-downed-threshold", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
@@ -194,7 +193,8 @@ const struct config_key *config_schema(size_t *nr)
 				struct config_key *k = &all[nr_all++];
 				*k = config_keys_per_check[i];
 				struct strbuf name = STRBUF_INIT;
-				strbuf_addf(&name, "%s%s", check_table[c].name, strchr(k->name, '.'));
+				strbuf_addf(&name, "%s%s", check_table[c].name,
+					    strchr(k->name, '.'));
 				k->name = strbuf_detach(&name, NULL);
 			}
 		}

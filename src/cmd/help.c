@@ -114,8 +114,7 @@ int cmd_help(int argc, char **argv)
 			printf("%s: %s.\n", who.buf, notes[k].what);
 		strbuf_release(&who);
 	}
-	printf(
-	       "\nExit status (every command):\n"
+	printf("\nExit status (every command):\n"
 	       "  0  healthy        1  unhealthy\n"
 	       "  2  usage error    3  could not tell (a check unknown or timed out, none failed)\n"
 	       "\nSee 'vigil help <command>', 'man vigil' or 'man vigil-<command>'.\n");

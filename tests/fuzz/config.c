@@ -61,8 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* accepted: every entry is a known key whose value passes its own check */
 		for (size_t i = 0; i < cfg.nr; i++) {
 			const struct config_key *k =
-				config_key_find(keys, sizeof(keys) / sizeof(keys[0]), cfg.e[i].section,
-						cfg.e[i].key);
+				config_key_find(keys, sizeof(keys) / sizeof(keys[0]),
+						cfg.e[i].section, cfg.e[i].key);
 			if (!k || config_key_check(k, NULL, cfg.e[i].value, NULL) < 0)
 				__builtin_trap();
 		}

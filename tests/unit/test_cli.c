@@ -324,6 +324,30 @@ TEST_TIMEOUT(cli_config_fifo_is_refused_not_waited_on, 30)
 	strbuf_release(&planted);
 }
 
+/* 'vigil help config [CMD]' lists the keys (of CMD) with what each accepts, from the schema. */
+TEST(cli_help_config_lists_keys_with_their_ranges)
+{
+	struct child c;
+	const char *all[] = { "help", "config", NULL };
+	test_run_vigil(&c, all, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "gpu.count (a whole number from 0 to 1024)");
+	CHECK_CONTAINS(c.out.buf, "<check>.timeout (whole seconds from 1 to 3600)");
+	CHECK_CONTAINS(c.out.buf, "system.swap (allowed, warn or fail)");
+	child_release(&c);
+	const char *fleet[] = { "help", "config", "fleet", NULL };
+	test_run_vigil(&c, fleet, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "fleet.parallel (a whole number from 1 to 1024)");
+	CHECK_NOT_CONTAINS(c.out.buf, "gpu.count");
+	child_release(&c);
+	const char *nope[] = { "help", "config", "nope", NULL };
+	test_run_vigil(&c, nope, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "no command 'nope'");
+	child_release(&c);
+}
+
 /* ---- the schema against the code and the man pages ---- */
 
 /* A man page's text with troff's font changes and escaped hyphens undone. */
