@@ -16,6 +16,7 @@
 #include "../lib/fileio.h"
 #include "../lib/statefile.h"
 #include "../sys/fsroot.h"
+#include "../sys/sysattr.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -58,18 +59,18 @@ bool ib_parse_rate(const char *s, double *gbps)
 	return true;
 }
 
-/* Read one attribute of a port; a read error is kept in p->error (and "" returned). */
-static int port_attr(struct ib_port *p, const char *name, char *buf, size_t n, bool required)
+/* One attribute of a port into buf; when it cannot be read, why (naming the file) into why[wn]. */
+static int port_attr(const struct ib_port *p, const char *name, char *buf, size_t n, char *why,
+		     size_t wn)
 {
 	struct strbuf path = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
 	strbuf_addf(&path, IB_CLASS_DIR "/%s/ports/%u/%s", p->hca, p->port, name);
-	int r = fsroot_read_attr(path.buf, &v, &err);
+	int r = sysattr_read(path.buf, &v, &err);
 	buf[0] = '\0';
 	if (r == READ_OK)
 		strlcpy_v(buf, v.buf, n);
-	else if (required && !p->error[0])
-		snprintf(p->error, sizeof(p->error), "%s",
-			 r == READ_MISSING ? "no state file" : err.buf);
+	else if (!why[0])
+		strlcpy_v(why, err.len ? err.buf : "unreadable", wn);
 	strbuf_release(&path);
 	strbuf_release(&v);
 	strbuf_release(&err);
@@ -78,12 +79,14 @@ static int port_attr(struct ib_port *p, const char *name, char *buf, size_t n, b
 
 static void read_port(struct ib_port *p)
 {
-	struct strbuf path = STRBUF_INIT;
-	port_attr(p, "state", p->state, sizeof(p->state), true);
-	port_attr(p, "phys_state", p->phys_state, sizeof(p->phys_state), false);
-	/* rate reads EINVAL on some kernels while the port is down: unknown, not an error */
-	port_attr(p, "rate", p->rate, sizeof(p->rate), false);
-	port_attr(p, "link_layer", p->link_layer, sizeof(p->link_layer), false);
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	port_attr(p, "state", p->state, sizeof(p->state), p->error, sizeof(p->error));
+	port_attr(p, "phys_state", p->phys_state, sizeof(p->phys_state), p->phys_error,
+		  sizeof(p->phys_error));
+	/* rate reads EINVAL on some kernels while the port is down: judged for active ports only */
+	port_attr(p, "rate", p->rate, sizeof(p->rate), p->rate_error, sizeof(p->rate_error));
+	port_attr(p, "link_layer", p->link_layer, sizeof(p->link_layer), p->layer_error,
+		  sizeof(p->layer_error));
 	p->state_num = ib_parse_state(p->state);
 	p->phys_num = ib_parse_state(p->phys_state);
 	if (!ib_parse_rate(p->rate, &p->rate_gbps))
@@ -92,10 +95,19 @@ static void read_port(struct ib_port *p)
 		strbuf_reset(&path);
 		strbuf_addf(&path, IB_CLASS_DIR "/%s/ports/%u/counters/%s", p->hca, p->port,
 			    ib_counters[c].name);
-		/* unsupported counters read EINVAL or are absent: left out */
-		p->have[c] = fsroot_read_u64(path.buf, &p->counter[c], NULL) == 0;
+		strbuf_reset(&err);
+		/* a counter the driver does not have is absent: left out. One that is there but
+		 * cannot be read is not "steady": evaluate says so */
+		int cr = sysattr_read_u64(path.buf, &p->counter[c], &err);
+		p->have[c] = cr == READ_OK;
+		if (cr < 0) {
+			p->unreadable[c] = true;
+			if (!p->counter_error[0])
+				strlcpy_v(p->counter_error, err.buf, sizeof(p->counter_error));
+		}
 	}
 	strbuf_release(&path);
+	strbuf_release(&err);
 }
 
 #define IB_STATE_KIND "infiniband"
@@ -152,6 +164,61 @@ static void state_path(const struct check_ctx *ctx, struct strbuf *out)
 	strbuf_addf(out, "%s/%s", ctx->state_dir, IB_STATE_FILE);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static struct ib_port *new_port(struct ib_readings *r, const char *hca, unsigned port)
+{
+	ALLOC_GROW(r->ports, r->nr + 1, r->alloc);
+	struct ib_port *p = &r->ports[r->nr++];
+	memset(p, 0, sizeof(*p));
+	strlcpy_v(p->hca, hca, sizeof(p->hca));
+	p->port = port;
+	p->state_num = p->phys_num = -1;
+	return p;
+}
+
+/*
+ * The ports of one HCA, in numeric order (2 before 10), as many as it has. An HCA whose ports
+ * cannot be listed, or that lists none, is one entry with port 0 and the reason: unknown by name,
+ * not an HCA that vanished from the count.
+ */
+static void gather_hca(struct ib_readings *r, const char *hca)
+{
+	struct strlist names = STRLIST_INIT;
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	uint64_t *nums = NULL;
+	size_t nn = 0, alloc = 0;
+	strbuf_addf(&path, IB_CLASS_DIR "/%s/ports", hca);
+	int lr = fsroot_list(path.buf, &names, &err);
+	for (size_t k = 0; lr == 0 && k < names.nr; k++) {
+		uint64_t v;
+		if (parse_u64(names.items[k], &v) && v > 0 && v < 1000) {
+			ALLOC_GROW(nums, nn + 1, alloc);
+			nums[nn++] = v;
+		}
+	}
+	if (nn)
+		qsort(nums, nn, sizeof(*nums), cmp_u64);
+	if (lr == READ_MISSING)
+		error_set(&err, "'%s' is missing", path.buf);
+	else if (lr == 0 && !nn)
+		error_set(&err, "'%s' lists no ports", path.buf);
+	if (!nn) {
+		struct ib_port *p = new_port(r, hca, 0);
+		strlcpy_v(p->error, err.len ? err.buf : "unreadable", sizeof(p->error));
+	}
+	for (size_t k = 0; k < nn; k++)
+		read_port(new_port(r, hca, (unsigned)nums[k]));
+	free(nums);
+	strlist_release(&names);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
 int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf *err)
 {
 	struct strlist hcas = STRLIST_INIT;
@@ -160,36 +227,8 @@ int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf 
 	int lr = fsroot_list(IB_CLASS_DIR, &hcas, err);
 	if (lr < 0)
 		goto out;
-	for (size_t i = 0; i < hcas.nr; i++) {
-		struct strlist ports = STRLIST_INIT;
-		strbuf_reset(&path);
-		strbuf_addf(&path, IB_CLASS_DIR "/%s/ports", hcas.items[i]);
-		if (fsroot_list(path.buf, &ports, err) < 0) {
-			strlist_release(&ports);
-			goto out;
-		}
-		/* numeric order: port 2 before port 10 */
-		uint64_t nums[64];
-		size_t nn = 0;
-		for (size_t k = 0; k < ports.nr && nn < ARRAY_SIZE(nums); k++)
-			if (parse_u64(ports.items[k], &nums[nn]) && nums[nn] < 1000)
-				nn++;
-		strlist_release(&ports);
-		for (size_t a = 1; a < nn; a++)
-			for (size_t b = a; b > 0 && nums[b - 1] > nums[b]; b--) {
-				uint64_t t = nums[b];
-				nums[b] = nums[b - 1];
-				nums[b - 1] = t;
-			}
-		for (size_t k = 0; k < nn; k++) {
-			ALLOC_GROW(r->ports, r->nr + 1, r->alloc);
-			struct ib_port *p = &r->ports[r->nr++];
-			memset(p, 0, sizeof(*p));
-			strlcpy_v(p->hca, hcas.items[i], sizeof(p->hca));
-			p->port = (unsigned)nums[k];
-			read_port(p);
-		}
-	}
+	for (size_t i = 0; i < hcas.nr; i++)
+		gather_hca(r, hcas.items[i]);
 	if (ctx->state_dir) {
 		struct counter_set set = COUNTER_SET_INIT;
 		struct strbuf why = STRBUF_INIT;
@@ -228,9 +267,20 @@ static bool port_active(const struct ib_port *p)
 	return p->state_num == 4 || p->state_num == 5;
 }
 
+/*
+ * The kernel writes "InfiniBand", "Ethernet" or, when it cannot tell, "Unknown". Anything else,
+ * or nothing, is not read as either: such a port might be an InfiniBand port to check or an
+ * Ethernet one to leave out, so it is unknown by name.
+ */
+static bool layer_known(const struct ib_port *p)
+{
+	return !p->layer_error[0] &&
+	       (!strcmp(p->link_layer, "InfiniBand") || !strcmp(p->link_layer, "Ethernet"));
+}
+
 static bool is_ib(const struct ib_port *p)
 {
-	return !p->link_layer[0] || !strcmp(p->link_layer, "InfiniBand");
+	return !strcmp(p->link_layer, "InfiniBand");
 }
 
 enum pick { PICK_CHECK, PICK_IGNORED, PICK_ETHERNET, PICK_NOT_NAMED };
@@ -241,9 +291,19 @@ static enum pick pick(const struct ib_options *opt, const struct ib_port *p)
 		return PICK_IGNORED;
 	if (opt->hcas.nr)
 		return matches(&opt->hcas, p) ? PICK_CHECK : PICK_NOT_NAMED;
+	if (p->error[0] || !layer_known(p))
+		return PICK_CHECK; /* to say it cannot be told */
 	if (!is_ib(p) && !opt->include_ethernet)
 		return PICK_ETHERNET;
 	return PICK_CHECK;
+}
+
+/* Text from sysfs, for a message: a short clean excerpt in q. */
+static const char *quote(struct strbuf *q, const char *s)
+{
+	strbuf_reset(q);
+	strbuf_add_excerpt(q, s, 40);
+	return q->buf;
 }
 
 static const char *state_word(const char *s)
@@ -260,8 +320,10 @@ static const char *state_word(const char *s)
 /* Why an inactive port is not active. */
 static void eval_state(const struct ib_port *p, const char *dev, struct check_result *res)
 {
+	struct strbuf qs = STRBUF_INIT, qp = STRBUF_INIT;
 	struct finding *f;
-	const char *st = state_word(p->state), *ph = state_word(p->phys_state);
+	const char *st = quote(&qs, state_word(p->state));
+	const char *ph = quote(&qp, state_word(p->phys_state));
 	if (p->phys_num == 3) {
 		f = result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "port_disabled", dev,
 			       "%s is disabled (phys_state Disabled): turned off on purpose?", dev);
@@ -276,13 +338,102 @@ static void eval_state(const struct ib_port *p, const char *dev, struct check_re
 	} else if (p->phys_num == 6) {
 		f = result_add(res, STATUS_FAIL, ACTION_REPLACE_CABLE, "port_down", dev,
 			       "%s is %s in link error recovery: check the cable", dev, st);
+	} else if (p->phys_num < 0) {
+		/* not active is known from state alone; why is not */
+		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "port_down", dev,
+			       "%s is %s (phys_state unreadable: %s)", dev, st,
+			       p->phys_error[0] ? p->phys_error : "not a physical state");
 	} else {
 		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "port_down", dev,
 			       "%s is %s (phys_state %s)", dev, st, ph);
 	}
-	finding_detail(f, "state", "%s", p->state);
-	finding_detail(f, "phys_state", "%s", p->phys_state);
-	finding_detail(f, "link_layer", "%s", p->link_layer);
+	finding_detail(f, "state", "%s", quote(&qs, p->state));
+	finding_detail(f, "phys_state", "%s", quote(&qs, p->phys_state));
+	finding_detail(f, "link_layer", "%s", quote(&qs, p->link_layer));
+	strbuf_release(&qs);
+	strbuf_release(&qp);
+}
+
+/* Counters that exist but could not be read: rises there cannot be seen. */
+static bool eval_unreadable_counters(const struct ib_port *p, const char *dev,
+				     struct check_result *res)
+{
+	struct strbuf names = STRBUF_INIT;
+	size_t n = 0;
+	for (int c = 0; c < IBC__COUNT; c++) {
+		if (!p->unreadable[c])
+			continue;
+		strbuf_addf(&names, "%s%s", n++ ? ", " : "", ib_counters[c].name);
+	}
+	if (n) {
+		struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE,
+					       "counters_unreadable", dev,
+					       "cannot read %zu error counter%s of %s (%s): rises "
+					       "cannot be seen; %s",
+					       n, n == 1 ? "" : "s", dev, names.buf,
+					       p->counter_error[0] ? p->counter_error
+								   : "unreadable");
+		finding_detail(f, "counters", "%s", names.buf);
+	}
+	strbuf_release(&names);
+	return n > 0;
+}
+
+/* A value the port cannot be judged without; returns true when it was reported unknown. */
+static bool eval_unreadable(const struct ib_port *p, const char *dev, struct check_result *res)
+{
+	struct strbuf q = STRBUF_INIT;
+	struct finding *f = NULL;
+	if (p->error[0]) {
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "unreadable", dev,
+			       "cannot read %s: %s", dev, p->error);
+		finding_detail(f, "error", "%s", p->error);
+	} else if (p->state_num < 0) {
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "unreadable", dev,
+			       "cannot read %s: '" IB_CLASS_DIR "/%s/ports/%u/state' holds '%s', "
+			       "not a port state",
+			       dev, p->hca, p->port, quote(&q, p->state));
+	} else if (p->layer_error[0]) {
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_layer_unreadable", dev,
+			       "cannot tell whether %s is InfiniBand or Ethernet: %s", dev,
+			       p->layer_error);
+		finding_detail(f, "error", "%s", p->layer_error);
+	} else if (!layer_known(p)) {
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_layer_unreadable", dev,
+			       "cannot tell whether %s is InfiniBand or Ethernet: '" IB_CLASS_DIR
+			       "/%s/ports/%u/link_layer' holds '%s'",
+			       dev, p->hca, p->port, quote(&q, p->link_layer));
+	}
+	strbuf_release(&q);
+	return f != NULL;
+}
+
+/* The rate of an active port. Returns true when something was reported. */
+static bool eval_rate(const struct ib_port *p, const char *dev, double want,
+		      struct check_result *res)
+{
+	struct strbuf q = STRBUF_INIT;
+	struct finding *f;
+	bool bad = true;
+	if (p->rate_error[0]) {
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "rate_unreadable", dev,
+			       "cannot read the rate of %s: %s", dev, p->rate_error);
+		finding_detail(f, "error", "%s", p->rate_error);
+	} else if (!(p->rate_gbps > 0)) {
+		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "rate_unreadable", dev,
+			   "cannot read the rate of %s: '" IB_CLASS_DIR "/%s/ports/%u/rate' holds "
+			   "'%s', not a rate",
+			   dev, p->hca, p->port, quote(&q, p->rate));
+	} else if (want > 0 && p->rate_gbps + 0.01 < want) {
+		f = result_add(res, STATUS_FAIL, ACTION_REPLACE_CABLE, "rate", dev,
+			       "%s at %s, expected %g Gb/s", dev, quote(&q, p->rate), want);
+		finding_detail_num(f, "rate_gbps", p->rate_gbps);
+		finding_detail_num(f, "expected_gbps", want);
+	} else {
+		bad = false;
+	}
+	strbuf_release(&q);
+	return bad;
 }
 
 /* Counter rises since the last run. Returns true when something was reported. */
@@ -340,8 +491,9 @@ static double expected_rate(const struct ib_readings *r, const struct ib_options
 	double best = 0;
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct ib_port *p = &r->ports[i];
-		if (pick(opt, p) == PICK_CHECK && !p->error[0] && port_active(p) &&
-		    is_ib(p) == ib_layer && p->rate_gbps > best)
+		if (pick(opt, p) == PICK_CHECK && !p->error[0] && layer_known(p) &&
+		    port_active(p) && !p->rate_error[0] && is_ib(p) == ib_layer &&
+		    p->rate_gbps > best)
 			best = p->rate_gbps;
 	}
 	return best;
@@ -351,7 +503,7 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		 struct check_result *res)
 {
 	size_t checked = 0, active = 0, bad = 0, ignored = 0, ethernet = 0, resets = 0;
-	size_t new_ports = 0;
+	size_t new_ports = 0, no_counters = 0;
 	double ib_rate = expected_rate(r, opt, true), eth_rate = expected_rate(r, opt, false);
 	double lo = 0, hi = 0;
 	struct strbuf dev = STRBUF_INIT;
@@ -365,25 +517,17 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			continue;
 		checked++;
 		strbuf_reset(&dev);
-		strbuf_addf(&dev, "%s port %u", p->hca, p->port);
-		if (p->error[0]) {
-			result_add(res, STATUS_UNKNOWN, ACTION_NONE, "unreadable", dev.buf,
-				   "cannot read %s: %s", dev.buf, p->error);
+		strbuf_add_clean(&dev, p->hca);
+		if (p->port)
+			strbuf_addf(&dev, " port %u", p->port);
+		if (eval_unreadable(p, dev.buf, res)) {
 			bad++;
 			continue;
 		}
 		bool port_bad = false;
 		if (port_active(p)) {
 			active++;
-			double want = is_ib(p) ? ib_rate : eth_rate;
-			if (p->rate_gbps > 0 && want > 0 && p->rate_gbps + 0.01 < want) {
-				f = result_add(res, STATUS_FAIL, ACTION_REPLACE_CABLE, "rate",
-					       dev.buf, "%s at %s, expected %g Gb/s", dev.buf,
-					       p->rate, want);
-				finding_detail_num(f, "rate_gbps", p->rate_gbps);
-				finding_detail_num(f, "expected_gbps", want);
-				port_bad = true;
-			}
+			port_bad = eval_rate(p, dev.buf, is_ib(p) ? ib_rate : eth_rate, res);
 			if (p->rate_gbps > 0) {
 				lo = lo == 0 || p->rate_gbps < lo ? p->rate_gbps : lo;
 				hi = p->rate_gbps > hi ? p->rate_gbps : hi;
@@ -392,11 +536,16 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			eval_state(p, dev.buf, res);
 			port_bad = true;
 		}
-		bool any_prev = false;
-		for (int c = 0; c < IBC__COUNT; c++)
+		bool any_prev = false, any = false;
+		for (int c = 0; c < IBC__COUNT; c++) {
 			any_prev |= p->have_prev[c];
+			any |= p->have[c] || p->unreadable[c];
+		}
 		if (!any_prev)
 			new_ports++;
+		no_counters += !any;
+		if (eval_unreadable_counters(p, dev.buf, res))
+			port_bad = true;
 		if (eval_counters(p, dev.buf, opt, res, &resets))
 			port_bad = true;
 		bad += port_bad;
@@ -424,9 +573,13 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			finding_detail_num(f, "ignored", (double)ignored);
 		goto out;
 	}
-	const char *counters = !r->state_dir ? "not compared (no state directory)"
-			       : !r->have_state || new_ports == checked ? "first reading saved"
-									: "steady since the last run";
+	const char *counters = "steady since the last run";
+	if (no_counters == checked)
+		counters = "none (the driver shows no counters)";
+	else if (!r->state_dir)
+		counters = "not compared (no state directory)";
+	else if (!r->have_state || new_ports == checked)
+		counters = "first reading saved";
 	if (bad >= checked)
 		goto out; /* every port has a finding of its own */
 	if (bad) {
@@ -452,6 +605,8 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		finding_detail_num(f, "ethernet_left_out", (double)ethernet);
 	if (resets)
 		finding_detail_num(f, "counters_reset", (double)resets);
+	if (no_counters && no_counters < checked)
+		finding_detail_num(f, "ports_without_counters", (double)no_counters);
 out:
 	strbuf_release(&dev);
 }

@@ -41,8 +41,16 @@ struct ib_port {
 	char link_layer[32]; /* "InfiniBand", "Ethernet" */
 	int state_num, phys_num; /* the leading numbers; -1 when unparsable */
 	double rate_gbps;        /* 0 when unknown */
-	char error[192];         /* why the port could not be read; "" when it could */
-	bool have[IBC__COUNT];
+	/*
+	 * Why a value could not be read ("" when it could), naming the file. error: the port as
+	 * a whole (its state, or the HCA's ports directory when port is 0); the others matter
+	 * only where the value is judged (rate and phys_state of down ports are not).
+	 */
+	char error[192];
+	char phys_error[192], rate_error[192], layer_error[192];
+	bool have[IBC__COUNT];       /* the counter was read (missing: the driver has none) */
+	bool unreadable[IBC__COUNT]; /* the counter file exists but could not be read or parsed */
+	char counter_error[192];     /* the first of those */
 	uint64_t counter[IBC__COUNT];
 	bool have_prev[IBC__COUNT]; /* the last run's reading of this counter */
 	uint64_t prev[IBC__COUNT];

@@ -5,19 +5,18 @@
  *   - a link trained to fewer lanes than it has (x8 of x16) halves host-device bandwidth for the
  *     life of the boot: fail, reseat or replace;
  *   - a link below its top speed is normal for an idle GPU (they drop to 2.5 GT/s to save power),
- *     so for GPUs it is only a detail; NICs and NVSwitches do not do that: warn;
+ *     so for GPUs it is only a detail; a NIC below its top speed caps the job's cross-node
+ *     bandwidth: fail; an NVSwitch below it: warn;
  *   - AER: any fatal error since boot fails; non-fatal errors rising since the last run warn.
+ *   - what cannot be read (a device's vendor or class, a link attribute that is unreadable, empty
+ *     or junk, a link the kernel reports as "Unknown" or x63, an AER file without counters) is
+ *     unknown for that device, never a width of 0 or "no errors".
  *
  * The last non-fatal AER totals are kept in STATE_DIR/pcie-aer.state ("BDF COUNT" lines).
  */
 #include "pcie.h"
 #include "../lib/fileio.h"
 #include "../sys/fsroot.h"
-
-static bool interesting(uint32_t vendor, uint32_t class_code)
-{
-	return pci_classify(vendor, class_code) != PCI_KIND_OTHER;
-}
 
 void pcie_state_parse(struct pcie_readings *r, const char *text)
 {
@@ -59,29 +58,12 @@ static void state_path(const struct check_ctx *ctx, struct strbuf *out)
 
 int pcie_gather(const struct check_ctx *ctx, struct pcie_readings *r, struct strbuf *err)
 {
-	struct strlist bdfs = STRLIST_INIT;
 	struct strbuf sb = STRBUF_INIT;
 	int ret = -1;
-	int lr = pci_list(&bdfs, err);
-	if (lr < 0)
+	unsigned kinds =
+		PCI_MASK(PCI_KIND_GPU) | PCI_MASK(PCI_KIND_NVSWITCH) | PCI_MASK(PCI_KIND_NIC);
+	if (pci_find(kinds, true, &r->devs, &r->nr, &r->alloc, err) < 0)
 		goto out;
-	for (size_t i = 0; i < bdfs.nr; i++) {
-		uint32_t vendor = 0, cls = 0;
-		int rr = pci_read_id(bdfs.items[i], &vendor, &cls, err);
-		if (rr == READ_MISSING)
-			continue; /* gone since the listing, or not a device directory */
-		if (rr < 0)
-			goto out;
-		if (!interesting(vendor, cls))
-			continue;
-		ALLOC_GROW(r->devs, r->nr + 1, r->alloc);
-		rr = pci_read(bdfs.items[i], &r->devs[r->nr], err);
-		if (rr == READ_MISSING)
-			continue;
-		if (rr < 0)
-			goto out;
-		r->nr++;
-	}
 	if (ctx->state_dir) {
 		r->state_dir = true;
 		state_path(ctx, &sb);
@@ -95,7 +77,6 @@ int pcie_gather(const struct check_ctx *ctx, struct pcie_readings *r, struct str
 	}
 	ret = 0;
 out:
-	strlist_release(&bdfs);
 	strbuf_release(&sb);
 	return ret;
 }
@@ -108,15 +89,26 @@ static const struct pcie_prev *find_prev(const struct pcie_readings *r, const ch
 	return NULL;
 }
 
+/* Text from sysfs, for a message: a short clean excerpt in q. */
+static const char *quote(struct strbuf *q, const char *s)
+{
+	strbuf_reset(q);
+	strbuf_add_excerpt(q, s, 40);
+	return q->buf;
+}
+
 static void link_details(struct finding *f, const struct pci_dev *d)
 {
+	struct strbuf q = STRBUF_INIT;
 	finding_detail(f, "bdf", "%s", d->bdf);
 	finding_detail(f, "vendor", "0x%04x", d->vendor);
-	finding_detail(f, "device_id", "0x%04x", d->device);
+	if (d->device_read)
+		finding_detail(f, "device_id", "0x%04x", d->device);
 	finding_detail_num(f, "current_width", d->cur_width);
 	finding_detail_num(f, "max_width", d->max_width);
-	finding_detail(f, "current_speed", "%s", d->cur_speed);
-	finding_detail(f, "max_speed", "%s", d->max_speed);
+	finding_detail(f, "current_speed", "%s", quote(&q, d->cur_speed));
+	finding_detail(f, "max_speed", "%s", quote(&q, d->max_speed));
+	strbuf_release(&q);
 }
 
 struct pcie_tally {
@@ -127,6 +119,29 @@ struct pcie_tally {
 	size_t no_link, vfs, ignored, aer;
 	struct strbuf idle; /* "0000:1b:00.0 2.5/32.0 GT/s, ..." */
 };
+
+/*
+ * The kernel writes what config space says: a device that answers all-ones (off the bus, or its
+ * link down hard) reads as width 63 and speed "Unknown". Widths above x32 do not exist.
+ */
+static bool link_nonsense(const struct pci_dev *d)
+{
+	return d->cur_width > 32 || d->max_width > 32 || d->cur_width > d->max_width;
+}
+
+static void link_unreadable(const struct pci_dev *d, const char *dev, const char *what,
+			    struct check_result *res)
+{
+	struct strbuf q = STRBUF_INIT;
+	struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_INSPECT_HARDWARE,
+				       "link_unreadable", dev,
+				       "%s PCIe link status unreadable (speed '%s', width x%u of "
+				       "x%u): %s",
+				       dev, quote(&q, d->cur_speed[0] ? d->cur_speed : "?"),
+				       d->cur_width, d->max_width, what);
+	link_details(f, d);
+	strbuf_release(&q);
+}
 
 /* Width and speed of one device's link. Returns true when a problem was reported. */
 static bool eval_link(const struct pci_dev *d, const char *dev, struct check_result *res,
@@ -139,19 +154,25 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 		t->vfs++;
 		return false;
 	}
-	if (!d->has_link || !d->max_width) {
+	if (!d->has_link) {
 		t->no_link++;
+		return false;
+	}
+	if (d->link_error[0]) {
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_unreadable", dev,
+			       "cannot read the PCIe link of %s: %s", dev, d->link_error);
+		finding_detail(f, "bdf", "%s", d->bdf);
+		finding_detail(f, "error", "%s", d->link_error);
+		return true;
+	}
+	if (!d->max_width && !d->max_gts) {
+		t->no_link++; /* no link of its own (an endpoint integrated in the root complex) */
 		return false;
 	}
 	t->links++;
 	t->kinds[kind]++;
-	if (d->cur_width > d->max_width || (d->max_gts > 0 && d->cur_gts == 0)) {
-		/* All-ones from config space reads as width 63 and speed "Unknown". */
-		f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "link_unreadable", dev,
-			       "%s link status unreadable (speed '%s', width x%u): the device may "
-			       "be off the bus",
-			       dev, d->cur_speed[0] ? d->cur_speed : "?", d->cur_width);
-		link_details(f, d);
+	if (link_nonsense(d)) {
+		link_unreadable(d, dev, "the device may be off the bus", res);
 		return true;
 	}
 	if (d->cur_width < d->max_width) {
@@ -161,12 +182,27 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 		link_details(f, d);
 		bad = true;
 	}
-	if (d->max_gts > 0 && d->cur_gts + 0.01 < d->max_gts) {
+	if (!d->cur_gts || !d->max_gts) {
+		/* "Unknown": the kernel could not read the speed from the device */
+		if (!bad)
+			link_unreadable(d, dev, "the kernel cannot tell the link speed", res);
+		return true;
+	}
+	if (d->cur_gts + 0.01 < d->max_gts) {
 		if (kind == PCI_KIND_GPU) {
 			t->idle_gpus++;
 			if (t->idle.len)
 				strbuf_addstr(&t->idle, ", ");
 			strbuf_addf(&t->idle, "%s %g/%g GT/s", d->bdf, d->cur_gts, d->max_gts);
+		} else if (kind == PCI_KIND_NIC) {
+			/* NICs do not drop speed to save power: a slow link caps every transfer
+			 * between this host's GPUs and the network for the whole job */
+			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "link_speed", dev,
+				       "%s PCIe link at %g of %g GT/s caps cross-node bandwidth: "
+				       "reseat or replace",
+				       dev, d->cur_gts, d->max_gts);
+			link_details(f, d);
+			bad = true;
 		} else {
 			f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "link_speed", dev,
 				       "%s PCIe link at %g of %g GT/s", dev, d->cur_gts,
@@ -178,17 +214,35 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 	return bad;
 }
 
+static bool aer_unreadable(const struct pci_dev *d, const struct pci_aer *a, const char *dev,
+			   const char *which, struct check_result *res)
+{
+	if (!a->error[0])
+		return false;
+	struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "aer_unreadable", dev,
+				       "cannot read the %s PCIe error counters of %s: %s", which,
+				       dev, a->error);
+	finding_detail(f, "bdf", "%s", d->bdf);
+	finding_detail(f, "error", "%s", a->error);
+	return true;
+}
+
 static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, const char *dev,
 		     struct check_result *res)
 {
+	struct strbuf q = STRBUF_INIT;
 	struct finding *f;
 	bool bad = false;
+	/* correctable errors are read but not judged: links retry them without loss */
+	bad |= aer_unreadable(d, &d->aer_fatal, dev, "fatal", res);
+	bad |= aer_unreadable(d, &d->aer_nonfatal, dev, "non-fatal", res);
 	if (d->aer_fatal.present && d->aer_fatal.total > 0) {
+		quote(&q, d->aer_fatal.nonzero);
 		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "aer_fatal", dev,
 			       "%s has had %llu fatal PCIe error%s since boot%s%s%s", dev,
 			       (unsigned long long)d->aer_fatal.total,
-			       d->aer_fatal.total == 1 ? "" : "s", d->aer_fatal.nonzero[0] ? " (" : "",
-			       d->aer_fatal.nonzero, d->aer_fatal.nonzero[0] ? ")" : "");
+			       d->aer_fatal.total == 1 ? "" : "s", q.len ? " (" : "", q.buf,
+			       q.len ? ")" : "");
 		finding_detail(f, "bdf", "%s", d->bdf);
 		finding_detail_num(f, "aer_fatal", (double)d->aer_fatal.total);
 		bad = true;
@@ -196,16 +250,17 @@ static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, con
 	const struct pcie_prev *p = r->have_prev ? find_prev(r, d->bdf) : NULL;
 	if (d->aer_nonfatal.present && p && d->aer_nonfatal.total > p->nonfatal) {
 		uint64_t rise = d->aer_nonfatal.total - p->nonfatal;
+		quote(&q, d->aer_nonfatal.nonzero);
 		f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "aer_nonfatal", dev,
 			       "%s: %llu new non-fatal PCIe error%s since the last run%s%s%s", dev,
 			       (unsigned long long)rise, rise == 1 ? "" : "s",
-			       d->aer_nonfatal.nonzero[0] ? " (total " : "",
-			       d->aer_nonfatal.nonzero, d->aer_nonfatal.nonzero[0] ? ")" : "");
+			       q.len ? " (total " : "", q.buf, q.len ? ")" : "");
 		finding_detail(f, "bdf", "%s", d->bdf);
 		finding_detail_num(f, "aer_nonfatal", (double)d->aer_nonfatal.total);
 		finding_detail_num(f, "aer_nonfatal_before", (double)p->nonfatal);
 		bad = true;
 	}
+	strbuf_release(&q);
 	return bad;
 }
 
@@ -221,7 +276,7 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 	struct pcie_tally t;
 	struct strbuf dev = STRBUF_INIT, kinds = STRBUF_INIT;
 	memset(&t, 0, sizeof(t));
-	strbuf_init(&t.idle, 4096);
+	strbuf_init(&t.idle, 0); /* no cap: a cut list would drop GPUs unsaid */
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct pci_dev *d = &r->devs[i];
 		char bdf[32];
@@ -231,6 +286,19 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 			continue;
 		}
 		strbuf_reset(&dev);
+		if (d->id_error[0]) {
+			/* it may be a GPU or a NIC: what it is cannot be told, so neither can its
+			 * health */
+			strbuf_addf(&dev, "PCI device %s", d->bdf);
+			struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE,
+						       "unreadable", dev.buf,
+						       "cannot tell what %s is: %s", dev.buf,
+						       d->id_error);
+			finding_detail(f, "bdf", "%s", d->bdf);
+			finding_detail(f, "error", "%s", d->id_error);
+			t.bad++;
+			continue;
+		}
 		strbuf_addf(&dev, "%s %s", pci_kind_name(pci_classify(d->vendor, d->class_code)),
 			    d->bdf);
 		bool bad = eval_link(d, dev.buf, res, &t);

@@ -14,23 +14,37 @@ struct system_governor {
 	size_t cpus;
 };
 
+/*
+ * What gather() saw. Each *_error is "" when its value could be read, else why not (naming the
+ * file): evaluate() makes that unknown, never "no swap" or "no NVSwitches".
+ */
 struct system_readings {
 	bool peermem;            /* nvidia_peermem (or the older nv_peer_mem) is loaded */
 	char peermem_module[32]; /* which one */
+	char peermem_error[192]; /* /sys/module/... could not be looked at */
 	size_t nvswitches;       /* NVIDIA PCI devices of class 0x0680 */
+	char nvswitch_error[192]; /* the bus or a device's identity unreadable: count unsure */
 	bool proc_listed;        /* /proc could be listed */
 	bool fabricmanager;      /* a process named nv-fabricmanager runs */
+	size_t proc_unreadable;  /* processes whose comm existed but could not be read */
+	char cpu_error[192];     /* the CPU directory could not be listed */
 	size_t cpus;             /* cpuN directories */
-	size_t cpufreq;          /* of which with cpufreq/ */
-	struct system_governor governors[8]; /* distinct scaling_governor values */
-	size_t nr_governors;
+	size_t cpufreq;          /* of which with a readable scaling_governor */
+	struct system_governor *governors; /* distinct scaling_governor values (grows) */
+	size_t nr_governors, alloc_governors;
+	size_t governor_unreadable; /* CPUs whose scaling_governor exists but is unreadable */
+	char governor_error[192];   /* the first of those */
 	double *freq_ratio;      /* scaling_cur_freq / cpuinfo_max_freq per CPU that has both */
 	size_t nr_freq, alloc_freq;
-	bool swaps_read;
+	size_t freq_unreadable;  /* CPUs whose frequency files exist but are unreadable or junk */
+	char freq_error[192];
+	bool swaps_read;         /* /proc/swaps read and understood */
+	char swaps_error[192];   /* it exists but could not be read or understood */
 	size_t swap_devices;
 	uint64_t swap_kb;
-	char swap_first[128];    /* the first swap device, for the message */
-	bool meminfo_read;
+	char swap_first[128];    /* the first swap device, for the message (raw: quote it) */
+	bool meminfo_read;       /* /proc/meminfo read, MemTotal and MemAvailable understood */
+	char meminfo_error[192];
 	uint64_t mem_total_kb, mem_avail_kb;
 };
 
@@ -45,9 +59,9 @@ struct system_options {
 };
 
 int system_options_load(const struct config *cfg, struct system_options *opt, struct strbuf *err);
-/* Read everything. 0, or -1 with *err. */
+/* Read everything; what cannot be read is said in r. 0 (err is for the interface). */
 int system_gather(struct system_readings *r, struct strbuf *err);
-/* Parse /proc/meminfo and /proc/swaps text into r. */
+/* Parse /proc/meminfo and /proc/swaps text into r: *_read, or *_error saying what is wrong. */
 void system_parse_meminfo(struct system_readings *r, const char *text);
 void system_parse_swaps(struct system_readings *r, const char *text);
 /* Pure: findings for the readings. */

@@ -1,6 +1,7 @@
-/* pci.c: PCI device enumeration and attribute parsing through fsroot (see pci.h). */
+/* pci.c: the one PCI bus walk and attribute parsing, through fsroot (see pci.h). */
 #include "pci.h"
 #include "fsroot.h"
+#include "sysattr.h"
 
 #include <ctype.h>
 
@@ -64,13 +65,18 @@ bool pci_parse_width(const char *s, unsigned *lanes)
 	return true;
 }
 
+/* Add "NAME COUNT" to the list; when it is full, end it with "...": never drop names unsaid. */
 static void append_name(char *buf, size_t n, const char *name, size_t name_len, uint64_t count)
 {
 	size_t len = strlen(buf);
-	if (len + 8 >= n)
+	if (len >= 3 && !strcmp(buf + len - 3, "..."))
 		return;
-	snprintf(buf + len, n - len, "%s%.*s %llu", len ? ", " : "", (int)name_len, name,
-		 (unsigned long long)count);
+	int w = snprintf(buf + len, n - len, "%s%.*s %llu", len ? ", " : "", (int)name_len, name,
+			 (unsigned long long)count);
+	if (w < 0 || (size_t)w >= n - len) {
+		buf[len] = '\0';
+		snprintf(buf + len, n - len, "%s...", len ? ", " : "");
+	}
 }
 
 bool pci_parse_aer(const char *text, struct pci_aer *out)
@@ -115,12 +121,21 @@ int pci_list(struct strlist *bdfs, struct strbuf *err)
 	return fsroot_list(PCI_DEVICES_DIR, bdfs, err);
 }
 
+static void dev_path(struct strbuf *p, const char *bdf, const char *attr)
+{
+	strbuf_reset(p);
+	strbuf_addf(p, PCI_DEVICES_DIR "/%s/%s", bdf, attr);
+}
+
 static int read_hex(const char *bdf, const char *attr, uint32_t *out, struct strbuf *err)
 {
 	struct strbuf p = STRBUF_INIT;
 	uint64_t v = 0;
-	strbuf_addf(&p, PCI_DEVICES_DIR "/%s/%s", bdf, attr);
-	int r = fsroot_read_u64(p.buf, &v, err);
+	dev_path(&p, bdf, attr);
+	int r = sysattr_read_u64(p.buf, &v, err);
+	if (r == 0 && v > UINT32_MAX)
+		r = error_set(err, "'%s' holds 0x%llx, more than 32 bits", p.buf,
+			      (unsigned long long)v);
 	strbuf_release(&p);
 	if (r == 0)
 		*out = (uint32_t)v;
@@ -132,82 +147,185 @@ int pci_read_id(const char *bdf, uint32_t *vendor, uint32_t *class_code, struct 
 	int r = read_hex(bdf, "vendor", vendor, err);
 	if (r)
 		return r;
-	return read_hex(bdf, "class", class_code, err);
+	r = read_hex(bdf, "class", class_code, err);
+	/* a device with a vendor file and no class file is broken, not gone */
+	return r == READ_MISSING ? -1 : r;
 }
 
-/* Read attr into buf; "" when missing. 0, or -1 on a read error. */
-static int read_attr(const char *bdf, const char *attr, char *buf, size_t n, bool *present,
-		     struct strbuf *err)
+static void keep_error(char *buf, size_t n, const struct strbuf *err)
 {
-	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT;
-	strbuf_addf(&p, PCI_DEVICES_DIR "/%s/%s", bdf, attr);
-	int r = fsroot_read_attr(p.buf, &v, err);
+	if (!buf[0])
+		strlcpy_v(buf, err->len ? err->buf : "unreadable", n);
+}
+
+/*
+ * One link attribute into buf: true when it exists (and then it was readable, else link_error
+ * says why and the link is not judged).
+ */
+static bool read_link_attr(struct pci_dev *d, const char *attr, char *buf, size_t n)
+{
+	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
+	dev_path(&p, d->bdf, attr);
+	int r = sysattr_read(p.buf, &v, &err);
 	buf[0] = '\0';
-	if (present)
-		*present = r == READ_OK;
 	if (r == READ_OK)
 		strlcpy_v(buf, v.buf, n);
+	else if (r < 0)
+		keep_error(d->link_error, sizeof(d->link_error), &err);
 	strbuf_release(&p);
 	strbuf_release(&v);
-	return r < 0 ? -1 : 0;
+	strbuf_release(&err);
+	return r != READ_MISSING;
 }
 
-static int read_aer(const char *bdf, const char *attr, struct pci_aer *out, struct strbuf *err)
+/* A speed as sysfs writes it: "N GT/s ..." or, when the kernel cannot tell, "Unknown" (0). */
+static void parse_link_speed(struct pci_dev *d, const char *attr, const char *s, double *gts)
 {
-	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT;
-	strbuf_addf(&p, PCI_DEVICES_DIR "/%s/%s", bdf, attr);
-	int r = fsroot_read(p.buf, &v, 16384, err);
+	*gts = 0;
+	if (!s[0] || pci_parse_speed(s, gts) || starts_with(s, "Unknown"))
+		return;
+	struct strbuf q = STRBUF_INIT;
+	strbuf_add_excerpt(&q, s, SYSATTR_EXCERPT);
+	if (!d->link_error[0])
+		snprintf(d->link_error, sizeof(d->link_error),
+			 "'" PCI_DEVICES_DIR "/%s/%s' holds '%s', not a link speed", d->bdf, attr,
+			 q.buf);
+	strbuf_release(&q);
+}
+
+static void parse_link_width(struct pci_dev *d, const char *attr, const char *s, unsigned *lanes)
+{
+	*lanes = 0;
+	if (!s[0] || pci_parse_width(s, lanes))
+		return;
+	struct strbuf q = STRBUF_INIT;
+	strbuf_add_excerpt(&q, s, SYSATTR_EXCERPT);
+	if (!d->link_error[0])
+		snprintf(d->link_error, sizeof(d->link_error),
+			 "'" PCI_DEVICES_DIR "/%s/%s' holds '%s', not a lane count", d->bdf, attr,
+			 q.buf);
+	strbuf_release(&q);
+}
+
+static void read_link(struct pci_dev *d)
+{
+	char cw[32], mw[32];
+	bool have[4] = {
+		read_link_attr(d, "current_link_speed", d->cur_speed, sizeof(d->cur_speed)),
+		read_link_attr(d, "max_link_speed", d->max_speed, sizeof(d->max_speed)),
+		read_link_attr(d, "current_link_width", cw, sizeof(cw)),
+		read_link_attr(d, "max_link_width", mw, sizeof(mw)),
+	};
+	size_t n = have[0] + have[1] + have[2] + have[3];
+	d->has_link = n > 0;
+	if (n && n < 4 && !d->link_error[0]) {
+		/* the kernel makes all four visible together: some missing is a broken tree */
+		static const char *const names[] = { "current_link_speed", "max_link_speed",
+						     "current_link_width", "max_link_width" };
+		for (size_t i = 0; i < 4; i++)
+			if (!have[i]) {
+				snprintf(d->link_error, sizeof(d->link_error),
+					 "'" PCI_DEVICES_DIR "/%s/%s' is missing", d->bdf,
+					 names[i]);
+				break;
+			}
+	}
+	parse_link_speed(d, "current_link_speed", d->cur_speed, &d->cur_gts);
+	parse_link_speed(d, "max_link_speed", d->max_speed, &d->max_gts);
+	parse_link_width(d, "current_link_width", cw, &d->cur_width);
+	parse_link_width(d, "max_link_width", mw, &d->max_width);
+}
+
+static void read_aer(const char *bdf, const char *attr, struct pci_aer *out)
+{
+	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
+	dev_path(&p, bdf, attr);
+	int r = sysattr_read_file(p.buf, &v, 16384, &err);
 	memset(out, 0, sizeof(*out));
-	if (r == READ_OK || r == READ_TRUNCATED)
-		pci_parse_aer(v.buf, out);
+	if (r == READ_OK && !pci_parse_aer(v.buf, out)) {
+		struct strbuf q = STRBUF_INIT;
+		strbuf_trim(&v);
+		strbuf_add_excerpt(&q, v.buf, SYSATTR_EXCERPT);
+		error_set(&err, "'%s' holds no error counters ('%s')", p.buf, q.buf);
+		strbuf_release(&q);
+		r = -1;
+	}
+	if (r < 0)
+		keep_error(out->error, sizeof(out->error), &err);
 	strbuf_release(&p);
 	strbuf_release(&v);
-	return r < 0 ? -1 : 0;
+	strbuf_release(&err);
 }
 
-int pci_read(const char *bdf, struct pci_dev *d, struct strbuf *err)
+int pci_read(const char *bdf, struct pci_dev *d)
 {
-	struct strbuf p = STRBUF_INIT;
-	char w[32];
-	bool have_cur = false, have_max = false;
-	int r;
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	int r = 0;
 	memset(d, 0, sizeof(*d));
 	strlcpy_v(d->bdf, bdf, sizeof(d->bdf));
-	r = pci_read_id(bdf, &d->vendor, &d->class_code, err);
-	if (r)
+	int ir = pci_read_id(bdf, &d->vendor, &d->class_code, &err);
+	if (ir == READ_MISSING) {
+		r = READ_MISSING;
 		goto out;
-	r = read_hex(bdf, "device", &d->device, err);
-	if (r == READ_MISSING)
-		r = 0;
-	if (r)
-		goto out;
-	strbuf_addf(&p, PCI_DEVICES_DIR "/%s/physfn", bdf);
+	}
+	if (ir < 0)
+		keep_error(d->id_error, sizeof(d->id_error), &err);
+	d->device_read = read_hex(bdf, "device", &d->device, NULL) == 0;
+	dev_path(&p, bdf, "physfn");
 	d->is_vf = fsroot_exists(p.buf);
-	r = -1;
-	if (read_attr(bdf, "current_link_speed", d->cur_speed, sizeof(d->cur_speed), &have_cur,
-		      err) ||
-	    read_attr(bdf, "max_link_speed", d->max_speed, sizeof(d->max_speed), &have_max, err))
-		goto out;
-	d->has_link = have_cur && have_max;
-	if (!pci_parse_speed(d->cur_speed, &d->cur_gts))
-		d->cur_gts = 0;
-	if (!pci_parse_speed(d->max_speed, &d->max_gts))
-		d->max_gts = 0;
-	if (read_attr(bdf, "current_link_width", w, sizeof(w), NULL, err))
-		goto out;
-	if (!pci_parse_width(w, &d->cur_width))
-		d->cur_width = 0;
-	if (read_attr(bdf, "max_link_width", w, sizeof(w), NULL, err))
-		goto out;
-	if (!pci_parse_width(w, &d->max_width))
-		d->max_width = 0;
-	if (read_aer(bdf, "aer_dev_fatal", &d->aer_fatal, err) ||
-	    read_aer(bdf, "aer_dev_nonfatal", &d->aer_nonfatal, err) ||
-	    read_aer(bdf, "aer_dev_correctable", &d->aer_correctable, err))
-		goto out;
-	r = 0;
+	read_link(d);
+	read_aer(bdf, "aer_dev_fatal", &d->aer_fatal);
+	read_aer(bdf, "aer_dev_nonfatal", &d->aer_nonfatal);
+	read_aer(bdf, "aer_dev_correctable", &d->aer_correctable);
 out:
 	strbuf_release(&p);
+	strbuf_release(&err);
+	return r;
+}
+
+/* Could a device of this vendor be of any kind in mask? */
+static bool vendor_may_match(uint32_t vendor, unsigned mask)
+{
+	static const uint32_t classes[] = { 0x030000, 0x030200, 0x068000, 0x020000, 0x020700 };
+	for (size_t i = 0; i < ARRAY_SIZE(classes); i++)
+		if (mask & PCI_MASK(pci_classify(vendor, classes[i])))
+			return true;
+	return false;
+}
+
+int pci_find(unsigned mask, bool full, struct pci_dev **devs, size_t *nr, size_t *alloc,
+	     struct strbuf *err)
+{
+	struct strlist bdfs = STRLIST_INIT;
+	struct strbuf ierr = STRBUF_INIT;
+	mask &= ~PCI_MASK(PCI_KIND_OTHER);
+	int r = pci_list(&bdfs, err);
+	for (size_t i = 0; r == 0 && i < bdfs.nr; i++) {
+		const char *bdf = bdfs.items[i];
+		struct pci_dev d;
+		memset(&d, 0, sizeof(d));
+		strlcpy_v(d.bdf, bdf, sizeof(d.bdf));
+		strbuf_reset(&ierr);
+		int ir = read_hex(bdf, "vendor", &d.vendor, &ierr);
+		if (ir == READ_MISSING)
+			continue; /* gone since the listing, or not a device directory */
+		if (ir == 0 && !vendor_may_match(d.vendor, mask))
+			continue;
+		if (ir == 0) {
+			ir = read_hex(bdf, "class", &d.class_code, &ierr);
+			if (ir == 0 && !(mask & PCI_MASK(pci_classify(d.vendor, d.class_code))))
+				continue;
+		}
+		if (ir != 0) {
+			keep_error(d.id_error, sizeof(d.id_error), &ierr);
+		} else if (full && pci_read(bdf, &d) == READ_MISSING) {
+			continue;
+		}
+		ALLOC_GROW(*devs, *nr + 1, *alloc);
+		(*devs)[(*nr)++] = d;
+	}
+	strlist_release(&bdfs);
+	strbuf_release(&ierr);
 	return r;
 }
 

@@ -430,6 +430,175 @@ TEST(ib_gather_and_state_between_runs)
 	strbuf_release(&err);
 }
 
+/* Write len bytes (NULs included) to root/rel. */
+static void write_bytes(const char *root, const char *rel, const char *data, size_t len)
+{
+	struct strbuf p = STRBUF_INIT;
+	test_write(root, rel, ""); /* its directories */
+	strbuf_addf(&p, "%s/%s", root, rel);
+	FILE *f = fopen(p.buf, "wb");
+	CHECK_MSG(f, "cannot write '%s'", p.buf);
+	CHECK_INT(fwrite(data, 1, len, f), len);
+	fclose(f);
+	strbuf_release(&p);
+}
+
+static void replace_with_dir(const char *root, const char *rel)
+{
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, "%s/%s", root, rel);
+	CHECK_INT(unlink(p.buf), 0);
+	test_mkdir(root, rel);
+	strbuf_release(&p);
+}
+
+TEST(ib_unreadable_values_are_unknown_by_port)
+{
+	const char *root = test_tmpdir();
+	struct strbuf err = STRBUF_INIT;
+	const char *up = "4: ACTIVE", *link = "5: LinkUp", *ndr = "400 Gb/sec (4X NDR)";
+	write_port(root, "mlx5_0", 1, up, link, ndr, 0);
+	/* an ACTIVE port whose rate reads NUL bytes is not "400 Gb/s like the others" */
+	write_port(root, "mlx5_1", 1, up, link, ndr, 0);
+	write_bytes(root, "sys/class/infiniband/mlx5_1/ports/1/rate", "\0\0\0\0\0\0", 6);
+	/* an empty state is no "port is ?" failure */
+	write_port(root, "mlx5_2", 1, up, link, ndr, 0);
+	test_write(root, "sys/class/infiniband/mlx5_2/ports/1/state", "\n");
+	/* a link layer of junk (an escape sequence) is not "Ethernet, left out" */
+	write_port(root, "mlx5_3", 1, "1: DOWN", "2: Polling", ndr, 0);
+	test_write(root, "sys/class/infiniband/mlx5_3/ports/1/link_layer", "\x1b]0;pwned\x07\n");
+	/* an error counter of junk is not "steady" */
+	write_port(root, "mlx5_4", 1, up, link, ndr, 0);
+	test_write(root, "sys/class/infiniband/mlx5_4/ports/1/counters/symbol_error", "lots\n");
+	/* a link layer that cannot be read (EISDIR stands in for EIO) is not InfiniBand */
+	write_port(root, "mlx5_5", 1, up, link, ndr, 0);
+	replace_with_dir(root, "sys/class/infiniband/mlx5_5/ports/1/link_layer");
+	/* an HCA without a ports directory */
+	test_mkdir(root, "sys/class/infiniband/mlx5_6");
+	fsroot_set(root);
+	struct config cfg;
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_result res;
+	check_result_init(&res, "infiniband");
+	CHECK_MSG(check_infiniband_run(&ctx, &res, &err) == 0, "run: %s", err.buf);
+	result_finish(&res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	CHECK(!result_find(&res, NULL, "mlx5_0"));
+	const struct finding *f = result_find(&res, "rate_unreadable", "mlx5_1 port 1");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "/sys/class/infiniband/mlx5_1/ports/1/rate' holds NUL bytes");
+	f = result_find(&res, "unreadable", "mlx5_2 port 1");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "/sys/class/infiniband/mlx5_2/ports/1/state' is empty");
+	CHECK(!result_find(&res, "port_down", NULL));
+	f = result_find(&res, "link_layer_unreadable", "mlx5_3 port 1");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "holds '\\x1b]0;pwned\\x07'");
+	CHECK_NOT_CONTAINS(f->message, "\x1b");
+	f = result_find(&res, "counters_unreadable", "mlx5_4 port 1");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "symbol_error");
+	CHECK_CONTAINS(f->message, "holds 'lots', not a number");
+	f = result_find(&res, "link_layer_unreadable", "mlx5_5 port 1");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "link_layer");
+	f = result_find(&res, "unreadable", "mlx5_6");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "/sys/class/infiniband/mlx5_6/ports' is missing");
+	f = result_find(&res, "summary", NULL);
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "1 of 7 ports without problems");
+	check_result_release(&res);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(ib_down_port_with_unreadable_phys_state_says_so)
+{
+	struct ib_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	struct ib_port p = mkport("mlx5_0", 1, 1, 2, 400);
+	p.phys_num = -1;
+	p.phys_state[0] = '\0';
+	strlcpy_v(p.phys_error, "'/sys/class/infiniband/mlx5_0/ports/1/phys_state' is empty",
+		  sizeof(p.phys_error));
+	add(&r, p);
+	eval(&r, NULL, &res);
+	/* DOWN is known from state alone: a failure, with why it is unknown said */
+	CHECK_INT(res.status, STATUS_FAIL);
+	const struct finding *f = result_find(&res, "port_down", "mlx5_0 port 1");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "is DOWN (phys_state unreadable: ");
+	CHECK_CONTAINS(f->message, "phys_state' is empty");
+	check_result_release(&res);
+
+	/* an active port's rate that does not parse is unknown, not skipped */
+	r.ports[0] = mkport("mlx5_0", 1, 4, 5, 400);
+	strlcpy_v(r.ports[0].rate, "fast\x1b[2J", sizeof(r.ports[0].rate));
+	r.ports[0].rate_gbps = 0;
+	add(&r, mkport("mlx5_1", 1, 4, 5, 400));
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	f = result_find(&res, "rate_unreadable", "mlx5_0 port 1");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "holds 'fast\\x1b[2J', not a rate");
+	f = result_find(&res, "summary", NULL);
+	CHECK(f);
+	CHECK_NOT_CONTAINS(f->message, "400 Gb/s");
+	check_result_release(&res);
+	ib_readings_release(&r);
+}
+
+TEST(ib_ports_without_counters_are_not_steady)
+{
+	struct ib_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	r.state_dir = r.have_state = true;
+	struct ib_port p = mkport("mlx5_0", 1, 4, 5, 400);
+	for (int c = 0; c < IBC__COUNT; c++)
+		p.have[c] = false; /* no counters/ directory at all */
+	add(&r, p);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK_CONTAINS(res.findings[0].message, "error counters: none (the driver shows no counters)");
+	CHECK_NOT_CONTAINS(res.findings[0].message, "steady");
+	check_result_release(&res);
+	ib_readings_release(&r);
+}
+
+TEST(ib_every_port_of_a_large_hca_is_read)
+{
+	const char *root = test_tmpdir();
+	struct strbuf err = STRBUF_INIT;
+	/* 80 ports: a fixed table of 64 dropped the rest unsaid ("9" lists last) */
+	for (unsigned i = 1; i <= 80; i++)
+		write_port(root, "sw0", i, i == 9 ? "1: DOWN" : "4: ACTIVE",
+			   i == 9 ? "2: Polling" : "5: LinkUp", "400 Gb/sec (4X NDR)", 0);
+	fsroot_set(root);
+	struct config cfg;
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct ib_readings r;
+	memset(&r, 0, sizeof(r));
+	CHECK_INT(ib_gather(&ctx, &r, &err), 0);
+	CHECK_INT(r.nr, 80);
+	CHECK_INT(r.ports[8].port, 9);
+	CHECK_INT(r.ports[79].port, 80);
+	ib_readings_release(&r);
+	struct check_result res;
+	check_result_init(&res, "infiniband");
+	CHECK_INT(check_infiniband_run(&ctx, &res, &err), 0);
+	result_finish(&res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	CHECK(result_find(&res, "port_down", "sw0 port 9"));
+	check_result_release(&res);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
 TEST_TIMEOUT(ib_blocking_sysfs_file_times_out_as_unknown, 60)
 {
 	const char *root = test_tmpdir();

@@ -3,6 +3,8 @@
 #include "../../src/checks/pcie.h"
 #include "../../src/sys/fsroot.h"
 
+#include <unistd.h>
+
 static struct pci_dev mkdev(const char *bdf, uint32_t vendor, uint32_t cls, unsigned cw,
 			    unsigned mw, double cs, double ms)
 {
@@ -140,7 +142,7 @@ TEST(pcie_narrow_link_fails_and_ignore_hides_it)
 	pcie_readings_release(&r);
 }
 
-TEST(pcie_slow_idle_gpu_is_ok_slow_nic_and_nvswitch_warn)
+TEST(pcie_slow_idle_gpu_is_ok_slow_nic_fails_slow_nvswitch_warns)
 {
 	struct pcie_readings r;
 	struct check_result res;
@@ -156,16 +158,33 @@ TEST(pcie_slow_idle_gpu_is_ok_slow_nic_and_nvswitch_warn)
 	CHECK(detail);
 	check_result_release(&res);
 
+	/* a NIC below its top speed caps the job's cross-node bandwidth: a failure */
 	add(&r, mkdev("0000:1a:00.0", 0x15b3, 0x020700, 16, 16, 16, 32));
 	add(&r, mkdev("0000:05:00.0", 0x10de, 0x068000, 2, 2, 8, 16));
 	eval(&r, NULL, &res);
-	CHECK_INT(res.status, STATUS_WARN);
+	CHECK_INT(res.status, STATUS_FAIL);
 	const struct finding *f = result_find(&res, "link_speed", "NIC 0000:1a:00.0");
 	CHECK(f);
-	CHECK_INT(f->status, STATUS_WARN);
+	CHECK_INT(f->status, STATUS_FAIL);
+	CHECK_INT(f->action, ACTION_INSPECT_HARDWARE);
 	CHECK_CONTAINS(f->message, "16 of 32 GT/s");
-	CHECK(result_find(&res, "link_speed", "NVSwitch 0000:05:00.0"));
+	CHECK_CONTAINS(f->message, "cross-node bandwidth");
+	f = result_find(&res, "link_speed", "NVSwitch 0000:05:00.0");
+	CHECK(f && f->status == STATUS_WARN);
 	CHECK(!result_find(&res, "link_speed", "GPU"));
+	check_result_release(&res);
+
+	/* an Ethernet-class NIC (BlueField, ConnectX in Ethernet mode) too; narrow NICs fail as
+	 * narrow GPUs do */
+	pcie_readings_release(&r);
+	memset(&r, 0, sizeof(r));
+	add(&r, mkdev("0000:2a:00.0", 0x10de, 0x020000, 16, 16, 8, 16));
+	add(&r, mkdev("0000:2b:00.0", 0x15b3, 0x020000, 8, 16, 32, 32));
+	eval(&r, NULL, &res);
+	f = result_find(&res, "link_speed", "NIC 0000:2a:00.0");
+	CHECK(f && f->status == STATUS_FAIL);
+	f = result_find(&res, "link_width", "NIC 0000:2b:00.0");
+	CHECK(f && f->status == STATUS_FAIL && f->action == ACTION_INSPECT_HARDWARE);
 	check_result_release(&res);
 	pcie_readings_release(&r);
 }
@@ -184,11 +203,60 @@ TEST(pcie_unreadable_link_and_vfs)
 	d.is_vf = true;
 	add(&r, d);
 	eval(&r, NULL, &res);
-	CHECK_INT(res.status, STATUS_WARN);
+	/* cannot read is unknown, not a warning that leaves the host healthy */
+	CHECK_INT(res.status, STATUS_UNKNOWN);
 	const struct finding *f = result_find(&res, "link_unreadable", "GPU 0000:1b:00.0");
 	CHECK(f);
+	CHECK_INT(f->status, STATUS_UNKNOWN);
 	CHECK_CONTAINS(f->message, "off the bus");
 	CHECK(!result_find(&res, NULL, "0000:1a:00.2"));
+	check_result_release(&res);
+
+	/* all-ones on both sides: x63 of x63 and "Unknown" speeds is no healthy link */
+	d = mkdev("0000:1b:00.0", 0x10de, 0x030200, 63, 63, 0, 0);
+	strlcpy_v(d.cur_speed, "Unknown", sizeof(d.cur_speed));
+	strlcpy_v(d.max_speed, "Unknown", sizeof(d.max_speed));
+	r.devs[0] = d;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	CHECK(result_find(&res, "link_unreadable", "GPU 0000:1b:00.0"));
+	check_result_release(&res);
+
+	/* full width but the kernel cannot tell the current speed */
+	d = mkdev("0000:1b:00.0", 0x10de, 0x030200, 16, 16, 0, 32);
+	strlcpy_v(d.cur_speed, "Unknown", sizeof(d.cur_speed));
+	r.devs[0] = d;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	f = result_find(&res, "link_unreadable", "GPU 0000:1b:00.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "cannot tell the link speed");
+	check_result_release(&res);
+
+	/* a link attribute sysfs would not give: unknown naming device and file */
+	d = mkdev("0000:1b:00.0", 0x10de, 0x030200, 0, 16, 32, 32);
+	strlcpy_v(d.link_error, "'/sys/bus/pci/devices/0000:1b:00.0/current_link_width' is empty",
+		  sizeof(d.link_error));
+	r.devs[0] = d;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	f = result_find(&res, "link_unreadable", "GPU 0000:1b:00.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "current_link_width' is empty");
+	CHECK(!result_find(&res, "link_width", NULL));
+	check_result_release(&res);
+
+	/* a device whose class cannot be read might be a GPU: unknown by its address */
+	d = mkdev("0000:1c:00.0", 0x10de, 0, 0, 0, 0, 0);
+	d.has_link = false;
+	strlcpy_v(d.id_error, "'/sys/bus/pci/devices/0000:1c:00.0/class' holds NUL bytes",
+		  sizeof(d.id_error));
+	r.devs[0] = d;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	f = result_find(&res, "unreadable", "PCI device 0000:1c:00.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "class' holds NUL bytes");
 	check_result_release(&res);
 	pcie_readings_release(&r);
 }
@@ -346,6 +414,95 @@ TEST(pcie_gather_reads_sysfs_and_keeps_aer_state)
 	config_release(&cfg);
 	strbuf_release(&state);
 	strbuf_release(&err);
+}
+
+/* Write len bytes (NULs included) to root/rel. */
+static void write_bytes(const char *root, const char *rel, const char *data, size_t len)
+{
+	struct strbuf p = STRBUF_INIT;
+	test_write(root, rel, ""); /* its directories */
+	strbuf_addf(&p, "%s/%s", root, rel);
+	FILE *f = fopen(p.buf, "wb");
+	CHECK_MSG(f, "cannot write '%s'", p.buf);
+	CHECK_INT(fwrite(data, 1, len, f), len);
+	fclose(f);
+	strbuf_release(&p);
+}
+
+TEST(pcie_gather_unreadable_values_are_unknown_by_device)
+{
+	const char *root = test_tmpdir();
+	struct strbuf err = STRBUF_INIT, p = STRBUF_INIT;
+	write_dev(root, "0000:00:06.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
+	/* a NUL-filled width is no "x0: reseat or replace" */
+	write_dev(root, "0000:00:07.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
+	write_bytes(root, "sys/bus/pci/devices/0000:00:07.0/current_link_width", "\0\0\0\0", 4);
+	/* a speed that cannot be read (EISDIR stands in for EIO) */
+	write_dev(root, "0000:00:08.0", "0x15b3", "0x020700", "32.0 GT/s PCIe", "16", "16");
+	strbuf_addf(&p, "%s/sys/bus/pci/devices/0000:00:08.0/current_link_speed", root);
+	CHECK_INT(unlink(p.buf), 0);
+	test_mkdir(root, "sys/bus/pci/devices/0000:00:08.0/current_link_speed");
+	/* an AER file of junk with an escape sequence in it */
+	write_dev(root, "0000:00:09.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
+	test_write(root, "sys/bus/pci/devices/0000:00:09.0/aer_dev_fatal", "\x1b[31mgarbage\n");
+	/* an empty max width */
+	write_dev(root, "0000:00:0a.0", "0x10de", "0x068000", "16.0 GT/s PCIe", "2", "");
+	/* a vendor of NUL bytes: might be a GPU */
+	write_dev(root, "0000:00:0b.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
+	write_bytes(root, "sys/bus/pci/devices/0000:00:0b.0/vendor", "\0\0\0\0\0\0\0", 7);
+	/* an Intel device with an unreadable class cannot be a GPU or NIC of ours: left alone */
+	write_dev(root, "0000:00:0c.0", "0x8086", "0x060000", "Unknown", "0", "0");
+	write_bytes(root, "sys/bus/pci/devices/0000:00:0c.0/class", "\0", 1);
+	fsroot_set(root);
+	struct config cfg;
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_result res;
+	check_result_init(&res, "pcie");
+	CHECK_MSG(check_pcie_run(&ctx, &res, &err) == 0, "run: %s", err.buf);
+	result_finish(&res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	CHECK(!result_find(&res, "link_width", NULL));
+	CHECK(!result_find(&res, NULL, "0000:00:06.0"));
+	CHECK(!result_find(&res, NULL, "0000:00:0c.0"));
+	const struct finding *f = result_find(&res, "link_unreadable", "GPU 0000:00:07.0");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "/sys/bus/pci/devices/0000:00:07.0/current_link_width' holds "
+				   "NUL bytes");
+	f = result_find(&res, "link_unreadable", "NIC 0000:00:08.0");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "current_link_speed");
+	f = result_find(&res, "aer_unreadable", "GPU 0000:00:09.0");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "aer_dev_fatal' holds no error counters ('\\x1b[31mgarbage')");
+	CHECK_NOT_CONTAINS(f->message, "\x1b");
+	f = result_find(&res, "link_unreadable", "NVSwitch 0000:00:0a.0");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "max_link_width' is empty");
+	f = result_find(&res, "unreadable", "PCI device 0000:00:0b.0");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "vendor' holds NUL bytes");
+	/* the healthy GPU still counts: a summary says what was fine */
+	f = result_find(&res, "summary", NULL);
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "1 of 6 devices without PCIe problems");
+	check_result_release(&res);
+	config_release(&cfg);
+	strbuf_release(&err);
+	strbuf_release(&p);
+}
+
+TEST(pcie_aer_names_past_the_buffer_are_marked_not_dropped)
+{
+	struct pci_aer a;
+	struct strbuf text = STRBUF_INIT;
+	for (int i = 0; i < 30; i++)
+		strbuf_addf(&text, "ErrorKind%02d %d\n", i, i + 1);
+	CHECK(pci_parse_aer(text.buf, &a));
+	CHECK_INT(a.total, 465);
+	CHECK_CONTAINS(a.nonzero, "ErrorKind00 1, ErrorKind01 2");
+	CHECK_MSG(ends_with(a.nonzero, "..."), "names cut without a mark: '%s'", a.nonzero);
+	strbuf_release(&text);
 }
 
 TEST(pcie_no_pci_bus_is_skipped_and_bad_config_is_an_error)

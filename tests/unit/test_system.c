@@ -6,14 +6,19 @@
 #include "../../src/checks/system.h"
 #include "../../src/sys/fsroot.h"
 
+/* Room for hand-built governor tables (the readings' own table grows in gather). */
+static struct system_governor govs[4];
+
 /* A healthy bare-metal host: peermem loaded, 4 CPUs on performance, no swap, 90 % free. */
 static void healthy(struct system_readings *r)
 {
 	memset(r, 0, sizeof(*r));
+	memset(govs, 0, sizeof(govs));
 	r->peermem = true;
 	strlcpy_v(r->peermem_module, "nvidia_peermem", sizeof(r->peermem_module));
 	r->proc_listed = true;
 	r->cpus = r->cpufreq = 4;
+	r->governors = govs;
 	strlcpy_v(r->governors[0].name, "performance", sizeof(r->governors[0].name));
 	r->governors[0].cpus = 4;
 	r->nr_governors = 1;
@@ -21,6 +26,14 @@ static void healthy(struct system_readings *r)
 	r->meminfo_read = true;
 	r->mem_total_kb = 2048ull * 1024 * 1024;
 	r->mem_avail_kb = r->mem_total_kb * 9 / 10;
+}
+
+/* Release readings that may point at govs. */
+static void release(struct system_readings *r)
+{
+	if (r->governors == govs)
+		r->governors = NULL;
+	system_readings_release(r);
 }
 
 static void eval(const struct system_readings *r, const char *const *sets,
@@ -51,7 +64,7 @@ TEST(system_healthy_host_one_ok_summary)
 	CHECK_STR(res.findings[0].message, "nvidia_peermem loaded; 4 CPUs on the performance "
 					   "governor; no swap; 90 % of 2048 GiB memory available");
 	check_result_release(&res);
-	system_readings_release(&r);
+	release(&r);
 }
 
 TEST(system_peermem_required_or_optional)
@@ -78,7 +91,7 @@ TEST(system_peermem_required_or_optional)
 	CHECK_INT(res.status, STATUS_OK);
 	CHECK_CONTAINS(res.findings[0].message, "nv_peer_mem loaded");
 	check_result_release(&res);
-	system_readings_release(&r);
+	release(&r);
 }
 
 TEST(system_fabricmanager_on_nvswitch_hosts)
@@ -109,7 +122,7 @@ TEST(system_fabricmanager_on_nvswitch_hosts)
 	CHECK_INT(res.status, STATUS_OK);
 	CHECK_NOT_CONTAINS(res.findings[0].message, "fabric");
 	check_result_release(&res);
-	system_readings_release(&r);
+	release(&r);
 }
 
 TEST(system_cpu_governor_and_frequency)
@@ -168,7 +181,7 @@ TEST(system_cpu_governor_and_frequency)
 	CHECK_INT(res.status, STATUS_OK);
 	CHECK_CONTAINS(res.findings[0].message, "no cpufreq (VM?)");
 	check_result_release(&res);
-	system_readings_release(&r);
+	release(&r);
 }
 
 TEST(system_swap_policy_and_memory)
@@ -229,7 +242,7 @@ TEST(system_swap_policy_and_memory)
 			strstr(res.findings[0].details[i].value, "/proc/meminfo");
 	CHECK(said);
 	check_result_release(&res);
-	system_readings_release(&r);
+	release(&r);
 }
 
 TEST(system_bad_config_is_an_error)
@@ -316,4 +329,157 @@ TEST(system_gather_on_a_fixture)
 	config_release(&cfg);
 	strbuf_release(&p);
 	strbuf_release(&err);
+}
+
+/* Write len bytes (NULs included) to root/rel. */
+static void write_bytes(const char *root, const char *rel, const char *data, size_t len)
+{
+	struct strbuf p = STRBUF_INIT;
+	test_write(root, rel, ""); /* its directories */
+	strbuf_addf(&p, "%s/%s", root, rel);
+	FILE *f = fopen(p.buf, "wb");
+	CHECK_MSG(f, "cannot write '%s'", p.buf);
+	CHECK_INT(fwrite(data, 1, len, f), len);
+	fclose(f);
+	strbuf_release(&p);
+}
+
+static void run_system(const char *root, const char *const *sets, struct check_result *res)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct config cfg;
+	config_init(&cfg, "h");
+	for (size_t i = 0; sets && sets[i]; i++)
+		CHECK_INT(config_set(&cfg, sets[i], &err), 0);
+	fsroot_set(root);
+	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	check_result_init(res, "system");
+	CHECK_MSG(check_system_run(&ctx, res, &err) == 0, "run: %s", err.buf);
+	result_finish(res);
+	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+TEST(system_unreadable_proc_and_cpufreq_are_unknown)
+{
+	const char *root = test_tmpdir();
+	test_mkdir(root, "sys/module/nvidia_peermem");
+	/* a NUL-filled /proc/swaps is not "no swap" */
+	write_bytes(root, "proc/swaps", "\0\0\0\0\0\0\0\0", 8);
+	/* no MemAvailable line is not "0 % available" */
+	test_write(root, "proc/meminfo", "MemTotal: 1000 kB\nMemFree: 500 kB\n");
+	/* an empty governor is not a governor named '' */
+	test_write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n");
+	test_write(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "\n");
+	struct check_result res;
+	run_system(root, NULL, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	const struct finding *f = result_find(&res, "swap", "swap");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "'/proc/swaps' holds NUL bytes");
+	f = result_find(&res, "memory", "memory");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "no MemAvailable");
+	f = result_find(&res, "governor", "CPU");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "governor of 1 CPU: ");
+	CHECK_CONTAINS(f->message, "cpu1/cpufreq/scaling_governor' is empty");
+	f = result_find(&res, "summary", NULL);
+	CHECK_NOT_CONTAINS(f->message, "no swap");
+	check_result_release(&res);
+
+	/* swap allowed, memory unchecked, any governor: nothing left to be unsure of */
+	const char *relaxed[] = { "system.swap=allowed", "system.min-available=0",
+				  "system.governor=any", NULL };
+	run_system(root, relaxed, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+
+	/* a /proc/swaps without its header, and a frequency of junk when a floor is set */
+	test_write(root, "proc/swaps", "/dev/sda2 partition 100 0 -2\n");
+	test_write(root, "proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 900 kB\n");
+	test_write(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", "performance\n");
+	test_write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "1500000\n");
+	test_write(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3000000\n");
+	test_write(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_cur_freq", "fast\n");
+	test_write(root, "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "3000000\n");
+	const char *floor[] = { "system.min-freq-ratio=0.4", NULL };
+	run_system(root, floor, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	f = result_find(&res, "swap", "swap");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "does not start with its header line");
+	f = result_find(&res, "cpu_freq", "CPU");
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "scaling_cur_freq' holds 'fast', not a number");
+	CHECK(!result_find(&res, "memory", NULL));
+	check_result_release(&res);
+}
+
+TEST(system_unreadable_pci_identity_leaves_the_nvswitch_count_unknown)
+{
+	const char *root = test_tmpdir();
+	test_write(root, "sys/bus/pci/devices/0000:1b:00.0/vendor", "0x10de\n");
+	test_write(root, "sys/bus/pci/devices/0000:1b:00.0/class", "0x030200\n");
+	test_write(root, "sys/bus/pci/devices/0000:05:00.0/vendor", "0x10de\n");
+	write_bytes(root, "sys/bus/pci/devices/0000:05:00.0/class", "\0\0\0\0", 4);
+	test_write(root, "proc/1/comm", "systemd\n");
+	const char *any[] = { "system.governor=any", NULL };
+	struct check_result res;
+	run_system(root, any, &res);
+	/* 0000:05:00.0 may be an NVSwitch: whether the fabric manager must run is unknown */
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	const struct finding *f = result_find(&res, "nvswitches", NULL);
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "0000:05:00.0/class' holds NUL bytes");
+	check_result_release(&res);
+
+	/* the fabric manager running settles it */
+	test_write(root, "proc/77/comm", "nv-fabricmanage\n");
+	run_system(root, any, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK_CONTAINS(res.findings[0].message, "fabric manager running");
+	check_result_release(&res);
+
+	/* one readable NVSwitch and no fabric manager fails, however many others are unsure */
+	test_write(root, "proc/77/comm", "python3\n");
+	test_write(root, "sys/bus/pci/devices/0000:06:00.0/vendor", "0x10de\n");
+	test_write(root, "sys/bus/pci/devices/0000:06:00.0/class", "0x068000\n");
+	run_system(root, any, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	CHECK(result_find(&res, "fabricmanager", NULL));
+	check_result_release(&res);
+}
+
+TEST(system_every_governor_is_counted)
+{
+	const char *root = test_tmpdir();
+	/* ten CPUs on ten different governors: a fixed table of 8 lost two CPUs unsaid */
+	for (int i = 0; i < 10; i++) {
+		char p[128], g[32];
+		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", i);
+		snprintf(g, sizeof(g), "gov%d\n", i);
+		test_write(root, p, g);
+	}
+	struct check_result res;
+	run_system(root, NULL, &res);
+	const struct finding *f = result_find(&res, "governor", "CPU");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "10 of 10 CPUs use");
+	check_result_release(&res);
+
+	/* a governor name with an escape sequence is quoted, not echoed */
+	test_write(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+		   "\x1b[31mred\n");
+	for (int i = 1; i < 10; i++) {
+		char p[128];
+		snprintf(p, sizeof(p), "sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", i);
+		test_write(root, p, "\x1b[31mred\n");
+	}
+	run_system(root, NULL, &res);
+	f = result_find(&res, "governor", "CPU");
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "'\\x1b[31mred'");
+	CHECK_NOT_CONTAINS(f->message, "\x1b");
+	check_result_release(&res);
 }
