@@ -16,6 +16,7 @@
 
 #define MAX_GPUS 512        /* GPUs whose reset markers are followed; past it a fault stays */
 #define MAX_NOISE_SHOWN 10  /* findings per noise code (hung task, link, NVRM); the rest counted */
+#define MAX_SHOWN 500       /* findings in all; the rest fold into one that keeps their worst */
 
 /* ---- configuration ---- */
 
@@ -811,6 +812,66 @@ static void eval_unknown(struct eval *e, struct group *g, struct noise *n)
 	strbuf_release(&msg);
 }
 
+static void finding_free(struct finding *f)
+{
+	for (size_t i = 0; i < f->nr_details; i++) {
+		free(f->details[i].key);
+		free(f->details[i].value);
+	}
+	free(f->details);
+	free(f->code);
+	free(f->device);
+	free(f->message);
+}
+
+static const struct finding *cmp_base;
+
+/* Worst status first, then in the order they were made. */
+static int worse_first(const void *x, const void *y)
+{
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	enum status a = cmp_base[i].status, b = cmp_base[j].status;
+	if (a != b)
+		return a > b ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/*
+ * Past MAX_SHOWN findings (thousands of distinct faults: a forged or corrupt log), keep the
+ * worst and fold the rest into one finding that keeps their worst status and action: the verdict
+ * stays what the faults make it, and the result stays far below what the runner's pipe takes
+ * (8 MiB; tens of thousands of findings would overflow it and turn a failing host unknown).
+ */
+static void cap_findings(struct eval *e, size_t start)
+{
+	struct check_result *r = e->res;
+	size_t n = r->nr - start;
+	if (n <= MAX_SHOWN)
+		return;
+	size_t *idx = xmalloc(n * sizeof(*idx));
+	struct finding *tmp = xmalloc(n * sizeof(*tmp));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = start + i;
+	cmp_base = r->findings;
+	qsort(idx, n, sizeof(*idx), worse_first);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = r->findings[idx[i]];
+	memcpy(r->findings + start, tmp, n * sizeof(*tmp));
+	const struct finding *worst = &r->findings[start + MAX_SHOWN];
+	enum status st = worst->status;
+	enum action act = worst->action;
+	struct strbuf msg = STRBUF_INIT;
+	strbuf_addf(&msg, "%zu more findings not shown; the worst: ", n - MAX_SHOWN);
+	strbuf_add_excerpt(&msg, worst->message, 100);
+	for (size_t i = start + MAX_SHOWN; i < r->nr; i++)
+		finding_free(&r->findings[i]);
+	r->nr = start + MAX_SHOWN;
+	result_add(r, st, act, "more", "kernel log", "%s", msg.buf);
+	strbuf_release(&msg);
+	free(tmp);
+	free(idx);
+}
+
 /* What the log could not tell: a read cut short, faults given up past the hard cap. */
 static void eval_gaps(struct eval *e)
 {
@@ -833,9 +894,9 @@ static void eval_gaps(struct eval *e)
 	}
 	if (in->log.lost)
 		result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "events_lost", "kernel log",
-			   "%llu older GPU fault or reset events in %s were not judged: more than "
-			   "%d distinct ones (a corrupt or forged log?)",
-			   (unsigned long long)in->log.lost, name.buf, KMSG_EVENTS_HARD_MAX / 2);
+			   "%llu older GPU fault or reset events in %s were not judged: tens of "
+			   "thousands of distinct ones (a corrupt or forged log?)",
+			   (unsigned long long)in->log.lost, name.buf);
 	strbuf_release(&name);
 }
 
@@ -924,6 +985,7 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 			e.g[i].merged = (int)(x - e.g);
 	}
 	struct noise hung = { 0 }, links = { 0 }, nvrm = { 0 };
+	size_t start = res->nr;
 	for (size_t i = 0; i < e.nr_g; i++)
 		if (e.g[i].first->kind == KMSG_XID)
 			eval_xid(&e, &e.g[i]);
@@ -944,6 +1006,7 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 	noise_more(&e, &hung, "hung_task", "hung tasks");
 	noise_more(&e, &links, "link_flap", "flapping links");
 	noise_more(&e, &nvrm, "unknown_nvrm", "unknown NVRM messages");
+	cap_findings(&e, start);
 	eval_gaps(&e);
 	summary(&e);
 	free(e.g);

@@ -624,6 +624,28 @@ TEST(kernel_every_fault_is_judged_past_600_noise_groups)
 	fx_release(&x);
 }
 
+TEST(kernel_thousands_of_findings_fold_and_keep_the_worst)
+{
+	struct fx x;
+	char bdf[20];
+	fx_init(&x, 10000, NULL);
+	/* 600 application Xids on distinct GPUs (ok), then one Xid 79: the result stays small
+	 * enough for the runner's pipe, and the fault is among what is shown */
+	for (int i = 0; i < 600; i++) {
+		snprintf(bdf, sizeof(bdf), "%04x:%02x:00.0", i / 256, i % 256);
+		ev_add(&x, KMSG_XID, 9000, bdf, 13);
+	}
+	ev_add(&x, KMSG_XID, 9990, A, 79);
+	eval(&x);
+	CHECK_INT(x.res.status, STATUS_FAIL);
+	expect(&x, "xid", A, STATUS_FAIL, ACTION_REBOOT);
+	CHECK_INT(x.res.nr, 500 + 2); /* the shown ones, the fold, the summary */
+	const struct finding *f = find(&x, "more", NULL);
+	CHECK(f && f->status == STATUS_OK);
+	CHECK_CONTAINS(f->message, "101 more findings not shown; the worst: Xid 13 on GPU");
+	fx_release(&x);
+}
+
 TEST(kernel_incomplete_read_and_lost_faults_are_unknown)
 {
 	struct fx x;
@@ -722,6 +744,16 @@ TEST(kernel_cli_fault_behind_noise_floods_fails)
 	write_big("nvrm.log", &sb, &path);
 	v = check_log(path.buf, 1);
 	CHECK_CONTAINS(json_get_string(v, "reason"), "Xid 79");
+	json_free(v);
+
+	/* 60,000 distinct faults (a forged log): still unhealthy, not a result too big to pass */
+	strbuf_reset(&sb);
+	for (int i = 0; i < 60000; i++)
+		strbuf_addf(&sb, "[ %d.0] NVRM: Xid (PCI:%04x:%02x:00): 48, pid=1, name=x, DBE\n", i,
+			    i / 256, i % 256);
+	write_big("forged.log", &sb, &path);
+	v = check_log(path.buf, 1);
+	CHECK_CONTAINS(json_get_string(v, "reason"), "Xid 48");
 	json_free(v);
 	strbuf_release(&sb);
 	strbuf_release(&path);
