@@ -121,10 +121,8 @@ static int fleet_check(int argc, char **argv)
 	double timeout_s;
 	uint64_t parallel;
 	if (timeout_opt) {
-		if (!parse_double(timeout_opt, &timeout_s) || timeout_s <= 0 || timeout_s > 3600) {
-			usage_error("fleet", "--timeout wants seconds, not '%s'", timeout_opt);
+		if (opt_seconds("fleet", "--timeout", timeout_opt, 1, 3600, &timeout_s) < 0)
 			goto out;
-		}
 	} else if (config_get_double(&cfg, "fleet", "timeout", 60, &timeout_s, &err) < 0) {
 		fprintf(stderr, "vigil fleet: %s\n", err.buf);
 		goto out;

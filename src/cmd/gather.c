@@ -487,10 +487,8 @@ int cmd_gather(int argc, char **argv)
 		switch (c) {
 		case 'r': g.he.root = optarg; break;
 		case 't':
-			if (!parse_double(optarg, &timeout_s) || timeout_s <= 0) {
-				usage_error("gather", "--timeout wants seconds, not '%s'", optarg);
+			if (opt_seconds("gather", "--timeout", optarg, 1, 86400, &timeout_s) < 0)
 				goto out;
-			}
 			break;
 		case 'h':
 			fputs(gather_usage, stdout);

@@ -200,10 +200,10 @@ static int net_parse(const char *sub, int argc, char **argv, struct net_args *a)
 		case NOPT_TIMEOUT:
 		case NOPT_DEADLINE: {
 			double d;
-			if (!parse_double(optarg, &d) || d <= 0 || d > 86400) {
-				usage_error("net", "--%s wants seconds, not '%s'", name, optarg);
+			char opt[24];
+			snprintf(opt, sizeof(opt), "--%s", name);
+			if (opt_seconds("net", opt, optarg, 1, 86400, &d) < 0)
 				return -1;
-			}
 			if (c == NOPT_TIMEOUT)
 				a->timeout = d;
 			else

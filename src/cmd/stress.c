@@ -199,11 +199,8 @@ static int stress_parse(int argc, char **argv, struct stress_args *a)
 			}
 			break;
 		case SOPT_TIMEOUT:
-			if (!parse_double(optarg, &a->timeout) || a->timeout <= 0 ||
-			    a->timeout > 172800) {
-				usage_error("stress", "--timeout wants seconds, not '%s'", optarg);
+			if (opt_seconds("stress", "--timeout", optarg, 1, 172800, &a->timeout) < 0)
 				return -1;
-			}
 			break;
 		case SOPT_GPUS:
 			if (!active_gpu_list_ok(optarg)) {
