@@ -114,9 +114,6 @@ __attribute__((noreturn)) static void worker_child(const struct gpu_worker *w, i
 		_exit(1);
 	for (int fd = 5; fd < 1024; fd++)
 		close(fd);
-	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (devnull >= 0)
-		dup2(devnull, 0);
 	worker_main(w, 3, 4);
 }
 
