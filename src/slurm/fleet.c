@@ -226,21 +226,30 @@ void fleet_table(const struct fleet *f, bool drain, double secs, struct strbuf *
 		char t[16] = "-";
 		if (r->run)
 			snprintf(t, sizeof(t), "%.1fs", r->ms / 1000.0);
-		strbuf_addf(out, "%-*s  %-12s %-11s %7s  ", (int)w, r->node.name,
-			    slurm_state_short(r->node.flags), row_names[r->verdict], t);
+		/* node names, admins' reasons and the nodes' own answers are outside text */
+		size_t at = out->len;
+		strbuf_add_clean(out, r->node.name);
+		strbuf_addf(out, "%*s", out->len - at < w ? (int)(w - (out->len - at)) : 0, "");
+		strbuf_addf(out, "  %-12s %-11s %7s  ", slurm_state_short(r->node.flags),
+			    row_names[r->verdict], t);
 		if (drain)
 			strbuf_addf(out, "%-9s", r->slurm_error ? "FAILED" :
 					    slurm_act_name(r->decision.act));
-		strbuf_addf(out, "%s\n", r->reason);
+		strbuf_add_clean(out, r->reason);
+		strbuf_addch(out, '\n');
 		counts[r->verdict]++;
 	}
 	strbuf_addf(out, "\n%zu node%s: %zu healthy, %zu unhealthy, %zu unknown, %zu unreachable "
 			 "(%.1f s)\n",
 		    f->nr, f->nr == 1 ? "" : "s", counts[0], counts[1], counts[2], counts[3], secs);
 	for (size_t i = 0; i < f->nr; i++)
-		if (f->rows[i].slurm_error)
-			strbuf_addf(out, "slurm: %s: %s\n", f->rows[i].node.name,
-				    f->rows[i].slurm_error);
+		if (f->rows[i].slurm_error) {
+			strbuf_addstr(out, "slurm: ");
+			strbuf_add_clean(out, f->rows[i].node.name);
+			strbuf_addstr(out, ": ");
+			strbuf_add_clean(out, f->rows[i].slurm_error);
+			strbuf_addch(out, '\n');
+		}
 }
 
 static void json_head(struct json_writer *w, const char *verdict, int code, double secs,

@@ -1,5 +1,6 @@
 /* test_options.c: every command's --timeout follows the one rule for seconds (exit 2, the range). */
 #include "../harness.h"
+#include "../../src/slurm/fleet.h"
 
 TEST(every_timeout_option_refuses_a_tiny_or_zero_deadline)
 {
@@ -23,4 +24,26 @@ TEST(every_timeout_option_refuses_a_tiny_or_zero_deadline)
 		child_release(&c);
 	}
 	strbuf_release(&dest);
+}
+
+/* Node names, admins' drain reasons and the nodes' answers reach the fleet table spelled out. */
+TEST(fleet_table_neutralises_escapes_from_slurm_and_nodes)
+{
+	struct fleet_row row;
+	memset(&row, 0, sizeof(row));
+	row.node.name = xstrdup("gpu\x1b[2J01");
+	row.verdict = FLEET_UNHEALTHY;
+	row.reason = xstrdup("admin: \x1b]0;pwned\x07 bad PSU");
+	row.slurm_error = xstrdup("scontrol said \x1b[31mno");
+	struct fleet f = { &row, 1 };
+	struct strbuf out = STRBUF_INIT;
+	fleet_table(&f, true, 1.0, &out);
+	CHECK(!strchr(out.buf, '\x1b'));
+	CHECK(!strchr(out.buf, '\x07'));
+	CHECK_CONTAINS(out.buf, "gpu\\x1b[2J01");
+	CHECK_CONTAINS(out.buf, "admin: \\x1b]0;pwned\\x07 bad PSU");
+	strbuf_release(&out);
+	free(row.node.name);
+	free(row.reason);
+	free(row.slurm_error);
 }
