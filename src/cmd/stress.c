@@ -35,13 +35,8 @@ int active_out_option(const char *cmd, int c, const char *arg, struct active_out
 	case AOPT_REASON: o->reason = true; return 1;
 	case 'v': o->verbose = true; return 1;
 	case AOPT_COLOR:
-		if (!strcmp(arg, "always"))
-			o->color = 1;
-		else if (!strcmp(arg, "never"))
-			o->color = 0;
-		else if (!strcmp(arg, "auto"))
-			o->color = -1;
-		else {
+		o->color = color_mode_parse(arg);
+		if (o->color == -2) {
 			usage_error(cmd, "--color wants auto, always or never");
 			return -1;
 		}
@@ -71,11 +66,23 @@ static int print_report(const struct report *rep, const char *title, const char 
 	} else if (o->reason) {
 		strbuf_addf(&out, "%s\n", rep->reason);
 	} else {
-		bool color = o->color == 1 || (o->color == -1 && isatty(1) && !getenv("NO_COLOR"));
-		strbuf_addf(&out, "%s on %s (%.0f s)\n\n", title, rep->host,
-			    (double)rep->duration_ms / 1000);
-		if (figures && *figures)
-			strbuf_addf(&out, "%s\n", figures);
+		bool color = color_enabled(o->color, 1);
+		strbuf_addf(&out, "%s on ", title);
+		strbuf_add_clean(&out, rep->host);
+		strbuf_addf(&out, " (%.0f s)\n\n", (double)rep->duration_ms / 1000);
+		if (figures && *figures) {
+			/* GPU names and figures come from the helper: spelled out, line by line */
+			const char *p = figures;
+			while (*p) {
+				const char *nl = strchr(p, '\n');
+				size_t n = nl ? (size_t)(nl - p) : strlen(p);
+				char *line = xstrndup(p, n);
+				strbuf_add_clean(&out, line);
+				strbuf_addch(&out, '\n');
+				free(line);
+				p += n + (nl ? 1 : 0);
+			}
+		}
 		size_t shown = 0;
 		for (size_t i = 0; i < rep->nr; i++) {
 			const struct check_result *c = &rep->results[i];
@@ -92,8 +99,9 @@ static int print_report(const struct report *rep, const char *title, const char 
 					strbuf_addstr(&out, status_color(f->status));
 				strbuf_addf(&out, "%-7s", status_name(f->status));
 				if (color)
-					strbuf_addstr(&out, "\033[0m");
-				strbuf_addf(&out, " %-13s %s", c->name, f->message);
+					strbuf_addstr(&out, COLOR_RESET);
+				strbuf_addf(&out, " %-13s ", c->name);
+				strbuf_add_clean(&out, f->message);
 				if (f->action != ACTION_NONE && problem)
 					strbuf_addf(&out, "  -> %s", action_name(f->action));
 				strbuf_addch(&out, '\n');
@@ -101,17 +109,7 @@ static int print_report(const struct report *rep, const char *title, const char 
 		}
 		if (shown)
 			strbuf_addch(&out, '\n');
-		strbuf_addstr(&out, "verdict: ");
-		if (color)
-			strbuf_addstr(&out, rep->verdict == VERDICT_HEALTHY     ? "\033[1;32m"
-					    : rep->verdict == VERDICT_UNHEALTHY ? "\033[1;31m"
-										: "\033[1;35m");
-		strbuf_addstr(&out, verdict_name(rep->verdict));
-		if (color)
-			strbuf_addstr(&out, "\033[0m");
-		if (rep->verdict != VERDICT_HEALTHY || strcmp(rep->reason, "healthy"))
-			strbuf_addf(&out, "  (%s)", rep->reason);
-		strbuf_addch(&out, '\n');
+		report_verdict_line(rep, &out, color);
 	}
 	fwrite(out.buf, 1, out.len, stdout);
 	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)

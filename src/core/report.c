@@ -415,6 +415,29 @@ static void add_status(struct strbuf *out, enum status s, bool color, int width)
 		strbuf_addstr(out, COLOR_RESET);
 }
 
+void report_verdict_line(const struct report *r, struct strbuf *out, bool color)
+{
+	strbuf_addstr(out, "verdict: ");
+	if (color)
+		strbuf_addstr(out, verdict_color(r->verdict));
+	strbuf_addstr(out, verdict_name(r->verdict));
+	if (color)
+		strbuf_addstr(out, COLOR_RESET);
+	/* the reason without the verdict it repeats: "healthy (3 warnings)" says "(3 warnings)" */
+	const char *why = r->reason;
+	if (r->verdict == VERDICT_HEALTHY)
+		skip_prefix(why, "healthy", &why);
+	else
+		skip_prefix(why, "unknown: ", &why);
+	while (*why == ' ')
+		why++;
+	if (*why == '(')
+		strbuf_addf(out, "  %s", why);
+	else if (*why)
+		strbuf_addf(out, "  (%s)", why);
+	strbuf_addch(out, '\n');
+}
+
 void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose)
 {
 	char ts[32];
@@ -463,23 +486,5 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 		}
 	}
 	strbuf_addch(out, '\n');
-	strbuf_addstr(out, "verdict: ");
-	if (color)
-		strbuf_addstr(out, verdict_color(r->verdict));
-	strbuf_addstr(out, verdict_name(r->verdict));
-	if (color)
-		strbuf_addstr(out, COLOR_RESET);
-	/* the reason without the verdict it repeats: "healthy (3 warnings)" says "(3 warnings)" */
-	const char *why = r->reason;
-	if (r->verdict == VERDICT_HEALTHY)
-		skip_prefix(why, "healthy", &why);
-	else
-		skip_prefix(why, "unknown: ", &why);
-	while (*why == ' ')
-		why++;
-	if (*why == '(')
-		strbuf_addf(out, "  %s", why);
-	else if (*why)
-		strbuf_addf(out, "  (%s)", why);
-	strbuf_addch(out, '\n');
+	report_verdict_line(r, out, color);
 }

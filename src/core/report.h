@@ -54,6 +54,8 @@ bool color_enabled(int mode, int fd);
 const char *status_color(enum status s);
 const char *verdict_color(enum verdict v);
 
+/* "verdict: healthy  (2 warnings)\n": the verdict and, once, what the reason adds to it. */
+void report_verdict_line(const struct report *r, struct strbuf *out, bool color);
 void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose);
 
 #endif
