@@ -666,3 +666,24 @@ TEST(stress_check_deep_without_gpu_agrees_with_check)
 	json_free(v);
 	child_release(&c);
 }
+
+/* A foreign process names itself (/proc/PID/comm is its own choice) and so does a GPU: what
+ * reaches the terminal is spelled out, never an escape sequence. */
+TEST(stress_cli_escape_bytes_from_the_helper_never_reach_the_terminal)
+{
+	struct strbuf b = STRBUF_INIT;
+	strbuf_addf(&b, "sed -e 's/\"python3\"/\"py\\\\u001b]0;pwned\\\\u0007\"/' "
+			"-e 's/\"NVIDIA H200\"/\"NVIDIA \\\\u001b[2JH200\"/' "
+			"'%s/tests/data/stress/stress-foreign-process.jsonl'",
+		    test_srcdir());
+	const char *dir = fake_helper("vigil-gpu", b.buf);
+	struct child c;
+	const char *args[] = { "stress", "gpu", "--duration", "5", "-v", NULL };
+	run_with_helpers(&c, dir, args);
+	CHECK_MSG(c.exit_code == 3, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "py\\x1b]0;pwned\\x07");
+	CHECK(!strchr(c.out.buf, '\x1b'));
+	CHECK(!strchr(c.out.buf, '\x07'));
+	child_release(&c);
+	strbuf_release(&b);
+}
