@@ -25,6 +25,10 @@
 #include <string>
 #include <vector>
 
+/* hx_write_atomic(), hx_create_excl(), hx_read_regular(): every file a helper writes or reads in
+ * a shared directory goes through these (never through a planted link). */
+#include "safe_file.cuh"
+
 #define VIGIL_HELPER_VERSION "1"
 
 /* Exit codes of the helpers: 0 ran (the verdict is vigil's business), 2 usage, 3 could not run

@@ -12,7 +12,8 @@
  *                     from SLURM_PROCID/SLURM_NTASKS (or RANK/WORLD_SIZE).
  *
  * Rendezvous through a directory: rank 0 writes the ncclUniqueId to DIR/nccl-id-RUN (written
- * to a temporary name, then renamed), the others poll for it. Through TCP: rank 0 listens on
+ * to an unguessable temporary name, then renamed: safe_file.cuh, as DIR is shared and this may
+ * run as root), the others poll for it. Through TCP: rank 0 listens on
  * HOST:PORT and sends the id to each rank that connects. Each rank also keeps
  * DIR/progress-RUN-RANK ("entered done") so that a rank that times out can tell which ranks never
  * entered the collective (the culprit, REFERENCE.md section 9) and which entered but did not finish.
@@ -25,6 +26,7 @@
 #include <nccl.h>
 
 #include <arpa/inet.h>
+#include <cctype>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -262,32 +264,35 @@ static ncclResult_t launch(op_id op, lrank &L, size_t E, int n)
 
 /* ---- progress files (directory rendezvous) ---- */
 
+/* The directory is shared (and this may run as root): the file is replaced through an
+ * unguessable temporary name (hx_write_atomic) and read only when it is a regular file, so a link
+ * planted at either name writes nothing elsewhere, and a FIFO there cannot stall the watchdog. */
 struct progress_dir {
 	std::string dir, run;
 	int rank = 0, n = 0;
+	bool warned = false;
 	bool on() const { return !dir.empty(); }
 	void write(long entered, long done)
 	{
 		if (!on())
 			return;
 		std::string p = dir + "/progress-" + run + "-" + std::to_string(rank);
-		std::string t = p + ".tmp";
-		FILE *f = fopen(t.c_str(), "w");
-		if (!f)
-			return;
-		fprintf(f, "%ld %ld\n", entered, done);
-		fclose(f);
-		rename(t.c_str(), p.c_str());
+		char line[64];
+		int len = snprintf(line, sizeof(line), "%ld %ld\n", entered, done);
+		std::string err;
+		/* Without it the others' timeout reports only lose who entered what: said once, on
+		 * stderr, not as an error line that would fail the run. */
+		if (!hx_write_atomic(p, line, (size_t)len, 0644, &err) && !warned) {
+			warned = true;
+			fprintf(stderr, "vigil-nccl: rank %d: %s\n", rank, err.c_str());
+		}
 	}
 	bool read(int r, long *entered, long *done)
 	{
-		std::string p = dir + "/progress-" + run + "-" + std::to_string(r);
-		FILE *f = fopen(p.c_str(), "r");
-		if (!f)
+		std::string p = dir + "/progress-" + run + "-" + std::to_string(r), text, err;
+		if (hx_read_regular(p, &text, 64, &err) != 1)
 			return false;
-		bool ok = fscanf(f, "%ld %ld", entered, done) == 2;
-		fclose(f);
-		return ok;
+		return sscanf(text.c_str(), "%ld %ld", entered, done) == 2;
 	}
 };
 
@@ -390,23 +395,20 @@ static bool rdv_dir(const nopts &o, ncclUniqueId *id, std::string *err)
 			*err = std::string("ncclGetUniqueId: ") + ncclGetErrorString(r);
 			return false;
 		}
-		std::string tmp = path + ".tmp." + std::to_string(getpid());
-		int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || ::write(fd, id, sizeof(*id)) != (ssize_t)sizeof(*id) || fsync(fd) ||
-		    close(fd) || rename(tmp.c_str(), path.c_str())) {
-			*err = "cannot write '" + path + "': " + strerror(errno);
-			return false;
-		}
-		return true;
+		/* 0600: the id lets whoever reads it join the communicator */
+		return hx_write_atomic(path, id, sizeof(*id), 0600, err);
 	}
 	double t0 = now_s();
 	for (;;) {
-		int fd = open(path.c_str(), O_RDONLY);
-		if (fd >= 0) {
-			ssize_t got = ::read(fd, id, sizeof(*id));
-			close(fd);
-			if (got == (ssize_t)sizeof(*id))
-				return true;
+		/* Not through a link, never blocked by a FIFO: anything there but a regular file is
+		 * someone meddling (rank 0 refuses to write over it too), so said at once. */
+		std::string text;
+		int got = hx_read_regular(path, &text, sizeof(*id) + 1, err);
+		if (got < 0)
+			return false;
+		if (got == 1 && text.size() == sizeof(*id)) {
+			memcpy(id, text.data(), sizeof(*id));
+			return true;
 		}
 		if (now_s() - t0 > o.timeout) {
 			*err = "no NCCL id from rank 0 in '" + path + "' after " +
@@ -827,8 +829,28 @@ static int run_local(const nopts &o, int argc, char **argv)
 	self[sl] = '\0';
 	std::vector<pid_t> pids(n, -1);
 	std::vector<std::string> outs(n);
+	std::vector<int> out_fds(n, -1);
+	/* Each rank's stdout, created here before any rank starts, fresh (O_EXCL | O_NOFOLLOW:
+	 * never through a link planted in a shared --rendezvous directory), and read back through
+	 * this same descriptor, never by name again. A previous run's file under that name is
+	 * removed first: unlink removes a link itself, not what it names. */
 	for (int r = 0; r < n; r++) {
 		outs[r] = dir + "/out-" + std::to_string(r) + ".jsonl";
+		if (!o.rendezvous.empty())
+			unlink(outs[r].c_str());
+		out_fds[r] = hx_create_excl(outs[r], 0644, &err);
+		if (out_fds[r] < 0) {
+			emit_error("launch", "rank %d: %s", r, err.c_str());
+			for (int k = 0; k < r; k++) {
+				close(out_fds[k]);
+				unlink(outs[k].c_str());
+			}
+			if (o.rendezvous.empty())
+				rmdir(dir.c_str());
+			return HX_FAIL;
+		}
+	}
+	for (int r = 0; r < n; r++) {
 		std::vector<std::string> av = { self,	    "--child", "--rank",
 						std::to_string(r), "--nranks",
 						std::to_string(n), "--gpu", std::to_string(gpus[r]),
@@ -849,8 +871,7 @@ static int run_local(const nopts &o, int argc, char **argv)
 			break;
 		}
 		if (pid == 0) {
-			int fd = open(outs[r].c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-			if (fd < 0 || dup2(fd, 1) < 0)
+			if (dup2(out_fds[r], 1) < 0)
 				_exit(127);
 			std::vector<char *> cav;
 			for (auto &s : av)
@@ -895,7 +916,14 @@ static int run_local(const nopts &o, int argc, char **argv)
 	}
 	int rc = HX_OK;
 	for (int r = 0; r < n; r++) {
-		FILE *f = fopen(outs[r].c_str(), "r");
+		FILE *f = nullptr;
+		if (out_fds[r] >= 0 && lseek(out_fds[r], 0, SEEK_SET) == 0) {
+			f = fdopen(out_fds[r], "r");
+			if (f)
+				out_fds[r] = -1; /* fclose closes it */
+		}
+		if (out_fds[r] >= 0)
+			close(out_fds[r]);
 		if (f) {
 			char line[65536];
 			while (fgets(line, sizeof(line), f)) {
@@ -968,6 +996,15 @@ int main(int argc, char **argv)
 		const char *j = getenv("SLURM_JOB_ID"), *s = getenv("SLURM_STEP_ID");
 		o.run_id = j ? std::string(j) + "." + (s ? s : "0") : "0";
 	}
+	/* The run id is part of file names in the rendezvous directory: a '/' or ".." in it
+	 * (from --run-id or SLURM_JOB_ID) would put them elsewhere. */
+	bool id_ok = !o.run_id.empty() && o.run_id.size() <= 128 && o.run_id[0] != '.';
+	for (char c : o.run_id)
+		id_ok = id_ok && (isalnum((unsigned char)c) || c == '.' || c == '_' || c == '-');
+	if (!id_ok)
+		return usage_err("the run id wants letters, digits, '.', '_' and '-' "
+				 "(not first '.'), not '%s'",
+				 o.run_id.c_str());
 	if (o.single)
 		return run_single(o);
 	if (o.rank < 0 && !o.rendezvous.empty()) {
