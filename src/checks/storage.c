@@ -359,7 +359,22 @@ static void probe_run(struct storage_probe *p, const struct storage_options *opt
 	struct strbuf dir = STRBUF_INIT, err = STRBUF_INIT;
 	struct child c;
 	struct probe_job job;
-	fsroot_path(&dir, p->path);
+	/*
+	 * The probe writes and unlinks a file there: under a root the directory is resolved inside
+	 * it, so a planted data -> /etc never makes vigil write in this host's /etc. Missing there
+	 * is what the probe would say (ENOENT): ROOT + path may itself lead out through the link.
+	 * On the host the path is as given.
+	 */
+	int rr = fsroot_resolve(p->path, &dir, &err);
+	if (rr != READ_OK) {
+		p->outcome = rr == READ_MISSING ? PROBE_ERROR : PROBE_NOT_RUN;
+		strlcpy_v(p->step, "open", sizeof(p->step));
+		p->err_no = ENOENT;
+		snprintf(p->error, sizeof(p->error), "%s", err.buf);
+		strbuf_release(&dir);
+		strbuf_release(&err);
+		return;
+	}
 	job.dir = dir.buf;
 	job.file = opt->probe_file;
 	job.size = opt->probe_size;
@@ -455,9 +470,9 @@ int storage_gather(const struct check_ctx *ctx, const struct storage_options *op
 	choose_fs(r, opt);
 
 	if (!fsroot_is_host()) {
-		fsroot_path(&snap, "/" STORAGE_SNAPSHOT_FILE);
+		/* inside the root: a planted fs.snapshot -> /etc/shadow reads DIR/etc/shadow */
 		strbuf_reset(&text);
-		int sr = read_file_bounded(snap.buf, &text, 4u << 20, err);
+		int sr = fsroot_read("/" STORAGE_SNAPSHOT_FILE, &text, 4u << 20, err);
 		if (sr < 0)
 			goto fail;
 		r->from_snapshot = sr == READ_OK || sr == READ_TRUNCATED;

@@ -215,8 +215,12 @@ static int lib_open(struct nvml_lib *lib, struct nvml_host *h, struct strbuf *er
 		}
 		strbuf_addstr(&path, env);
 	} else if (!fsroot_is_host()) {
-		fsroot_path(&snap, "/nvml.snapshot");
-		if (access(snap.buf, F_OK) != 0) {
+		/* resolved inside the root: a planted nvml.snapshot -> /elsewhere serves nothing
+		 * from outside it (the fake library opens the path it is given) */
+		int sr = fsroot_resolve("/nvml.snapshot", &snap, err);
+		if (sr < 0)
+			goto out;
+		if (sr == READ_MISSING) {
 			h->avail = NVML_NO_LIBRARY;
 			h->note = xstrdup("no NVML under --root (no nvml.snapshot there)");
 			ret = 1;

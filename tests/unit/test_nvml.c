@@ -395,6 +395,44 @@ TEST(nvml_under_root_serves_root_snapshot_never_host)
 	strbuf_release(&err);
 }
 
+/*
+ * ROOT/nvml.snapshot is found inside the root: a planted link to a snapshot outside it serves no
+ * GPU (the link means ROOT + target), and the same link whose target exists inside the root
+ * serves that file.
+ */
+TEST(nvml_snapshot_link_stays_inside_the_root)
+{
+	struct nvml_host h;
+	struct strbuf err = STRBUF_INIT, root = STRBUF_INIT, out = STRBUF_INIT, link = STRBUF_INIT;
+	need_fake_next_to_exe();
+	unsetenv("VIGIL_NVML_LIBRARY");
+	unsetenv("VIGIL_NVML_SNAPSHOT");
+	strbuf_addf(&root, "%s/root", test_tmpdir());
+	strbuf_addf(&out, "%s/outside/nvml.snapshot", test_tmpdir());
+	test_write(test_tmpdir(), "outside/nvml.snapshot", two_gpus);
+	test_mkdir(root.buf, "sys");
+	strbuf_addf(&link, "%s/nvml.snapshot", root.buf);
+	CHECK_INT(symlink(out.buf, link.buf), 0);
+	fsroot_set(root.buf);
+	nvml_host_init(&h);
+	CHECK_INT(nvml_read_host(&h, &err), 0);
+	CHECK_INT(h.avail, NVML_NO_LIBRARY);
+	CHECK_INT(h.nr, 0);
+	CHECK_CONTAINS(h.note, "no nvml.snapshot there");
+	nvml_host_release(&h);
+	/* the target made inside the root: served from there */
+	test_write(root.buf, out.buf + 1, two_gpus);
+	read_ok(&h);
+	CHECK_INT(h.avail, NVML_AVAILABLE);
+	CHECK_INT(h.nr, 2);
+	fsroot_set(NULL);
+	nvml_host_release(&h);
+	strbuf_release(&err);
+	strbuf_release(&root);
+	strbuf_release(&out);
+	strbuf_release(&link);
+}
+
 TEST(nvml_host_without_driver)
 {
 	void *real = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);

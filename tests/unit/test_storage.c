@@ -421,3 +421,83 @@ TEST_TIMEOUT(storage_probe_that_blocks_fails_in_bounded_time, 60)
 	strbuf_release(&fifo);
 	strbuf_release(&state);
 }
+
+/*
+ * fs.snapshot is read inside the root: a planted absolute link means ROOT + target, so a link to a
+ * file outside (here with numbers that would fail the host) is not read, and a link whose target
+ * exists inside the root is.
+ */
+TEST(storage_snapshot_link_stays_inside_the_root)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, outside = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", tmp);
+	strbuf_addf(&outside, "%s/outside/fs.snapshot", tmp);
+	test_write(tmp, "outside/fs.snapshot", "/ 1000 999 1 0 0\n");
+	test_write(root.buf, "proc/mounts", "/dev/sda1 / ext4 rw 0 0\n");
+	test_mkdir(root.buf, "data");
+	struct strbuf link = STRBUF_INIT;
+	strbuf_addf(&link, "%s/fs.snapshot", root.buf);
+	CHECK_INT(symlink(outside.buf, link.buf), 0);
+	fsroot_set(root.buf);
+	struct storage_options opt;
+	opts(&opt, NULL);
+	struct storage_readings r;
+	memset(&r, 0, sizeof(r));
+	struct check_ctx ctx = { .host = "h" };
+	CHECK_INT(storage_gather(&ctx, &opt, &r, &err), 0);
+	/* ROOT/<tmp>/outside/fs.snapshot does not exist: no snapshot, never the outside numbers */
+	CHECK(!r.from_snapshot);
+	CHECK_INT(r.nr_fs, 1);
+	CHECK(r.fs[0].n.avail != 1);
+	storage_readings_release(&r);
+
+	/* the same absolute link, its target made inside the root: that file is read */
+	test_write(root.buf, outside.buf + 1, "/ 1000 500 500 0 0\n");
+	memset(&r, 0, sizeof(r));
+	CHECK_INT(storage_gather(&ctx, &opt, &r, &err), 0);
+	CHECK(r.from_snapshot);
+	CHECK(r.fs[0].n.ok && r.fs[0].n.avail == 500);
+	storage_readings_release(&r);
+	storage_options_release(&opt);
+	fsroot_set(NULL);
+	strbuf_release(&link);
+	strbuf_release(&root);
+	strbuf_release(&outside);
+	strbuf_release(&err);
+}
+
+/* A probe directory under a root is resolved inside it: a planted data -> /elsewhere never makes
+ * vigil create, write and unlink a file outside the root. */
+TEST(storage_probe_link_stays_inside_the_root)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, outside = STRBUF_INIT, link = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", tmp);
+	strbuf_addf(&outside, "%s/outside", tmp);
+	test_mkdir(tmp, "outside");
+	test_write(root.buf, "proc/mounts", "/dev/sda1 / ext4 rw 0 0\n");
+	test_write(root.buf, "fs.snapshot", "/ 1000 500 500 0 0\n");
+	strbuf_addf(&link, "%s/data", root.buf);
+	CHECK_INT(symlink(outside.buf, link.buf), 0);
+	fsroot_set(root.buf);
+	struct storage_options opt;
+	const char *sets[] = { "storage.probe=/data", NULL };
+	opts(&opt, sets);
+	struct storage_readings r;
+	memset(&r, 0, sizeof(r));
+	struct check_ctx ctx = { .host = "h" };
+	CHECK_INT(storage_gather(&ctx, &opt, &r, &err), 0);
+	CHECK_INT(r.nr_probes, 1);
+	CHECK_MSG(r.probes[0].outcome == PROBE_ERROR && r.probes[0].err_no == ENOENT,
+		  "outcome %d errno %d %s", r.probes[0].outcome, r.probes[0].err_no,
+		  r.probes[0].error);
+	storage_readings_release(&r);
+	storage_options_release(&opt);
+	fsroot_set(NULL);
+	strbuf_release(&root);
+	strbuf_release(&outside);
+	strbuf_release(&link);
+	strbuf_release(&err);
+}
