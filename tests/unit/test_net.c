@@ -8,7 +8,11 @@
 #include "../../src/stress/net.h"
 #include "../../src/stress/helper.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void load(const char *name, struct helper_out *out)
 {
@@ -351,4 +355,258 @@ TEST_TIMEOUT(net_cli_hanging_nccl_helper_deadline, 60)
 	CHECK_INT(c.exit_code, 1);
 	CHECK_CONTAINS(c.out.buf, "did not finish within its deadline (2 s) before it could start");
 	child_release(&c);
+}
+
+/* ---- vigil-nccl's files in a shared rendezvous directory (cuda/safe_file.cuh) ----
+ * The helper runs as root and writes progress files, the NCCL id and the ranks' output in a
+ * directory others may write to. Its writes need a GPU to be reached, so the one writer and
+ * reader they all go through is compiled here, host-only, through cuda/safe_file_probe.cc, and
+ * attacked with planted links and FIFOs. */
+
+/* The probe, built in this test's directory with the system C++ compiler (skips without one). */
+static const char *safe_file_probe(void)
+{
+	static char bin[4096];
+	char want[4096];
+	snprintf(want, sizeof(want), "%s/safe_file_probe", test_tmpdir());
+	if (!strcmp(bin, want) && access(bin, X_OK) == 0)
+		return bin; /* built already, for this test */
+	struct strbuf src = STRBUF_INIT;
+	test_src_path(&src, "cuda/safe_file_probe.cc");
+	snprintf(bin, sizeof(bin), "%s", want);
+	const char *cxx = getenv("CXX");
+	const char *argv[] = { cxx && *cxx ? cxx : "c++", "-std=c++17", "-Wall", "-Wextra",
+			       "-Werror", "-DHX_SAFE_FILE_TEST", "-o", bin, src.buf, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 120000;
+	c.merge_stderr = true;
+	int r = child_run(&c, NULL);
+	if (r < 0 || !c.exited || c.exit_code == 127)
+		SKIP("no C++ compiler ('c++' or $CXX) to build cuda/safe_file_probe.cc");
+	CHECK_MSG(c.exit_code == 0, "cuda/safe_file_probe.cc did not compile:\n%s", c.out.buf);
+	child_release(&c);
+	strbuf_release(&src);
+	return bin;
+}
+
+/* Run the probe: op, path (under dir), text (NULL for read); names: its temporary names
+ * ($HX_TEST_RANDOM); fsize: a file size cap, so a write fails midway. */
+static void probe_run(struct child *c, const char *op, const char *dir, const char *rel,
+		      const char *text, const char *names, const char *fsize)
+{
+	static char path[4096], env_names[256], env_fsize[64];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	snprintf(env_names, sizeof(env_names), "HX_TEST_RANDOM=%s", names ? names : "");
+	snprintf(env_fsize, sizeof(env_fsize), "HX_PROBE_FSIZE=%s", fsize ? fsize : "");
+	const char *argv[] = { safe_file_probe(), op, path, text, NULL };
+	const char *env[] = { env_names, fsize ? env_fsize : NULL, NULL };
+	child_init(c);
+	c->argv = argv;
+	c->env_add = env;
+	c->timeout_ms = 20000; /* a FIFO that blocked the probe would end here, and fail */
+	CHECK(child_run(c, NULL) == 0);
+	CHECK_MSG(!c->timed_out, "the probe blocked: %s %s", op, path);
+}
+
+/* dir/rel's text ("(absent)" when there is none), read without following a link. */
+static const char *text_of(const char *dir, const char *rel)
+{
+	static char buf[256];
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? "(absent)" : "(not readable)";
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* The names in dir, sorted, space-separated: nothing left behind, nothing made elsewhere. */
+static const char *names_in(const char *dir)
+{
+	static char out[1024];
+	struct dirent **list;
+	int n = scandir(dir, &list, NULL, alphasort);
+	out[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(list[i]->d_name, ".") && strcmp(list[i]->d_name, "..")) {
+			if (out[0])
+				strncat(out, " ", sizeof(out) - strlen(out) - 1);
+			strncat(out, list[i]->d_name, sizeof(out) - strlen(out) - 1);
+		}
+		free(list[i]);
+	}
+	free(list);
+	return out;
+}
+
+static void plant_link(const char *target, const char *dir, const char *rel)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	CHECK_MSG(symlink(target, path) == 0, "symlink %s: %s", path, strerror(errno));
+}
+
+TEST(net_nccl_rendezvous_write_never_follows_a_planted_link)
+{
+	const char *tmp = test_tmpdir();
+	char share[2048], secret[2048], made[2048];
+	struct child c;
+	snprintf(share, sizeof(share), "%s/share", tmp);
+	snprintf(secret, sizeof(secret), "%s/outside/secret", tmp);
+	snprintf(made, sizeof(made), "%s/outside/made", tmp);
+	test_mkdir(tmp, "share");
+	test_write(tmp, "outside/secret", "keep\n");
+
+	/* a link at the target itself: refused, said so, nothing written anywhere */
+	plant_link(secret, share, "progress-0-1");
+	probe_run(&c, "write", share, "progress-0-1", "1 0\n", NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "/share/progress-0-1': it is a symbolic link, not a regular file");
+	child_release(&c);
+	CHECK_STR(text_of(tmp, "outside/secret"), "keep\n");
+	CHECK_STR(names_in(share), "progress-0-1");
+
+	/* links at the old fixed temporary name and at the next temporary name it will draw: the
+	 * exclusive create skips the taken one and follows neither */
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/progress-0-1", share);
+	CHECK(unlink(p) == 0);
+	plant_link(secret, share, "progress-0-1.tmp");
+	plant_link(made, share, "progress-0-1.tmp.1111111111111111");
+	probe_run(&c, "write", share, "progress-0-1", "1 0\n",
+		  "1111111111111111,2222222222222222", NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	child_release(&c);
+	struct stat st;
+	CHECK(lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0644);
+	CHECK_STR(text_of(share, "progress-0-1"), "1 0\n");
+	CHECK_STR(text_of(tmp, "outside/secret"), "keep\n");
+	CHECK_STR(text_of(tmp, "outside/made"), "(absent)");
+	CHECK_STR(names_in(share),
+		  "progress-0-1 progress-0-1.tmp progress-0-1.tmp.1111111111111111");
+	/* a regular file is replaced */
+	probe_run(&c, "write", share, "progress-0-1", "2 2\n", NULL, NULL);
+	CHECK_INT(c.exit_code, 0);
+	child_release(&c);
+	CHECK_STR(text_of(share, "progress-0-1"), "2 2\n");
+
+	/* a FIFO or a directory at the target: refused, without blocking */
+	snprintf(p, sizeof(p), "%s/nccl-id-0", share);
+	CHECK(mkfifo(p, 0600) == 0);
+	probe_run(&c, "write", share, "nccl-id-0", "id", NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "it is a FIFO, not a regular file");
+	child_release(&c);
+	test_mkdir(share, "dir");
+	probe_run(&c, "write", share, "dir", "id", NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "it is a directory, not a regular file");
+	child_release(&c);
+
+	/* a write that fails midway (the file size cap): the old file stays, the temporary goes */
+	test_write(share, "big", "old");
+	probe_run(&c, "write", share, "big", "0123456789abcdef", "3333333333333333", "8");
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "cannot write '");
+	child_release(&c);
+	CHECK_STR(text_of(share, "big"), "old");
+	CHECK_STR(text_of(share, "big.tmp.3333333333333333"), "(absent)");
+	CHECK_STR(names_in(share), "big dir nccl-id-0 progress-0-1 progress-0-1.tmp "
+				   "progress-0-1.tmp.1111111111111111");
+}
+
+TEST(net_nccl_rank_output_and_readers_refuse_links)
+{
+	const char *tmp = test_tmpdir();
+	char share[2048], secret[2048], made[2048], p[4096];
+	struct child c;
+	snprintf(share, sizeof(share), "%s/share", tmp);
+	snprintf(secret, sizeof(secret), "%s/outside/secret", tmp);
+	snprintf(made, sizeof(made), "%s/outside/made", tmp);
+	test_mkdir(tmp, "share");
+	test_write(tmp, "outside/secret", "keep\n");
+
+	/* a rank's output is created fresh: not through a link, live or dangling */
+	plant_link(secret, share, "out-0.jsonl");
+	probe_run(&c, "create", share, "out-0.jsonl", "{}\n", NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "out-0.jsonl': it exists already, as a symbolic link");
+	child_release(&c);
+	plant_link(made, share, "out-1.jsonl");
+	probe_run(&c, "create", share, "out-1.jsonl", "{}\n", NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	child_release(&c);
+	CHECK_STR(text_of(tmp, "outside/secret"), "keep\n");
+	CHECK_STR(text_of(tmp, "outside/made"), "(absent)");
+	probe_run(&c, "create", share, "out-2.jsonl", "{}\n", NULL, NULL);
+	CHECK_INT(c.exit_code, 0);
+	child_release(&c);
+	CHECK_STR(text_of(share, "out-2.jsonl"), "{}\n");
+
+	/* readers (the NCCL id, the other ranks' progress): a link is not read through, a FIFO
+	 * does not block, an absent file is absent, a regular file is read */
+	probe_run(&c, "read", share, "out-0.jsonl", NULL, NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "it is a symbolic link, not a regular file");
+	CHECK_NOT_CONTAINS(c.out.buf, "keep");
+	child_release(&c);
+	snprintf(p, sizeof(p), "%s/progress-0-1", share);
+	CHECK(mkfifo(p, 0600) == 0);
+	probe_run(&c, "read", share, "progress-0-1", NULL, NULL, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "it is a FIFO, not a regular file");
+	child_release(&c);
+	probe_run(&c, "read", share, "nccl-id-0", NULL, NULL, NULL);
+	CHECK_INT(c.exit_code, 3);
+	child_release(&c);
+	probe_run(&c, "read", share, "out-2.jsonl", NULL, NULL, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_STR(c.out.buf, "{}\n");
+	child_release(&c);
+}
+
+/* The run id is part of the rendezvous file names: the real helper (where nvcc built it) refuses
+ * one that would put them elsewhere, from --run-id or from SLURM_JOB_ID, before any GPU work. */
+TEST(net_nccl_helper_refuses_a_run_id_with_a_path)
+{
+	const char *b = getenv("VIGIL_BUILD");
+	char bin[4096];
+	snprintf(bin, sizeof(bin), "%s/vigil-nccl", b ? b : "");
+	if (!b || access(bin, X_OK) != 0)
+		SKIP("the CUDA helpers were not built (no nvcc)");
+	const char *dir = test_tmpdir();
+	const char *bad[] = { "../../etc/x", "a/b", ".hidden", "x\ny" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct child c;
+		const char *argv[] = { bin, "--rank", "0", "--nranks", "2", "--rendezvous", dir,
+				       "--run-id", bad[i], NULL };
+		child_init(&c);
+		c.argv = argv;
+		c.timeout_ms = 30000;
+		CHECK(child_run(&c, NULL) == 0 && c.exited);
+		if (c.exit_code == 127)
+			SKIP("vigil-nccl does not start here (its libraries are missing)");
+		CHECK_MSG(c.exit_code == 2, "run id '%s': exit %d\n%s", bad[i], c.exit_code,
+			  c.err.buf);
+		CHECK_CONTAINS(c.err.buf, "the run id wants letters, digits");
+		child_release(&c);
+	}
+	struct child c;
+	const char *argv[] = { bin, "--rendezvous", dir, NULL };
+	const char *env[] = { "SLURM_JOB_ID=../../../etc", "SLURM_STEP_ID=0", "SLURM_PROCID=0",
+			      "SLURM_NTASKS=2", NULL };
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	CHECK(child_run(&c, NULL) == 0 && c.exited);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "not '../../../etc.0'");
+	child_release(&c);
+	CHECK_STR(names_in(dir), "");
 }
