@@ -6,13 +6,12 @@
 
 #include <sys/stat.h>
 #include "../sys/fsroot.h"
+#include "../sys/pci.h"
 #include "../lib/statefile.h"
 
 #include <fnmatch.h>
 #include <stdarg.h>
 
-#define PCI_DEVICES "/sys/bus/pci/devices"
-#define PCI_VENDOR_NVIDIA 0x10de
 
 /* ---- gather ---- */
 
@@ -27,6 +26,8 @@ void gpu_readings_release(struct gpu_readings *r)
 {
 	nvml_host_release(&r->nvml);
 	strlist_release(&r->bus_gpus);
+	strlist_release(&r->bus_unknown);
+	strlist_release(&r->bus_unknown_why);
 	free(r->prev);
 	gpu_readings_init(r);
 }
@@ -102,29 +103,25 @@ void gpu_state_format(const struct gpu_readings *r, struct strbuf *out)
 	counter_set_release(&set);
 }
 
-static bool read_hex_attr(const char *bdf, const char *attr, uint64_t *out)
-{
-	struct strbuf p = STRBUF_INIT;
-	strbuf_addf(&p, PCI_DEVICES "/%s/%s", bdf, attr);
-	bool ok = fsroot_read_u64(p.buf, out, NULL) == 0;
-	strbuf_release(&p);
-	return ok;
-}
-
-/* NVIDIA display (0x0300) and 3D (0x0302) controllers; NVSwitches (0x0680) are not GPUs. */
+/*
+ * NVIDIA display (0x0300) and 3D (0x0302) controllers through the one PCI walk (NVSwitches, 0x0680,
+ * are not GPUs). A device whose vendor or class cannot be read may be a GPU: kept apart, and
+ * judged unknown by name rather than silently left out of the count.
+ */
 static void gather_bus(struct gpu_readings *r)
 {
-	struct strlist all = STRLIST_INIT;
-	r->bus_rc = fsroot_list(PCI_DEVICES, &all, NULL);
-	for (size_t i = 0; r->bus_rc == 0 && i < all.nr; i++) {
-		uint64_t vendor, class_code;
-		if (!read_hex_attr(all.items[i], "vendor", &vendor) || vendor != PCI_VENDOR_NVIDIA ||
-		    !read_hex_attr(all.items[i], "class", &class_code))
-			continue;
-		if ((class_code >> 8) == 0x0302 || (class_code >> 8) == 0x0300)
-			strlist_add(&r->bus_gpus, all.items[i]);
+	struct pci_dev *devs = NULL;
+	size_t nr = 0, alloc = 0;
+	r->bus_rc = pci_find(PCI_MASK(PCI_KIND_GPU), false, &devs, &nr, &alloc, NULL);
+	for (size_t i = 0; r->bus_rc == 0 && i < nr; i++) {
+		if (devs[i].id_error[0]) {
+			strlist_add(&r->bus_unknown, devs[i].bdf);
+			strlist_add(&r->bus_unknown_why, devs[i].id_error);
+		} else {
+			strlist_add(&r->bus_gpus, devs[i].bdf);
+		}
 	}
-	strlist_release(&all);
+	free(devs);
 	/*
 	 * The NVIDIA container runtime shows a container every GPU in sysfs but only its own GPUs to
 	 * NVML: the bus then says nothing about missing GPUs.
@@ -871,10 +868,34 @@ static void eval_summary(const struct gpu_readings *r, struct check_result *res)
 	strbuf_release(&msg);
 }
 
+/*
+ * A device on the bus whose vendor or class cannot be read may be a GPU that NVML does not show:
+ * the count cannot be trusted, so each is unknown by name (never left out as "not a GPU").
+ */
+static void eval_bus_unknown(const struct gpu_readings *r, struct check_result *res)
+{
+	if (r->bus_rc != 0 || r->bus_restricted)
+		return;
+	for (size_t i = 0; i < r->bus_unknown.nr; i++) {
+		struct strbuf bdf = STRBUF_INIT, why = STRBUF_INIT;
+		/* a fixture's directory names and file contents: quoted, never raw */
+		strbuf_add_excerpt(&bdf, r->bus_unknown.items[i], 32);
+		strbuf_add_excerpt(&why, i < r->bus_unknown_why.nr ? r->bus_unknown_why.items[i] : "",
+				   200);
+		struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "pci_id", bdf.buf,
+					       "cannot tell whether PCI device %s is a GPU: %s",
+					       bdf.buf, why.buf);
+		finding_detail(f, "bdf", "%s", bdf.buf);
+		strbuf_release(&bdf);
+		strbuf_release(&why);
+	}
+}
+
 int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 		 struct check_result *res, struct strbuf *err)
 {
 	const struct nvml_host *h = &r->nvml;
+	eval_bus_unknown(r, res);
 	if (eval_no_nvml(r, p, res))
 		return 0;
 	if (h->avail == NVML_INIT_FAILED) {
@@ -906,7 +927,7 @@ int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 			finding_detail(f, "driver_version", "%s", h->driver_version.s);
 		return 0;
 	}
-	size_t before = res->nr;
+	size_t before = 0; /* the unknown devices too: no "healthy" summary beside them */
 	eval_count(r, p, res);
 	eval_driver(h, p, res);
 	struct gpu_eval e = { .r = r, .p = p, .res = res };

@@ -39,6 +39,9 @@ struct gpu_readings {
 	struct nvml_host nvml;
 	int bus_rc;              /* 0: bus_gpus was read; READ_MISSING or -1: the bus is unknown */
 	struct strlist bus_gpus; /* BDFs of NVIDIA GPUs (class 0x0300/0x0302) in sysfs, sorted */
+	/* Devices whose vendor or class cannot be read (each may be a GPU): their BDFs, and why
+	 * (the same index), each judged unknown. */
+	struct strlist bus_unknown, bus_unknown_why;
 	bool bus_restricted;     /* in a container that sees only some GPUs: do not compare */
 	bool state_dir;          /* a state directory was given */
 	bool have_state;         /* ...and it held the last run's NVLink counters */

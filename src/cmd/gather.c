@@ -16,12 +16,13 @@
 #include "../lib/run.h"
 #include "../lib/strlist.h"
 #include "../sys/fsroot.h"
+#include "../sys/pci.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <glob.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,8 +31,9 @@ static const char gather_usage[] =
 	"\n"
 	"Copy what vigil reads from this host (or from the root SRC) into DIR, a fixture that\n"
 	"'vigil check --root DIR' judges like the host itself:\n"
-	"  sys/   PCI attributes of NVIDIA and Mellanox devices, InfiniBand ports and counters,\n"
-	"         kernel modules, cpufreq\n"
+	"  sys/   PCI attributes of GPUs, NVSwitches and NVIDIA/Mellanox NICs (and of devices\n"
+	"         whose vendor or class cannot be read), InfiniBand ports and counters, kernel\n"
+	"         modules, cpufreq\n"
 	"  proc/  meminfo, swaps, mounts, the NVIDIA driver version, daemons vigil looks for\n"
 	"  dev/kmsg       the kernel log as kmsg records\n"
 	"  nvml.snapshot  NVML values of every GPU (served by the fake NVML library in tests)\n"
@@ -97,8 +99,8 @@ static int part_end(int fd, int ret)
 	return 1;
 }
 
-/* Copy one host file (path as on the host) if it exists. */
-static void copy_one(const char *path, size_t cap)
+/* Copy one host file (path as on the host) if it exists: what fsroot_read() said. */
+static int copy_one(const char *path, size_t cap)
 {
 	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
 	int r = fsroot_read(path, &data, cap, &err);
@@ -106,21 +108,52 @@ static void copy_one(const char *path, size_t cap)
 		put_file(path, data.buf, data.len, &err);
 	strbuf_release(&data);
 	strbuf_release(&err);
+	return r;
 }
 
-/* Expand a host-path glob under the root; host paths come back. */
+/*
+ * Expand a host-path glob ("/sys/class/infiniband/x/ports/x/state", wildcards in any component)
+ * one component at a time through fsroot_list(), so that under a root every directory is listed
+ * and every link followed inside the root: glob(3) on ROOT + pattern would follow a planted
+ * link out of it and list this host's directories. Wildcards do not match a leading dot, as in
+ * glob(3). Host paths come back, sorted level by level.
+ */
+static void glob_walk(struct strbuf *at, const char *rest, struct strlist *out)
+{
+	while (*rest == '/')
+		rest++;
+	if (!*rest) {
+		if (fsroot_exists(at->buf))
+			strlist_add(out, at->buf);
+		return;
+	}
+	size_t len = strcspn(rest, "/"), base = at->len;
+	char *comp = xstrndup(rest, len);
+	if (!strpbrk(comp, "*?[")) {
+		strbuf_addf(at, "/%s", comp);
+		glob_walk(at, rest + len, out);
+	} else {
+		struct strlist names = STRLIST_INIT;
+		if (fsroot_list(at->len ? at->buf : "/", &names, NULL) == 0) {
+			for (size_t i = 0; i < names.nr; i++) {
+				if (fnmatch(comp, names.items[i], FNM_PERIOD))
+					continue;
+				strbuf_setlen(at, base);
+				strbuf_addf(at, "/%s", names.items[i]);
+				glob_walk(at, rest + len, out);
+			}
+		}
+		strlist_release(&names);
+	}
+	strbuf_setlen(at, base);
+	free(comp);
+}
+
 static void glob_host(const char *pattern, struct strlist *out)
 {
-	struct strbuf p = STRBUF_INIT;
-	glob_t g;
-	fsroot_path(&p, pattern);
-	if (glob(p.buf, 0, NULL, &g) == 0) {
-		size_t rl = strlen(fsroot_get());
-		for (size_t i = 0; i < g.gl_pathc; i++)
-			strlist_add(out, g.gl_pathv[i] + rl);
-		globfree(&g);
-	}
-	strbuf_release(&p);
+	struct strbuf at = STRBUF_INIT;
+	glob_walk(&at, pattern, out);
+	strbuf_release(&at);
 }
 
 static void copy_glob(const char *pattern)
@@ -138,32 +171,44 @@ static const char *const pci_attrs[] = {
 	"numa_node", "aer_dev_correctable", "aer_dev_fatal", "aer_dev_nonfatal",
 };
 
+/*
+ * The devices the checks judge (GPUs, NVSwitches, NVIDIA/Mellanox NICs), found by the one PCI
+ * walk, pci_find(). A device whose vendor or class cannot be read is copied too: the checks say
+ * unknown for it, and so must the fixture. Such a file that exists but cannot be read at all is
+ * written empty, which the checks read as unknown for that device as well.
+ */
 static int part_pci(void *arg, int fd)
 {
-	struct strlist devs = STRLIST_INIT;
-	struct strbuf v = STRBUF_INIT, p = STRBUF_INIT;
-	int n = 0;
-	fsroot_list("/sys/bus/pci/devices", &devs, NULL);
-	for (size_t i = 0; i < devs.nr; i++) {
-		strbuf_reset(&p);
-		strbuf_addf(&p, "/sys/bus/pci/devices/%s/vendor", devs.items[i]);
-		if (fsroot_read_attr(p.buf, &v, NULL) != READ_OK)
-			continue;
-		if (strcmp(v.buf, "0x10de") && strcmp(v.buf, "0x15b3"))
-			continue;
+	unsigned mask = PCI_MASK(PCI_KIND_GPU) | PCI_MASK(PCI_KIND_NVSWITCH) |
+			PCI_MASK(PCI_KIND_NIC);
+	struct pci_dev *devs = NULL;
+	size_t nr = 0, alloc = 0, unreadable = 0;
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	int ret = 0;
+	UNUSED(arg);
+	int r = pci_find(mask, false, &devs, &nr, &alloc, &err);
+	if (r < 0) {
+		dprintf(fd, "%s", err.buf);
+		ret = 1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		unreadable += devs[i].id_error[0] != '\0';
 		for (size_t a = 0; a < ARRAY_SIZE(pci_attrs); a++) {
 			strbuf_reset(&p);
-			strbuf_addf(&p, "/sys/bus/pci/devices/%s/%s", devs.items[i], pci_attrs[a]);
-			copy_one(p.buf, FILE_CAP);
+			strbuf_addf(&p, PCI_DEVICES_DIR "/%s/%s", devs[i].bdf, pci_attrs[a]);
+			bool id = !strcmp(pci_attrs[a], "vendor") || !strcmp(pci_attrs[a], "class");
+			if (copy_one(p.buf, FILE_CAP) < 0 && id)
+				put_file(p.buf, "", 0, NULL);
 		}
-		n++;
 	}
-	dprintf(fd, "%d NVIDIA/Mellanox PCI devices", n);
-	strlist_release(&devs);
-	strbuf_release(&v);
+	if (r >= 0)
+		dprintf(fd, "%zu GPU, NVSwitch and NIC PCI devices", nr);
+	if (unreadable)
+		dprintf(fd, " (%zu whose vendor or class cannot be read)", unreadable);
+	free(devs);
 	strbuf_release(&p);
-	UNUSED(arg);
-	return part_end(fd, 0);
+	strbuf_release(&err);
+	return part_end(fd, ret);
 }
 
 static int part_infiniband(void *arg, int fd)

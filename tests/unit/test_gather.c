@@ -286,3 +286,45 @@ TEST(gather_never_follows_links_out_of_the_source_root)
 	strbuf_release(&p);
 	strbuf_release(&text);
 }
+
+/*
+ * The globs over sysfs (InfiniBand ports, cpufreq) are expanded inside the source root: a link
+ * there with an absolute target means SRC + target, as every read does. glob(3) on SRC + pattern
+ * followed such a link to this host's directory (here one that does not exist) and copied
+ * nothing; and a link to a directory outside SRC is listed and copied from nowhere.
+ */
+TEST(gather_globs_stay_inside_the_source_root)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf src = STRBUF_INIT, dir = STRBUF_INIT, p = STRBUF_INIT, out = STRBUF_INIT;
+	struct child c;
+	strbuf_addf(&src, "%s/src", tmp);
+	strbuf_addf(&out, "%s/outside", tmp);
+	test_mkdir(src.buf, "sys/class");
+	test_mkdir(src.buf, "sys/devices/system");
+	/* the HCA behind an absolute link whose target exists only inside SRC */
+	test_write(src.buf, "vigil-inside/ib/mlx5_0/ports/1/state", "4: ACTIVE\n");
+	strbuf_addf(&p, "%s/sys/class/infiniband", src.buf);
+	CHECK_INT(symlink("/vigil-inside/ib", p.buf), 0);
+	/* cpufreq behind a link to a directory outside SRC */
+	test_write(out.buf, "cpu0/cpufreq/scaling_governor", "OUTSIDE\n");
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/sys/devices/system/cpu", src.buf);
+	CHECK_INT(symlink(out.buf, p.buf), 0);
+	strbuf_addf(&dir, "%s/fx", tmp);
+	const char *args[] = { "gather", "--root", src.buf, dir.buf, NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 0 || c.exit_code == 3, "exit %d\n%s%s", c.exit_code, c.out.buf,
+		  c.err.buf);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/sys/class/infiniband/mlx5_0/ports/1/state", dir.buf);
+	check_file_is(p.buf, "4: ACTIVE\n");
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/sys/devices/system/cpu", dir.buf);
+	CHECK_MSG(access(p.buf, F_OK) != 0, "'%s' was made from outside the root", p.buf);
+	child_release(&c);
+	strbuf_release(&src);
+	strbuf_release(&dir);
+	strbuf_release(&p);
+	strbuf_release(&out);
+}

@@ -2,6 +2,9 @@
 #include "../harness.h"
 #include "../../src/checks/gpu.h"
 #include "../../src/lib/fileio.h"
+#include "../../src/sys/fsroot.h"
+
+#include <stdlib.h>
 
 /* An H200 as the real 2xH200 machine reads at idle (tests/scenarios/gpu-real-h200-vm). */
 static struct nvml_gpu *add_h200(struct gpu_readings *r, bool nvlink)
@@ -757,5 +760,66 @@ TEST(gpu_policy_from_config)
 	CHECK_CONTAINS(err.buf, "nvlink-links");
 	gpu_policy_release(&p);
 	config_release(&cfg);
+	strbuf_release(&err);
+}
+
+/*
+ * A device on the bus whose vendor or class cannot be read may be a GPU: gather keeps it apart
+ * (the one PCI walk, pci_find) and evaluate says unknown for it by name, with no "healthy"
+ * summary beside it, where the old walk left it out of the count without a word.
+ */
+TEST(gpu_bus_device_with_unreadable_id_is_unknown)
+{
+	const char *root = test_tmpdir();
+	struct strbuf err = STRBUF_INIT;
+	test_write(root, "sys/bus/pci/devices/0000:18:00.0/vendor", "0x10de\n");
+	test_write(root, "sys/bus/pci/devices/0000:18:00.0/class", "0x030200\n");
+	/* a directory where the vendor file belongs: it exists and cannot be read */
+	test_mkdir(root, "sys/bus/pci/devices/0000:2a:00.0/vendor");
+	test_write(root, "sys/bus/pci/devices/0000:2a:00.0/class", "0x030200\n");
+	/* NVIDIA, class unreadable (NUL bytes) */
+	test_write(root, "sys/bus/pci/devices/0000:3a:00.0/vendor", "0x10de\n");
+	test_write(root, "sys/bus/pci/devices/0000:3a:00.0/class", "\0\0\0");
+	/* not NVIDIA, class unreadable: cannot be a GPU, not asked about */
+	test_write(root, "sys/bus/pci/devices/0000:4a:00.0/vendor", "0x8086\n");
+	test_write(root, "sys/bus/pci/devices/0000:4a:00.0/class", "");
+	unsetenv("VIGIL_NVML_LIBRARY");
+	fsroot_set(root);
+	struct gpu_readings r;
+	gpu_readings_init(&r);
+	CHECK_MSG(gpu_gather(&r, NULL, &err) == 0, "%s", err.buf);
+	fsroot_set(NULL);
+	CHECK_INT(r.bus_rc, 0);
+	CHECK_INT(r.bus_gpus.nr, 1);
+	CHECK_STR(r.bus_gpus.items[0], "0000:18:00.0");
+	CHECK_INT(r.bus_unknown.nr, 2);
+	CHECK_STR(r.bus_unknown.items[0], "0000:2a:00.0");
+	CHECK_STR(r.bus_unknown.items[1], "0000:3a:00.0");
+	gpu_readings_release(&r);
+
+	/* evaluate: one healthy GPU in NVML and on the bus, plus an unreadable device */
+	struct gpu_policy p;
+	struct check_result res;
+	host(&r, 1, false);
+	gpu_policy_init(&p);
+	strlist_add(&r.bus_unknown, "0000:2a:00.0");
+	strlist_add(&r.bus_unknown_why, "'/sys/bus/pci/devices/0000:2a:00.0/vendor' is empty");
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	const struct finding *f = need(&res, "pci_id", "0000:2a:00.0", STATUS_UNKNOWN, ACTION_NONE);
+	CHECK_STR(f->message, "cannot tell whether PCI device 0000:2a:00.0 is a GPU: "
+			      "'/sys/bus/pci/devices/0000:2a:00.0/vendor' is empty");
+	CHECK(!result_find(&res, "summary", NULL));
+	check_result_release(&res);
+	/* no driver and no GPU read on the bus: not "skipped" while a device is in doubt */
+	gpu_readings_release(&r);
+	gpu_readings_init(&r);
+	r.bus_rc = 0;
+	r.nvml.avail = NVML_NO_LIBRARY;
+	strlist_add(&r.bus_unknown, "0000:2a:00.0");
+	strlist_add(&r.bus_unknown_why, "unreadable");
+	CHECK_INT(eval(&r, &p, &res), 0);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	done(&r, &p, &res);
 	strbuf_release(&err);
 }
