@@ -53,8 +53,8 @@ inline void hx_random_hex16(char out[17])
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		v = ((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 40) ^
-		     ++counter) *
+		v = ((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+		     ((uint64_t)getpid() << 40) ^ ++counter) *
 		    0x9e3779b97f4a7c15ULL;
 	}
 	snprintf(out, 17, "%016llx", (unsigned long long)v);
@@ -93,8 +93,11 @@ inline bool hx_write_atomic(const std::string &path, const void *data, size_t le
 			    std::string *err)
 {
 	size_t slash = path.rfind('/');
-	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-	std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+	std::string dir = ".", base = path;
+	if (slash != std::string::npos) {
+		dir = slash == 0 ? "/" : path.substr(0, slash);
+		base = path.substr(slash + 1);
+	}
 	if (base.empty() || base == "." || base == "..") {
 		*err = hx_file_err(path, "write", "not a file name");
 		return false;
@@ -184,10 +187,10 @@ inline int hx_create_excl(const std::string &path, unsigned mode, std::string *e
 	if (fd < 0) {
 		struct stat st;
 		if (errno == EEXIST && lstat(path.c_str(), &st) == 0)
-			*err = hx_file_err(path, "create",
-					   (std::string("it exists already, as ") +
-					    hx_file_kind(st.st_mode))
-						   .c_str());
+			*err = hx_file_err(
+				path, "create",
+				(std::string("it exists already, as ") + hx_file_kind(st.st_mode))
+					.c_str());
 		else
 			*err = hx_file_err(path, "create", strerror(errno));
 	}
@@ -198,8 +201,7 @@ inline int hx_create_excl(const std::string &path, unsigned mode, std::string *e
  * Read up to cap bytes of path into *out (replacing it): 1 read, 0 absent (ENOENT), -1 with
  * *err: a link, FIFO, device or directory there is refused, and a FIFO never blocks the reader.
  */
-inline int hx_read_regular(const std::string &path, std::string *out, size_t cap,
-			   std::string *err)
+inline int hx_read_regular(const std::string &path, std::string *out, size_t cap, std::string *err)
 {
 	out->clear();
 	int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -207,7 +209,8 @@ inline int hx_read_regular(const std::string &path, std::string *out, size_t cap
 		if (errno == ENOENT)
 			return 0;
 		if (errno == ELOOP)
-			*err = hx_file_err(path, "read", "it is a symbolic link, not a regular file");
+			*err = hx_file_err(path, "read",
+					   "it is a symbolic link, not a regular file");
 		else
 			*err = hx_file_err(path, "read", strerror(errno));
 		return -1;
@@ -219,10 +222,10 @@ inline int hx_read_regular(const std::string &path, std::string *out, size_t cap
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		*err = hx_file_err(path, "read",
-				   (std::string("it is ") + hx_file_kind(st.st_mode) +
-				    ", not a regular file")
-					   .c_str());
+		*err = hx_file_err(
+			path, "read",
+			(std::string("it is ") + hx_file_kind(st.st_mode) + ", not a regular file")
+				.c_str());
 		close(fd);
 		return -1;
 	}

@@ -375,8 +375,10 @@ static const char *safe_file_probe(void)
 	test_src_path(&src, "cuda/safe_file_probe.cc");
 	snprintf(bin, sizeof(bin), "%s", want);
 	const char *cxx = getenv("CXX");
-	const char *argv[] = { cxx && *cxx ? cxx : "c++", "-std=c++17", "-Wall", "-Wextra",
-			       "-Werror", "-DHX_SAFE_FILE_TEST", "-o", bin, src.buf, NULL };
+	const char *argv[] = {
+		cxx && *cxx ? cxx : "c++", "-std=c++17", "-Wall", "-Wextra", "-Werror",
+		"-DHX_SAFE_FILE_TEST",	   "-o",	 bin,	  src.buf,   NULL
+	};
 	struct child c;
 	child_init(&c);
 	c.argv = argv;
@@ -466,7 +468,8 @@ TEST(net_nccl_rendezvous_write_never_follows_a_planted_link)
 	plant_link(secret, share, "progress-0-1");
 	probe_run(&c, "write", share, "progress-0-1", "1 0\n", NULL, NULL);
 	CHECK_INT(c.exit_code, 1);
-	CHECK_CONTAINS(c.err.buf, "/share/progress-0-1': it is a symbolic link, not a regular file");
+	CHECK_CONTAINS(c.err.buf,
+		       "/share/progress-0-1': it is a symbolic link, not a regular file");
 	child_release(&c);
 	CHECK_STR(text_of(tmp, "outside/secret"), "keep\n");
 	CHECK_STR(names_in(share), "progress-0-1");
@@ -478,8 +481,8 @@ TEST(net_nccl_rendezvous_write_never_follows_a_planted_link)
 	CHECK(unlink(p) == 0);
 	plant_link(secret, share, "progress-0-1.tmp");
 	plant_link(made, share, "progress-0-1.tmp.1111111111111111");
-	probe_run(&c, "write", share, "progress-0-1", "1 0\n",
-		  "1111111111111111,2222222222222222", NULL);
+	probe_run(&c, "write", share, "progress-0-1", "1 0\n", "1111111111111111,2222222222222222",
+		  NULL);
 	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
 	child_release(&c);
 	struct stat st;
@@ -583,8 +586,8 @@ TEST(net_nccl_helper_refuses_a_run_id_with_a_path)
 	const char *bad[] = { "../../etc/x", "a/b", ".hidden", "x\ny" };
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct child c;
-		const char *argv[] = { bin, "--rank", "0", "--nranks", "2", "--rendezvous", dir,
-				       "--run-id", bad[i], NULL };
+		const char *argv[] = { bin, "--rank",	"0",	"--nranks", "2", "--rendezvous",
+				       dir, "--run-id", bad[i], NULL };
 		child_init(&c);
 		c.argv = argv;
 		c.timeout_ms = 30000;
