@@ -161,7 +161,7 @@ static void sysfs_links(enum fsroot_resolver res)
 	CHECK_INT(fsroot_statvfs("/sys/class/infiniband/mlx5_0", &st, &err), 0);
 	/* the resolved path of a link chain, for readers that want a path */
 	CHECK_INT(fsroot_resolve("/sys/class/infiniband/mlx5_0/vendor", &sb, &err), 0);
-	CHECK_CONTAINS(sb.buf, "/root/sys/devices/pci0000:00/0000:00:01.0/0000:1b:00.0/vendor");
+	CHECK_CONTAINS(sb.buf, "root/sys/devices/pci0000:00/0000:00:01.0/0000:1b:00.0/vendor");
 	CHECK_INT(fsroot_resolve("/sys/nothing", &sb, &err), READ_MISSING);
 	fsroot_set(NULL);
 	strlist_release(&l);

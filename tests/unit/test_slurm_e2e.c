@@ -540,7 +540,8 @@ TEST_TIMEOUT(slurm_e2e_metacharacters_in_names_and_reasons_are_harmless, 120)
 
 	/* healthy again: vigil resumes its own drain, reason and all */
 	report_init(&rep, "n1", wall_seconds());
-	report_add(&rep, "kernel")->status = STATUS_OK;
+	result_add(report_add(&rep, "kernel"), STATUS_OK, ACTION_NONE, "summary", "", "clean");
+	rep.results[0].status = STATUS_OK;
 	report_finish(&rep);
 	strbuf_reset(&js);
 	report_json(&rep, &js, false);
