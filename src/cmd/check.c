@@ -95,6 +95,7 @@ struct check_args {
 	int color; /* -1 auto */
 	bool cached, slurm, npd;
 	bool deep;
+	const char *bad_nodename; /* SLURMD_NODENAME that is no host name: no Slurm action */
 };
 
 static int parse_names(struct strlist *l, const char *arg)
@@ -183,8 +184,10 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 	/* Under slurmd (HealthCheckProgram, prolog, epilog) the node is the one Slurm names. */
 	if (a->slurm && !a->he.host) {
 		const char *n = getenv("SLURMD_NODENAME");
-		if (n && *n)
+		if (n && *n && !host_name_invalid(n))
 			a->he.host = n;
+		else if (n && *n)
+			a->bad_nodename = n; /* the checks still run; apply_slurm() refuses */
 	}
 	return 0;
 }
@@ -217,6 +220,18 @@ static int apply_slurm(struct check_args *a, const struct report *rep, int ret, 
 	const char *name = a->he.host;
 
 	memset(&node, 0, sizeof(node));
+	if (a->bad_nodename) {
+		/* as slurm_node_name_ok() refuses metacharacters: never act on another name */
+		host_name_excerpt(&err, a->bad_nodename);
+		fprintf(stderr, "vigil check: slurm: refusing node name '%s' from SLURMD_NODENAME "
+				"(%s): nothing drained or resumed\n",
+			err.buf, host_name_invalid(a->bad_nodename));
+		syslog(LOG_ERR, "refusing node name '%s' from SLURMD_NODENAME (%s)", err.buf,
+		       host_name_invalid(a->bad_nodename));
+		if (ret == EXIT_HEALTHY)
+			ret = EXIT_UNKNOWN;
+		goto out;
+	}
 	if (slurm_cmds_from_config(&a->he.cfg, &cmds, &err) < 0 ||
 	    slurm_policy_from_config(&a->he.cfg, &pol, &err) < 0) {
 		fprintf(stderr, "vigil check: %s\n", err.buf);

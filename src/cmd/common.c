@@ -14,16 +14,36 @@ enum { HOST_NAME_READ = 512, HOST_NAME_MAX_LEN = 255 };
  * printable, at most 255 bytes. Anything else (control bytes, a NUL, a whole file's worth) becomes
  * a short sanitised excerpt, and a warning says so; the name is never echoed raw.
  */
+static const char *host_name_problem(const char *s, size_t len)
+{
+	if (!len)
+		return "empty";
+	if (len > HOST_NAME_MAX_LEN)
+		return "longer than 255 bytes";
+	if (memchr(s, '\0', len) || !str_is_clean(s))
+		return "control or invalid bytes";
+	return NULL;
+}
+
+const char *host_name_invalid(const char *name)
+{
+	return host_name_problem(name, strlen(name));
+}
+
+void host_name_excerpt(struct strbuf *out, const char *name)
+{
+	strbuf_add_excerpt(out, name, 64);
+}
+
 static char *host_name_safe(const char *s, size_t len, const char *from)
 {
-	if (len && len <= HOST_NAME_MAX_LEN && !memchr(s, '\0', len) && str_is_clean(s))
+	const char *why = host_name_problem(s, len);
+	if (!why)
 		return xstrdup(s);
 	struct strbuf sb = STRBUF_INIT;
-	strbuf_add_excerpt(&sb, s, 64);
+	host_name_excerpt(&sb, s);
 	fprintf(stderr, "vigil: warning: the host name from %s is not a valid host name "
-			"(%s); using '%s'\n", from,
-		len > HOST_NAME_MAX_LEN ? "longer than 255 bytes" : "control or invalid bytes",
-		sb.buf);
+			"(%s); using '%s'\n", from, why, sb.buf);
 	return strbuf_detach(&sb, NULL);
 }
 
@@ -47,7 +67,15 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		he->root = NULL;
 		fsroot_set(NULL);
 	}
-	if (!he->host) {
+	if (he->host) {
+		/* given (--host): it names the host in reports and Slurm calls, so it must be one */
+		const char *why = host_name_invalid(he->host);
+		if (why) {
+			host_name_excerpt(&sb, he->host);
+			error_set(err, "--host '%s' is not a valid host name (%s)", sb.buf, why);
+			goto out;
+		}
+	} else {
 		/* fsroot_read_attr(): inside the root, 4 KiB at most, a FIFO does not block */
 		if (he->root && fsroot_read_attr("/etc/hostname", &sb, NULL) == READ_OK && sb.len) {
 			he->host_buf = host_name_safe(sb.buf, sb.len, "etc/hostname under the root");

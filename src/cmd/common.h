@@ -19,9 +19,19 @@ struct host_env {
 };
 
 /* Apply the root, find the host name, load the configuration, choose the state directory.
- * Returns 0, or -1 with *err (usage-level problems: missing root, bad config). */
+ * Returns 0, or -1 with *err (usage-level problems: missing root, bad config, a --host that is
+ * not a host name). */
 int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		   struct strbuf *err);
 void host_env_release(struct host_env *he);
+
+/*
+ * Is name fit to name this host in reports, Prometheus labels and Slurm calls (1 to 255 bytes,
+ * printable, valid UTF-8)? NULL when it is, else why not ("control or invalid bytes"). A name
+ * given on the command line that is not is a usage error (host_env_setup() says so for --host).
+ */
+const char *host_name_invalid(const char *name);
+/* A short, sanitised excerpt of a host name for a message (never the raw bytes). */
+void host_name_excerpt(struct strbuf *out, const char *name);
 
 #endif
