@@ -75,6 +75,9 @@ void test_skip(const char *why) __attribute__((noreturn));
 			test_fail_(__FILE__, __LINE__, "%s contains '%s':\n%s", #hay, n_, h_);    \
 	} while (0)
 
+/* A fixture's clean kernel log: one stamped record (an empty dev/kmsg is no evidence: unknown). */
+#define TEST_KMSG_CLEAN "6,1,1000000,-;Linux version 6.1.0 (a fixture's clean kernel log)\n"
+
 /* Paths handed in by the Makefile. */
 const char *test_vigil_bin(void);
 const char *test_fake_nvml(void);

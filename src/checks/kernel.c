@@ -94,15 +94,14 @@ static void add_name(struct strbuf *sb, const char *s)
  * without root writes an empty file), only zero bytes (a file preallocated and never written),
  * or text or data without one time stamp or kernel message (a wrong file). A real log with a
  * crash's zero-filled block still has its stamped lines and is read as usual. An empty dev/kmsg
- * in a fixture root stays a fixture that carries no kernel log (fixtures for other checks).
+ * in a fixture root is no evidence either ('vigil gather' without root copies nothing): a
+ * fixture for other checks leaves dev/kmsg out and the kernel check says it was skipped.
  * 0 when the log is evidence, else -1 with *err naming the file.
  */
 static int check_evidence(const struct kmsg_log *log, const struct kmsg_read *rd,
-			  const char *name, bool fixture, struct strbuf *err)
+			  const char *name, struct strbuf *err)
 {
 	struct strbuf sb = STRBUF_INIT;
-	if (!rd->done && fixture)
-		return 0;
 	if (rd->done && (log->has_last || log->nr || log->nvrm_benign || log->lost))
 		return 0;
 	/* the cause first: the one-line reason is cut at 80 characters, and paths are long */
@@ -135,7 +134,6 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 	struct kmsg_opts opts = { .year_hint = ctx->now };
 	/* leave a quarter of the deadline to judge what was read and to say what was not */
 	struct kmsg_read rd = { .deadline_ms = ctx->timeout_ms ? mono_ms() + ctx->timeout_ms / 4 * 3 : 0 };
-	bool fixture = false;
 	int ret = 0;
 	memset(in, 0, sizeof(*in));
 	kmsg_log_init(&in->log, &opts);
@@ -164,7 +162,6 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 			in->missing = true;
 			goto out;
 		} else if (ret == 0) {
-			fixture = true;
 			ret = kmsg_read_file(path.buf, &in->log, &rd, err);
 		}
 	}
@@ -175,7 +172,7 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 	in->incomplete = !rd.complete;
 	in->size = rd.device ? 0 : rd.complete ? rd.done : rd.size > rd.done ? rd.size : 0;
 	/* a read cut short is judged as far as it went and says so (kernel_evaluate) */
-	if (rd.complete && (ret = check_evidence(&in->log, &rd, path.buf, fixture, err)) < 0)
+	if (rd.complete && (ret = check_evidence(&in->log, &rd, path.buf, err)) < 0)
 		goto out;
 	if (!in->have_now && in->log.has_last) {
 		/* a saved log: "now" is its last line */

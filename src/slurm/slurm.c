@@ -255,6 +255,7 @@ int slurm_parse_nodes(const char *text, struct slurm_nodes *out, struct strbuf *
 int slurm_cmds_from_config(const struct config *cfg, struct slurm_cmds *c, struct strbuf *err)
 {
 	double t;
+	memset(c, 0, sizeof(*c)); /* no budget unless the caller sets one */
 	c->scontrol = config_get(cfg, "slurm", "scontrol");
 	c->sinfo = config_get(cfg, "slurm", "sinfo");
 	c->srun = config_get(cfg, "slurm", "srun");

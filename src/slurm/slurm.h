@@ -106,7 +106,8 @@ struct slurm_cmds {
 	const char *budget_name;
 };
 
-/* slurm.scontrol, slurm.sinfo, slurm.srun, slurm.timeout (seconds, default 10). */
+/* slurm.scontrol, slurm.sinfo, slurm.srun, slurm.timeout (seconds, default 10); the rest of *c
+ * is cleared (no budget). */
 int slurm_cmds_from_config(const struct config *cfg, struct slurm_cmds *c, struct strbuf *err);
 
 /* State and reason of one node ('scontrol -o show node NAME'). 0, or -1 with *err (the command

@@ -665,7 +665,7 @@ TEST(agent_npd_exit_codes_and_message)
 	strbuf_addf(&bad, "%s/bad", dir);
 	strbuf_addf(&good, "%s/good", dir);
 	test_write(dir, "bad/dev/kmsg", xid_kmsg);
-	test_write(dir, "good/dev/kmsg", "");
+	test_write(dir, "good/dev/kmsg", TEST_KMSG_CLEAN);
 	struct child c;
 	const char *a1[] = { "check", "--npd", "--only", "kernel", "--root", good.buf, NULL };
 	test_run_vigil(&c, a1, NULL);
@@ -718,7 +718,7 @@ TEST(agent_real_full_disk)
 	strbuf_addf(&state, "%s/state", dir);
 	strbuf_addf(&prom, "%s/vigil.prom", dir);
 	strbuf_addf(&root, "%s/root", dir);
-	test_write(dir, "root/dev/kmsg", "");
+	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
 	test_mkdir(dir, "state");
 	if (mount("tmpfs", state.buf, "tmpfs", 0, "size=8k") < 0)
 		SKIP("cannot mount a tmpfs here (needs root)");
@@ -758,7 +758,7 @@ TEST(agent_daemon_serves_and_stops_on_sigterm)
 		      body = STRBUF_INIT;
 	strbuf_addf(&root, "%s/root", dir);
 	strbuf_addf(&state, "%s/state", dir);
-	test_write(dir, "root/dev/kmsg", "");
+	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
 	unsigned port = 20000 + (unsigned)(getpid() % 20000);
 	strbuf_addf(&listen, "127.0.0.1:%u", port);
 	pid_t pid = fork();

@@ -94,7 +94,7 @@ TEST_TIMEOUT(agent_e2e_promtool_and_a_real_prometheus_scrape, 120)
 	strbuf_addf(&root, "%s/root", dir);
 	strbuf_addf(&state, "%s/state", dir);
 	strbuf_addf(&listen, "127.0.0.1:%u", agent_port);
-	test_write(dir, "root/dev/kmsg", "");
+	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
 	test_write(dir, "root/etc/hostname", "gpu-node-7\n");
 
 	strbuf_addf(&p, "%s/agent.log", dir);

@@ -116,7 +116,7 @@ static void cluster_start(struct cluster *c, bool health, unsigned interval)
 	for (int i = 1; i <= NODES; i++) {
 		char n[8];
 		snprintf(n, sizeof(n), "n%d", i);
-		node_write(c, n, "");
+		node_write(c, n, TEST_KMSG_CLEAN);
 	}
 	/* The HealthCheckProgram: slurmd gives it SLURMD_NODENAME and little else. */
 	strbuf_addf(&wrapper,
@@ -304,7 +304,7 @@ static void require_kernel_check(void)
 	strbuf_addf(&bad, "%s/probe-bad", dir);
 	strbuf_addf(&good, "%s/probe-good", dir);
 	test_write(dir, "probe-bad/dev/kmsg", xid_kmsg);
-	test_write(dir, "probe-good/dev/kmsg", "");
+	test_write(dir, "probe-good/dev/kmsg", TEST_KMSG_CLEAN);
 	struct child c1, c2;
 	const char *a1[] = { "check", "--only", "kernel", "--root", bad.buf, "--reason", NULL };
 	const char *a2[] = { "check", "--only", "kernel", "--root", good.buf, "--reason", NULL };
@@ -352,8 +352,8 @@ TEST_TIMEOUT(slurm_e2e_health_program_drains_and_resumes_and_respects_admins, 15
 	}
 
 	/* healed: n2 comes back; n3 stays the administrator's */
-	node_write(&c, "n2", "");
-	node_write(&c, "n3", "");
+	node_write(&c, "n2", TEST_KMSG_CLEAN);
+	node_write(&c, "n3", TEST_KMSG_CLEAN);
 	CHECK_MSG(wait_drain("n2", false, 40, &n), "n2 not resumed: %s '%s'", n.state, n.reason);
 	slurm_node_release(&n);
 	size_t before = log_count(&c, "n3", "healthy, but drained by someone else");

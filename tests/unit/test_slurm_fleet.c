@@ -64,7 +64,7 @@ static void fake_setup(struct fake *f, const char *nodes)
 	for (int i = 1; i <= 6; i++) {
 		char rel[32];
 		snprintf(rel, sizeof(rel), "fx/n%d/dev/kmsg", i);
-		test_write(f->dir, rel, "");
+		test_write(f->dir, rel, TEST_KMSG_CLEAN);
 	}
 	strbuf_release(&w);
 }
