@@ -108,13 +108,21 @@ __attribute__((noreturn)) static void worker_child(const struct gpu_worker *w, i
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* only its two pipes: not the HTTP sockets, not the other checks' pipes */
+	/* only its two pipes: not the HTTP sockets, not the other checks' pipes; and under --root
+	 * the root's directory (fd 5 here), which every read of the fixture resolves beneath */
+	struct gpu_worker mine = *w;
+	struct fsroot root = *w->ctx.root;
 	int in = fcntl(req_rd, F_DUPFD, 10), out = fcntl(resp_wr, F_DUPFD, 10);
-	if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0)
+	int rfd = root.dir ? fcntl(root.fd, F_DUPFD, 10) : -1;
+	if (in < 0 || out < 0 || dup2(in, 3) < 0 || dup2(out, 4) < 0 ||
+	    (root.dir && (rfd < 0 || dup2(rfd, 5) < 0)))
 		_exit(1);
-	for (int fd = 5; fd < 1024; fd++)
+	if (root.dir)
+		root.fd = 5;
+	mine.ctx.root = &root;
+	for (int fd = root.dir ? 6 : 5; fd < 1024; fd++)
 		close(fd);
-	worker_main(w, 3, 4);
+	worker_main(&mine, 3, 4);
 }
 
 static int start(struct gpu_worker *w, struct strbuf *err)

@@ -11,8 +11,12 @@
 #include "../lib/strbuf.h"
 #include "../lib/config.h"
 #include "../core/finding.h"
+#include "../sys/fsroot.h"
 
 struct check_ctx {
+	/* The host to read: fsroot_host, or the --root fixture the command layer opened (never
+	 * NULL). Every read in a gather() goes through it. */
+	const struct fsroot *root;
 	const struct config *cfg;
 	const char *host;
 	const char *state_dir;  /* where checks keep readings between runs; may be NULL */

@@ -108,11 +108,11 @@ void gpu_state_format(const struct gpu_readings *r, struct strbuf *out)
  * are not GPUs). A device whose vendor or class cannot be read may be a GPU: kept apart, and
  * judged unknown by name rather than silently left out of the count.
  */
-static void gather_bus(struct gpu_readings *r)
+static void gather_bus(const struct fsroot *root, struct gpu_readings *r)
 {
 	struct pci_dev *devs = NULL;
 	size_t nr = 0, alloc = 0;
-	r->bus_rc = pci_find(PCI_MASK(PCI_KIND_GPU), false, &devs, &nr, &alloc, NULL);
+	r->bus_rc = pci_find(root, PCI_MASK(PCI_KIND_GPU), false, &devs, &nr, &alloc, NULL);
 	for (size_t i = 0; r->bus_rc == 0 && i < nr; i++) {
 		if (devs[i].id_error[0]) {
 			strlist_add(&r->bus_unknown, devs[i].bdf);
@@ -127,13 +127,13 @@ static void gather_bus(struct gpu_readings *r)
 	 * NVML: the bus then says nothing about missing GPUs.
 	 */
 	const char *vis = getenv("NVIDIA_VISIBLE_DEVICES");
-	r->bus_restricted = fsroot_is_host() && vis && *vis && strcmp(vis, "all");
+	r->bus_restricted = fsroot_is_host(root) && vis && *vis && strcmp(vis, "all");
 }
 
-int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double counter_interval_s,
-		     struct strbuf *err)
+int gpu_gather_every(const struct fsroot *root, struct gpu_readings *r, const char *state_dir,
+		     double counter_interval_s, struct strbuf *err)
 {
-	gather_bus(r);
+	gather_bus(root, r);
 	if (state_dir) {
 		struct strbuf path = STRBUF_INIT, why = STRBUF_INIT;
 		struct counter_set set = COUNTER_SET_INIT;
@@ -156,12 +156,13 @@ int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double count
 	r->counters_skipped = r->have_state && r->nr_prev && counter_interval_s > 0 &&
 			      r->state_age_s >= 0 && r->state_age_s < counter_interval_s;
 	r->nvml.skip_link_counters = r->counters_skipped;
-	return nvml_read_host(&r->nvml, err);
+	return nvml_read_host(root, &r->nvml, err);
 }
 
-int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err)
+int gpu_gather(const struct fsroot *root, struct gpu_readings *r, const char *state_dir,
+	       struct strbuf *err)
 {
-	return gpu_gather_every(r, state_dir, 0, err);
+	return gpu_gather_every(root, r, state_dir, 0, err);
 }
 
 /* ---- policy ---- */
@@ -953,7 +954,8 @@ int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct 
 	gpu_readings_init(&r);
 	gpu_policy_init(&p);
 	if (gpu_policy_load(&p, ctx->cfg, err) < 0 ||
-	    gpu_gather_every(&r, ctx->state_dir, (double)p.nvlink_counter_interval, err) < 0)
+	    gpu_gather_every(ctx->root, &r, ctx->state_dir, (double)p.nvlink_counter_interval,
+			     err) < 0)
 		goto out;
 	ret = gpu_evaluate(&r, &p, res, err);
 	if (ret == 0 && r.state_error[0])

@@ -65,14 +65,16 @@ struct gpu_policy {
 void gpu_readings_init(struct gpu_readings *r);
 void gpu_readings_release(struct gpu_readings *r);
 /*
- * Read NVML, the PCI bus and the last run's NVLink counters (state_dir may be NULL). -1 with *err
+ * Read NVML and the PCI bus of root (fsroot_host, or a fixture) and the last run's NVLink
+ * counters (state_dir may be NULL). -1 with *err
  * only when NVML was asked for and cannot be loaded.
  */
-int gpu_gather(struct gpu_readings *r, const char *state_dir, struct strbuf *err);
+int gpu_gather(const struct fsroot *root, struct gpu_readings *r, const char *state_dir,
+	       struct strbuf *err);
 /* The same, reading the NVLink error counters only when the last reading (the state file) is at
  * least counter_interval_s old: they matter as a rise over minutes and are most of the cost. */
-int gpu_gather_every(struct gpu_readings *r, const char *state_dir, double counter_interval_s,
-		     struct strbuf *err);
+int gpu_gather_every(const struct fsroot *root, struct gpu_readings *r, const char *state_dir,
+		     double counter_interval_s, struct strbuf *err);
 /* The state file (statefile.h, kind "gpu-nvlink", names "GPU LINK COUNTER"): parse its text into
  * r->prev (nothing when it is not such a file) / format from r->nvml. */
 void gpu_state_apply(struct gpu_readings *r, const char *text);

@@ -60,12 +60,12 @@ bool ib_parse_rate(const char *s, double *gbps)
 }
 
 /* One attribute of a port into buf; when it cannot be read, why (naming the file) into why[wn]. */
-static int port_attr(const struct ib_port *p, const char *name, char *buf, size_t n, char *why,
-		     size_t wn)
+static int port_attr(const struct fsroot *root, const struct ib_port *p, const char *name,
+		     char *buf, size_t n, char *why, size_t wn)
 {
 	struct strbuf path = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
 	strbuf_addf(&path, IB_CLASS_DIR "/%s/ports/%u/%s", p->hca, p->port, name);
-	int r = sysattr_read(path.buf, &v, &err);
+	int r = sysattr_read(root, path.buf, &v, &err);
 	buf[0] = '\0';
 	if (r == READ_OK)
 		strlcpy_v(buf, v.buf, n);
@@ -77,15 +77,15 @@ static int port_attr(const struct ib_port *p, const char *name, char *buf, size_
 	return r;
 }
 
-static void read_port(struct ib_port *p)
+static void read_port(const struct fsroot *root, struct ib_port *p)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
-	port_attr(p, "state", p->state, sizeof(p->state), p->error, sizeof(p->error));
-	port_attr(p, "phys_state", p->phys_state, sizeof(p->phys_state), p->phys_error,
+	port_attr(root, p, "state", p->state, sizeof(p->state), p->error, sizeof(p->error));
+	port_attr(root, p, "phys_state", p->phys_state, sizeof(p->phys_state), p->phys_error,
 		  sizeof(p->phys_error));
 	/* rate reads EINVAL on some kernels while the port is down: judged for active ports only */
-	port_attr(p, "rate", p->rate, sizeof(p->rate), p->rate_error, sizeof(p->rate_error));
-	port_attr(p, "link_layer", p->link_layer, sizeof(p->link_layer), p->layer_error,
+	port_attr(root, p, "rate", p->rate, sizeof(p->rate), p->rate_error, sizeof(p->rate_error));
+	port_attr(root, p, "link_layer", p->link_layer, sizeof(p->link_layer), p->layer_error,
 		  sizeof(p->layer_error));
 	p->state_num = ib_parse_state(p->state);
 	p->phys_num = ib_parse_state(p->phys_state);
@@ -98,7 +98,7 @@ static void read_port(struct ib_port *p)
 		strbuf_reset(&err);
 		/* a counter the driver does not have is absent: left out. One that is there but
 		 * cannot be read is not "steady": evaluate says so */
-		int cr = sysattr_read_u64(path.buf, &p->counter[c], &err);
+		int cr = sysattr_read_u64(root, path.buf, &p->counter[c], &err);
 		p->have[c] = cr == READ_OK;
 		if (cr < 0) {
 			p->unreadable[c] = true;
@@ -186,14 +186,14 @@ static struct ib_port *new_port(struct ib_readings *r, const char *hca, unsigned
  * cannot be listed, or that lists none, is one entry with port 0 and the reason: unknown by name,
  * not an HCA that vanished from the count.
  */
-static void gather_hca(struct ib_readings *r, const char *hca)
+static void gather_hca(const struct fsroot *root, struct ib_readings *r, const char *hca)
 {
 	struct strlist names = STRLIST_INIT;
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
 	uint64_t *nums = NULL;
 	size_t nn = 0, alloc = 0;
 	strbuf_addf(&path, IB_CLASS_DIR "/%s/ports", hca);
-	int lr = fsroot_list(path.buf, &names, &err);
+	int lr = fsroot_list(root, path.buf, &names, &err);
 	for (size_t k = 0; lr == 0 && k < names.nr; k++) {
 		uint64_t v;
 		if (parse_u64(names.items[k], &v) && v > 0 && v < 1000) {
@@ -212,7 +212,7 @@ static void gather_hca(struct ib_readings *r, const char *hca)
 		strlcpy_v(p->error, err.len ? err.buf : "unreadable", sizeof(p->error));
 	}
 	for (size_t k = 0; k < nn; k++)
-		read_port(new_port(r, hca, (unsigned)nums[k]));
+		read_port(root, new_port(r, hca, (unsigned)nums[k]));
 	free(nums);
 	strlist_release(&names);
 	strbuf_release(&path);
@@ -224,11 +224,11 @@ int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf 
 	struct strlist hcas = STRLIST_INIT;
 	struct strbuf path = STRBUF_INIT;
 	int ret = -1;
-	int lr = fsroot_list(IB_CLASS_DIR, &hcas, err);
+	int lr = fsroot_list(ctx->root, IB_CLASS_DIR, &hcas, err);
 	if (lr < 0)
 		goto out;
 	for (size_t i = 0; i < hcas.nr; i++)
-		gather_hca(r, hcas.items[i]);
+		gather_hca(ctx->root, r, hcas.items[i]);
 	if (ctx->state_dir) {
 		struct counter_set set = COUNTER_SET_INIT;
 		struct strbuf why = STRBUF_INIT;

@@ -143,8 +143,8 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 		ret = kmsg_read_file(path.buf, &in->log, &rd, err);
 	} else {
 		in->source = xstrdup("/dev/kmsg");
-		fsroot_path(&path, "/dev/kmsg");
-		if (fsroot_is_host()) {
+		fsroot_path(ctx->root, &path, "/dev/kmsg");
+		if (fsroot_is_host(ctx->root)) {
 			ret = kmsg_read_device(path.buf, &in->log, &rd, err);
 			if (ret < 0) {
 				strbuf_addstr(err, " (run as root or pass --kernel-log)");
@@ -156,7 +156,8 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 				in->now_tb = KMSG_TB_MONO;
 				in->now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 			}
-		} else if ((ret = fsroot_resolve("/dev/kmsg", &path, err)) == READ_MISSING) {
+		} else if ((ret = fsroot_resolve(ctx->root, "/dev/kmsg", &path, err)) ==
+			   READ_MISSING) {
 			/* resolved inside the root: a dev/kmsg link never reads this host's files */
 			ret = 0;
 			in->missing = true;

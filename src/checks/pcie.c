@@ -62,7 +62,7 @@ int pcie_gather(const struct check_ctx *ctx, struct pcie_readings *r, struct str
 	int ret = -1;
 	unsigned kinds =
 		PCI_MASK(PCI_KIND_GPU) | PCI_MASK(PCI_KIND_NVSWITCH) | PCI_MASK(PCI_KIND_NIC);
-	if (pci_find(kinds, true, &r->devs, &r->nr, &r->alloc, err) < 0)
+	if (pci_find(ctx->root, kinds, true, &r->devs, &r->nr, &r->alloc, err) < 0)
 		goto out;
 	if (ctx->state_dir) {
 		r->state_dir = true;

@@ -163,15 +163,21 @@ static int write_all(int fd, const char *p, size_t len)
 
 /* In the child: one numbers line per path, written as soon as it is known, so that when a
  * statvfs hangs the parent knows which one. */
+struct statvfs_job {
+	const struct fsroot *root;
+	const struct strlist *paths;
+};
+
 static int statvfs_child(void *arg, int fd)
 {
-	const struct strlist *paths = arg;
+	const struct statvfs_job *job = arg;
+	const struct strlist *paths = job->paths;
 	struct strbuf line = STRBUF_INIT, err = STRBUF_INIT;
 	for (size_t i = 0; i < paths->nr; i++) {
 		struct statvfs st;
 		strbuf_reset(&line);
 		escape_path(&line, paths->items[i]);
-		int r = fsroot_statvfs(paths->items[i], &st, &err);
+		int r = fsroot_statvfs(job->root, paths->items[i], &st, &err);
 		if (r == READ_MISSING)
 			strbuf_addstr(&line, " missing\n");
 		else if (r < 0)
@@ -189,14 +195,16 @@ static int statvfs_child(void *arg, int fd)
 }
 
 /* statvfs every path in a child under timeout_ms. Fills n[i]. */
-static void statvfs_run(const struct strlist *paths, struct fs_numbers *n, unsigned timeout_ms)
+static void statvfs_run(const struct fsroot *root, const struct strlist *paths,
+			struct fs_numbers *n, unsigned timeout_ms)
 {
+	struct statvfs_job job = { root, paths };
 	struct child c;
 	struct strbuf err = STRBUF_INIT;
 	struct strlist lines = STRLIST_INIT;
 	child_init(&c);
 	c.fn = statvfs_child;
-	c.fn_arg = (void *)paths;
+	c.fn_arg = &job;
 	c.timeout_ms = timeout_ms;
 	if (child_run(&c, &err) < 0) {
 		for (size_t i = 0; i < paths->nr; i++)
@@ -353,8 +361,8 @@ out:
 	return ret;
 }
 
-static void probe_run(struct storage_probe *p, const struct storage_options *opt,
-		      unsigned timeout_ms)
+static void probe_run(const struct fsroot *root, struct storage_probe *p,
+		      const struct storage_options *opt, unsigned timeout_ms)
 {
 	struct strbuf dir = STRBUF_INIT, err = STRBUF_INIT;
 	struct child c;
@@ -365,7 +373,7 @@ static void probe_run(struct storage_probe *p, const struct storage_options *opt
 	 * is what the probe would say (ENOENT): ROOT + path may itself lead out through the link.
 	 * On the host the path is as given.
 	 */
-	int rr = fsroot_resolve(p->path, &dir, &err);
+	int rr = fsroot_resolve(root, p->path, &dir, &err);
 	if (rr != READ_OK) {
 		p->outcome = rr == READ_MISSING ? PROBE_ERROR : PROBE_NOT_RUN;
 		strlcpy_v(p->step, "open", sizeof(p->step));
@@ -457,8 +465,7 @@ int storage_gather(const struct check_ctx *ctx, const struct storage_options *op
 {
 	struct strbuf text = STRBUF_INIT, snap = STRBUF_INIT;
 	uint64_t deadline = mono_ms() + opt->budget_ms;
-	UNUSED(ctx);
-	int mr = fsroot_read("/proc/mounts", &text, 4u << 20, err);
+	int mr = fsroot_read(ctx->root, "/proc/mounts", &text, 4u << 20, err);
 	if (mr < 0) {
 		strbuf_release(&text);
 		return -1;
@@ -469,10 +476,10 @@ int storage_gather(const struct check_ctx *ctx, const struct storage_options *op
 	}
 	choose_fs(r, opt);
 
-	if (!fsroot_is_host()) {
+	if (!fsroot_is_host(ctx->root)) {
 		/* inside the root: a planted fs.snapshot -> /etc/shadow reads DIR/etc/shadow */
 		strbuf_reset(&text);
-		int sr = fsroot_read("/" STORAGE_SNAPSHOT_FILE, &text, 4u << 20, err);
+		int sr = fsroot_read(ctx->root, "/" STORAGE_SNAPSHOT_FILE, &text, 4u << 20, err);
 		if (sr < 0)
 			goto fail;
 		r->from_snapshot = sr == READ_OK || sr == READ_TRUNCATED;
@@ -489,7 +496,8 @@ int storage_gather(const struct check_ctx *ctx, const struct storage_options *op
 		unsigned t = time_left(deadline);
 		if (!t)
 			t = 1; /* 0 would mean no deadline */
-		statvfs_run(&paths, n, t < opt->probe_timeout_ms ? t : opt->probe_timeout_ms);
+		statvfs_run(ctx->root, &paths, n,
+			    t < opt->probe_timeout_ms ? t : opt->probe_timeout_ms);
 		for (size_t i = 0; i < r->nr_fs; i++)
 			r->fs[i].n = n[i];
 		free(n);
@@ -508,7 +516,7 @@ int storage_gather(const struct check_ctx *ctx, const struct storage_options *op
 				 "not run: the check's time ran out (raise storage.timeout)");
 			continue;
 		}
-		probe_run(p, opt, t < opt->probe_timeout_ms ? t : opt->probe_timeout_ms);
+		probe_run(ctx->root, p, opt, t < opt->probe_timeout_ms ? t : opt->probe_timeout_ms);
 	}
 	strbuf_release(&text);
 	strbuf_release(&snap);
@@ -842,7 +850,8 @@ static bool pseudo_fs(const char *type)
 	return false;
 }
 
-int storage_snapshot_write(const struct config *cfg, struct strbuf *out, struct strbuf *err)
+int storage_snapshot_write(const struct fsroot *root, const struct config *cfg, struct strbuf *out,
+			   struct strbuf *err)
 {
 	struct storage_options opt;
 	struct storage_readings r;
@@ -853,7 +862,7 @@ int storage_snapshot_write(const struct config *cfg, struct strbuf *out, struct 
 	memset(&r, 0, sizeof(r));
 	if (storage_options_load(cfg, &opt, err) < 0)
 		goto out;
-	int mr = fsroot_read("/proc/mounts", &text, 4u << 20, err);
+	int mr = fsroot_read(root, "/proc/mounts", &text, 4u << 20, err);
 	if (mr < 0)
 		goto out;
 	if (mr == READ_MISSING) {
@@ -871,7 +880,7 @@ int storage_snapshot_write(const struct config *cfg, struct strbuf *out, struct 
 	n = xcalloc(paths.nr ? paths.nr : 1, sizeof(*n));
 	strbuf_addstr(out, "# vigil fs.snapshot: PATH TOTAL_BYTES FREE_BYTES AVAIL_BYTES "
 			   "TOTAL_INODES FREE_INODES\n");
-	statvfs_run(&paths, n, opt.probe_timeout_ms);
+	statvfs_run(root, &paths, n, opt.probe_timeout_ms);
 	/* only numbers go into the file; a hung mount is the caller's to report */
 	ret = 0;
 	for (size_t i = 0; i < paths.nr; i++) {

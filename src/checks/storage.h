@@ -103,7 +103,8 @@ void storage_readings_release(struct storage_readings *r);
  * cannot hang the caller. Appends to out; returns 0, or -1 with *err (out then holds the lines
  * read before the problem: a mount that hung, or no /proc/mounts).
  */
-int storage_snapshot_write(const struct config *cfg, struct strbuf *out, struct strbuf *err);
+int storage_snapshot_write(const struct fsroot *root, const struct config *cfg, struct strbuf *out,
+			   struct strbuf *err);
 
 int check_storage_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err);
 

@@ -29,12 +29,12 @@ static void keep(char *buf, size_t n, const struct strbuf *err)
 		strlcpy_v(buf, err->len ? err->buf : "unreadable", n);
 }
 
-static void count_nvswitches(struct system_readings *r)
+static void count_nvswitches(const struct fsroot *root, struct system_readings *r)
 {
 	struct pci_dev *devs = NULL;
 	size_t nr = 0, alloc = 0, unknown = 0;
 	struct strbuf err = STRBUF_INIT;
-	if (pci_find(PCI_MASK(PCI_KIND_NVSWITCH), false, &devs, &nr, &alloc, &err) < 0)
+	if (pci_find(root, PCI_MASK(PCI_KIND_NVSWITCH), false, &devs, &nr, &alloc, &err) < 0)
 		keep(r->nvswitch_error, sizeof(r->nvswitch_error), &err);
 	for (size_t i = 0; i < nr; i++) {
 		if (devs[i].id_error[0]) {
@@ -60,11 +60,11 @@ static bool all_digits(const char *s)
 }
 
 /* Is a process whose comm starts with SYSTEM_FM_COMM running? */
-static void find_fabricmanager(struct system_readings *r)
+static void find_fabricmanager(const struct fsroot *root, struct system_readings *r)
 {
 	struct strlist pids = STRLIST_INIT;
 	struct strbuf path = STRBUF_INIT, comm = STRBUF_INIT;
-	if (fsroot_list("/proc", &pids, NULL) != 0)
+	if (fsroot_list(root, "/proc", &pids, NULL) != 0)
 		goto out;
 	r->proc_listed = true;
 	for (size_t i = 0; i < pids.nr && !r->fabricmanager; i++) {
@@ -73,7 +73,7 @@ static void find_fabricmanager(struct system_readings *r)
 		strbuf_reset(&path);
 		strbuf_addf(&path, "/proc/%s/comm", pids.items[i]);
 		/* a process that ended since the listing reads as missing: skip it */
-		int cr = sysattr_read(path.buf, &comm, NULL);
+		int cr = sysattr_read(root, path.buf, &comm, NULL);
 		if (cr == READ_OK && starts_with(comm.buf, SYSTEM_FM_COMM))
 			r->fabricmanager = true;
 		else if (cr < 0)
@@ -101,17 +101,17 @@ static void add_governor(struct system_readings *r, const char *name)
 }
 
 /* One CPU's scaling_cur_freq / cpuinfo_max_freq; a missing file leaves the CPU out. */
-static void read_freq(struct system_readings *r, const char *cpu)
+static void read_freq(const struct fsroot *root, struct system_readings *r, const char *cpu)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
 	uint64_t cur = 0, max = 0;
 	int fr;
 	strbuf_addf(&path, CPU_DIR "/%s/cpufreq/scaling_cur_freq", cpu);
-	fr = sysattr_read_u64(path.buf, &cur, &err);
+	fr = sysattr_read_u64(root, path.buf, &cur, &err);
 	if (fr == READ_OK) {
 		strbuf_reset(&path);
 		strbuf_addf(&path, CPU_DIR "/%s/cpufreq/cpuinfo_max_freq", cpu);
-		fr = sysattr_read_u64(path.buf, &max, &err);
+		fr = sysattr_read_u64(root, path.buf, &max, &err);
 		if (fr == READ_OK && !max)
 			fr = error_set(&err, "'%s' holds 0", path.buf);
 	}
@@ -126,11 +126,11 @@ static void read_freq(struct system_readings *r, const char *cpu)
 	strbuf_release(&err);
 }
 
-static void read_cpus(struct system_readings *r)
+static void read_cpus(const struct fsroot *root, struct system_readings *r)
 {
 	struct strlist names = STRLIST_INIT;
 	struct strbuf path = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
-	if (fsroot_list(CPU_DIR, &names, &err) < 0) {
+	if (fsroot_list(root, CPU_DIR, &names, &err) < 0) {
 		keep(r->cpu_error, sizeof(r->cpu_error), &err);
 		goto out;
 	}
@@ -141,7 +141,7 @@ static void read_cpus(struct system_readings *r)
 		r->cpus++;
 		strbuf_reset(&path);
 		strbuf_addf(&path, CPU_DIR "/%s/cpufreq/scaling_governor", names.items[i]);
-		int gr = sysattr_read(path.buf, &v, &err);
+		int gr = sysattr_read(root, path.buf, &v, &err);
 		if (gr == READ_MISSING)
 			continue; /* no cpufreq for this CPU (a VM, an offline CPU) */
 		if (gr < 0) {
@@ -151,7 +151,7 @@ static void read_cpus(struct system_readings *r)
 		}
 		r->cpufreq++;
 		add_governor(r, v.buf);
-		read_freq(r, names.items[i]);
+		read_freq(root, r, names.items[i]);
 	}
 out:
 	strlist_release(&names);
@@ -250,17 +250,18 @@ out:
 }
 
 /* A whole /proc file: its text, or "" with *error_out saying why (left "" when it is missing). */
-static bool read_proc(const char *path, struct strbuf *text, char *error_out, size_t n)
+static bool read_proc(const struct fsroot *root, const char *path, struct strbuf *text,
+		      char *error_out, size_t n)
 {
 	struct strbuf err = STRBUF_INIT;
-	int r = sysattr_read_file(path, text, 1 << 20, &err);
+	int r = sysattr_read_file(root, path, text, 1 << 20, &err);
 	if (r < 0)
 		keep(error_out, n, &err);
 	strbuf_release(&err);
 	return r == READ_OK;
 }
 
-int system_gather(struct system_readings *r, struct strbuf *err)
+int system_gather(const struct fsroot *root, struct system_readings *r, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT, eerr = STRBUF_INIT;
 	static const char *const modules[] = { "nvidia_peermem", "nv_peer_mem" };
@@ -268,7 +269,7 @@ int system_gather(struct system_readings *r, struct strbuf *err)
 	for (size_t i = 0; i < ARRAY_SIZE(modules) && !r->peermem; i++) {
 		struct strbuf p = STRBUF_INIT;
 		strbuf_addf(&p, "/sys/module/%s", modules[i]);
-		int er = sysattr_dir_exists(p.buf, &eerr);
+		int er = sysattr_dir_exists(root, p.buf, &eerr);
 		if (er > 0) {
 			r->peermem = true;
 			strlcpy_v(r->peermem_module, modules[i], sizeof(r->peermem_module));
@@ -279,14 +280,14 @@ int system_gather(struct system_readings *r, struct strbuf *err)
 	}
 	if (r->peermem)
 		r->peermem_error[0] = '\0';
-	count_nvswitches(r);
+	count_nvswitches(root, r);
 	/* an unsure count looks for the fabric manager too: found, it settles the question */
 	if (r->nvswitches || r->nvswitch_error[0])
-		find_fabricmanager(r);
-	read_cpus(r);
-	if (read_proc("/proc/swaps", &text, r->swaps_error, sizeof(r->swaps_error)))
+		find_fabricmanager(root, r);
+	read_cpus(root, r);
+	if (read_proc(root, "/proc/swaps", &text, r->swaps_error, sizeof(r->swaps_error)))
 		system_parse_swaps(r, text.buf);
-	if (read_proc("/proc/meminfo", &text, r->meminfo_error, sizeof(r->meminfo_error)))
+	if (read_proc(root, "/proc/meminfo", &text, r->meminfo_error, sizeof(r->meminfo_error)))
 		system_parse_meminfo(r, text.buf);
 	strbuf_release(&text);
 	strbuf_release(&eerr);
@@ -612,7 +613,7 @@ int check_system_run(const struct check_ctx *ctx, struct check_result *res, stru
 	memset(&r, 0, sizeof(r));
 	if (system_options_load(ctx->cfg, &opt, err) < 0)
 		goto out;
-	if (system_gather(&r, err) < 0)
+	if (system_gather(ctx->root, &r, err) < 0)
 		goto out;
 	system_evaluate(&r, &opt, res);
 	ret = 0;

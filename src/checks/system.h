@@ -60,7 +60,7 @@ struct system_options {
 
 int system_options_load(const struct config *cfg, struct system_options *opt, struct strbuf *err);
 /* Read everything; what cannot be read is said in r. 0 (err is for the interface). */
-int system_gather(struct system_readings *r, struct strbuf *err);
+int system_gather(const struct fsroot *root, struct system_readings *r, struct strbuf *err);
 /* Parse /proc/meminfo and /proc/swaps text into r: *_read, or *_error saying what is wrong. */
 void system_parse_meminfo(struct system_readings *r, const char *text);
 void system_parse_swaps(struct system_readings *r, const char *text);

@@ -330,7 +330,7 @@ int cmd_agent(int argc, char **argv)
 	set.prom_path = a.prom ? a.prom : config_get(cfg, "agent", "prom");
 	set.host = a.he.host;
 	set.max_cycles = a.once ? 1 : (unsigned)a.cycles;
-	if (fsroot_read_attr("/proc/sys/kernel/random/boot_id", &boot, NULL) == READ_OK &&
+	if (fsroot_read_attr(&a.he.fs, "/proc/sys/kernel/random/boot_id", &boot, NULL) == READ_OK &&
 	    boot.len)
 		set.boot_id = boot.buf;
 	const char *listen = a.listen ? a.listen : config_get(cfg, "agent", "listen");
@@ -341,7 +341,9 @@ int cmd_agent(int argc, char **argv)
 	have_agent = true;
 	ag.collect = collect;
 	ag.collect_arg = &carg;
-	struct check_ctx gctx = { .cfg = cfg, .host = a.he.host, .state_dir = a.he.state_dir };
+	struct check_ctx gctx = {
+		.root = &a.he.fs, .cfg = cfg, .host = a.he.host, .state_dir = a.he.state_dir
+	};
 	gpu_worker_init(&carg.gpu, check_find("gpu"), &gctx);
 	ag.kept_cpu = worker_cpu;
 	ag.kept_cpu_arg = &carg;

@@ -300,10 +300,10 @@ static void check_deep(struct check_args *a, struct report *rep)
  * A --root that holds no host (an empty directory, a scenario folder instead of its root/) is
  * unknown, never healthy: a "root" result first in the report, so that it is the reason given.
  */
-static void check_root(struct report *rep)
+static void check_root(const struct fsroot *fs, struct report *rep)
 {
 	struct strbuf why = STRBUF_INIT;
-	if (!fsroot_looks_like_host(&why)) {
+	if (!fsroot_looks_like_host(fs, &why)) {
 		struct check_result *r = report_add(rep, "root");
 		result_add(r, STATUS_UNKNOWN, ACTION_NONE, "not-a-host-root", "", "%s", why.buf);
 		result_finish(r);
@@ -321,13 +321,14 @@ int check_collect(const struct host_env *he, const struct strlist *only,
 {
 	struct check_selection sel = { .only = only, .skip = skip };
 	struct check_ctx ctx = {
+		.root = &he->fs,
 		.cfg = &he->cfg,
 		.host = he->host,
 		.state_dir = he->state_dir,
 	};
 	if (checks_collect(&ctx, &sel, timeout_s, rep, err) < 0)
 		return -1;
-	check_root(rep);
+	check_root(&he->fs, rep);
 	return 0;
 }
 
@@ -368,6 +369,7 @@ int cmd_check(int argc, char **argv)
 		struct check_selection sel = { .only = &a.only, .only_given = a.only_given,
 					       .skip = &a.skip };
 		struct check_ctx ctx = {
+			.root = &a.he.fs,
 			.cfg = &a.he.cfg,
 			.host = a.he.host,
 			.state_dir = a.he.state_dir,
@@ -377,7 +379,7 @@ int cmd_check(int argc, char **argv)
 			fprintf(stderr, "vigil check: %s\n", err.buf);
 			goto out_env;
 		}
-		check_root(&rep);
+		check_root(&a.he.fs, &rep);
 		if (a.deep)
 			check_deep(&a, &rep);
 	}

@@ -54,19 +54,15 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 	int ret = -1;
 	if (!he->root)
 		he->root = getenv("VIGIL_ROOT");
-	if (he->root && *he->root) {
-		struct stat st;
-		if (stat(he->root, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			error_set(err, "root '%s' is not a directory", he->root);
-			goto out;
-		}
-		fsroot_set(he->root);
-		/* Children (checks, the test NVML library) see the same root. */
-		setenv("VIGIL_ROOT", he->root, 1);
-	} else {
+	if (he->root && !*he->root)
 		he->root = NULL;
-		fsroot_set(NULL);
-	}
+	/*
+	 * The root is a value passed down (struct check_ctx, the gather parts), never a process
+	 * global or an exported variable: checks are forked children and inherit it; the test NVML
+	 * library is told its snapshot by the NVML shim.
+	 */
+	if (fsroot_init(&he->fs, he->root, err) < 0)
+		goto out;
 	if (he->host) {
 		/* given (--host): it names the host in reports and Slurm calls, so it must be one */
 		const char *why = host_name_invalid(he->host);
@@ -77,7 +73,8 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		}
 	} else {
 		/* fsroot_read_attr(): inside the root, 4 KiB at most, a FIFO does not block */
-		if (he->root && fsroot_read_attr("/etc/hostname", &sb, NULL) == READ_OK && sb.len) {
+		if (he->root && fsroot_read_attr(&he->fs, "/etc/hostname", &sb, NULL) == READ_OK &&
+		    sb.len) {
 			he->host_buf = host_name_safe(sb.buf, sb.len, "etc/hostname under the root");
 		} else {
 			char hn[HOST_NAME_READ] = "";
@@ -96,7 +93,7 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 			goto out;
 	} else {
 		/* resolved inside the root: a planted link must not load this host's files */
-		int rr = fsroot_resolve("/etc/vigil/vigil.conf", &sb, err);
+		int rr = fsroot_resolve(&he->fs, "/etc/vigil/vigil.conf", &sb, err);
 		if (rr < 0 || (rr == READ_OK && config_load_file(&he->cfg, sb.buf, true, err) < 0))
 			goto out;
 	}
@@ -134,6 +131,7 @@ out:
 
 void host_env_release(struct host_env *he)
 {
+	fsroot_release(&he->fs);
 	config_release(&he->cfg);
 	free(he->host_buf);
 	free(he->state_buf);

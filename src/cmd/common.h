@@ -7,9 +7,11 @@
 
 #include "../lib/config.h"
 #include "../lib/strbuf.h"
+#include "../sys/fsroot.h"
 
 struct host_env {
 	const char *root;       /* --root or VIGIL_ROOT, NULL for this host */
+	struct fsroot fs;       /* that root, opened by host_env_setup(): pass &fs down (check_ctx) */
 	const char *config_path; /* --config or VIGIL_CONFIG, NULL for /etc/vigil/vigil.conf */
 	const char *state_dir;  /* --state-dir or VIGIL_STATE_DIR */
 	const char *host;       /* --host, else the root's /etc/hostname, else gethostname() */
@@ -18,7 +20,7 @@ struct host_env {
 	char *state_buf;
 };
 
-/* Apply the root, find the host name, load the configuration, choose the state directory.
+/* Open the root (he->fs), find the host name, load the configuration, choose the state directory.
  * Returns 0, or -1 with *err (usage-level problems: missing root, bad config, a --host that is
  * not a host name). */
 int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,

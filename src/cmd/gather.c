@@ -100,10 +100,10 @@ static int part_end(int fd, int ret)
 }
 
 /* Copy one host file (path as on the host) if it exists: what fsroot_read() said. */
-static int copy_one(const char *path, size_t cap)
+static int copy_one(const struct fsroot *root, const char *path, size_t cap)
 {
 	struct strbuf data = STRBUF_INIT, err = STRBUF_INIT;
-	int r = fsroot_read(path, &data, cap, &err);
+	int r = fsroot_read(root, path, &data, cap, &err);
 	if (r == READ_OK || r == READ_TRUNCATED)
 		put_file(path, data.buf, data.len, &err);
 	strbuf_release(&data);
@@ -118,12 +118,13 @@ static int copy_one(const char *path, size_t cap)
  * link out of it and list this host's directories. Wildcards do not match a leading dot, as in
  * glob(3). Host paths come back, sorted level by level.
  */
-static void glob_walk(struct strbuf *at, const char *rest, struct strlist *out)
+static void glob_walk(const struct fsroot *root, struct strbuf *at, const char *rest,
+		      struct strlist *out)
 {
 	while (*rest == '/')
 		rest++;
 	if (!*rest) {
-		if (fsroot_exists(at->buf))
+		if (fsroot_exists(root, at->buf))
 			strlist_add(out, at->buf);
 		return;
 	}
@@ -131,16 +132,16 @@ static void glob_walk(struct strbuf *at, const char *rest, struct strlist *out)
 	char *comp = xstrndup(rest, len);
 	if (!strpbrk(comp, "*?[")) {
 		strbuf_addf(at, "/%s", comp);
-		glob_walk(at, rest + len, out);
+		glob_walk(root, at, rest + len, out);
 	} else {
 		struct strlist names = STRLIST_INIT;
-		if (fsroot_list(at->len ? at->buf : "/", &names, NULL) == 0) {
+		if (fsroot_list(root, at->len ? at->buf : "/", &names, NULL) == 0) {
 			for (size_t i = 0; i < names.nr; i++) {
 				if (fnmatch(comp, names.items[i], FNM_PERIOD))
 					continue;
 				strbuf_setlen(at, base);
 				strbuf_addf(at, "/%s", names.items[i]);
-				glob_walk(at, rest + len, out);
+				glob_walk(root, at, rest + len, out);
 			}
 		}
 		strlist_release(&names);
@@ -149,19 +150,19 @@ static void glob_walk(struct strbuf *at, const char *rest, struct strlist *out)
 	free(comp);
 }
 
-static void glob_host(const char *pattern, struct strlist *out)
+static void glob_host(const struct fsroot *root, const char *pattern, struct strlist *out)
 {
 	struct strbuf at = STRBUF_INIT;
-	glob_walk(&at, pattern, out);
+	glob_walk(root, &at, pattern, out);
 	strbuf_release(&at);
 }
 
-static void copy_glob(const char *pattern)
+static void copy_glob(const struct fsroot *root, const char *pattern)
 {
 	struct strlist l = STRLIST_INIT;
-	glob_host(pattern, &l);
+	glob_host(root, pattern, &l);
 	for (size_t i = 0; i < l.nr; i++)
-		copy_one(l.items[i], FILE_CAP);
+		copy_one(root, l.items[i], FILE_CAP);
 	strlist_release(&l);
 }
 
@@ -179,14 +180,14 @@ static const char *const pci_attrs[] = {
  */
 static int part_pci(void *arg, int fd)
 {
+	const struct fsroot *root = &((struct gather *)arg)->he.fs;
 	unsigned mask = PCI_MASK(PCI_KIND_GPU) | PCI_MASK(PCI_KIND_NVSWITCH) |
 			PCI_MASK(PCI_KIND_NIC);
 	struct pci_dev *devs = NULL;
 	size_t nr = 0, alloc = 0, unreadable = 0;
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
-	UNUSED(arg);
-	int r = pci_find(mask, false, &devs, &nr, &alloc, &err);
+	int r = pci_find(root, mask, false, &devs, &nr, &alloc, &err);
 	if (r < 0) {
 		dprintf(fd, "%s", err.buf);
 		ret = 1;
@@ -197,7 +198,7 @@ static int part_pci(void *arg, int fd)
 			strbuf_reset(&p);
 			strbuf_addf(&p, PCI_DEVICES_DIR "/%s/%s", devs[i].bdf, pci_attrs[a]);
 			bool id = !strcmp(pci_attrs[a], "vendor") || !strcmp(pci_attrs[a], "class");
-			if (copy_one(p.buf, FILE_CAP) < 0 && id)
+			if (copy_one(root, p.buf, FILE_CAP) < 0 && id)
 				put_file(p.buf, "", 0, NULL);
 		}
 	}
@@ -213,6 +214,7 @@ static int part_pci(void *arg, int fd)
 
 static int part_infiniband(void *arg, int fd)
 {
+	const struct fsroot *root = &((struct gather *)arg)->he.fs;
 	static const char *const pats[] = {
 		"/sys/class/infiniband/*/ports/*/state",
 		"/sys/class/infiniband/*/ports/*/phys_state",
@@ -227,15 +229,15 @@ static int part_infiniband(void *arg, int fd)
 		"/sys/class/infiniband/*/hca_type",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(pats); i++)
-		copy_glob(pats[i]);
+		copy_glob(root, pats[i]);
 	/* The HCA's PCI address, as the device link. */
 	struct strlist hcas = STRLIST_INIT;
 	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT;
-	fsroot_list("/sys/class/infiniband", &hcas, NULL);
+	fsroot_list(root, "/sys/class/infiniband", &hcas, NULL);
 	for (size_t i = 0; i < hcas.nr; i++) {
 		strbuf_reset(&p);
 		strbuf_addf(&p, "/sys/class/infiniband/%s/device", hcas.items[i]);
-		if (fsroot_readlink(p.buf, &t, true) == 0) {
+		if (fsroot_readlink(root, p.buf, &t, true) == 0) {
 			/* our own link in our own directory: symlinkat never replaces a thing */
 			struct strbuf target = STRBUF_INIT, e = STRBUF_INIT;
 			strbuf_addf(&target, "../../../bus/pci/devices/%s", t.buf);
@@ -255,19 +257,19 @@ static int part_infiniband(void *arg, int fd)
 	strlist_release(&hcas);
 	strbuf_release(&p);
 	strbuf_release(&t);
-	UNUSED(arg);
 	return part_end(fd, 0);
 }
 
 static int part_system(void *arg, int fd)
 {
+	const struct fsroot *root = &((struct gather *)arg)->he.fs;
 	static const char *const mods[] = { "nvidia", "nvidia_peermem", "nvidia_uvm",
 					    "nv_peer_mem", "mlx5_core", "ib_core", "gdrdrv" };
 	struct strbuf p = STRBUF_INIT, e = STRBUF_INIT;
 	for (size_t i = 0; i < ARRAY_SIZE(mods); i++) {
 		strbuf_reset(&p);
 		strbuf_addf(&p, "/sys/module/%s", mods[i]);
-		if (!fsroot_exists(p.buf))
+		if (!fsroot_exists(root, p.buf))
 			continue;
 		/* the directory says the module is loaded, even without a version file */
 		int mfd = open_dir_beneath(dir_fd, p.buf, 0755, &e);
@@ -276,27 +278,27 @@ static int part_system(void *arg, int fd)
 		else
 			close(mfd);
 		strbuf_addstr(&p, "/version");
-		copy_one(p.buf, 4096);
+		copy_one(root, p.buf, 4096);
 	}
-	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor");
-	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq");
-	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/cpuinfo_max_freq");
-	copy_glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_max_freq");
+	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor");
+	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq");
+	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/cpuinfo_max_freq");
+	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_max_freq");
 	static const char *const proc[] = { "/proc/meminfo", "/proc/swaps", "/proc/mounts",
 					    "/proc/driver/nvidia/version", "/proc/uptime",
 					    "/etc/vigil/vigil.conf", "/etc/os-release" };
 	for (size_t i = 0; i < ARRAY_SIZE(proc); i++)
-		copy_one(proc[i], FILE_CAP);
+		copy_one(root, proc[i], FILE_CAP);
 	/* Daemons vigil looks for, by name only: nothing else about processes is kept. */
 	struct strlist pids = STRLIST_INIT;
 	struct strbuf comm = STRBUF_INIT;
-	fsroot_list("/proc", &pids, NULL);
+	fsroot_list(root, "/proc", &pids, NULL);
 	for (size_t i = 0; i < pids.nr; i++) {
 		if (strspn(pids.items[i], "0123456789") != strlen(pids.items[i]))
 			continue;
 		strbuf_reset(&p);
 		strbuf_addf(&p, "/proc/%s/comm", pids.items[i]);
-		if (fsroot_read_attr(p.buf, &comm, NULL) != READ_OK)
+		if (fsroot_read_attr(root, p.buf, &comm, NULL) != READ_OK)
 			continue;
 		/* comm is cut to 15 characters: "nv-fabricmanage" */
 		if (starts_with(comm.buf, "nv-fabricmanage") ||
@@ -311,18 +313,17 @@ static int part_system(void *arg, int fd)
 	strbuf_release(&comm);
 	strbuf_release(&p);
 	strbuf_release(&e);
-	UNUSED(arg);
 	return part_end(fd, 0);
 }
 
 /* The kernel log as kmsg records: from /dev/kmsg on the host, copied under a root. */
 static int part_kmsg(void *arg, int fd)
 {
+	const struct fsroot *root = &((struct gather *)arg)->he.fs;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
-	UNUSED(arg);
-	if (!fsroot_is_host()) {
-		int r = fsroot_read("/dev/kmsg", &out, KMSG_CAP, &err);
+	if (!fsroot_is_host(root)) {
+		int r = fsroot_read(root, "/dev/kmsg", &out, KMSG_CAP, &err);
 		if (r < 0 || r == READ_MISSING) {
 			dprintf(fd, "no kernel log under the root");
 			goto out;
@@ -366,10 +367,10 @@ out:
 
 static int part_nvml(void *arg, int fd)
 {
+	const struct fsroot *root = &((struct gather *)arg)->he.fs;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
-	UNUSED(arg);
-	int r = nvml_snapshot_write(&out, &err);
+	int r = nvml_snapshot_write(root, &out, &err);
 	if (r < 0) {
 		dprintf(fd, "no NVML snapshot: %s", err.buf);
 		ret = 1;
@@ -390,12 +391,13 @@ static int part_nvml(void *arg, int fd)
 
 static int part_fs(void *arg, int fd)
 {
-	const struct config *cfg = arg;
+	const struct gather *g = arg;
+	const struct fsroot *root = &g->he.fs;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
 	/* A fixture's numbers are in its own fs.snapshot: copy them, statvfs would see this host. */
-	if (!fsroot_is_host()) {
-		int r = fsroot_read("/fs.snapshot", &out, FILE_CAP, &err);
+	if (!fsroot_is_host(root)) {
+		int r = fsroot_read(root, "/fs.snapshot", &out, FILE_CAP, &err);
 		if (r == READ_MISSING) {
 			dprintf(fd, "no fs.snapshot under the root");
 		} else if (r != READ_OK ||
@@ -407,7 +409,7 @@ static int part_fs(void *arg, int fd)
 		}
 		goto out;
 	}
-	if (storage_snapshot_write(cfg, &out, &err) < 0 ||
+	if (storage_snapshot_write(root, &g->he.cfg, &out, &err) < 0 ||
 	    put_file("/fs.snapshot", out.buf, out.len, &err) < 0) {
 		dprintf(fd, "%s", err.buf);
 		ret = 1;
@@ -590,12 +592,13 @@ int cmd_gather(int argc, char **argv)
 		close(sfd);
 	}
 	unsigned t = (unsigned)(timeout_s * 1000);
-	run_part(&g, "pci", part_pci, NULL, t);
-	run_part(&g, "infiniband", part_infiniband, NULL, t);
-	run_part(&g, "system", part_system, NULL, t);
-	run_part(&g, "kmsg", part_kmsg, NULL, t);
-	run_part(&g, "nvml", part_nvml, NULL, t);
-	run_part(&g, "filesystems", part_fs, &g.he.cfg, t);
+	/* each part gets the whole gather: its root (he.fs) and configuration */
+	run_part(&g, "pci", part_pci, &g, t);
+	run_part(&g, "infiniband", part_infiniband, &g, t);
+	run_part(&g, "system", part_system, &g, t);
+	run_part(&g, "kmsg", part_kmsg, &g, t);
+	run_part(&g, "nvml", part_nvml, &g, t);
+	run_part(&g, "filesystems", part_fs, &g, t);
 	struct strbuf host = STRBUF_INIT, meta = STRBUF_INIT;
 	strbuf_addf(&host, "%s\n", g.he.host);
 	if (put_file("/etc/hostname", host.buf, host.len, &err) < 0) {

@@ -196,16 +196,45 @@ static bool is_not_found(const char *dlerr)
 	return dlerr && strstr(dlerr, "No such file or directory");
 }
 
+/* What the test library (tests/fake-nvml/) exports to be told which snapshot to serve. */
+#define FAKE_SET_SNAPSHOT "vigil_fake_nvml_set_snapshot"
+
+/*
+ * Under a root, tell the test library which snapshot to serve: the root's, resolved inside it,
+ * or none. Passed by a call, not through the environment: nothing process-global says where the
+ * root is. A library without the symbol (a real NVML named by VIGIL_NVML_LIBRARY) is left be.
+ */
+static void fake_set_snapshot(void *dl, const char *path)
+{
+	void *p = dlsym(dl, FAKE_SET_SNAPSHOT);
+	void (*set)(const char *);
+	if (!p)
+		return;
+	/* a function pointer from dlsym(): copy the address, as POSIX intends */
+	memcpy(&set, &p, sizeof(p));
+	set(path);
+}
+
 /*
  * Open the library: 1 (h->avail = NVML_NO_LIBRARY, h->note says why), 0 (open and resolved), or
  * -1 with *err.
  */
-static int lib_open(struct nvml_lib *lib, struct nvml_host *h, struct strbuf *err)
+static int lib_open(const struct fsroot *root, struct nvml_lib *lib, struct nvml_host *h,
+		    struct strbuf *err)
 {
 	struct strbuf path = STRBUF_INIT, snap = STRBUF_INIT;
 	const char *env = getenv("VIGIL_NVML_LIBRARY");
+	bool under_root = !fsroot_is_host(root), have_snap = false;
 	int ret = -1;
 	memset(lib, 0, sizeof(*lib));
+	if (under_root) {
+		/* resolved inside the root: a planted nvml.snapshot -> /elsewhere serves nothing
+		 * from outside it (the test library opens the path it is given) */
+		int sr = fsroot_resolve(root, "/nvml.snapshot", &snap, err);
+		if (sr < 0)
+			goto out;
+		have_snap = sr == READ_OK;
+	}
 	if (env && *env) {
 		lib->dl = dlopen(env, RTLD_NOW | RTLD_LOCAL);
 		if (!lib->dl) {
@@ -214,13 +243,8 @@ static int lib_open(struct nvml_lib *lib, struct nvml_host *h, struct strbuf *er
 			goto out;
 		}
 		strbuf_addstr(&path, env);
-	} else if (!fsroot_is_host()) {
-		/* resolved inside the root: a planted nvml.snapshot -> /elsewhere serves nothing
-		 * from outside it (the fake library opens the path it is given) */
-		int sr = fsroot_resolve("/nvml.snapshot", &snap, err);
-		if (sr < 0)
-			goto out;
-		if (sr == READ_MISSING) {
+	} else if (under_root) {
+		if (!have_snap) {
 			h->avail = NVML_NO_LIBRARY;
 			h->note = xstrdup("no NVML under --root (no nvml.snapshot there)");
 			ret = 1;
@@ -232,7 +256,6 @@ static int lib_open(struct nvml_lib *lib, struct nvml_host *h, struct strbuf *er
 			goto out;
 		}
 		/* The fake serves this file; the host's NVML must not answer for a fixture. */
-		setenv("VIGIL_NVML_SNAPSHOT", snap.buf, 1);
 		lib->dl = dlopen(path.buf, RTLD_NOW | RTLD_LOCAL);
 		if (!lib->dl) {
 			error_set(err, "cannot load '%s': %s", path.buf, dlerror());
@@ -259,6 +282,8 @@ static int lib_open(struct nvml_lib *lib, struct nvml_host *h, struct strbuf *er
 			goto out;
 		}
 	}
+	if (under_root)
+		fake_set_snapshot(lib->dl, have_snap ? snap.buf : NULL);
 	h->library = xstrdup(path.buf);
 	if (lib_resolve(lib, path.buf, err) < 0) {
 		dlclose(lib->dl);
@@ -555,7 +580,7 @@ void nvml_keep_open(bool keep)
 	kept.wanted = keep;
 }
 
-int nvml_read_host(struct nvml_host *h, struct strbuf *err)
+int nvml_read_host(const struct fsroot *root, struct nvml_host *h, struct strbuf *err)
 {
 	struct nvml_lib lib;
 	bool skip = h->skip_link_counters; /* a request, kept across the reset */
@@ -566,7 +591,7 @@ int nvml_read_host(struct nvml_host *h, struct strbuf *err)
 		h->library = xstrdup(kept.library);
 		goto read;
 	}
-	int r = lib_open(&lib, h, err);
+	int r = lib_open(root, &lib, h, err);
 	if (r)
 		return r < 0 ? -1 : 0;
 	int rc = lib.fn.init();

@@ -7,6 +7,8 @@
  * Which library: $VIGIL_NVML_LIBRARY if set; else, under a root (--root / VIGIL_ROOT), never the
  * host's NVML (it would mix two hosts): ROOT/nvml.snapshot is served by libvigil-fakenvml.so, found
  * next to the vigil executable or in $(LIBDIR)/vigil; else libnvidia-ml.so.1, then libnvidia-ml.so.
+ * Under a root, a library that exports vigil_fake_nvml_set_snapshot() (the test library) is
+ * called right after dlopen with ROOT/nvml.snapshot resolved inside the root (NULL: none).
  *
  * nvml_read_host() is the gather half of the 'gpu' check: it reads everything vigil judges into a
  * plain struct nvml_host, each value with the NVML return code of the call that produced it. A
@@ -21,6 +23,7 @@
 #include <stddef.h>
 
 #include "../lib/strbuf.h"
+#include "../sys/fsroot.h"
 
 /* nvmlReturn_t values (nvml.h). */
 enum {
@@ -282,11 +285,12 @@ struct nvml_gpu *nvml_host_add_gpu(struct nvml_host *h, unsigned index);
 void nvml_gpu_clear(struct nvml_gpu *g, unsigned index);
 
 /*
- * Load NVML, read this host into h, shut NVML down again. Returns 0 with h->avail saying whether
- * NVML was there at all, or -1 with *err when a library that was asked for (VIGIL_NVML_LIBRARY,
- * or the fake library under a root) cannot be loaded or lacks a required symbol.
+ * Load NVML, read the host (root: fsroot_host, or a fixture root whose nvml.snapshot the test
+ * library serves) into h, shut NVML down again. Returns 0 with h->avail saying whether NVML was
+ * there at all, or -1 with *err when a library that was asked for (VIGIL_NVML_LIBRARY, or the
+ * fake library under a root) cannot be loaded or lacks a required symbol.
  */
-int nvml_read_host(struct nvml_host *h, struct strbuf *err);
+int nvml_read_host(const struct fsroot *root, struct nvml_host *h, struct strbuf *err);
 /*
  * keep: from the next nvml_read_host() that initialises NVML on, leave it loaded and initialised
  * for the reads after it (NVML's start and stop cost ~20 ms of CPU on an H200 host, its first

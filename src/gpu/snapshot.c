@@ -74,12 +74,12 @@ void nvml_snapshot_format(const struct nvml_host *h, struct strbuf *out)
 		put_gpu(out, &h->gpus[i]);
 }
 
-int nvml_snapshot_write(struct strbuf *out, struct strbuf *err)
+int nvml_snapshot_write(const struct fsroot *root, struct strbuf *out, struct strbuf *err)
 {
 	struct nvml_host h;
 	int ret = 1;
 	nvml_host_init(&h);
-	if (nvml_read_host(&h, err) < 0) {
+	if (nvml_read_host(root, &h, err) < 0) {
 		ret = -1;
 		goto out;
 	}

@@ -14,11 +14,11 @@
 void nvml_snapshot_format(const struct nvml_host *h, struct strbuf *out);
 
 /*
- * Read this host's NVML through the shim and append its snapshot to out. Returns 0 when written
+ * Read the host's NVML (root: fsroot_host, or a fixture root) through the shim and append its snapshot to out. Returns 0 when written
  * (also when nvmlInit failed: the snapshot then says "init !CODE", so a fixture of a host whose
  * driver is not loaded, or broken, replays as such), 1 when this host has no NVML library at all
  * (nothing written; *err says so), or -1 with *err when the library asked for cannot be loaded.
  */
-int nvml_snapshot_write(struct strbuf *out, struct strbuf *err);
+int nvml_snapshot_write(const struct fsroot *root, struct strbuf *out, struct strbuf *err);
 
 #endif

@@ -28,7 +28,7 @@ struct fsroot_open_how {
 	uint64_t resolve;
 };
 #define FSROOT_RESOLVE_NO_MAGICLINKS 0x02
-#define FSROOT_RESOLVE_IN_ROOT 0x10
+#define FSROOT_RESOLVE_IN_ROOT	     0x10
 
 /* openat2's own limit, and the one the userspace walker keeps. */
 #define FSROOT_MAX_LINKS 40
@@ -36,46 +36,70 @@ struct fsroot_open_how {
 /* How read_file_bounded() opens: O_NONBLOCK so a FIFO without a writer does not hang. */
 #define READ_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
 
-static char *root;
-static enum fsroot_resolver resolver = FSROOT_RESOLVER_AUTO;
-static int have_openat2 = -1; /* -1 not yet known */
+/* Whether this kernel has openat2: a property of the kernel, not of a root. -1 not yet known. */
+static int have_openat2 = -1;
 
-void fsroot_set(const char *r)
+static const struct fsroot host_value = { NULL, -1, FSROOT_RESOLVER_AUTO };
+const struct fsroot *const fsroot_host = &host_value;
+
+int fsroot_init(struct fsroot *r, const char *dir, struct strbuf *err)
 {
-	free(root);
-	root = NULL;
-	if (r && *r && strcmp(r, "/")) {
-		size_t n = strlen(r);
-		while (n > 1 && r[n - 1] == '/')
-			n--;
-		root = xstrndup(r, n);
-	}
+	r->dir = NULL;
+	r->fd = -1;
+	r->resolver = FSROOT_RESOLVER_AUTO;
 	/* A test (or a person chasing a resolver bug) can run everything through the walker. */
 	const char *env = getenv("VIGIL_FSROOT_RESOLVER");
 	if (env && !strcmp(env, "userspace"))
-		resolver = FSROOT_RESOLVER_USERSPACE;
+		r->resolver = FSROOT_RESOLVER_USERSPACE;
+	if (!dir || !*dir || !strcmp(dir, "/"))
+		return 0;
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	char *d = xstrndup(dir, n);
+	int fd = open(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_excerpt(&q, d, 200);
+		if (e == ENOTDIR || e == ENOENT)
+			error_set(err, "root '%s' is not a directory", q.buf);
+		else
+			error_set(err, "cannot open root '%s': %s", q.buf, strerror(e));
+		strbuf_release(&q);
+		free(d);
+		return -1;
+	}
+	r->dir = d;
+	r->fd = fd;
+	return 0;
 }
 
-const char *fsroot_get(void)
+void fsroot_release(struct fsroot *r)
 {
-	return root ? root : "";
+	/* only a root has a descriptor: a zeroed struct (never initialised) releases as the host */
+	if (r->dir && r->fd >= 0)
+		close(r->fd);
+	free(r->dir);
+	r->dir = NULL;
+	r->fd = -1;
 }
 
-bool fsroot_is_host(void)
+const char *fsroot_dir(const struct fsroot *r)
 {
-	return !root;
+	return r->dir ? r->dir : "";
 }
 
-void fsroot_set_resolver(enum fsroot_resolver r)
+bool fsroot_is_host(const struct fsroot *r)
 {
-	resolver = r;
+	return !r->dir;
 }
 
-void fsroot_path(struct strbuf *out, const char *path)
+void fsroot_path(const struct fsroot *r, struct strbuf *out, const char *path)
 {
 	strbuf_reset(out);
-	if (root)
-		strbuf_addstr(out, root);
+	if (r->dir)
+		strbuf_addstr(out, r->dir);
 	strbuf_addstr(out, path);
 }
 
@@ -234,22 +258,19 @@ static int walk_open(int rootfd, const char *path, int flags, bool follow_last)
  * never leave it, and magic links are not followed). follow_last false opens a final link itself
  * (flags then hold O_PATH). Returns an fd or -1 with errno.
  */
-static int root_open(const char *path, int flags, bool follow_last)
+static int root_open(const struct fsroot *r, const char *path, int flags, bool follow_last)
 {
-	if (!root)
+	if (!r->dir)
 		return open(path, follow_last ? flags : flags | O_NOFOLLOW);
-	int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -1;
 	const char *rel = path;
 	while (*rel == '/')
 		rel++;
 	if (!*rel)
 		rel = ".";
-	int fd = -1, saved;
-	bool walk = resolver == FSROOT_RESOLVER_USERSPACE || have_openat2 == 0;
+	int fd = -1;
+	bool walk = r->resolver == FSROOT_RESOLVER_USERSPACE || have_openat2 == 0;
 	if (!walk) {
-		fd = try_openat2(rootfd, rel, follow_last ? flags : flags | O_NOFOLLOW);
+		fd = try_openat2(r->fd, rel, follow_last ? flags : flags | O_NOFOLLOW);
 		if (fd < 0 && (errno == ENOSYS || (errno == EPERM && have_openat2 < 0))) {
 			/* no openat2 here (an old kernel, or a seccomp filter that denies it) */
 			have_openat2 = 0;
@@ -259,24 +280,21 @@ static int root_open(const char *path, int flags, bool follow_last)
 		}
 	}
 	if (walk)
-		fd = walk_open(rootfd, rel, flags, follow_last);
-	saved = errno;
-	close(rootfd);
-	errno = saved;
+		fd = walk_open(r->fd, rel, flags, follow_last);
 	return fd;
 }
 
-int fsroot_open(const char *path, int flags)
+int fsroot_open(const struct fsroot *r, const char *path, int flags)
 {
-	return root_open(path, flags, true);
+	return root_open(r, path, flags, true);
 }
 
-int fsroot_resolve(const char *path, struct strbuf *out, struct strbuf *err)
+int fsroot_resolve(const struct fsroot *r, const char *path, struct strbuf *out, struct strbuf *err)
 {
-	fsroot_path(out, path);
-	if (!root)
+	fsroot_path(r, out, path);
+	if (!r->dir)
 		return 0;
-	int fd = root_open(path, O_PATH | O_CLOEXEC, true);
+	int fd = root_open(r, path, O_PATH | O_CLOEXEC, true);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return READ_MISSING;
@@ -299,42 +317,44 @@ int fsroot_resolve(const char *path, struct strbuf *out, struct strbuf *err)
 
 /* ---- the reads ---- */
 
-int fsroot_read(const char *path, struct strbuf *sb, size_t cap, struct strbuf *err)
+int fsroot_read(const struct fsroot *r, const char *path, struct strbuf *sb, size_t cap,
+		struct strbuf *err)
 {
-	if (!root) {
+	if (!r->dir) {
 		/* the host: exactly the plain read */
 		return read_file_bounded(path, sb, cap, err);
 	}
 	struct strbuf p = STRBUF_INIT;
-	fsroot_path(&p, path);
-	int r, fd = root_open(path, READ_FLAGS, true);
+	fsroot_path(r, &p, path);
+	int ret, fd = root_open(r, path, READ_FLAGS, true);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
-			r = READ_MISSING;
+			ret = READ_MISSING;
 		else
-			r = error_set(err, "cannot open '%s': %s", p.buf, strerror(errno));
+			ret = error_set(err, "cannot open '%s': %s", p.buf, strerror(errno));
 	} else {
-		r = read_fd_bounded(fd, p.buf, sb, cap, err);
+		ret = read_fd_bounded(fd, p.buf, sb, cap, err);
 	}
 	strbuf_release(&p);
-	return r;
+	return ret;
 }
 
-int fsroot_read_attr(const char *path, struct strbuf *out, struct strbuf *err)
+int fsroot_read_attr(const struct fsroot *r, const char *path, struct strbuf *out,
+		     struct strbuf *err)
 {
 	strbuf_reset(out);
-	int r = fsroot_read(path, out, 4096, err);
-	if (r == READ_TRUNCATED)
-		r = READ_OK;
-	if (r == READ_OK)
+	int ret = fsroot_read(r, path, out, 4096, err);
+	if (ret == READ_TRUNCATED)
+		ret = READ_OK;
+	if (ret == READ_OK)
 		strbuf_trim(out);
-	return r;
+	return ret;
 }
 
-int fsroot_read_u64(const char *path, uint64_t *out, struct strbuf *err)
+int fsroot_read_u64(const struct fsroot *root, const char *path, uint64_t *out, struct strbuf *err)
 {
 	struct strbuf v = STRBUF_INIT;
-	int r = fsroot_read_attr(path, &v, err);
+	int r = fsroot_read_attr(root, path, &v, err);
 	if (r == READ_OK && !parse_u64(v.buf, out)) {
 		/* quote what the file held, but only a short, harmless excerpt of it */
 		struct strbuf ex = STRBUF_INIT;
@@ -346,27 +366,29 @@ int fsroot_read_u64(const char *path, uint64_t *out, struct strbuf *err)
 	return r;
 }
 
-bool fsroot_exists(const char *path)
+bool fsroot_exists(const struct fsroot *r, const char *path)
 {
-	if (!root)
+	if (!r->dir)
 		return access(path, F_OK) == 0;
-	int fd = root_open(path, O_PATH | O_CLOEXEC, true);
+	int fd = root_open(r, path, O_PATH | O_CLOEXEC, true);
 	if (fd < 0)
 		return false;
 	close(fd);
 	return true;
 }
 
-int fsroot_list(const char *path, struct strlist *out, struct strbuf *err)
+int fsroot_list(const struct fsroot *root, const char *path, struct strlist *out,
+		struct strbuf *err)
 {
 	struct strbuf p = STRBUF_INIT;
-	fsroot_path(&p, path);
+	fsroot_path(root, &p, path);
 	DIR *d = NULL;
 	int r = 0;
-	if (!root) {
+	if (!root->dir) {
 		d = opendir(p.buf);
 	} else {
-		int fd = root_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK, true);
+		int fd = root_open(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK,
+				   true);
 		if (fd >= 0 && !(d = fdopendir(fd))) {
 			int saved = errno;
 			close(fd);
@@ -393,16 +415,16 @@ out:
 	return r;
 }
 
-int fsroot_readlink(const char *path, struct strbuf *out, bool basename)
+int fsroot_readlink(const struct fsroot *r, const char *path, struct strbuf *out, bool basename)
 {
 	char buf[4096];
 	ssize_t n;
 	strbuf_reset(out);
-	if (!root) {
+	if (!r->dir) {
 		n = readlink(path, buf, sizeof(buf) - 1);
 	} else {
 		/* the link itself (its parents resolved inside the root), then its text */
-		int fd = root_open(path, O_PATH | O_CLOEXEC, false);
+		int fd = root_open(r, path, O_PATH | O_CLOEXEC, false);
 		if (fd < 0)
 			return errno == ENOENT ? READ_MISSING : -1;
 		struct stat st;
@@ -426,15 +448,16 @@ int fsroot_readlink(const char *path, struct strbuf *out, bool basename)
 	return 0;
 }
 
-int fsroot_statvfs(const char *path, struct statvfs *st, struct strbuf *err)
+int fsroot_statvfs(const struct fsroot *root, const char *path, struct statvfs *st,
+		   struct strbuf *err)
 {
 	struct strbuf p = STRBUF_INIT;
-	fsroot_path(&p, path);
+	fsroot_path(root, &p, path);
 	int r = 0, rc;
-	if (!root) {
+	if (!root->dir) {
 		rc = statvfs(p.buf, st);
 	} else {
-		int fd = root_open(path, O_PATH | O_CLOEXEC, true);
+		int fd = root_open(root, path, O_PATH | O_CLOEXEC, true);
 		rc = fd < 0 ? -1 : fstatvfs(fd, st);
 		if (fd >= 0) {
 			int saved = errno;
@@ -452,13 +475,13 @@ int fsroot_statvfs(const char *path, struct statvfs *st, struct strbuf *err)
 	return r;
 }
 
-bool fsroot_looks_like_host(struct strbuf *why)
+bool fsroot_looks_like_host(const struct fsroot *r, struct strbuf *why)
 {
 	static const char *const marks[] = { "/sys", "/proc" };
-	if (!root)
+	if (!r->dir)
 		return true;
 	for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
-		int fd = root_open(marks[i], O_PATH | O_DIRECTORY | O_CLOEXEC, true);
+		int fd = root_open(r, marks[i], O_PATH | O_DIRECTORY | O_CLOEXEC, true);
 		if (fd >= 0) {
 			close(fd);
 			return true;
@@ -468,12 +491,12 @@ bool fsroot_looks_like_host(struct strbuf *why)
 	 * dev/kmsg alone is a kernel-log fixture, judged by the kernel check; GATHERED is what
 	 * 'vigil gather' writes, even from a host where it found nothing under sys/ to keep.
 	 */
-	if (fsroot_exists("/dev/kmsg") || fsroot_exists("/GATHERED"))
+	if (fsroot_exists(r, "/dev/kmsg") || fsroot_exists(r, "/GATHERED"))
 		return true;
 	if (why) {
 		strbuf_reset(why);
 		strbuf_addch(why, '\'');
-		strbuf_add_excerpt(why, root, 200);
+		strbuf_add_excerpt(why, r->dir, 200);
 		strbuf_addstr(why, "' holds no sys/, proc/ or dev/kmsg: not a host root");
 	}
 	return false;

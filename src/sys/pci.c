@@ -116,9 +116,9 @@ bool pci_parse_aer(const char *text, struct pci_aer *out)
 	return any;
 }
 
-int pci_list(struct strlist *bdfs, struct strbuf *err)
+int pci_list(const struct fsroot *root, struct strlist *bdfs, struct strbuf *err)
 {
-	return fsroot_list(PCI_DEVICES_DIR, bdfs, err);
+	return fsroot_list(root, PCI_DEVICES_DIR, bdfs, err);
 }
 
 static void dev_path(struct strbuf *p, const char *bdf, const char *attr)
@@ -127,12 +127,13 @@ static void dev_path(struct strbuf *p, const char *bdf, const char *attr)
 	strbuf_addf(p, PCI_DEVICES_DIR "/%s/%s", bdf, attr);
 }
 
-static int read_hex(const char *bdf, const char *attr, uint32_t *out, struct strbuf *err)
+static int read_hex(const struct fsroot *root, const char *bdf, const char *attr, uint32_t *out,
+		    struct strbuf *err)
 {
 	struct strbuf p = STRBUF_INIT;
 	uint64_t v = 0;
 	dev_path(&p, bdf, attr);
-	int r = sysattr_read_u64(p.buf, &v, err);
+	int r = sysattr_read_u64(root, p.buf, &v, err);
 	if (r == 0 && v > UINT32_MAX)
 		r = error_set(err, "'%s' holds 0x%llx, more than 32 bits", p.buf,
 			      (unsigned long long)v);
@@ -142,12 +143,13 @@ static int read_hex(const char *bdf, const char *attr, uint32_t *out, struct str
 	return r;
 }
 
-int pci_read_id(const char *bdf, uint32_t *vendor, uint32_t *class_code, struct strbuf *err)
+int pci_read_id(const struct fsroot *root, const char *bdf, uint32_t *vendor, uint32_t *class_code,
+		struct strbuf *err)
 {
-	int r = read_hex(bdf, "vendor", vendor, err);
+	int r = read_hex(root, bdf, "vendor", vendor, err);
 	if (r)
 		return r;
-	r = read_hex(bdf, "class", class_code, err);
+	r = read_hex(root, bdf, "class", class_code, err);
 	/* a device with a vendor file and no class file is broken, not gone */
 	return r == READ_MISSING ? -1 : r;
 }
@@ -162,11 +164,12 @@ static void keep_error(char *buf, size_t n, const struct strbuf *err)
  * One link attribute into buf: true when it exists (and then it was readable, else link_error
  * says why and the link is not judged).
  */
-static bool read_link_attr(struct pci_dev *d, const char *attr, char *buf, size_t n)
+static bool read_link_attr(const struct fsroot *root, struct pci_dev *d, const char *attr,
+			   char *buf, size_t n)
 {
 	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
 	dev_path(&p, d->bdf, attr);
-	int r = sysattr_read(p.buf, &v, &err);
+	int r = sysattr_read(root, p.buf, &v, &err);
 	buf[0] = '\0';
 	if (r == READ_OK)
 		strlcpy_v(buf, v.buf, n);
@@ -207,14 +210,14 @@ static void parse_link_width(struct pci_dev *d, const char *attr, const char *s,
 	strbuf_release(&q);
 }
 
-static void read_link(struct pci_dev *d)
+static void read_link(const struct fsroot *root, struct pci_dev *d)
 {
 	char cw[32], mw[32];
 	bool have[4] = {
-		read_link_attr(d, "current_link_speed", d->cur_speed, sizeof(d->cur_speed)),
-		read_link_attr(d, "max_link_speed", d->max_speed, sizeof(d->max_speed)),
-		read_link_attr(d, "current_link_width", cw, sizeof(cw)),
-		read_link_attr(d, "max_link_width", mw, sizeof(mw)),
+		read_link_attr(root, d, "current_link_speed", d->cur_speed, sizeof(d->cur_speed)),
+		read_link_attr(root, d, "max_link_speed", d->max_speed, sizeof(d->max_speed)),
+		read_link_attr(root, d, "current_link_width", cw, sizeof(cw)),
+		read_link_attr(root, d, "max_link_width", mw, sizeof(mw)),
 	};
 	size_t n = have[0] + have[1] + have[2] + have[3];
 	d->has_link = n > 0;
@@ -236,11 +239,12 @@ static void read_link(struct pci_dev *d)
 	parse_link_width(d, "max_link_width", mw, &d->max_width);
 }
 
-static void read_aer(const char *bdf, const char *attr, struct pci_aer *out)
+static void read_aer(const struct fsroot *root, const char *bdf, const char *attr,
+		     struct pci_aer *out)
 {
 	struct strbuf p = STRBUF_INIT, v = STRBUF_INIT, err = STRBUF_INIT;
 	dev_path(&p, bdf, attr);
-	int r = sysattr_read_file(p.buf, &v, 16384, &err);
+	int r = sysattr_read_file(root, p.buf, &v, 16384, &err);
 	memset(out, 0, sizeof(*out));
 	if (r == READ_OK && !pci_parse_aer(v.buf, out)) {
 		struct strbuf q = STRBUF_INIT;
@@ -257,26 +261,26 @@ static void read_aer(const char *bdf, const char *attr, struct pci_aer *out)
 	strbuf_release(&err);
 }
 
-int pci_read(const char *bdf, struct pci_dev *d)
+int pci_read(const struct fsroot *root, const char *bdf, struct pci_dev *d)
 {
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	int r = 0;
 	memset(d, 0, sizeof(*d));
 	strlcpy_v(d->bdf, bdf, sizeof(d->bdf));
-	int ir = pci_read_id(bdf, &d->vendor, &d->class_code, &err);
+	int ir = pci_read_id(root, bdf, &d->vendor, &d->class_code, &err);
 	if (ir == READ_MISSING) {
 		r = READ_MISSING;
 		goto out;
 	}
 	if (ir < 0)
 		keep_error(d->id_error, sizeof(d->id_error), &err);
-	d->device_read = read_hex(bdf, "device", &d->device, NULL) == 0;
+	d->device_read = read_hex(root, bdf, "device", &d->device, NULL) == 0;
 	dev_path(&p, bdf, "physfn");
-	d->is_vf = fsroot_exists(p.buf);
-	read_link(d);
-	read_aer(bdf, "aer_dev_fatal", &d->aer_fatal);
-	read_aer(bdf, "aer_dev_nonfatal", &d->aer_nonfatal);
-	read_aer(bdf, "aer_dev_correctable", &d->aer_correctable);
+	d->is_vf = fsroot_exists(root, p.buf);
+	read_link(root, d);
+	read_aer(root, bdf, "aer_dev_fatal", &d->aer_fatal);
+	read_aer(root, bdf, "aer_dev_nonfatal", &d->aer_nonfatal);
+	read_aer(root, bdf, "aer_dev_correctable", &d->aer_correctable);
 out:
 	strbuf_release(&p);
 	strbuf_release(&err);
@@ -293,32 +297,32 @@ static bool vendor_may_match(uint32_t vendor, unsigned mask)
 	return false;
 }
 
-int pci_find(unsigned mask, bool full, struct pci_dev **devs, size_t *nr, size_t *alloc,
-	     struct strbuf *err)
+int pci_find(const struct fsroot *root, unsigned mask, bool full, struct pci_dev **devs, size_t *nr,
+	     size_t *alloc, struct strbuf *err)
 {
 	struct strlist bdfs = STRLIST_INIT;
 	struct strbuf ierr = STRBUF_INIT;
 	mask &= ~PCI_MASK(PCI_KIND_OTHER);
-	int r = pci_list(&bdfs, err);
+	int r = pci_list(root, &bdfs, err);
 	for (size_t i = 0; r == 0 && i < bdfs.nr; i++) {
 		const char *bdf = bdfs.items[i];
 		struct pci_dev d;
 		memset(&d, 0, sizeof(d));
 		strlcpy_v(d.bdf, bdf, sizeof(d.bdf));
 		strbuf_reset(&ierr);
-		int ir = read_hex(bdf, "vendor", &d.vendor, &ierr);
+		int ir = read_hex(root, bdf, "vendor", &d.vendor, &ierr);
 		if (ir == READ_MISSING)
 			continue; /* gone since the listing, or not a device directory */
 		if (ir == 0 && !vendor_may_match(d.vendor, mask))
 			continue;
 		if (ir == 0) {
-			ir = read_hex(bdf, "class", &d.class_code, &ierr);
+			ir = read_hex(root, bdf, "class", &d.class_code, &ierr);
 			if (ir == 0 && !(mask & PCI_MASK(pci_classify(d.vendor, d.class_code))))
 				continue;
 		}
 		if (ir != 0) {
 			keep_error(d.id_error, sizeof(d.id_error), &ierr);
-		} else if (full && pci_read(bdf, &d) == READ_MISSING) {
+		} else if (full && pci_read(root, bdf, &d) == READ_MISSING) {
 			continue;
 		}
 		ALLOC_GROW(*devs, *nr + 1, *alloc);

@@ -1,6 +1,6 @@
 /*
- * pci.h: PCI devices as sysfs shows them (/sys/bus/pci/devices/<bdf>/...), read through fsroot so
- * that a fixture root stands in for the host. The one place that walks the PCI bus and parses its
+ * pci.h: PCI devices as sysfs shows them (/sys/bus/pci/devices/<bdf>/...), read through the root
+ * given (fsroot.h) so that a fixture root stands in for the host. The one place that walks the PCI bus and parses its
  * attributes: checks that care about GPUs, NVSwitches and NICs (pcie, system) call pci_find().
  *
  * A struct pci_dev is plain data (fixed-size strings, no pointers): copy it, build it by hand in
@@ -11,6 +11,7 @@
 
 #include "../lib/strbuf.h"
 #include "../lib/strlist.h"
+#include "fsroot.h"
 
 #define PCI_VENDOR_NVIDIA 0x10de
 #define PCI_VENDOR_MELLANOX 0x15b3
@@ -55,16 +56,17 @@ bool pci_parse_width(const char *s, unsigned *lanes);
 bool pci_parse_aer(const char *text, struct pci_aer *out);
 
 /* Sorted BDFs under /sys/bus/pci/devices: 0, READ_MISSING (no PCI bus there), or -1 with *err. */
-int pci_list(struct strlist *bdfs, struct strbuf *err);
+int pci_list(const struct fsroot *root, struct strlist *bdfs, struct strbuf *err);
 /*
  * Read one device's identity, link and AER files. Returns 0, or READ_MISSING if the device is gone
  * (no vendor file). Everything else is said in *d: a file that exists but cannot be read, is empty,
  * NUL-filled or junk sets id_error, link_error or aer_*.error (naming the file), never a 0 or "".
  * Missing link or AER files are not errors: has_link / aer_*.present say so.
  */
-int pci_read(const char *bdf, struct pci_dev *d);
+int pci_read(const struct fsroot *root, const char *bdf, struct pci_dev *d);
 /* Read only vendor and class: 0, READ_MISSING, or -1 with *err naming the file and what it held. */
-int pci_read_id(const char *bdf, uint32_t *vendor, uint32_t *class_code, struct strbuf *err);
+int pci_read_id(const struct fsroot *root, const char *bdf, uint32_t *vendor,
+		uint32_t *class_code, struct strbuf *err);
 
 /* pci_find()'s mask of kinds. */
 #define PCI_MASK(kind) (1u << (kind))
@@ -77,8 +79,8 @@ int pci_read_id(const char *bdf, uint32_t *vendor, uint32_t *class_code, struct 
  * Returns 0, READ_MISSING (no PCI bus: a VM without passthrough, a fixture without sys/bus/pci), or
  * -1 with *err when the directory exists but cannot be listed.
  */
-int pci_find(unsigned mask, bool full, struct pci_dev **devs, size_t *nr, size_t *alloc,
-	     struct strbuf *err);
+int pci_find(const struct fsroot *root, unsigned mask, bool full, struct pci_dev **devs,
+	     size_t *nr, size_t *alloc, struct strbuf *err);
 
 /* "1b:00.0" -> "0000:1b:00.0"; a full BDF is copied as it is (lowercased). */
 void pci_normalize_bdf(const char *in, char *out, size_t n);

@@ -2,7 +2,6 @@
 #include "sysattr.h"
 #include "fsroot.h"
 
-
 static int refuse(struct strbuf *err, const char *path, const char *why)
 {
 	return error_set(err, "'%s' %s", path, why);
@@ -14,10 +13,11 @@ static bool has_nul(const struct strbuf *sb)
 	return strlen(sb->buf) != sb->len;
 }
 
-int sysattr_read(const char *path, struct strbuf *out, struct strbuf *err)
+int sysattr_read(const struct fsroot *root, const char *path, struct strbuf *out,
+		 struct strbuf *err)
 {
 	strbuf_reset(out);
-	int r = fsroot_read(path, out, 4096, err);
+	int r = fsroot_read(root, path, out, 4096, err);
 	if (r == READ_MISSING) {
 		refuse(err, path, "is missing");
 		return READ_MISSING;
@@ -34,10 +34,10 @@ int sysattr_read(const char *path, struct strbuf *out, struct strbuf *err)
 	return READ_OK;
 }
 
-int sysattr_read_u64(const char *path, uint64_t *out, struct strbuf *err)
+int sysattr_read_u64(const struct fsroot *root, const char *path, uint64_t *out, struct strbuf *err)
 {
 	struct strbuf v = STRBUF_INIT, q = STRBUF_INIT;
-	int r = sysattr_read(path, &v, err);
+	int r = sysattr_read(root, path, &v, err);
 	if (r == READ_OK && !parse_u64(v.buf, out)) {
 		strbuf_add_excerpt(&q, v.buf, SYSATTR_EXCERPT);
 		r = error_set(err, "'%s' holds '%s', not a number", path, q.buf);
@@ -47,10 +47,11 @@ int sysattr_read_u64(const char *path, uint64_t *out, struct strbuf *err)
 	return r;
 }
 
-int sysattr_read_file(const char *path, struct strbuf *out, size_t cap, struct strbuf *err)
+int sysattr_read_file(const struct fsroot *root, const char *path, struct strbuf *out, size_t cap,
+		      struct strbuf *err)
 {
 	strbuf_reset(out);
-	int r = fsroot_read(path, out, cap, err);
+	int r = fsroot_read(root, path, out, cap, err);
 	if (r == READ_MISSING) {
 		refuse(err, path, "is missing");
 		return READ_MISSING;
@@ -64,10 +65,10 @@ int sysattr_read_file(const char *path, struct strbuf *out, size_t cap, struct s
 	return READ_OK;
 }
 
-int sysattr_dir_exists(const char *path, struct strbuf *err)
+int sysattr_dir_exists(const struct fsroot *root, const char *path, struct strbuf *err)
 {
 	struct strlist names = STRLIST_INIT;
-	int r = fsroot_list(path, &names, err);
+	int r = fsroot_list(root, path, &names, err);
 	strlist_release(&names);
 	return r == 0 ? 1 : r == READ_MISSING ? 0 : -1;
 }

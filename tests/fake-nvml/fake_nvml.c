@@ -2,8 +2,9 @@
  * fake_nvml.c: a stand-in for libnvidia-ml.so that serves an NVML snapshot file
  * (docs/nvml-snapshot.md), so tests load it through vigil's real dlopen/dlsym path.
  *
- * The snapshot is $VIGIL_NVML_SNAPSHOT, else $VIGIL_ROOT/nvml.snapshot. Without one, nvmlInit
- * says NVML_ERROR_DRIVER_NOT_LOADED, as on a host with no NVIDIA driver. A value written "!CODE"
+ * The snapshot is the file vigil names through vigil_fake_nvml_set_snapshot() (under --root:
+ * the root's nvml.snapshot, resolved inside the root), else $VIGIL_NVML_SNAPSHOT. Without one,
+ * nvmlInit says NVML_ERROR_DRIVER_NOT_LOADED, as on a host with no NVIDIA driver. A value "!CODE"
  * makes the call that reads it return that NVML error; a key that is absent reads as
  * NVML_ERROR_NOT_SUPPORTED. A malformed snapshot makes nvmlInit fail with NVML_ERROR_UNKNOWN and
  * says why on stderr.
@@ -236,22 +237,41 @@ static int parse_line(char *s, struct section **cur, const char *path, unsigned 
 	return section_put(*cur, s, val) < 0 ? NVML_ERROR_MEMORY : 0;
 }
 
-static const char *snapshot_path(char *buf, size_t n)
+/* What vigil said to serve (vigil_fake_nvml_set_snapshot()), if it said anything. */
+static bool snapshot_told;
+static char *snapshot_told_path;
+
+/*
+ * vigil calls this right after dlopen when it judges a root: the root's nvml.snapshot, resolved
+ * inside the root, or NULL for none (no driver). It wins over $VIGIL_NVML_SNAPSHOT, which is for
+ * a test that loads this library by hand.
+ */
+EXPORT void vigil_fake_nvml_set_snapshot(const char *path)
 {
+	free(snapshot_told_path);
+	snapshot_told_path = path ? strdup(path) : NULL;
+	snapshot_told = true;
+}
+
+/* dlclose() of this library: what vigil told it goes with it. */
+__attribute__((destructor)) static void snapshot_told_free(void)
+{
+	free(snapshot_told_path);
+	snapshot_told_path = NULL;
+}
+
+static const char *snapshot_path(void)
+{
+	if (snapshot_told)
+		return snapshot_told_path;
 	const char *p = getenv("VIGIL_NVML_SNAPSHOT");
-	if (p && *p)
-		return p;
-	const char *root = getenv("VIGIL_ROOT");
-	if (!root || !*root)
-		return NULL;
-	snprintf(buf, n, "%s/nvml.snapshot", root);
-	return buf;
+	return p && *p ? p : NULL;
 }
 
 static int snapshot_load(void)
 {
-	char pbuf[4096], lbuf[4096];
-	const char *path = snapshot_path(pbuf, sizeof(pbuf));
+	char lbuf[4096];
+	const char *path = snapshot_path();
 	if (!path)
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	FILE *f = fopen(path, "re");

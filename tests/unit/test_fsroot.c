@@ -69,49 +69,50 @@ static void escapes(enum fsroot_resolver res)
 	tree_init(&tr);
 	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT, abs_dir = STRBUF_INIT;
 	struct strlist l = STRLIST_INIT;
-	fsroot_set(tr.root.buf);
-	fsroot_set_resolver(res);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, tr.root.buf, NULL), 0);
+	fr.resolver = res;
 
 	/* the case: etc/hostname -> an absolute path outside (here the sentinel) */
 	plant(&tr, "etc/hostname", tr.secret.buf);
-	CHECK_INT(fsroot_read_attr("/etc/hostname", &sb, &err), READ_MISSING);
-	CHECK(!fsroot_exists("/etc/hostname"));
+	CHECK_INT(fsroot_read_attr(&fr, "/etc/hostname", &sb, &err), READ_MISSING);
+	CHECK(!fsroot_exists(&fr, "/etc/hostname"));
 	/* ... which means root + target: the same path inside the root is what gets read */
 	strbuf_addf(&abs_dir, "%s", tr.secret.buf);
 	test_write(tr.root.buf, abs_dir.buf + 1, "inside\n");
-	CHECK_INT(fsroot_read_attr("/etc/hostname", &sb, &err), READ_OK);
+	CHECK_INT(fsroot_read_attr(&fr, "/etc/hostname", &sb, &err), READ_OK);
 	CHECK_STR(sb.buf, "inside");
 
 	/* ".." cannot climb above the root: ../../../outside/secret from sys/a/b */
 	plant(&tr, "sys/a/b", "../../../../../../../../outside/secret");
-	CHECK_INT(fsroot_read("/sys/a/b", &sb, 4096, &err), READ_MISSING);
+	CHECK_INT(fsroot_read(&fr, "/sys/a/b", &sb, 4096, &err), READ_MISSING);
 	test_write(tr.root.buf, "outside/secret", "inside too\n");
 	strbuf_reset(&sb);
-	CHECK_INT(fsroot_read("/sys/a/b", &sb, 4096, &err), READ_OK);
+	CHECK_INT(fsroot_read(&fr, "/sys/a/b", &sb, 4096, &err), READ_OK);
 	CHECK_STR(sb.buf, "inside too\n");
 	/* and plain ".." in the path asked for */
 	strbuf_reset(&sb);
-	CHECK_INT(fsroot_read("/../../../../outside/secret", &sb, 4096, &err), READ_OK);
+	CHECK_INT(fsroot_read(&fr, "/../../../../outside/secret", &sb, 4096, &err), READ_OK);
 	CHECK_STR(sb.buf, "inside too\n");
 
 	/* a directory link out: list, read, exists, readlink and statvfs all stay inside */
 	plant(&tr, "sys/class/net", tr.outside.buf);
 	plant(&tr, "sys/class/rel", "../../../outside/dir/../dir");
-	CHECK_INT(fsroot_list("/sys/class/net/dir", &l, &err), READ_MISSING);
+	CHECK_INT(fsroot_list(&fr, "/sys/class/net/dir", &l, &err), READ_MISSING);
 	CHECK_INT(l.nr, 0);
-	CHECK(!fsroot_exists("/sys/class/net/dir/SENTINEL_ENTRY"));
-	CHECK_INT(fsroot_readlink("/sys/class/net/dir/SENTINEL_LINK", &sb, false), READ_MISSING);
+	CHECK(!fsroot_exists(&fr, "/sys/class/net/dir/SENTINEL_ENTRY"));
+	CHECK_INT(fsroot_readlink(&fr, "/sys/class/net/dir/SENTINEL_LINK", &sb, false), READ_MISSING);
 	struct statvfs st;
-	CHECK_INT(fsroot_statvfs("/sys/class/net/dir", &st, &err), READ_MISSING);
+	CHECK_INT(fsroot_statvfs(&fr, "/sys/class/net/dir", &st, &err), READ_MISSING);
 	uint64_t v;
-	CHECK_INT(fsroot_read_u64("/sys/class/net/1234", &v, &err), READ_MISSING);
-	CHECK_INT(fsroot_list("/sys/class/rel", &l, &err), READ_MISSING);
+	CHECK_INT(fsroot_read_u64(&fr, "/sys/class/net/1234", &v, &err), READ_MISSING);
+	CHECK_INT(fsroot_list(&fr, "/sys/class/rel", &l, &err), READ_MISSING);
 
 	/* a link to a magic link of this host's /proc is only text inside the root */
 	plant(&tr, "etc/self", "/proc/self/root/outside/secret");
-	CHECK(!fsroot_exists("/etc/self"));
+	CHECK(!fsroot_exists(&fr, "/etc/self"));
 
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	strlist_release(&l);
 	strbuf_release(&sb);
 	strbuf_release(&err);
@@ -139,31 +140,32 @@ static void sysfs_links(enum fsroot_resolver res)
 	strbuf_addf(&p, "%s/driver", dev);
 	plant(&tr, p.buf, "../../../../bus/pci/drivers/nvidia");
 	plant(&tr, "sys/class/infiniband/mlx5_0", "/sys/devices/pci0000:00/0000:00:01.0/0000:1b:00.0");
-	fsroot_set(tr.root.buf);
-	fsroot_set_resolver(res);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, tr.root.buf, NULL), 0);
+	fr.resolver = res;
 	uint64_t v = 0;
-	CHECK_INT(fsroot_read_u64("/sys/bus/pci/devices/0000:1b:00.0/vendor", &v, &err), 0);
+	CHECK_INT(fsroot_read_u64(&fr, "/sys/bus/pci/devices/0000:1b:00.0/vendor", &v, &err), 0);
 	CHECK_INT(v, 0x10de);
-	CHECK_INT(fsroot_readlink("/sys/bus/pci/devices/0000:1b:00.0/driver", &sb, true), 0);
+	CHECK_INT(fsroot_readlink(&fr, "/sys/bus/pci/devices/0000:1b:00.0/driver", &sb, true), 0);
 	CHECK_STR(sb.buf, "nvidia");
-	CHECK_INT(fsroot_readlink("/sys/bus/pci/devices/0000:1b:00.0", &sb, false), 0);
+	CHECK_INT(fsroot_readlink(&fr, "/sys/bus/pci/devices/0000:1b:00.0", &sb, false), 0);
 	CHECK_STR(sb.buf, "../../../devices/pci0000:00/0000:00:01.0/0000:1b:00.0");
-	CHECK_INT(fsroot_list("/sys/bus/pci/devices/0000:1b:00.0/driver/", &l, &err), 0);
+	CHECK_INT(fsroot_list(&fr, "/sys/bus/pci/devices/0000:1b:00.0/driver/", &l, &err), 0);
 	CHECK_INT(l.nr, 1);
 	CHECK_STR(l.items[0], "new_id");
-	CHECK(fsroot_exists("/sys/class/infiniband/mlx5_0/vendor"));
-	CHECK(fsroot_exists("/"));
-	CHECK(fsroot_exists("/sys/bus/pci/devices/0000:1b:00.0/driver/../nvidia/new_id"));
-	CHECK(!fsroot_exists("/sys/bus/pci/devices/0000:1b:00.0/driver/../../nvidia/new_id"));
+	CHECK(fsroot_exists(&fr, "/sys/class/infiniband/mlx5_0/vendor"));
+	CHECK(fsroot_exists(&fr, "/"));
+	CHECK(fsroot_exists(&fr, "/sys/bus/pci/devices/0000:1b:00.0/driver/../nvidia/new_id"));
+	CHECK(!fsroot_exists(&fr, "/sys/bus/pci/devices/0000:1b:00.0/driver/../../nvidia/new_id"));
 	/* not a link: readlink says so, as readlink(2) does */
-	CHECK_INT(fsroot_readlink("/sys/devices", &sb, false), -1);
+	CHECK_INT(fsroot_readlink(&fr, "/sys/devices", &sb, false), -1);
 	struct statvfs st;
-	CHECK_INT(fsroot_statvfs("/sys/class/infiniband/mlx5_0", &st, &err), 0);
+	CHECK_INT(fsroot_statvfs(&fr, "/sys/class/infiniband/mlx5_0", &st, &err), 0);
 	/* the resolved path of a link chain, for readers that want a path */
-	CHECK_INT(fsroot_resolve("/sys/class/infiniband/mlx5_0/vendor", &sb, &err), 0);
+	CHECK_INT(fsroot_resolve(&fr, "/sys/class/infiniband/mlx5_0/vendor", &sb, &err), 0);
 	CHECK_CONTAINS(sb.buf, "root/sys/devices/pci0000:00/0000:00:01.0/0000:1b:00.0/vendor");
-	CHECK_INT(fsroot_resolve("/sys/nothing", &sb, &err), READ_MISSING);
-	fsroot_set(NULL);
+	CHECK_INT(fsroot_resolve(&fr, "/sys/nothing", &sb, &err), READ_MISSING);
+	fsroot_release(&fr);
 	strlist_release(&l);
 	strbuf_release(&p);
 	strbuf_release(&sb);
@@ -195,27 +197,28 @@ static void loops(enum fsroot_resolver res)
 			strbuf_addf(&to, "l%d", i + 1);
 		plant(&tr, name.buf, to.buf);
 	}
-	fsroot_set(tr.root.buf);
-	fsroot_set_resolver(res);
-	CHECK_INT(fsroot_read("/dev/kmsg", &sb, 4096, &err), -1);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, tr.root.buf, NULL), 0);
+	fr.resolver = res;
+	CHECK_INT(fsroot_read(&fr, "/dev/kmsg", &sb, 4096, &err), -1);
 	CHECK_CONTAINS(err.buf, "cannot open '");
 	CHECK_CONTAINS(err.buf, strerror(ELOOP));
-	CHECK(!fsroot_exists("/etc/a"));
+	CHECK(!fsroot_exists(&fr, "/etc/a"));
 	struct strlist l = STRLIST_INIT;
-	CHECK_INT(fsroot_list("/etc/b", &l, &err), -1);
-	CHECK_INT(fsroot_read("/sys/up", &sb, 4096, &err), -1);
-	CHECK_INT(fsroot_resolve("/dev/kmsg", &sb, &err), -1);
+	CHECK_INT(fsroot_list(&fr, "/etc/b", &l, &err), -1);
+	CHECK_INT(fsroot_read(&fr, "/sys/up", &sb, 4096, &err), -1);
+	CHECK_INT(fsroot_resolve(&fr, "/dev/kmsg", &sb, &err), -1);
 	CHECK_CONTAINS(err.buf, strerror(ELOOP));
 	/* the link itself is still readable */
-	CHECK_INT(fsroot_readlink("/etc/a", &sb, false), 0);
+	CHECK_INT(fsroot_readlink(&fr, "/etc/a", &sb, false), 0);
 	CHECK_STR(sb.buf, "b");
 	strbuf_reset(&sb);
-	CHECK_INT(fsroot_read("/chain/l1", &sb, 4096, &err), READ_OK); /* 40 links */
+	CHECK_INT(fsroot_read(&fr, "/chain/l1", &sb, 4096, &err), READ_OK); /* 40 links */
 	CHECK_STR(sb.buf, "end\n");
 	strbuf_reset(&sb);
-	CHECK_INT(fsroot_read("/chain/l0", &sb, 4096, &err), -1); /* 41 links */
+	CHECK_INT(fsroot_read(&fr, "/chain/l0", &sb, 4096, &err), -1); /* 41 links */
 	CHECK_CONTAINS(err.buf, strerror(ELOOP));
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	strlist_release(&l);
 	strbuf_release(&sb);
 	strbuf_release(&err);
@@ -241,24 +244,25 @@ static void odd_files(enum fsroot_resolver res)
 		strbuf_addstr(&big, "\x1b[2J0123456789");
 	test_write(tr.root.buf, "sys/huge", big.buf);
 	test_write(tr.root.buf, "sys/empty", "");
-	fsroot_set(tr.root.buf);
-	fsroot_set_resolver(res);
-	CHECK_INT(fsroot_read_attr("/etc/hostname", &sb, &err), READ_OK);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, tr.root.buf, NULL), 0);
+	fr.resolver = res;
+	CHECK_INT(fsroot_read_attr(&fr, "/etc/hostname", &sb, &err), READ_OK);
 	CHECK_STR(sb.buf, "");
-	CHECK_INT(fsroot_read_attr("/etc/fifo-link", &sb, &err), READ_OK);
+	CHECK_INT(fsroot_read_attr(&fr, "/etc/fifo-link", &sb, &err), READ_OK);
 	strbuf_reset(&sb);
-	CHECK_INT(fsroot_read("/sys/huge", &sb, 1000, &err), READ_TRUNCATED);
+	CHECK_INT(fsroot_read(&fr, "/sys/huge", &sb, 1000, &err), READ_TRUNCATED);
 	CHECK_INT(sb.len, 1000);
 	strbuf_reset(&sb);
-	CHECK_INT(fsroot_read("/sys/empty", &sb, 1000, &err), READ_OK);
+	CHECK_INT(fsroot_read(&fr, "/sys/empty", &sb, 1000, &err), READ_OK);
 	CHECK_INT(sb.len, 0);
 	uint64_t v;
-	CHECK_INT(fsroot_read_u64("/sys/huge", &v, &err), -1);
+	CHECK_INT(fsroot_read_u64(&fr, "/sys/huge", &v, &err), -1);
 	CHECK_CONTAINS(err.buf, "not a number");
 	CHECK_CONTAINS(err.buf, "\\x1b[2J");
 	CHECK(!strchr(err.buf, '\x1b'));
 	CHECK(err.len < 200);
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	strbuf_release(&p);
 	strbuf_release(&sb);
 	strbuf_release(&err);
@@ -277,12 +281,11 @@ TEST(fsroot_host_unchanged)
 	struct strbuf p = STRBUF_INIT, sb = STRBUF_INIT, err = STRBUF_INIT;
 	plant(&tr, "link", tr.secret.buf);
 	strbuf_addf(&p, "%s/link", tr.root.buf);
-	fsroot_set(NULL);
-	CHECK(fsroot_is_host());
-	CHECK_INT(fsroot_read(p.buf, &sb, 4096, &err), READ_OK);
+	CHECK(fsroot_is_host(fsroot_host));
+	CHECK_INT(fsroot_read(fsroot_host, p.buf, &sb, 4096, &err), READ_OK);
 	CHECK_STR(sb.buf, SENTINEL "\n");
-	CHECK(fsroot_exists(p.buf));
-	CHECK_INT(fsroot_resolve(p.buf, &sb, &err), 0);
+	CHECK(fsroot_exists(fsroot_host, p.buf));
+	CHECK_INT(fsroot_resolve(fsroot_host, p.buf, &sb, &err), 0);
 	CHECK_STR(sb.buf, p.buf);
 	strbuf_release(&p);
 	strbuf_release(&sb);
@@ -295,24 +298,26 @@ TEST(fsroot_looks_like_host)
 	struct tree tr;
 	tree_init(&tr);
 	struct strbuf why = STRBUF_INIT;
-	CHECK(fsroot_looks_like_host(&why));
-	fsroot_set(tr.root.buf);
-	CHECK(!fsroot_looks_like_host(&why));
+	CHECK(fsroot_looks_like_host(fsroot_host, &why));
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, tr.root.buf, NULL), 0);
+	CHECK(!fsroot_looks_like_host(&fr, &why));
 	CHECK_CONTAINS(why.buf, tr.root.buf);
 	CHECK_CONTAINS(why.buf, "holds no sys/, proc/ or dev/kmsg: not a host root");
 	/* a sys link out of the root does not make it a host */
 	plant(&tr, "sys", tr.t.buf);
-	CHECK(!fsroot_looks_like_host(&why));
+	CHECK(!fsroot_looks_like_host(&fr, &why));
 	test_mkdir(tr.root.buf, "proc");
-	CHECK(fsroot_looks_like_host(&why));
+	CHECK(fsroot_looks_like_host(&fr, &why));
 	/* what 'vigil gather' writes from a host with nothing under sys/ to keep is a host root */
 	struct strbuf g = STRBUF_INIT;
 	strbuf_addf(&g, "%s/gathered", tr.t.buf);
 	test_write(g.buf, "GATHERED", "# vigil gather\n");
-	fsroot_set(g.buf);
-	CHECK(fsroot_looks_like_host(&why));
+	fsroot_release(&fr);
+	CHECK_INT(fsroot_init(&fr, g.buf, NULL), 0);
+	CHECK(fsroot_looks_like_host(&fr, &why));
 	strbuf_release(&g);
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	strbuf_release(&why);
 	tree_release(&tr);
 }
@@ -641,7 +646,7 @@ static void rm_tree(const char *path)
 }
 
 /* One operation on one path: what it returned, as text, for comparing the two resolvers. */
-static void probe(const char *path, unsigned op, struct strbuf *out)
+static void probe(const struct fsroot *root, const char *path, unsigned op, struct strbuf *out)
 {
 	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
 	struct strlist l = STRLIST_INIT;
@@ -651,27 +656,27 @@ static void probe(const char *path, unsigned op, struct strbuf *out)
 	strbuf_reset(out);
 	switch (op) {
 	case 0:
-		r = fsroot_read(path, &sb, 65536, &err);
+		r = fsroot_read(root, path, &sb, 65536, &err);
 		strbuf_addf(out, "read %d %s", r, sb.buf);
 		break;
 	case 1:
-		r = fsroot_read_u64(path, &v, &err);
+		r = fsroot_read_u64(root, path, &v, &err);
 		strbuf_addf(out, "u64 %d %llu", r, (unsigned long long)v);
 		break;
-	case 2: strbuf_addf(out, "exists %d", fsroot_exists(path)); break;
+	case 2: strbuf_addf(out, "exists %d", fsroot_exists(root, path)); break;
 	case 3:
-		r = fsroot_list(path, &l, &err);
+		r = fsroot_list(root, path, &l, &err);
 		strbuf_addf(out, "list %d", r);
 		for (size_t i = 0; i < l.nr; i++)
 			strbuf_addf(out, " %s", l.items[i]);
 		break;
 	case 4:
-		r = fsroot_readlink(path, &sb, false);
+		r = fsroot_readlink(root, path, &sb, false);
 		strbuf_addf(out, "readlink %d %s", r, sb.buf);
 		break;
-	case 5: strbuf_addf(out, "statvfs %d", fsroot_statvfs(path, &st, &err)); break;
+	case 5: strbuf_addf(out, "statvfs %d", fsroot_statvfs(root, path, &st, &err)); break;
 	default:
-		r = fsroot_read_attr(path, &sb, &err);
+		r = fsroot_read_attr(root, path, &sb, &err);
 		strbuf_addf(out, "attr %d %s", r, sb.buf);
 		break;
 	}
@@ -709,16 +714,17 @@ TEST_TIMEOUT(fsroot_property_random_trees_never_leave_root, 120)
 		rm_tree(tr.root.buf);
 		test_mkdir(tr.t.buf, "root");
 		rnd_tree(&tr);
-		fsroot_set(tr.root.buf);
+		struct fsroot fr;
+		CHECK_INT(fsroot_init(&fr, tr.root.buf, NULL), 0);
 		for (int k = 0; k < 150; k++) {
 			strbuf_reset(&path);
 			strbuf_addch(&path, '/');
 			rnd_rel(&path, true, ARRAY_SIZE(names));
 			unsigned op = rnd(7);
-			fsroot_set_resolver(FSROOT_RESOLVER_AUTO);
-			probe(path.buf, op, &a);
-			fsroot_set_resolver(FSROOT_RESOLVER_USERSPACE);
-			probe(path.buf, op, &b);
+			fr.resolver = FSROOT_RESOLVER_AUTO;
+			probe(&fr, path.buf, op, &a);
+			fr.resolver = FSROOT_RESOLVER_USERSPACE;
+			probe(&fr, path.buf, op, &b);
 			probes++;
 			CHECK_MSG(!leaked(a.buf) && !leaked(b.buf),
 				  "seed %u (VIGIL_TEST_SEED=%u replays), iteration %d: '%s' read "
@@ -730,11 +736,48 @@ TEST_TIMEOUT(fsroot_property_random_trees_never_leave_root, 120)
 				  "resolvers disagree:\nopenat2: %s\nuserspace: %s",
 				  seed, seed, iter, path.buf, a.buf, b.buf);
 		}
-		fsroot_set(NULL);
+		fsroot_release(&fr);
 	}
 	CHECK(probes == 40 * 150);
 	strbuf_release(&path);
 	strbuf_release(&a);
 	strbuf_release(&b);
 	tree_release(&tr);
+}
+
+/*
+ * The root is a value passed down, not a process global set through the environment: vigil
+ * exports no VIGIL_ROOT to what it runs (here the Slurm command of --slurm, a fake scontrol that
+ * records the variable), so no child reads "the root" from anywhere but its caller.
+ */
+TEST(fsroot_cli_root_is_not_exported_to_children)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, scontrol = STRBUF_INIT, setting = STRBUF_INIT,
+		      log = STRBUF_INIT, text = STRBUF_INIT, state = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	test_write(root.buf, "etc/hostname", "n7\n");
+	test_mkdir(root.buf, "sys");
+	test_write(dir, "bin/scontrol",
+		   "#!/bin/sh\necho \"root=[${VIGIL_ROOT-unset}]\" >>\"$(dirname \"$0\")/../env.log\"\n"
+		   "echo NodeName=n7 State=IDLE\n");
+	strbuf_addf(&scontrol, "%s/bin/scontrol", dir);
+	CHECK_INT(chmod(scontrol.buf, 0755), 0);
+	strbuf_addf(&setting, "slurm.scontrol=%s", scontrol.buf);
+	strbuf_addf(&state, "%s/state", dir);
+	const char *args[] = { "check", "--slurm", "--root", root.buf, "--state-dir", state.buf,
+			       "-c", setting.buf, "--only", "system", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	strbuf_addf(&log, "%s/env.log", dir);
+	CHECK_INT(read_file_bounded(log.buf, &text, 4096, NULL), READ_OK);
+	CHECK_CONTAINS(text.buf, "root=[unset]");
+	CHECK_NOT_CONTAINS(text.buf, root.buf);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&scontrol);
+	strbuf_release(&setting);
+	strbuf_release(&log);
+	strbuf_release(&text);
+	strbuf_release(&state);
 }

@@ -784,11 +784,12 @@ TEST(gpu_bus_device_with_unreadable_id_is_unknown)
 	test_write(root, "sys/bus/pci/devices/0000:4a:00.0/vendor", "0x8086\n");
 	test_write(root, "sys/bus/pci/devices/0000:4a:00.0/class", "");
 	unsetenv("VIGIL_NVML_LIBRARY");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct gpu_readings r;
 	gpu_readings_init(&r);
-	CHECK_MSG(gpu_gather(&r, NULL, &err) == 0, "%s", err.buf);
-	fsroot_set(NULL);
+	CHECK_MSG(gpu_gather(&fr, &r, NULL, &err) == 0, "%s", err.buf);
+	fsroot_release(&fr);
 	CHECK_INT(r.bus_rc, 0);
 	CHECK_INT(r.bus_gpus.nr, 1);
 	CHECK_STR(r.bus_gpus.items[0], "0000:18:00.0");

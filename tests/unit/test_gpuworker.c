@@ -27,6 +27,7 @@ static size_t count_lines(const char *path)
 struct fixture {
 	struct strbuf root, init_log, hang;
 	struct config cfg;
+	struct fsroot fs;
 	struct gpu_worker w;
 };
 
@@ -46,9 +47,10 @@ static void fixture_setup(struct fixture *f)
 	setenv("VIGIL_FAKE_NVML_INIT_LOG", f->init_log.buf, 1);
 	setenv("VIGIL_FAKE_NVML_HANG", f->hang.buf, 1);
 	strbuf_release(&snap);
-	fsroot_set(f->root.buf);
+	CHECK_INT(fsroot_init(&f->fs, f->root.buf, NULL), 0);
 	config_init(&f->cfg, "h");
-	struct check_ctx ctx = { .cfg = &f->cfg, .host = "h" };
+	/* the worker keeps a copy of ctx: the root it points to lives in the fixture */
+	struct check_ctx ctx = { .root = &f->fs, .cfg = &f->cfg, .host = "h" };
 	gpu_worker_init(&f->w, check_find("gpu"), &ctx);
 }
 
@@ -56,6 +58,7 @@ static void fixture_release(struct fixture *f)
 {
 	gpu_worker_release(&f->w);
 	config_release(&f->cfg);
+	fsroot_release(&f->fs);
 	strbuf_release(&f->root);
 	strbuf_release(&f->init_log);
 	strbuf_release(&f->hang);

@@ -361,10 +361,11 @@ TEST(ib_gather_and_state_between_runs)
 	strbuf_reset(&state);
 	strbuf_addf(&state, "%s/state", root);
 	test_mkdir(root, "state");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h", .state_dir = state.buf };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h", .state_dir = state.buf };
 
 	struct ib_readings r;
 	memset(&r, 0, sizeof(r));
@@ -428,6 +429,7 @@ TEST(ib_gather_and_state_between_runs)
 	config_release(&cfg);
 	strbuf_release(&state);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }
 
 /* Write len bytes (NULs included) to root/rel. */
@@ -475,10 +477,11 @@ TEST(ib_unreadable_values_are_unknown_by_port)
 	replace_with_dir(root, "sys/class/infiniband/mlx5_5/ports/1/link_layer");
 	/* an HCA without a ports directory */
 	test_mkdir(root, "sys/class/infiniband/mlx5_6");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	struct check_result res;
 	check_result_init(&res, "infiniband");
 	CHECK_MSG(check_infiniband_run(&ctx, &res, &err) == 0, "run: %s", err.buf);
@@ -512,6 +515,7 @@ TEST(ib_unreadable_values_are_unknown_by_port)
 	check_result_release(&res);
 	config_release(&cfg);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }
 
 TEST(ib_down_port_with_unreadable_phys_state_says_so)
@@ -577,10 +581,11 @@ TEST(ib_every_port_of_a_large_hca_is_read)
 	for (unsigned i = 1; i <= 80; i++)
 		write_port(root, "sw0", i, i == 9 ? "1: DOWN" : "4: ACTIVE",
 			   i == 9 ? "2: Polling" : "5: LinkUp", "400 Gb/sec (4X NDR)", 0);
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	struct ib_readings r;
 	memset(&r, 0, sizeof(r));
 	CHECK_INT(ib_gather(&ctx, &r, &err), 0);
@@ -597,6 +602,7 @@ TEST(ib_every_port_of_a_large_hca_is_read)
 	check_result_release(&res);
 	config_release(&cfg);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }
 
 TEST_TIMEOUT(ib_blocking_sysfs_file_times_out_as_unknown, 60)

@@ -82,12 +82,18 @@ static void use_snapshot(const char *text)
 	strbuf_release(&p);
 }
 
-static void read_ok(struct nvml_host *h)
+static void read_ok_in(const struct fsroot *root, struct nvml_host *h)
 {
 	struct strbuf err = STRBUF_INIT;
 	nvml_host_init(h);
-	CHECK_MSG(nvml_read_host(h, &err) == 0, "nvml_read_host: %s", err.buf);
+	CHECK_MSG(nvml_read_host(root, h, &err) == 0, "nvml_read_host: %s", err.buf);
 	strbuf_release(&err);
+}
+
+/* This host (the library named by VIGIL_NVML_LIBRARY, or none). */
+static void read_ok(struct nvml_host *h)
+{
+	read_ok_in(fsroot_host, h);
 }
 
 TEST(nvml_reads_snapshot_values)
@@ -183,14 +189,14 @@ TEST(nvml_missing_library_is_a_clear_error)
 	strbuf_addf(&lib, "%s/no-such-libnvidia-ml.so", test_tmpdir());
 	setenv("VIGIL_NVML_LIBRARY", lib.buf, 1);
 	nvml_host_init(&h);
-	CHECK_INT(nvml_read_host(&h, &err), -1);
+	CHECK_INT(nvml_read_host(fsroot_host, &h, &err), -1);
 	CHECK_CONTAINS(err.buf, "cannot load NVML library");
 	CHECK_CONTAINS(err.buf, lib.buf);
 	CHECK_CONTAINS(err.buf, "VIGIL_NVML_LIBRARY");
 	/* a library that is not NVML: says which required symbol it lacks */
 	setenv("VIGIL_NVML_LIBRARY", "libm.so.6", 1);
 	strbuf_reset(&err);
-	CHECK_INT(nvml_read_host(&h, &err), -1);
+	CHECK_INT(nvml_read_host(fsroot_host, &h, &err), -1);
 	CHECK_CONTAINS(err.buf, "has no 'nvmlInit_v2'");
 	nvml_host_release(&h);
 	strbuf_release(&err);
@@ -209,7 +215,7 @@ TEST(nvml_no_snapshot_is_no_driver)
 	CHECK_INT(h.init_rc, NVML_ERROR_DRIVER_NOT_LOADED);
 	CHECK_INT(h.nr, 0);
 	/* the snapshot keeps "installed but not loaded" apart from "no NVML at all" */
-	CHECK_INT(nvml_snapshot_write(&out, &err), 0);
+	CHECK_INT(nvml_snapshot_write(fsroot_host, &out, &err), 0);
 	CHECK_CONTAINS(out.buf, "\ninit !9\n");
 	nvml_host_release(&h);
 	strbuf_release(&out);
@@ -225,7 +231,7 @@ TEST(nvml_init_errors_from_snapshot)
 	CHECK_INT(h.avail, NVML_INIT_FAILED);
 	CHECK_INT(h.init_rc, NVML_ERROR_LIB_RM_VERSION_MISMATCH);
 	/* a broken host is worth a fixture: the snapshot says how init failed */
-	CHECK_INT(nvml_snapshot_write(&out, &err), 0);
+	CHECK_INT(nvml_snapshot_write(fsroot_host, &out, &err), 0);
 	CHECK_CONTAINS(out.buf, "vigil-nvml-snapshot 1\n");
 	CHECK_CONTAINS(out.buf, "\ninit !18\n");
 	nvml_host_release(&h);
@@ -376,23 +382,63 @@ TEST(nvml_under_root_serves_root_snapshot_never_host)
 	need_fake_next_to_exe();
 	unsetenv("VIGIL_NVML_LIBRARY");
 	setenv("VIGIL_NVML_SNAPSHOT", "/nonexistent/nvml.snapshot", 1); /* the root's wins */
-	fsroot_set(test_tmpdir());
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, test_tmpdir(), NULL), 0);
 	/* no snapshot under the root: no NVML, whatever the host has */
 	nvml_host_init(&h);
-	CHECK_INT(nvml_read_host(&h, &err), 0);
+	CHECK_INT(nvml_read_host(&fr, &h, &err), 0);
 	CHECK_INT(h.avail, NVML_NO_LIBRARY);
 	CHECK_CONTAINS(h.note, "no NVML under --root");
 	CHECK(!h.library);
 	test_write(test_tmpdir(), "nvml.snapshot", two_gpus);
 	nvml_host_release(&h);
-	read_ok(&h);
+	read_ok_in(&fr, &h);
 	CHECK_INT(h.avail, NVML_AVAILABLE);
 	CHECK(ends_with(h.library, "/libvigil-fakenvml.so"));
 	CHECK_INT(h.nr, 2);
 	CHECK_STR(h.gpus[0].name.s, "NVIDIA H200");
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	nvml_host_release(&h);
 	strbuf_release(&err);
+}
+
+/*
+ * The root reaches the test library as a value, not through the environment: with the library
+ * named by VIGIL_NVML_LIBRARY (as every test run of vigil has it), VIGIL_ROOT unset and
+ * VIGIL_NVML_SNAPSHOT naming nothing, the shim tells the library the root's snapshot.
+ */
+TEST(nvml_root_snapshot_is_told_to_the_library_not_exported)
+{
+	struct nvml_host h;
+	struct strbuf root = STRBUF_INIT;
+	setenv("VIGIL_NVML_LIBRARY", test_fake_nvml(), 1);
+	setenv("VIGIL_NVML_SNAPSHOT", "/nonexistent/nvml.snapshot", 1);
+	unsetenv("VIGIL_ROOT");
+	strbuf_addf(&root, "%s/root", test_tmpdir());
+	test_write(root.buf, "nvml.snapshot", two_gpus);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root.buf, NULL), 0);
+	read_ok_in(&fr, &h);
+	CHECK_INT(h.avail, NVML_AVAILABLE);
+	CHECK_INT(h.nr, 2);
+	CHECK(!getenv("VIGIL_ROOT"));
+	nvml_host_release(&h);
+	/* a root without one: no driver, never the snapshot the environment names */
+	fsroot_release(&fr);
+	test_mkdir(test_tmpdir(), "bare");
+	test_write(test_tmpdir(), "elsewhere/nvml.snapshot", two_gpus);
+	strbuf_reset(&root);
+	strbuf_addf(&root, "%s/elsewhere/nvml.snapshot", test_tmpdir());
+	setenv("VIGIL_NVML_SNAPSHOT", root.buf, 1);
+	strbuf_reset(&root);
+	strbuf_addf(&root, "%s/bare", test_tmpdir());
+	CHECK_INT(fsroot_init(&fr, root.buf, NULL), 0);
+	read_ok_in(&fr, &h);
+	CHECK_INT(h.avail, NVML_INIT_FAILED);
+	CHECK_INT(h.init_rc, NVML_ERROR_DRIVER_NOT_LOADED);
+	nvml_host_release(&h);
+	fsroot_release(&fr);
+	strbuf_release(&root);
 }
 
 /*
@@ -413,19 +459,20 @@ TEST(nvml_snapshot_link_stays_inside_the_root)
 	test_mkdir(root.buf, "sys");
 	strbuf_addf(&link, "%s/nvml.snapshot", root.buf);
 	CHECK_INT(symlink(out.buf, link.buf), 0);
-	fsroot_set(root.buf);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root.buf, NULL), 0);
 	nvml_host_init(&h);
-	CHECK_INT(nvml_read_host(&h, &err), 0);
+	CHECK_INT(nvml_read_host(&fr, &h, &err), 0);
 	CHECK_INT(h.avail, NVML_NO_LIBRARY);
 	CHECK_INT(h.nr, 0);
 	CHECK_CONTAINS(h.note, "no nvml.snapshot there");
 	nvml_host_release(&h);
 	/* the target made inside the root: served from there */
 	test_write(root.buf, out.buf + 1, two_gpus);
-	read_ok(&h);
+	read_ok_in(&fr, &h);
 	CHECK_INT(h.avail, NVML_AVAILABLE);
 	CHECK_INT(h.nr, 2);
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	nvml_host_release(&h);
 	strbuf_release(&err);
 	strbuf_release(&root);
@@ -443,11 +490,10 @@ TEST(nvml_host_without_driver)
 	struct nvml_host h;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	unsetenv("VIGIL_NVML_LIBRARY");
-	fsroot_set(NULL);
 	read_ok(&h);
 	CHECK_INT(h.avail, NVML_NO_LIBRARY);
 	CHECK_CONTAINS(h.note, "libnvidia-ml.so.1 not found");
-	CHECK_INT(nvml_snapshot_write(&out, &err), 1);
+	CHECK_INT(nvml_snapshot_write(fsroot_host, &out, &err), 1);
 	CHECK_CONTAINS(err.buf, "libnvidia-ml.so.1 not found");
 	nvml_host_release(&h);
 	strbuf_release(&out);
@@ -498,7 +544,7 @@ static void round_trip(const char *text)
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	struct strlist a = STRLIST_INIT, b = STRLIST_INIT;
 	use_snapshot(text);
-	CHECK_MSG(nvml_snapshot_write(&out, &err) == 0, "%s", err.buf);
+	CHECK_MSG(nvml_snapshot_write(fsroot_host, &out, &err) == 0, "%s", err.buf);
 	CHECK(starts_with(out.buf, NVML_SNAPSHOT_HEADER "\n"));
 	meaning(text, &a);
 	meaning(out.buf, &b);

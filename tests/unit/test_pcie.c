@@ -373,10 +373,11 @@ TEST(pcie_gather_reads_sysfs_and_keeps_aer_state)
 	test_write(root, "sys/bus/pci/devices/0000:00:07.0/aer_dev_fatal", "TOTAL_ERR_FATAL 0\n");
 	strbuf_addf(&state, "%s/state", root);
 	test_mkdir(root, "state");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h", .state_dir = state.buf };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h", .state_dir = state.buf };
 
 	struct check_result res;
 	check_result_init(&res, "pcie");
@@ -414,6 +415,7 @@ TEST(pcie_gather_reads_sysfs_and_keeps_aer_state)
 	config_release(&cfg);
 	strbuf_release(&state);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }
 
 /* Write len bytes (NULs included) to root/rel. */
@@ -453,10 +455,11 @@ TEST(pcie_gather_unreadable_values_are_unknown_by_device)
 	/* an Intel device with an unreadable class cannot be a GPU or NIC of ours: left alone */
 	write_dev(root, "0000:00:0c.0", "0x8086", "0x060000", "Unknown", "0", "0");
 	write_bytes(root, "sys/bus/pci/devices/0000:00:0c.0/class", "\0", 1);
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	struct check_result res;
 	check_result_init(&res, "pcie");
 	CHECK_MSG(check_pcie_run(&ctx, &res, &err) == 0, "run: %s", err.buf);
@@ -490,6 +493,7 @@ TEST(pcie_gather_unreadable_values_are_unknown_by_device)
 	config_release(&cfg);
 	strbuf_release(&err);
 	strbuf_release(&p);
+	fsroot_release(&fr);
 }
 
 TEST(pcie_aer_names_past_the_buffer_are_marked_not_dropped)
@@ -509,10 +513,11 @@ TEST(pcie_no_pci_bus_is_skipped_and_bad_config_is_an_error)
 {
 	const char *root = test_tmpdir();
 	struct strbuf err = STRBUF_INIT;
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	struct check_result res;
 	check_result_init(&res, "pcie");
 	CHECK_INT(check_pcie_run(&ctx, &res, &err), 0);
@@ -527,4 +532,5 @@ TEST(pcie_no_pci_bus_is_skipped_and_bad_config_is_an_error)
 	check_result_release(&res);
 	config_release(&cfg);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }

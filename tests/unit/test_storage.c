@@ -268,14 +268,15 @@ TEST(storage_gather_snapshot_and_real_probe)
 		   "/ 107374182400 53687091200 53687091200 6553600 6000000\n"
 		   "/data 1099511627776 43980465111 43980465111 0 0\n");
 	test_mkdir(root, "data/ckpt");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct storage_options opt;
 	const char *sets[] = { "storage.probe=/data/ckpt", "storage.require=/data",
 			       "storage.probe=/data/missing", NULL };
 	opts(&opt, sets);
 	struct storage_readings r;
 	memset(&r, 0, sizeof(r));
-	struct check_ctx ctx = { .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .host = "h" };
 	CHECK_INT(storage_gather(&ctx, &opt, &r, &err), 0);
 	CHECK(r.mounts_read && r.from_snapshot);
 	CHECK_INT(r.nr_fs, 2);
@@ -290,7 +291,7 @@ TEST(storage_gather_snapshot_and_real_probe)
 	CHECK_INT(r.probes[1].err_no, ENOENT);
 	/* the probe cleans up after itself */
 	struct strlist left = STRLIST_INIT;
-	CHECK_INT(fsroot_list("/data/ckpt", &left, &err), 0);
+	CHECK_INT(fsroot_list(&fr, "/data/ckpt", &left, &err), 0);
 	CHECK_INT(left.nr, 0);
 	strlist_release(&left);
 
@@ -320,6 +321,7 @@ TEST(storage_gather_snapshot_and_real_probe)
 	CHECK(r.fs[1].n.missing);
 	storage_readings_release(&r);
 	storage_options_release(&opt);
+	fsroot_release(&fr);
 	strbuf_release(&p);
 	strbuf_release(&err);
 }
@@ -332,11 +334,12 @@ TEST(storage_snapshot_write_round_trip)
 		   "/dev/sda1 / ext4 rw 0 0\nproc /proc proc rw 0 0\n"
 		   "/dev/sdb1 /mnt/with\\040space xfs rw 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
 	test_mkdir(root, "mnt/with space");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;
 	config_init(&cfg, "h");
 	CHECK_INT(config_set(&cfg, "storage.mount=/mnt", &err), 0);
-	CHECK_MSG(storage_snapshot_write(&cfg, &out, &err) == 0, "%s", err.buf);
+	CHECK_MSG(storage_snapshot_write(&fr, &cfg, &out, &err) == 0, "%s", err.buf);
 	CHECK_CONTAINS(out.buf, "\n/ ");
 	CHECK_CONTAINS(out.buf, "\n/mnt/with\\040space ");
 	CHECK_CONTAINS(out.buf, "\n/mnt ");
@@ -351,7 +354,7 @@ TEST(storage_snapshot_write_round_trip)
 	strbuf_addf(&p, "%s/fs.snapshot", root);
 	struct strbuf werr = STRBUF_INIT;
 	CHECK_INT(write_file(p.buf, out.buf, out.len, true, &werr), 0);
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	struct check_result res;
 	check_result_init(&res, "storage");
 	CHECK_INT(check_storage_run(&ctx, &res, &err), 0);
@@ -365,13 +368,15 @@ TEST(storage_snapshot_write_round_trip)
 
 	/* no /proc/mounts: an error, not an empty snapshot */
 	strbuf_reset(&out);
-	fsroot_set(test_tmpdir());
 	strbuf_reset(&err);
 	struct strbuf empty = STRBUF_INIT;
 	strbuf_addf(&empty, "%s/empty", root);
 	test_mkdir(root, "empty");
-	fsroot_set(empty.buf);
-	CHECK_INT(storage_snapshot_write(&cfg, &out, &err), -1);
+	struct fsroot efr;
+	CHECK_INT(fsroot_init(&efr, empty.buf, NULL), 0);
+	CHECK_INT(storage_snapshot_write(&efr, &cfg, &out, &err), -1);
+	fsroot_release(&efr);
+	fsroot_release(&fr);
 	CHECK_CONTAINS(err.buf, "/proc/mounts");
 	strbuf_release(&empty);
 	config_release(&cfg);
@@ -439,12 +444,13 @@ TEST(storage_snapshot_link_stays_inside_the_root)
 	struct strbuf link = STRBUF_INIT;
 	strbuf_addf(&link, "%s/fs.snapshot", root.buf);
 	CHECK_INT(symlink(outside.buf, link.buf), 0);
-	fsroot_set(root.buf);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root.buf, NULL), 0);
 	struct storage_options opt;
 	opts(&opt, NULL);
 	struct storage_readings r;
 	memset(&r, 0, sizeof(r));
-	struct check_ctx ctx = { .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .host = "h" };
 	CHECK_INT(storage_gather(&ctx, &opt, &r, &err), 0);
 	/* ROOT/<tmp>/outside/fs.snapshot does not exist: no snapshot, never the outside numbers */
 	CHECK(!r.from_snapshot);
@@ -460,7 +466,7 @@ TEST(storage_snapshot_link_stays_inside_the_root)
 	CHECK(r.fs[0].n.ok && r.fs[0].n.avail == 500);
 	storage_readings_release(&r);
 	storage_options_release(&opt);
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	strbuf_release(&link);
 	strbuf_release(&root);
 	strbuf_release(&outside);
@@ -481,13 +487,14 @@ TEST(storage_probe_link_stays_inside_the_root)
 	test_write(root.buf, "fs.snapshot", "/ 1000 500 500 0 0\n");
 	strbuf_addf(&link, "%s/data", root.buf);
 	CHECK_INT(symlink(outside.buf, link.buf), 0);
-	fsroot_set(root.buf);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root.buf, NULL), 0);
 	struct storage_options opt;
 	const char *sets[] = { "storage.probe=/data", NULL };
 	opts(&opt, sets);
 	struct storage_readings r;
 	memset(&r, 0, sizeof(r));
-	struct check_ctx ctx = { .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .host = "h" };
 	CHECK_INT(storage_gather(&ctx, &opt, &r, &err), 0);
 	CHECK_INT(r.nr_probes, 1);
 	CHECK_MSG(r.probes[0].outcome == PROBE_ERROR && r.probes[0].err_no == ENOENT,
@@ -495,7 +502,7 @@ TEST(storage_probe_link_stays_inside_the_root)
 		  r.probes[0].error);
 	storage_readings_release(&r);
 	storage_options_release(&opt);
-	fsroot_set(NULL);
+	fsroot_release(&fr);
 	strbuf_release(&root);
 	strbuf_release(&outside);
 	strbuf_release(&link);

@@ -290,10 +290,11 @@ TEST(system_gather_on_a_fixture)
 	test_mkdir(root, "sys/devices/system/cpu/cpufreq");
 	test_write(root, "proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
 	test_write(root, "proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 500 kB\n");
-	fsroot_set(root);
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct system_readings r;
 	memset(&r, 0, sizeof(r));
-	CHECK_INT(system_gather(&r, &err), 0);
+	CHECK_INT(system_gather(&fr, &r, &err), 0);
 	CHECK(r.peermem);
 	CHECK_INT(r.nvswitches, 2);
 	CHECK(r.fabricmanager);
@@ -313,7 +314,7 @@ TEST(system_gather_on_a_fixture)
 	struct config cfg;
 	config_init(&cfg, "h");
 	CHECK_INT(config_set(&cfg, "system.governor=any", &err), 0);
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	struct check_result res;
 	check_result_init(&res, "system");
 	CHECK_INT(check_system_run(&ctx, &res, &err), 0);
@@ -329,6 +330,7 @@ TEST(system_gather_on_a_fixture)
 	config_release(&cfg);
 	strbuf_release(&p);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }
 
 /* Write len bytes (NULs included) to root/rel. */
@@ -351,13 +353,15 @@ static void run_system(const char *root, const char *const *sets, struct check_r
 	config_init(&cfg, "h");
 	for (size_t i = 0; sets && sets[i]; i++)
 		CHECK_INT(config_set(&cfg, sets[i], &err), 0);
-	fsroot_set(root);
-	struct check_ctx ctx = { .cfg = &cfg, .host = "h" };
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h" };
 	check_result_init(res, "system");
 	CHECK_MSG(check_system_run(&ctx, res, &err) == 0, "run: %s", err.buf);
 	result_finish(res);
 	config_release(&cfg);
 	strbuf_release(&err);
+	fsroot_release(&fr);
 }
 
 TEST(system_unreadable_proc_and_cpufreq_are_unknown)
