@@ -332,6 +332,24 @@ int check_collect(const struct host_env *he, const struct strlist *only,
 	return 0;
 }
 
+/*
+ * With --slurm the checks leave Slurm room inside --timeout: a check that hangs to its deadline
+ * must still let vigil drain the node (slurm.on-unknown = drain). Two scontrol calls (show, then
+ * update) of slurm.timeout each, but never more than a third of the run.
+ */
+static double checks_budget(const struct check_args *a)
+{
+	double slurm_s = 10;
+	if (!a->slurm)
+		return a->timeout_s;
+	if (config_get_double(&a->he.cfg, "slurm", "timeout", 10, &slurm_s, NULL) < 0)
+		slurm_s = 10;
+	double reserve = 2 * slurm_s;
+	if (reserve > a->timeout_s / 3)
+		reserve = a->timeout_s / 3;
+	return a->timeout_s - reserve;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct check_args a;
@@ -375,7 +393,7 @@ int cmd_check(int argc, char **argv)
 			.state_dir = a.he.state_dir,
 			.kernel_log = a.kernel_log,
 		};
-		if (checks_collect(&ctx, &sel, a.timeout_s, &rep, &err) < 0) {
+		if (checks_collect(&ctx, &sel, checks_budget(&a), &rep, &err) < 0) {
 			fprintf(stderr, "vigil check: %s\n", err.buf);
 			goto out_env;
 		}

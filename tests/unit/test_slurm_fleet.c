@@ -6,6 +6,7 @@
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -312,4 +313,41 @@ TEST_TIMEOUT(check_slurm_calls_fit_inside_timeout, 60)
 	CHECK_CONTAINS(c.err.buf, "(what was left of --timeout 3)");
 	CHECK_NOT_CONTAINS(c.err.buf, "slurm.timeout 25");
 	child_release(&c);
+}
+
+/* check --slurm with a check that hangs to the end of --timeout: the checks leave Slurm its
+ * room, so slurm.on-unknown = drain still drains the node. */
+TEST_TIMEOUT(check_slurm_drains_though_a_check_hung, 60)
+{
+	struct fake f;
+	fake_setup(&f, "NodeName=n1 State=IDLE Partitions=gpu\n");
+	char set[700], root[600], state[600], fifo[700], log[600];
+	snprintf(set, sizeof(set), "slurm.scontrol=%s/bin/scontrol", f.dir);
+	snprintf(root, sizeof(root), "%s/fx/n1", f.dir);
+	snprintf(state, sizeof(state), "%s/state", f.dir);
+	test_write(root, "sys/class/infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)\n");
+	test_write(root, "sys/class/infiniband/mlx5_0/ports/1/phys_state", "5: LinkUp\n");
+	test_write(root, "sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n");
+	test_mkdir(root, "sys/class/infiniband/mlx5_0/ports/1/counters");
+	snprintf(fifo, sizeof(fifo), "%s/sys/class/infiniband/mlx5_0/ports/1/state", root);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	/* a writer that never writes: the check blocks as on a hung sysfs attribute */
+	int hold = open(fifo, O_RDWR | O_CLOEXEC);
+	CHECK(hold >= 0);
+	const char *args[] = { "check", "--slurm", "--only", "infiniband", "--root", root,
+			       "--state-dir", state, "--timeout", "6", "-c", set,
+			       "-c", "slurm.on-unknown=drain", "-c", "infiniband.timeout=60", NULL };
+	const char *env[] = { "SLURMD_NODENAME=n1", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	close(hold);
+	CHECK_MSG(c.exit_code == 3, "exit %d: %s", c.exit_code, c.err.buf);
+	struct strbuf sb = STRBUF_INIT, err = STRBUF_INIT;
+	snprintf(log, sizeof(log), "%s/scontrol.log", f.dir);
+	CHECK_MSG(read_file_bounded(log, &sb, 1 << 16, &err) == READ_OK, "no scontrol call: %s",
+		  c.err.buf);
+	CHECK_CONTAINS(sb.buf, "update NodeName=n1 State=DRAIN");
+	child_release(&c);
+	strbuf_release(&sb);
+	strbuf_release(&err);
 }
