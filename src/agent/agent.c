@@ -14,18 +14,6 @@
 
 volatile int agent_stop_requested;
 
-static double real_wall(void *ctx)
-{
-	UNUSED(ctx);
-	return wall_seconds();
-}
-
-static uint64_t real_mono(void *ctx)
-{
-	UNUSED(ctx);
-	return mono_ms();
-}
-
 /* Sleep until the deadline or SIGTERM/SIGINT, whichever comes first, with one wake-up: the
  * signals are blocked while the stop flag is tested and unblocked only inside ppoll(), so a
  * signal cannot slip in between the test and the wait. (cmd/agent.c keeps them blocked in the
@@ -52,33 +40,6 @@ static bool real_sleep(void *ctx, uint64_t ms)
 	}
 	pthread_sigmask(SIG_SETMASK, &orig, NULL);
 	return !agent_stop_requested;
-}
-
-static uint32_t real_random(void *ctx)
-{
-	static uint64_t s;
-	UNUSED(ctx);
-	if (!s)
-		s = mono_us() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
-	/* xorshift64*: jitter only needs to differ between hosts */
-	s ^= s >> 12;
-	s ^= s << 25;
-	s ^= s >> 27;
-	return (uint32_t)((s * 0x2545f4914f6cdd1dull) >> 32);
-}
-
-static double tv(struct timeval t)
-{
-	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
-}
-
-static double real_cpu(void *ctx)
-{
-	struct rusage self, kids;
-	UNUSED(ctx);
-	getrusage(RUSAGE_SELF, &self);
-	getrusage(RUSAGE_CHILDREN, &kids);
-	return tv(self.ru_utime) + tv(self.ru_stime) + tv(kids.ru_utime) + tv(kids.ru_stime);
 }
 
 /* A directory deleted under the running agent (a clean-up script, an admin's rm -r) is made
@@ -119,8 +80,9 @@ ok:
 }
 
 /* The process entries (spawn, kill, wait) are left NULL: os_ops.h's real ones. */
-const struct agent_ops agent_real_ops = { real_wall, real_mono, real_sleep, real_random, real_cpu,
-					  real_write, NULL, NULL, NULL };
+/* The clocks, random numbers and CPU time are osops' own (NULL: the real one); sleeping and
+ * writing are the agent's: woken by SIGTERM, and a deleted directory made again. */
+const struct agent_ops agent_real_ops = { .sleep_ms = real_sleep, .write_file = real_write };
 
 void agent_init(struct agent *a, const struct agent_settings *set, const struct agent_ops *ops,
 		void *ops_ctx)
@@ -138,7 +100,7 @@ void agent_init(struct agent *a, const struct agent_settings *set, const struct 
 	pthread_mutex_init(&a->lock, NULL);
 	for (int i = 0; i < AGENT_FILE__COUNT; i++)
 		a->write_ok[i] = true;
-	a->started = ops->wall(ops_ctx);
+	a->started = os_wall(ops, ops_ctx);
 }
 
 void agent_release(struct agent *a)
@@ -202,7 +164,7 @@ static void count_timeout(struct agent *a, const char *check)
 static void save(struct agent *a, enum agent_file which, const char *path, const struct strbuf *data)
 {
 	struct strbuf err = STRBUF_INIT;
-	bool ok = a->ops->write_file(a->ops_ctx, path, data->buf, data->len, &err) == 0;
+	bool ok = os_write_file(a->ops, a->ops_ctx, path, data->buf, data->len, &err) == 0;
 	pthread_mutex_lock(&a->lock);
 	a->write_ok[which] = ok;
 	free(a->write_error[which]);
@@ -217,7 +179,7 @@ static void save(struct agent *a, enum agent_file which, const char *path, const
 
 static double cpu_now(struct agent *a)
 {
-	double s = a->ops->cpu_seconds(a->ops_ctx);
+	double s = os_cpu_seconds(a->ops, a->ops_ctx);
 	return a->kept_cpu ? s + a->kept_cpu(a->kept_cpu_arg) : s;
 }
 
@@ -225,7 +187,7 @@ int agent_cycle(struct agent *a)
 {
 	struct report rep;
 	struct strbuf err = STRBUF_INIT, buf = STRBUF_INIT, p = STRBUF_INIT;
-	uint64_t t0 = a->ops->mono_ms(a->ops_ctx);
+	uint64_t t0 = os_mono_ms(a->ops, a->ops_ctx);
 	double cpu0 = cpu_now(a);
 	int ret = 0;
 
@@ -233,7 +195,7 @@ int agent_cycle(struct agent *a)
 		/* Nothing collected: say so as an unknown result, never keep an old healthy one. */
 		struct strbuf why = STRBUF_INIT;
 		strbuf_addf(&why, "the checks could not run: %s", err.buf);
-		agent_cache_stand_in(&rep, a->set.host, a->ops->wall(a->ops_ctx), why.buf);
+		agent_cache_stand_in(&rep, a->set.host, os_wall(a->ops, a->ops_ctx), why.buf);
 		strbuf_release(&why);
 		ret = -1;
 	}
@@ -269,7 +231,7 @@ int agent_cycle(struct agent *a)
 			save(a, AGENT_FILE_HISTORY, p.buf, &buf);
 		}
 	}
-	double cycle_s = (double)(a->ops->mono_ms(a->ops_ctx) - t0) / 1000.0;
+	double cycle_s = (double)(os_mono_ms(a->ops, a->ops_ctx) - t0) / 1000.0;
 	double cpu_s = cpu_now(a) - cpu0;
 	pthread_mutex_lock(&a->lock);
 	a->last_cycle_s = cycle_s;
@@ -293,7 +255,7 @@ int agent_cycle(struct agent *a)
 double agent_next_sleep(struct agent *a)
 {
 	double j = a->set.jitter_s;
-	double u = (double)a->ops->random(a->ops_ctx) / 4294967296.0; /* [0, 1) */
+	double u = (double)os_random(a->ops, a->ops_ctx) / 4294967296.0; /* [0, 1) */
 	double s = a->set.interval_s + (2 * u - 1) * j;
 	return s < 1 ? 1 : s;
 }
@@ -301,16 +263,16 @@ double agent_next_sleep(struct agent *a)
 void agent_loop(struct agent *a)
 {
 	for (unsigned n = 0; !a->set.max_cycles || n < a->set.max_cycles; n++) {
-		uint64_t start = a->ops->mono_ms(a->ops_ctx);
+		uint64_t start = os_mono_ms(a->ops, a->ops_ctx);
 		agent_cycle(a);
 		if (a->set.max_cycles && n + 1 >= a->set.max_cycles)
 			break;
 		/* The interval runs from cycle start to cycle start; a slow cycle eats into it. */
 		double s = agent_next_sleep(a);
 		a->next_sleep_s = s;
-		uint64_t spent = a->ops->mono_ms(a->ops_ctx) - start;
+		uint64_t spent = os_mono_ms(a->ops, a->ops_ctx) - start;
 		uint64_t want = (uint64_t)(s * 1000);
-		if (!a->ops->sleep_ms(a->ops_ctx, want > spent ? want - spent : 0))
+		if (!os_sleep_ms(a->ops, a->ops_ctx, want > spent ? want - spent : 0))
 			break;
 	}
 }
@@ -345,7 +307,7 @@ void agent_metrics(struct agent *a, struct strbuf *out)
 	struct report stand;
 	double age;
 	char num[32];
-	double now = a->ops->wall(a->ops_ctx);
+	double now = os_wall(a->ops, a->ops_ctx);
 	pthread_mutex_lock(&a->lock);
 	bool fresh = current(a, now, &stand, &age);
 	const struct report *r = fresh ? &a->latest : &stand;
@@ -438,7 +400,7 @@ void agent_health(struct agent *a, struct strbuf *out)
 {
 	struct report stand;
 	double age;
-	double now = a->ops->wall(a->ops_ctx);
+	double now = os_wall(a->ops, a->ops_ctx);
 	pthread_mutex_lock(&a->lock);
 	bool fresh = current(a, now, &stand, &age);
 	const struct report *r = fresh ? &a->latest : &stand;

@@ -36,6 +36,7 @@ static uint32_t real_random(void *ctx)
 	UNUSED(ctx);
 	if (!s)
 		s = mono_us() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	/* xorshift64*: jitter and temporary names only need to differ between hosts and runs */
 	s ^= s >> 12;
 	s ^= s << 25;
 	s ^= s >> 27;
@@ -113,6 +114,16 @@ uint64_t os_mono_ms(const struct os_ops *ops, void *ctx)
 bool os_sleep_ms(const struct os_ops *ops, void *ctx, uint64_t ms)
 {
 	return PICK(ops, sleep_ms)(ctx, ms);
+}
+
+uint32_t os_random(const struct os_ops *ops, void *ctx)
+{
+	return PICK(ops, random)(ctx);
+}
+
+double os_cpu_seconds(const struct os_ops *ops, void *ctx)
+{
+	return PICK(ops, cpu_seconds)(ctx);
 }
 
 pid_t os_spawn(const struct os_ops *ops, void *ctx)

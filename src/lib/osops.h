@@ -43,6 +43,8 @@ const struct os_ops *os_ops_or_real(const struct os_ops *ops);
 double os_wall(const struct os_ops *ops, void *ctx);
 uint64_t os_mono_ms(const struct os_ops *ops, void *ctx);
 bool os_sleep_ms(const struct os_ops *ops, void *ctx, uint64_t ms);
+uint32_t os_random(const struct os_ops *ops, void *ctx);
+double os_cpu_seconds(const struct os_ops *ops, void *ctx);
 pid_t os_spawn(const struct os_ops *ops, void *ctx);
 int os_kill(const struct os_ops *ops, void *ctx, pid_t pid, int sig);
 pid_t os_wait(const struct os_ops *ops, void *ctx, pid_t pid, int *status, int options);
