@@ -36,7 +36,7 @@ static uint32_t real_random(void *ctx)
 	UNUSED(ctx);
 	if (!s)
 		s = mono_us() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
-	/* xorshift64*: jitter and temporary names only need to differ between hosts and runs */
+	/* xorshift64*: jitter only needs to differ between hosts (never used for names) */
 	s ^= s >> 12;
 	s ^= s << 25;
 	s ^= s >> 27;
