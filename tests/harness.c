@@ -121,7 +121,7 @@ void test_mkdir(const char *dir, const char *rel)
 	strbuf_release(&err);
 }
 
-void test_write(const char *dir, const char *rel, const char *content)
+void test_write_bytes(const char *dir, const char *rel, const void *data, size_t len)
 {
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	strbuf_addf(&p, "%s/%s", dir, rel);
@@ -130,10 +130,15 @@ void test_write(const char *dir, const char *rel, const char *content)
 	if (mkdir_p(p.buf, 0755, &err))
 		test_fail_(__FILE__, __LINE__, "%s", err.buf);
 	*slash = '/';
-	if (write_file(p.buf, content, strlen(content), false, &err))
+	if (write_file(p.buf, data, len, false, &err))
 		test_fail_(__FILE__, __LINE__, "%s", err.buf);
 	strbuf_release(&p);
 	strbuf_release(&err);
+}
+
+void test_write(const char *dir, const char *rel, const char *content)
+{
+	test_write_bytes(dir, rel, content, strlen(content));
 }
 
 void test_run_vigil(struct child *c, const char *const *args, const char *const *env)

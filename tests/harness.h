@@ -96,6 +96,8 @@ void test_run_vigil(struct child *c, const char *const *args, const char *const 
 struct json_value *test_parse_json(const struct child *c);
 /* Write a file under dir (creating parents). */
 void test_write(const char *dir, const char *rel, const char *content);
+/* The same with len bytes, NULs included. */
+void test_write_bytes(const char *dir, const char *rel, const void *data, size_t len);
 /* mkdir -p dir/rel */
 void test_mkdir(const char *dir, const char *rel);
 

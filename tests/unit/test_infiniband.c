@@ -432,19 +432,6 @@ TEST(ib_gather_and_state_between_runs)
 	fsroot_release(&fr);
 }
 
-/* Write len bytes (NULs included) to root/rel. */
-static void write_bytes(const char *root, const char *rel, const char *data, size_t len)
-{
-	struct strbuf p = STRBUF_INIT;
-	test_write(root, rel, ""); /* its directories */
-	strbuf_addf(&p, "%s/%s", root, rel);
-	FILE *f = fopen(p.buf, "wb");
-	CHECK_MSG(f, "cannot write '%s'", p.buf);
-	CHECK_INT(fwrite(data, 1, len, f), len);
-	fclose(f);
-	strbuf_release(&p);
-}
-
 static void replace_with_dir(const char *root, const char *rel)
 {
 	struct strbuf p = STRBUF_INIT;
@@ -462,7 +449,7 @@ TEST(ib_unreadable_values_are_unknown_by_port)
 	write_port(root, "mlx5_0", 1, up, link, ndr, 0);
 	/* an ACTIVE port whose rate reads NUL bytes is not "400 Gb/s like the others" */
 	write_port(root, "mlx5_1", 1, up, link, ndr, 0);
-	write_bytes(root, "sys/class/infiniband/mlx5_1/ports/1/rate", "\0\0\0\0\0\0", 6);
+	test_write_bytes(root, "sys/class/infiniband/mlx5_1/ports/1/rate", "\0\0\0\0\0\0", 6);
 	/* an empty state is no "port is ?" failure */
 	write_port(root, "mlx5_2", 1, up, link, ndr, 0);
 	test_write(root, "sys/class/infiniband/mlx5_2/ports/1/state", "\n");

@@ -418,19 +418,6 @@ TEST(pcie_gather_reads_sysfs_and_keeps_aer_state)
 	fsroot_release(&fr);
 }
 
-/* Write len bytes (NULs included) to root/rel. */
-static void write_bytes(const char *root, const char *rel, const char *data, size_t len)
-{
-	struct strbuf p = STRBUF_INIT;
-	test_write(root, rel, ""); /* its directories */
-	strbuf_addf(&p, "%s/%s", root, rel);
-	FILE *f = fopen(p.buf, "wb");
-	CHECK_MSG(f, "cannot write '%s'", p.buf);
-	CHECK_INT(fwrite(data, 1, len, f), len);
-	fclose(f);
-	strbuf_release(&p);
-}
-
 TEST(pcie_gather_unreadable_values_are_unknown_by_device)
 {
 	const char *root = test_tmpdir();
@@ -438,7 +425,7 @@ TEST(pcie_gather_unreadable_values_are_unknown_by_device)
 	write_dev(root, "0000:00:06.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
 	/* a NUL-filled width is no "x0: reseat or replace" */
 	write_dev(root, "0000:00:07.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
-	write_bytes(root, "sys/bus/pci/devices/0000:00:07.0/current_link_width", "\0\0\0\0", 4);
+	test_write_bytes(root, "sys/bus/pci/devices/0000:00:07.0/current_link_width", "\0\0\0\0", 4);
 	/* a speed that cannot be read (EISDIR stands in for EIO) */
 	write_dev(root, "0000:00:08.0", "0x15b3", "0x020700", "32.0 GT/s PCIe", "16", "16");
 	strbuf_addf(&p, "%s/sys/bus/pci/devices/0000:00:08.0/current_link_speed", root);
@@ -451,10 +438,10 @@ TEST(pcie_gather_unreadable_values_are_unknown_by_device)
 	write_dev(root, "0000:00:0a.0", "0x10de", "0x068000", "16.0 GT/s PCIe", "2", "");
 	/* a vendor of NUL bytes: might be a GPU */
 	write_dev(root, "0000:00:0b.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
-	write_bytes(root, "sys/bus/pci/devices/0000:00:0b.0/vendor", "\0\0\0\0\0\0\0", 7);
+	test_write_bytes(root, "sys/bus/pci/devices/0000:00:0b.0/vendor", "\0\0\0\0\0\0\0", 7);
 	/* an Intel device with an unreadable class cannot be a GPU or NIC of ours: left alone */
 	write_dev(root, "0000:00:0c.0", "0x8086", "0x060000", "Unknown", "0", "0");
-	write_bytes(root, "sys/bus/pci/devices/0000:00:0c.0/class", "\0", 1);
+	test_write_bytes(root, "sys/bus/pci/devices/0000:00:0c.0/class", "\0", 1);
 	struct fsroot fr;
 	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
 	struct config cfg;

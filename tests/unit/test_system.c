@@ -333,19 +333,6 @@ TEST(system_gather_on_a_fixture)
 	fsroot_release(&fr);
 }
 
-/* Write len bytes (NULs included) to root/rel. */
-static void write_bytes(const char *root, const char *rel, const char *data, size_t len)
-{
-	struct strbuf p = STRBUF_INIT;
-	test_write(root, rel, ""); /* its directories */
-	strbuf_addf(&p, "%s/%s", root, rel);
-	FILE *f = fopen(p.buf, "wb");
-	CHECK_MSG(f, "cannot write '%s'", p.buf);
-	CHECK_INT(fwrite(data, 1, len, f), len);
-	fclose(f);
-	strbuf_release(&p);
-}
-
 static void run_system(const char *root, const char *const *sets, struct check_result *res)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -369,7 +356,7 @@ TEST(system_unreadable_proc_and_cpufreq_are_unknown)
 	const char *root = test_tmpdir();
 	test_mkdir(root, "sys/module/nvidia_peermem");
 	/* a NUL-filled /proc/swaps is not "no swap" */
-	write_bytes(root, "proc/swaps", "\0\0\0\0\0\0\0\0", 8);
+	test_write_bytes(root, "proc/swaps", "\0\0\0\0\0\0\0\0", 8);
 	/* no MemAvailable line is not "0 % available" */
 	test_write(root, "proc/meminfo", "MemTotal: 1000 kB\nMemFree: 500 kB\n");
 	/* an empty governor is not a governor named '' */
@@ -426,7 +413,7 @@ TEST(system_unreadable_pci_identity_leaves_the_nvswitch_count_unknown)
 	test_write(root, "sys/bus/pci/devices/0000:1b:00.0/vendor", "0x10de\n");
 	test_write(root, "sys/bus/pci/devices/0000:1b:00.0/class", "0x030200\n");
 	test_write(root, "sys/bus/pci/devices/0000:05:00.0/vendor", "0x10de\n");
-	write_bytes(root, "sys/bus/pci/devices/0000:05:00.0/class", "\0\0\0\0", 4);
+	test_write_bytes(root, "sys/bus/pci/devices/0000:05:00.0/class", "\0\0\0\0", 4);
 	test_write(root, "proc/1/comm", "systemd\n");
 	const char *any[] = { "system.governor=any", NULL };
 	struct check_result res;
