@@ -37,7 +37,9 @@ static const char agent_usage[] =
 	"  --cycles N          stop after N cycles\n"
 	"\n"
 	"Configuration: agent.max-age (seconds after which a result is served as unknown, default\n"
-	"three intervals), agent.escalate-after (reboots, default 2; 0 never escalates).\n"
+	"three intervals), agent.escalate-after (reboots, default 2; 0 never escalates),\n"
+	"agent.gpu-worker (default true: the gpu check runs in one process that keeps NVML\n"
+	"initialised; false: a fresh process each cycle, as the other checks).\n"
 	"\n"
 	"Exit status: 0 stopped by a signal or after --cycles; with --once the verdict's:\n"
 	"  0 healthy, 1 unhealthy, 3 could not tell; 2 usage error (bad option, cannot listen).\n";
@@ -323,6 +325,14 @@ int cmd_agent(int argc, char **argv)
 	    seconds(cfg, a.timeout, "timeout", 30, 1, &timeout_s) < 0 ||
 	    seconds(cfg, NULL, "escalate-after", 2, 0, &escalate) < 0)
 		goto out_env;
+	/* An operator turns the worker off before 'nvidia-smi -r' or unloading the driver (it
+	 * holds the GPUs open through NVML), or when this NVML misbehaves held open for days;
+	 * the gpu check then forks each cycle as the others do. */
+	bool gpu_worker = true;
+	if (config_get_bool(cfg, "agent", "gpu-worker", true, &gpu_worker, &err) < 0) {
+		fprintf(stderr, "vigil agent: %s\n", err.buf);
+		goto out_env;
+	}
 	set.interval_s = interval;
 	carg.timeout_s = timeout_s;
 	set.escalate_after = (unsigned)escalate;
@@ -344,7 +354,8 @@ int cmd_agent(int argc, char **argv)
 	struct check_ctx gctx = {
 		.root = &a.he.fs, .cfg = cfg, .host = a.he.host, .state_dir = a.he.state_dir
 	};
-	gpu_worker_init(&carg.gpu, check_find("gpu"), &gctx);
+	/* no def: collect() runs every check through the runner */
+	gpu_worker_init(&carg.gpu, gpu_worker ? check_find("gpu") : NULL, &gctx);
 	ag.kept_cpu = worker_cpu;
 	ag.kept_cpu_arg = &carg;
 	struct log_state ls = { &ag, { false } };

@@ -118,6 +118,9 @@ const struct config_key config_keys_fixed[] = {
 	  "address:port of /metrics and /health, or off (default 127.0.0.1:9847)" },
 	{ "agent.prom", CONFIG_STRING, 0, 0, 0, NULL, "agent",
 	  "also write Prometheus text to this file each cycle" },
+	{ "agent.gpu-worker", CONFIG_BOOL, 0, 0, 0, NULL, "agent",
+	  "run the gpu check in one process that keeps NVML initialised (default true; false: "
+	  "a fresh process each cycle)" },
 
 	{ "deep.duration", CONFIG_SECONDS, 0, 86400, CONFIG_MIN_EXCL, NULL, "check",
 	  "seconds of vigil stress gpu under check --deep (default 20)" },

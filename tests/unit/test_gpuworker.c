@@ -2,7 +2,8 @@
  * test_gpuworker.c: the agent's gpu worker against the fake NVML: NVML is initialised once over
  * many runs, a run stuck in NVML is killed at its deadline and reported unknown "timed out", the
  * next run gets a new worker that works, a worker killed between runs is replaced; and the
- * 'vigil agent' binary runs its gpu check through the worker (one NVML start over its cycles).
+ * 'vigil agent' binary runs its gpu check through the worker (one NVML start over its cycles),
+ * or, with agent.gpu-worker = false, afresh each cycle.
  */
 #include "../harness.h"
 #include "../../src/agent/gpuworker.h"
@@ -210,4 +211,47 @@ TEST_TIMEOUT(agent_runs_the_gpu_check_in_one_worker, 120)
 	strbuf_release(&e1);
 	strbuf_release(&e2);
 	strbuf_release(&e3);
+}
+
+/* agent.gpu-worker = false: no worker is kept; the gpu check forks afresh each cycle like the
+ * others, so N cycles are N NVML starts, and the result is the same healthy one. */
+TEST_TIMEOUT(agent_gpu_worker_off_runs_a_fresh_gpu_check_each_cycle, 120)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, prom = STRBUF_INIT,
+		      log = STRBUF_INIT, e1 = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/gpu-healthy-8xh200/root");
+	strbuf_addf(&state, "%s/state", dir);
+	strbuf_addf(&prom, "%s/vigil.prom", dir);
+	strbuf_addf(&log, "%s/init.log", dir);
+	strbuf_addf(&e1, "VIGIL_FAKE_NVML_INIT_LOG=%s", log.buf);
+	const char *env[] = { e1.buf, NULL };
+	const char *args[] = { "agent", "--only", "gpu,pcie", "--root", root.buf, "--state-dir",
+			       state.buf, "--prom", prom.buf, "--listen", "off", "--cycles", "3",
+			       "--interval", "1", "--jitter", "0", "-c", "agent.gpu-worker=false",
+			       NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	child_release(&c);
+	CHECK_INT(count_lines(log.buf), 3);
+	struct strbuf p = STRBUF_INIT;
+	read_file_bounded(prom.buf, &p, 1 << 20, NULL);
+	CHECK_CONTAINS(p.buf, "vigil_agent_cycles_total 3\n");
+	CHECK_CONTAINS(p.buf, "vigil_check_status{check=\"gpu\",status=\"ok\"} 1\n");
+	CHECK_CONTAINS(p.buf, "vigil_healthy 1\n");
+
+	/* and a value that is no boolean stops the agent at once, naming the key */
+	const char *bad[] = { "agent", "--root", root.buf, "--listen", "off", "--once", "-c",
+			      "agent.gpu-worker=sometimes", NULL };
+	test_run_vigil(&c, bad, env);
+	CHECK_MSG(c.exited && c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "agent.gpu-worker");
+	child_release(&c);
+	strbuf_release(&p);
+	strbuf_release(&root);
+	strbuf_release(&state);
+	strbuf_release(&prom);
+	strbuf_release(&log);
+	strbuf_release(&e1);
 }
