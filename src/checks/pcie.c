@@ -12,42 +12,33 @@
  *     or junk, a link the kernel reports as "Unknown" or x63, an AER file without counters) is
  *     unknown for that device, never a width of 0 or "no errors".
  *
- * The last non-fatal AER totals are kept in STATE_DIR/pcie-aer.state ("BDF COUNT" lines).
+ * The last non-fatal AER totals are kept in STATE_DIR/pcie-aer.state, a counter file of
+ * src/lib/statefile.h (kind "pcie", "BDF COUNT" lines); one that is not usable is no previous
+ * reading, said in a "state" warning, and replaced.
  */
 #include "pcie.h"
-#include "../lib/fileio.h"
 #include "../sys/fsroot.h"
 
-void pcie_state_parse(struct pcie_readings *r, const char *text)
+int pcie_state_parse(struct pcie_readings *r, const char *text, struct strbuf *why)
 {
-	r->nr_prev = 0;
-	for (const char *line = text; line && *line;) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		char buf[128], bdf[64], num[32];
-		if (len < sizeof(buf) && line[0] != '#') {
-			memcpy(buf, line, len);
-			buf[len] = '\0';
-			uint64_t v;
-			if (sscanf(buf, "%63s %31s", bdf, num) == 2 && parse_u64(num, &v)) {
-				ALLOC_GROW(r->prev, r->nr_prev + 1, r->alloc_prev);
-				struct pcie_prev *p = &r->prev[r->nr_prev++];
-				memset(p, 0, sizeof(*p));
-				strlcpy_v(p->bdf, bdf, sizeof(p->bdf));
-				p->nonfatal = v;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
+	counter_set_release(&r->prev);
+	return statefile_parse(PCIE_STATE_KIND, text, strlen(text), &r->prev, why);
+}
+
+/* Only the devices that have a non-fatal AER total: the others have nothing to compare. */
+static void readings_set(const struct pcie_readings *r, struct counter_set *set)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->devs[i].aer_nonfatal.present)
+			counter_set_add(set, r->devs[i].bdf, r->devs[i].aer_nonfatal.total);
 }
 
 void pcie_state_format(const struct pcie_readings *r, struct strbuf *out)
 {
-	strbuf_addstr(out, "# vigil pcie: non-fatal AER totals at the last run (BDF COUNT)\n");
-	for (size_t i = 0; i < r->nr; i++)
-		if (r->devs[i].aer_nonfatal.present)
-			strbuf_addf(out, "%s %llu\n", r->devs[i].bdf,
-				    (unsigned long long)r->devs[i].aer_nonfatal.total);
+	struct counter_set set = COUNTER_SET_INIT;
+	readings_set(r, &set);
+	statefile_format(PCIE_STATE_KIND, &set, out);
+	counter_set_release(&set);
 }
 
 static void state_path(const struct check_ctx *ctx, struct strbuf *out)
@@ -65,28 +56,21 @@ int pcie_gather(const struct check_ctx *ctx, struct pcie_readings *r, struct str
 	if (pci_find(ctx->root, kinds, true, &r->devs, &r->nr, &r->alloc, err) < 0)
 		goto out;
 	if (ctx->state_dir) {
+		struct strbuf why = STRBUF_INIT;
 		r->state_dir = true;
 		state_path(ctx, &sb);
-		struct strbuf text = STRBUF_INIT;
-		int sr = read_file_bounded(sb.buf, &text, 1 << 20, NULL);
-		if (sr == READ_OK || sr == READ_TRUNCATED) {
+		counter_set_release(&r->prev);
+		int sr = statefile_load(sb.buf, PCIE_STATE_KIND, &r->prev, NULL, &why);
+		if (sr == STATEFILE_LOADED)
 			r->have_prev = true;
-			pcie_state_parse(r, text.buf);
-		}
-		strbuf_release(&text);
+		else if (sr == STATEFILE_UNUSABLE)
+			strlcpy_v(r->state_error, why.buf, sizeof(r->state_error));
+		strbuf_release(&why);
 	}
 	ret = 0;
 out:
 	strbuf_release(&sb);
 	return ret;
-}
-
-static const struct pcie_prev *find_prev(const struct pcie_readings *r, const char *bdf)
-{
-	for (size_t i = 0; i < r->nr_prev; i++)
-		if (!strcmp(r->prev[i].bdf, bdf))
-			return &r->prev[i];
-	return NULL;
 }
 
 /* Text from sysfs, for a message: a short clean excerpt in q. */
@@ -247,9 +231,10 @@ static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, con
 		finding_detail_num(f, "aer_fatal", (double)d->aer_fatal.total);
 		bad = true;
 	}
-	const struct pcie_prev *p = r->have_prev ? find_prev(r, d->bdf) : NULL;
-	if (d->aer_nonfatal.present && p && d->aer_nonfatal.total > p->nonfatal) {
-		uint64_t rise = d->aer_nonfatal.total - p->nonfatal;
+	uint64_t before = 0;
+	bool have = r->have_prev && counter_set_get(&r->prev, d->bdf, &before);
+	if (d->aer_nonfatal.present && have && d->aer_nonfatal.total > before) {
+		uint64_t rise = d->aer_nonfatal.total - before;
 		quote(&q, d->aer_nonfatal.nonzero);
 		f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "aer_nonfatal", dev,
 			       "%s: %llu new non-fatal PCIe error%s since the last run%s%s%s", dev,
@@ -257,7 +242,7 @@ static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, con
 			       q.len ? " (total " : "", q.buf, q.len ? ")" : "");
 		finding_detail(f, "bdf", "%s", d->bdf);
 		finding_detail_num(f, "aer_nonfatal", (double)d->aer_nonfatal.total);
-		finding_detail_num(f, "aer_nonfatal_before", (double)p->nonfatal);
+		finding_detail_num(f, "aer_nonfatal_before", (double)before);
 		bad = true;
 	}
 	strbuf_release(&q);
@@ -398,7 +383,7 @@ void pcie_options_release(struct pcie_options *opt)
 void pcie_readings_release(struct pcie_readings *r)
 {
 	free(r->devs);
-	free(r->prev);
+	counter_set_release(&r->prev);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -406,7 +391,7 @@ int check_pcie_run(const struct check_ctx *ctx, struct check_result *res, struct
 {
 	struct pcie_readings r;
 	struct pcie_options opt;
-	struct strbuf sb = STRBUF_INIT, path = STRBUF_INIT, werr = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, werr = STRBUF_INIT;
 	int ret = -1;
 	memset(&r, 0, sizeof(r));
 	if (pcie_options_load(ctx->cfg, &opt, err) < 0)
@@ -414,19 +399,24 @@ int check_pcie_run(const struct check_ctx *ctx, struct check_result *res, struct
 	if (pcie_gather(ctx, &r, err) < 0)
 		goto out;
 	pcie_evaluate(&r, &opt, res);
+	if (r.state_error[0])
+		result_add(res, STATUS_WARN, ACTION_NONE, "state", "",
+			   "no previous AER reading: %s%s", r.state_error,
+			   r.nr ? " (a new one is kept)" : "");
 	if (ctx->state_dir && r.nr) {
-		pcie_state_format(&r, &sb);
+		struct counter_set set = COUNTER_SET_INIT;
+		readings_set(&r, &set);
 		state_path(ctx, &path);
-		if (write_file(path.buf, sb.buf, sb.len, true, &werr) < 0)
+		if (statefile_save(path.buf, PCIE_STATE_KIND, &set, &werr) < 0)
 			result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "state", "",
 				   "cannot keep the AER reading: %s", werr.buf);
+		counter_set_release(&set);
 	}
 	ret = 0;
 out:
 	pcie_readings_release(&r);
 out_opt:
 	pcie_options_release(&opt);
-	strbuf_release(&sb);
 	strbuf_release(&path);
 	strbuf_release(&werr);
 	return ret;

@@ -6,24 +6,23 @@
 #define VIGIL_CHECK_PCIE_H
 
 #include "check.h"
+#include "../lib/statefile.h"
 #include "../lib/strlist.h"
 #include "../sys/pci.h"
 
 #define PCIE_STATE_FILE "pcie-aer.state"
-
-/* The previous run's AER reading of one device. */
-struct pcie_prev {
-	char bdf[32];
-	uint64_t nonfatal, correctable;
-};
+/* The state file's kind (statefile.h): "# vigil pcie counters ...", then "BDF NONFATAL_TOTAL".
+ * The file before statefile ("# vigil pcie: non-fatal AER totals ...") names the same kind
+ * and has the same lines, so it loads as it is. */
+#define PCIE_STATE_KIND "pcie"
 
 struct pcie_readings {
 	struct pci_dev *devs; /* GPUs, NVSwitches and NICs only, in BDF order */
 	size_t nr, alloc;
 	bool state_dir;       /* a state directory exists: the AER reading is kept */
 	bool have_prev;       /* a previous reading was found in it */
-	struct pcie_prev *prev;
-	size_t nr_prev, alloc_prev;
+	struct counter_set prev; /* the last run's non-fatal totals, named by BDF */
+	char state_error[256];   /* why the state file was not usable ("" when it was or is absent) */
 };
 
 struct pcie_options {
@@ -37,8 +36,9 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 		   struct check_result *res);
 /* The state file's text for these readings (what the next run compares against). */
 void pcie_state_format(const struct pcie_readings *r, struct strbuf *out);
-/* Parse a state file's text into r->prev (replacing it). */
-void pcie_state_parse(struct pcie_readings *r, const char *text);
+/* Parse a state file's text into r->prev (replacing it): 0, or -1 with *why (NULL: not said)
+ * and r->prev empty, as statefile_parse() does for text that is not a pcie counter file. */
+int pcie_state_parse(struct pcie_readings *r, const char *text, struct strbuf *why);
 int pcie_options_load(const struct config *cfg, struct pcie_options *opt, struct strbuf *err);
 void pcie_options_release(struct pcie_options *opt);
 void pcie_readings_release(struct pcie_readings *r);

@@ -1,7 +1,8 @@
 /*
  * statefile.h: counter readings kept between runs in the state directory (the InfiniBand error
- * counters, the GPU NVLink error counters), so that a check judges the rise since the last run
- * rather than a total since the driver loaded. One small text file per kind:
+ * counters, the GPU NVLink error counters, the PCIe non-fatal AER totals), so that a check
+ * judges the rise since the last run rather than a total since the driver loaded. One small
+ * text file per kind:
  *
  *   # vigil infiniband counters (NAME VALUE: the name is all before the last space)
  *   mlx5_0 1 symbol_error 12

@@ -1,8 +1,10 @@
-/* test_pcie.c: the 'pcie' check: sysfs parsing, evaluate() rules, gather() on fixture trees. */
+/* test_pcie.c: the 'pcie' check: sysfs parsing, evaluate() rules, gather() on fixture trees,
+ * the AER state file (a statefile counter file). */
 #include "../harness.h"
 #include "../../src/checks/pcie.h"
 #include "../../src/sys/fsroot.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct pci_dev mkdev(const char *bdf, uint32_t vendor, uint32_t cls, unsigned cw,
@@ -277,8 +279,8 @@ TEST(pcie_aer_fatal_fails_nonfatal_rise_warns)
 
 	/* a previous reading of 5: 2 new non-fatal errors warn */
 	r.state_dir = r.have_prev = true;
-	pcie_state_parse(&r, "# comment\n0000:1b:00.0 5\n0000:99:00.0 1\n");
-	CHECK_INT(r.nr_prev, 2);
+	CHECK_INT(pcie_state_parse(&r, "# comment\n0000:1b:00.0 5\n0000:99:00.0 1\n", NULL), 0);
+	CHECK_INT(r.prev.nr, 2);
 	eval(&r, NULL, &res);
 	CHECK_INT(res.status, STATUS_WARN);
 	const struct finding *f = result_find(&res, "aer_nonfatal", "0000:1b:00.0");
@@ -287,11 +289,11 @@ TEST(pcie_aer_fatal_fails_nonfatal_rise_warns)
 	check_result_release(&res);
 
 	/* unchanged, or lower (a reboot reset it): nothing */
-	pcie_state_parse(&r, "0000:1b:00.0 7\n");
+	CHECK_INT(pcie_state_parse(&r, "0000:1b:00.0 7\n", NULL), 0);
 	eval(&r, NULL, &res);
 	CHECK_INT(res.status, STATUS_OK);
 	check_result_release(&res);
-	pcie_state_parse(&r, "0000:1b:00.0 70\n");
+	CHECK_INT(pcie_state_parse(&r, "0000:1b:00.0 70\n", NULL), 0);
 	eval(&r, NULL, &res);
 	CHECK_INT(res.status, STATUS_OK);
 	check_result_release(&res);
@@ -520,4 +522,105 @@ TEST(pcie_no_pci_bus_is_skipped_and_bad_config_is_an_error)
 	config_release(&cfg);
 	strbuf_release(&err);
 	fsroot_release(&fr);
+}
+
+/* One run of the check on root with the state directory; the state finding's message (or ""),
+ * and whether an aer_nonfatal finding said "N new". */
+static void run_with_state(struct check_ctx *ctx, struct strbuf *state_msg, struct strbuf *aer)
+{
+	struct check_result res;
+	struct strbuf err = STRBUF_INIT;
+	check_result_init(&res, "pcie");
+	CHECK_INT(check_pcie_run(ctx, &res, &err), 0);
+	strbuf_reset(state_msg);
+	strbuf_reset(aer);
+	for (size_t i = 0; i < res.nr; i++) {
+		if (!strcmp(res.findings[i].code, "state"))
+			strbuf_addf(state_msg, "%s\n", res.findings[i].message);
+		if (!strcmp(res.findings[i].code, "aer_nonfatal"))
+			strbuf_addf(aer, "%s\n", res.findings[i].message);
+	}
+	check_result_release(&res);
+	strbuf_release(&err);
+}
+
+/*
+ * pcie-aer.state is a statefile counter file: the file vigil wrote before (its own header, the
+ * same BDF COUNT lines) loads and is compared; a damaged, foreign or planted one is "no previous
+ * reading", said in a state warning, never made-up readings, and replaced by a good one.
+ */
+TEST(pcie_aer_state_is_a_counter_file_old_loads_damaged_is_said)
+{
+	const char *root = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, p = STRBUF_INIT, msg = STRBUF_INIT, aer = STRBUF_INIT,
+		      text = STRBUF_INIT;
+	write_dev(root, "0000:00:07.0", "0x10de", "0x030200", "32.0 GT/s PCIe", "16", "16");
+	test_write(root, "sys/bus/pci/devices/0000:00:07.0/aer_dev_nonfatal",
+		   "MalfTLP 5\nTOTAL_ERR_NONFATAL 5\n");
+	test_write(root, "sys/bus/pci/devices/0000:00:07.0/aer_dev_fatal", "TOTAL_ERR_FATAL 0\n");
+	strbuf_addf(&state, "%s/state", root);
+	strbuf_addf(&p, "%s/" PCIE_STATE_FILE, state.buf);
+	test_mkdir(root, "state");
+	struct fsroot fr;
+	CHECK_INT(fsroot_init(&fr, root, NULL), 0);
+	struct config cfg;
+	config_init(&cfg, "h");
+	struct check_ctx ctx = { .root = &fr, .cfg = &cfg, .host = "h", .state_dir = state.buf };
+
+	/* the old file: read as it is, the rise judged, then rewritten in the statefile format */
+	test_write(root, "state/" PCIE_STATE_FILE,
+		   "# vigil pcie: non-fatal AER totals at the last run (BDF COUNT)\n"
+		   "0000:00:07.0 3\n");
+	run_with_state(&ctx, &msg, &aer);
+	CHECK_STR(msg.buf, "");
+	CHECK_CONTAINS(aer.buf, "2 new non-fatal PCIe errors since the last run");
+	CHECK_INT(read_file_bounded(p.buf, &text, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(text.buf, "# vigil pcie counters");
+	CHECK_CONTAINS(text.buf, "\n0000:00:07.0 5\n");
+
+	/* damaged after a good line: nothing of it is believed (the old parser took the line) */
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "0000:00:07.0 1\n\x7f" "ELF garbage\n", "line 2 is not NAME VALUE" },
+		{ "0000:00:07.0 -4\n", "line 1 is not NAME VALUE" },
+		{ "0000:00:07.0 1 2 3 x\n", "line 1 is not NAME VALUE" },
+		{ "# vigil infiniband counters\n0000:00:07.0 1\n",
+		  "it is not a vigil pcie counter file" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		test_write(root, "state/" PCIE_STATE_FILE, bad[i].text);
+		run_with_state(&ctx, &msg, &aer);
+		CHECK_CONTAINS(msg.buf, "no previous AER reading: '");
+		CHECK_CONTAINS(msg.buf, PCIE_STATE_FILE "' is not usable: ");
+		CHECK_CONTAINS(msg.buf, bad[i].why);
+		CHECK_CONTAINS(msg.buf, "(a new one is kept)");
+		CHECK_STR(aer.buf, "");
+		strbuf_reset(&text);
+		CHECK_INT(read_file_bounded(p.buf, &text, 1 << 20, NULL), READ_OK);
+		CHECK_CONTAINS(text.buf, "# vigil pcie counters");
+		CHECK_CONTAINS(text.buf, "\n0000:00:07.0 5\n");
+	}
+	/* the replaced file is compared with next time: steady, nothing said */
+	run_with_state(&ctx, &msg, &aer);
+	CHECK_STR(msg.buf, "");
+	CHECK_STR(aer.buf, "");
+
+	/* a FIFO planted there: no hang, not read, not replaced, said twice */
+	CHECK_INT(unlink(p.buf), 0);
+	CHECK_INT(mkfifo(p.buf, 0644), 0);
+	run_with_state(&ctx, &msg, &aer);
+	CHECK_CONTAINS(msg.buf, PCIE_STATE_FILE "' is a FIFO, not a regular file");
+	CHECK_CONTAINS(msg.buf, "cannot keep the AER reading: cannot write '");
+	CHECK_STR(aer.buf, "");
+	struct stat st;
+	CHECK(lstat(p.buf, &st) == 0 && S_ISFIFO(st.st_mode));
+
+	config_release(&cfg);
+	fsroot_release(&fr);
+	strbuf_release(&state);
+	strbuf_release(&p);
+	strbuf_release(&msg);
+	strbuf_release(&aer);
+	strbuf_release(&text);
 }

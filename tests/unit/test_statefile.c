@@ -42,6 +42,12 @@ TEST(statefile_round_trip_and_old_files)
 	CHECK_INT(statefile_parse("infiniband", old_ib, strlen(old_ib), &back, &why), 0);
 	CHECK(counter_set_get(&back, "mlx5_1 1 symbol_error", &v) && v == 4012);
 	counter_set_release(&back);
+	/* pcie-aer.state as src/checks/pcie.c wrote it with its own parser */
+	const char *old_pcie = "# vigil pcie: non-fatal AER totals at the last run (BDF COUNT)\n"
+			       "0000:1b:00.0 5\n";
+	CHECK_INT(statefile_parse("pcie", old_pcie, strlen(old_pcie), &back, &why), 0);
+	CHECK(counter_set_get(&back, "0000:1b:00.0", &v) && v == 5);
+	counter_set_release(&back);
 	counter_set_release(&s);
 	strbuf_release(&p);
 	strbuf_release(&why);
