@@ -1,0 +1,348 @@
+/* steps.c: a trainer's progress from its output lines or its step file (see steps.h). */
+#include "steps.h"
+#include "../lib/json.h"
+
+#include <ctype.h>
+#include <math.h>
+
+static bool is_word(unsigned char c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Does the case-insensitive keyword kw start at line[i], as a word of its own? A '_' or '/'
+ * may come before it (global_step, train/loss) but no letter or digit; nothing of a word may
+ * follow it (steps, step_time and loss_scale are other things). */
+static bool keyword_at(const char *line, size_t len, size_t i, const char *kw, size_t *after)
+{
+	size_t n = strlen(kw);
+	if (i + n > len || (i > 0 && isalnum((unsigned char)line[i - 1])))
+		return false;
+	for (size_t k = 0; k < n; k++)
+		if (tolower((unsigned char)line[i + k]) != kw[k])
+			return false;
+	if (i + n < len && is_word((unsigned char)line[i + n]))
+		return false;
+	*after = i + n;
+	return true;
+}
+
+/* After a keyword: an optional closing quote, then separators, up to where a value starts. */
+static size_t skip_separators(const char *line, size_t len, size_t i, const char *seps)
+{
+	if (i < len && (line[i] == '"' || line[i] == '\''))
+		i++;
+	size_t start = i;
+	while (i < len && i - start < 16 && line[i] && strchr(seps, line[i]))
+		i++;
+	return i;
+}
+
+/* A whole number of at most 16 digits at line[*i], not the start of a decimal or a word. */
+static bool read_count(const char *line, size_t len, size_t *i, uint64_t *out)
+{
+	size_t j = *i;
+	uint64_t v = 0;
+	while (j < len && isdigit((unsigned char)line[j]) && j - *i < 17)
+		v = v * 10 + (uint64_t)(line[j++] - '0');
+	if (j == *i || j - *i > 16 || v > STEP_MAX)
+		return false;
+	if (j < len && (is_word((unsigned char)line[j]) ||
+			(line[j] == '.' && j + 1 < len && isdigit((unsigned char)line[j + 1]))))
+		return false;
+	*i = j;
+	*out = v;
+	return true;
+}
+
+/* A decimal number (2.31, 2.310E+00, -0.5) at line[i], finite. */
+static bool read_real(const char *line, size_t len, size_t i, double *out)
+{
+	char num[48];
+	size_t n = 0;
+	while (i < len && n < sizeof(num) - 1 &&
+	       (isdigit((unsigned char)line[i]) || (line[i] && strchr("+-.eE", line[i]))))
+		num[n++] = line[i++];
+	num[n] = '\0';
+	if (!n || !isdigit((unsigned char)num[n - 1]) || (i < len && isalpha((unsigned char)line[i])))
+		return false;
+	char *end;
+	double v = strtod(num, &end);
+	if (end != num + n || !isfinite(v))
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool find_step(const char *line, size_t len, struct step_reading *out)
+{
+	static const char *const kws[] = { "iteration", "iter", "step" };
+	for (size_t i = 0; i < len; i++) {
+		for (size_t k = 0; k < ARRAY_SIZE(kws); k++) {
+			size_t j;
+			uint64_t v, total;
+			if (!keyword_at(line, len, i, kws[k], &j))
+				continue;
+			j = skip_separators(line, len, j, " \t:=[(#");
+			if (!read_count(line, len, &j, &v))
+				continue;
+			out->step = v;
+			/* 120/5000, 120 / 5000, 120 of 5000 */
+			size_t t = j;
+			while (t < len && line[t] == ' ')
+				t++;
+			if (t < len && line[t] == '/')
+				t++;
+			else if (t + 2 < len && !strncmp(line + t, "of ", 3))
+				t += 3;
+			else
+				return true;
+			while (t < len && line[t] == ' ')
+				t++;
+			if (read_count(line, len, &t, &total) && total >= v) {
+				out->has_total = true;
+				out->total = total;
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
+static void find_loss_tokens(const char *line, size_t len, struct step_reading *out)
+{
+	for (size_t i = 0; i < len && !(out->has_loss && out->has_tokens); i++) {
+		size_t j;
+		if (!out->has_loss && keyword_at(line, len, i, "loss", &j)) {
+			j = skip_separators(line, len, j, " \t:=");
+			out->has_loss = read_real(line, len, j, &out->loss);
+		} else if (!out->has_tokens && keyword_at(line, len, i, "tokens", &j)) {
+			j = skip_separators(line, len, j, " \t:=");
+			out->has_tokens = read_count(line, len, &j, &out->tokens);
+		}
+	}
+}
+
+bool steps_match_default(const char *line, size_t len, struct step_reading *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!find_step(line, len, out))
+		return false;
+	find_loss_tokens(line, len, out);
+	return true;
+}
+
+static bool json_count(const struct json_value *v, uint64_t *out)
+{
+	if (!v || v->type != JSON_NUMBER || !(v->number >= 0) || v->number > (double)STEP_MAX ||
+	    v->number != floor(v->number))
+		return false;
+	*out = (uint64_t)v->number;
+	return true;
+}
+
+bool steps_parse_json(const char *line, size_t len, struct step_reading *out)
+{
+	memset(out, 0, sizeof(*out));
+	while (len && isspace((unsigned char)*line))
+		line++, len--;
+	if (!len || *line != '{')
+		return false;
+	struct json_value *v = json_parse(line, len, NULL);
+	bool ok = v && v->type == JSON_OBJECT && json_count(json_get(v, "step"), &out->step);
+	if (ok) {
+		const struct json_value *loss = json_get(v, "loss");
+		if (loss && loss->type == JSON_NUMBER && isfinite(loss->number)) {
+			out->has_loss = true;
+			out->loss = loss->number;
+		}
+		out->has_tokens = json_count(json_get(v, "tokens"), &out->tokens);
+		out->has_total = json_count(json_get(v, "total"), &out->total) &&
+				 out->total >= out->step;
+	}
+	json_free(v);
+	return ok;
+}
+
+static void parser_init(struct step_parser *p, enum step_source source)
+{
+	memset(p, 0, sizeof(*p));
+	p->source = source;
+	strbuf_init(&p->line, STEP_LINE_MAX);
+}
+
+int step_parser_init_output(struct step_parser *p, const char *pattern, struct strbuf *err)
+{
+	parser_init(p, STEP_SOURCE_OUTPUT);
+	if (!pattern || !*pattern)
+		return 0;
+	int rc = regcomp(&p->re, pattern, REG_EXTENDED);
+	if (rc) {
+		char why[256];
+		regerror(rc, &p->re, why, sizeof(why));
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_excerpt(&q, pattern, 200);
+		error_set(err, "invalid --step-pattern '%s': %s", q.buf, why);
+		strbuf_release(&q);
+		step_parser_release(p);
+		return -1;
+	}
+	p->have_re = true;
+	if (p->re.re_nsub < 1) {
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_excerpt(&q, pattern, 200);
+		error_set(err, "invalid --step-pattern '%s': it has no capture group for the step",
+			  q.buf);
+		strbuf_release(&q);
+		step_parser_release(p);
+		return -1;
+	}
+	return 0;
+}
+
+void step_parser_init_json(struct step_parser *p)
+{
+	parser_init(p, STEP_SOURCE_JSON);
+}
+
+void step_parser_release(struct step_parser *p)
+{
+	if (p->have_re)
+		regfree(&p->re);
+	p->have_re = false;
+	strbuf_release(&p->line);
+}
+
+/* The user's pattern: its first group must hold a whole step number and nothing else. */
+static bool match_user(struct step_parser *p, const char *line, size_t len,
+		       struct step_reading *out)
+{
+	regmatch_t m[2];
+	memset(out, 0, sizeof(*out));
+	if (regexec(&p->re, line, 2, m, 0) || m[1].rm_so < 0 || m[1].rm_eo <= m[1].rm_so)
+		return false;
+	size_t i = (size_t)m[1].rm_so, end = (size_t)m[1].rm_eo;
+	uint64_t v = 0;
+	for (; i < end; i++) {
+		if (!isdigit((unsigned char)line[i]) || v > STEP_MAX / 10)
+			return false;
+		v = v * 10 + (uint64_t)(line[i] - '0');
+	}
+	if (v > STEP_MAX)
+		return false;
+	out->step = v;
+	find_loss_tokens(line, len, out);
+	return true;
+}
+
+static enum step_change classify(struct step_parser *p, uint64_t step, uint64_t *prev)
+{
+	enum step_change c;
+	*prev = p->have_last ? p->last : 0;
+	if (!p->have_last) {
+		c = STEP_FIRST;
+	} else if (step == p->last) {
+		c = STEP_SAME;
+	} else if (step < p->last) {
+		c = STEP_BACKWARDS;
+	} else {
+		uint64_t delta = step - p->last;
+		if (p->stride && delta > STEP_JUMP_FACTOR * p->stride) {
+			c = STEP_JUMP;
+		} else {
+			c = STEP_NEXT;
+			if (!p->stride || delta < p->stride)
+				p->stride = delta;
+		}
+	}
+	p->have_last = true;
+	p->last = step;
+	return c;
+}
+
+static void end_line(struct step_parser *p, step_fn fn, void *arg)
+{
+	struct step_update u;
+	bool found;
+	memset(&u, 0, sizeof(u));
+	p->lines++;
+	u.truncated_line = p->overlong;
+	if (p->overlong)
+		p->overlong_lines++;
+	if (p->source == STEP_SOURCE_JSON)
+		found = steps_parse_json(p->line.buf, p->line.len, &u.r);
+	else if (p->have_re)
+		found = match_user(p, p->line.buf, p->line.len, &u.r);
+	else
+		found = steps_match_default(p->line.buf, p->line.len, &u.r);
+	if (!found && p->source == STEP_SOURCE_JSON) {
+		for (size_t i = 0; i < p->line.len; i++)
+			if (!isspace((unsigned char)p->line.buf[i])) {
+				p->bad_lines++;
+				break;
+			}
+	}
+	strbuf_reset(&p->line);
+	p->line.truncated = false;
+	p->overlong = false;
+	if (!found)
+		return;
+	p->steps++;
+	u.change = classify(p, u.r.step, &u.prev);
+	if (u.change == STEP_BACKWARDS)
+		p->backwards++;
+	else if (u.change == STEP_JUMP)
+		p->jumps++;
+	if (fn)
+		fn(arg, &u);
+}
+
+void step_parser_feed(struct step_parser *p, const char *data, size_t len, step_fn fn, void *arg)
+{
+	while (len) {
+		size_t n = 0;
+		while (n < len && data[n] != '\n' && data[n] != '\r')
+			n++;
+		size_t room = STEP_LINE_MAX - p->line.len;
+		size_t keep = n < room ? n : room;
+		if (n > room)
+			p->overlong = true;
+		if (keep) {
+			size_t at = p->line.len;
+			strbuf_add(&p->line, data, keep);
+			/* regexec and the scanners see NUL bytes as ordinary text */
+			for (size_t i = at; i < p->line.len; i++)
+				if (!p->line.buf[i])
+					p->line.buf[i] = ' ';
+		}
+		if (n == len)
+			return; /* the line goes on in the next chunk */
+		if (p->line.len || p->overlong)
+			end_line(p, fn, arg);
+		data += n + 1;
+		len -= n + 1;
+	}
+}
+
+void step_parser_finish(struct step_parser *p, step_fn fn, void *arg)
+{
+	if (p->line.len || p->overlong)
+		end_line(p, fn, arg);
+}
+
+const char *step_change_name(enum step_change c)
+{
+	switch (c) {
+	case STEP_FIRST:
+		return "first";
+	case STEP_NEXT:
+		return "next";
+	case STEP_SAME:
+		return "same";
+	case STEP_BACKWARDS:
+		return "backwards";
+	case STEP_JUMP:
+		return "jump";
+	}
+	return "?";
+}
