@@ -11,8 +11,11 @@
 #include "../logs/xid.h"
 #include "../sys/fsroot.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_GPUS 512        /* GPUs whose reset markers are followed; past it a fault stays */
 #define MAX_NOISE_SHOWN 10  /* findings per noise code (hung task, link, NVRM); the rest counted */
@@ -156,14 +159,24 @@ int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct s
 				in->now_tb = KMSG_TB_MONO;
 				in->now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 			}
-		} else if ((ret = fsroot_resolve(ctx->root, "/dev/kmsg", &path, err)) ==
-			   READ_MISSING) {
-			/* resolved inside the root: a dev/kmsg link never reads this host's files */
-			ret = 0;
-			in->missing = true;
-			goto out;
-		} else if (ret == 0) {
-			ret = kmsg_read_file(path.buf, &in->log, &rd, err);
+		} else {
+			/* Opened once, resolved inside the root, and read from that descriptor: a
+			 * dev/kmsg link never reads this host's files, and neither does a fixture
+			 * changed after the open (a path opened again could lead elsewhere).
+			 * O_NONBLOCK: a FIFO without a writer must not hang the open. */
+			int fd = fsroot_open(ctx->root, "/dev/kmsg",
+					     O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+			if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+				in->missing = true;
+				goto out;
+			}
+			if (fd < 0) {
+				ret = error_set(err, "cannot read '%s': %s", path.buf,
+						strerror(errno));
+			} else {
+				ret = kmsg_read_fd(fd, path.buf, &in->log, &rd, err);
+				close(fd);
+			}
 		}
 	}
 	if (ret < 0)

@@ -174,6 +174,13 @@ const char *kmsg_timebase_name(enum kmsg_timebase tb);
  * skipped. Both stop early, with complete false, once mono_ms() passes deadline_ms (checked after
  * each chunk or each 256 records, so something is always read). They return 0, or -1 with *err
  * set ("cannot read '/dev/kmsg': Permission denied"); events parsed before an error stay in log.
+ *
+ * kmsg_read_fd() reads a log already open on fd (a device as kmsg_read_device() does, anything
+ * else as kmsg_read_file() does), so that what is read is what was opened: the kernel check
+ * opens a root's dev/kmsg once, resolved inside the root (fsroot_open()), and reads that. fd is
+ * borrowed (the caller closes it) and made non-blocking; open it with O_NONBLOCK, since opening
+ * a FIFO without a writer otherwise hangs. name is only for messages. kmsg_read_file() and
+ * kmsg_read_device() open path (a user's --kernel-log FILE, this host's /dev/kmsg) and read it so.
  */
 struct kmsg_read {
 	/* in */
@@ -193,5 +200,7 @@ int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		   struct strbuf *err);
 int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 		     struct strbuf *err);
+int kmsg_read_fd(int fd, const char *name, struct kmsg_log *log, struct kmsg_read *rd,
+		 struct strbuf *err);
 
 #endif

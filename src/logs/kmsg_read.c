@@ -1,6 +1,8 @@
 /*
  * kmsg_read.c: reading a kernel log into the parser: a /dev/kmsg device record by record, or a
- * saved file chunk by chunk, whole, in bounded memory (see kmsg.h). The newest part of a log is
+ * saved file chunk by chunk, whole, in bounded memory (see kmsg.h). Everything reads from a
+ * descriptor (kmsg_read_fd()), so a caller that opened the log inside a root (fsroot_open())
+ * reads what it opened, never a path that may have changed since. The newest part of a log is
  * not enough: a GPU that fell off the bus an hour ago may be followed by a gigabyte of noise.
  */
 #include "kmsg.h"
@@ -77,15 +79,12 @@ static void read_init(struct kmsg_read *rd)
 	rd->head[0] = 0;
 }
 
-int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
-		     struct strbuf *err)
+/* /dev/kmsg on fd: one record per read(), until none is left. */
+static int read_device(int fd, const char *name, struct kmsg_log *log, struct kmsg_read *rd,
+		       struct strbuf *err)
 {
 	enum { REC_MAX = 16384 }; /* a record is at most 8 KiB; a smaller buffer gets EINVAL */
-	read_init(rd);
 	rd->device = true;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
 	char *rec = xmalloc(REC_MAX + 1);
 	int ret = 0;
 	for (unsigned nr = 1;; nr++) {
@@ -97,7 +96,7 @@ int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *r
 				rd->complete = true;
 				break;
 			}
-			ret = error_set(err, "cannot read '%s': %s", path, strerror(errno));
+			ret = error_set(err, "cannot read '%s': %s", name, strerror(errno));
 			break;
 		}
 		if (n == 0) {
@@ -113,34 +112,15 @@ int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *r
 			break;
 	}
 	free(rec);
-	close(fd);
 	return ret;
 }
 
-int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
-		   struct strbuf *err)
+/* A saved log (regular file, FIFO) on fd, chunk by chunk. */
+static int read_stream(int fd, const char *name, const struct stat *st, struct kmsg_log *log,
+		       struct kmsg_read *rd, struct strbuf *err)
 {
-	read_init(rd);
-	/*
-	 * O_NONBLOCK: opening a FIFO without a writer must not hang (it reads as empty), and a
-	 * writer that stops writing must not hold the read past the deadline (wait_readable())
-	 */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return error_set(err, "cannot read '%s': %s", path, strerror(e));
-	}
-	if (S_ISCHR(st.st_mode)) {
-		/* a kmsg device after all (a link to /dev/kmsg in a fixture, --kernel-log /dev/kmsg) */
-		close(fd);
-		return kmsg_read_device(path, log, rd, err);
-	}
-	if (S_ISREG(st.st_mode) && st.st_size > 0)
-		rd->size = (uint64_t)st.st_size;
+	if (S_ISREG(st->st_mode) && st->st_size > 0)
+		rd->size = (uint64_t)st->st_size;
 	size_t chunk = rd->chunk ? rd->chunk : KMSG_READ_CHUNK;
 	char *buf = xmalloc(chunk);
 	int ret = 0;
@@ -155,7 +135,7 @@ int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 					continue;
 				break;
 			}
-			ret = error_set(err, "cannot read '%s': %s", path, strerror(errno));
+			ret = error_set(err, "cannot read '%s': %s", name, strerror(errno));
 			break;
 		}
 		if (n == 0) {
@@ -169,6 +149,51 @@ int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
 			break;
 	}
 	free(buf);
+	return ret;
+}
+
+int kmsg_read_fd(int fd, const char *name, struct kmsg_log *log, struct kmsg_read *rd,
+		 struct strbuf *err)
+{
+	struct stat st;
+	read_init(rd);
+	if (fstat(fd, &st) < 0)
+		return error_set(err, "cannot read '%s': %s", name, strerror(errno));
+	/* A writer that stops writing must not hold a read past the deadline (wait_readable()),
+	 * and the device is read until EAGAIN: both want a non-blocking descriptor. */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
+		return error_set(err, "cannot read '%s': %s", name, strerror(errno));
+	/* a kmsg device after all (a device node in a fixture, --kernel-log /dev/kmsg) */
+	if (S_ISCHR(st.st_mode))
+		return read_device(fd, name, log, rd, err);
+	return read_stream(fd, name, &st, log, rd, err);
+}
+
+/* O_NONBLOCK: opening a FIFO without a writer must not hang (it reads as empty). */
+#define OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+
+int kmsg_read_device(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
+		     struct strbuf *err)
+{
+	read_init(rd);
+	rd->device = true;
+	int fd = open(path, OPEN_FLAGS);
+	if (fd < 0)
+		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
+	int ret = read_device(fd, path, log, rd, err);
+	close(fd);
+	return ret;
+}
+
+int kmsg_read_file(const char *path, struct kmsg_log *log, struct kmsg_read *rd,
+		   struct strbuf *err)
+{
+	read_init(rd);
+	int fd = open(path, OPEN_FLAGS);
+	if (fd < 0)
+		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
+	int ret = kmsg_read_fd(fd, path, log, rd, err);
 	close(fd);
 	return ret;
 }

@@ -75,9 +75,10 @@ int fsroot_statvfs(const struct fsroot *r, const char *path, struct statvfs *st,
 /* open(path, flags) resolved inside the root (plain open() on the host): an fd or -1 with errno. */
 int fsroot_open(const struct fsroot *r, const char *path, int flags);
 /*
- * For readers that want a path (the kernel log reader, vigil.conf, the NVML snapshot that the
- * test library opens): out = the host path of path with every link resolved inside the root, so
- * opening it cannot leave the root (short of the fixture being changed between the two steps).
+ * For readers that want a path (vigil.conf, the NVML snapshot that the test library opens; a
+ * reader that can take a descriptor uses fsroot_open(), as the kernel log does): out = the host
+ * path of path with every link resolved inside the root, so opening it cannot leave the root
+ * (short of the fixture being changed between the two steps).
  * 0, READ_MISSING (out = root + path: a name for messages, never to open, since a link on the
  * way may lead out), or -1 with *err (ELOOP). On the host out is path unchanged.
  */
