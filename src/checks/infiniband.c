@@ -503,7 +503,8 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		 struct check_result *res)
 {
 	size_t checked = 0, active = 0, bad = 0, ignored = 0, ethernet = 0, resets = 0;
-	size_t new_ports = 0, no_counters = 0;
+	size_t new_ports = 0, no_counters = 0, unsure = 0;
+	bool unsure_hca = false; /* an HCA whose ports cannot be listed: any number may be up */
 	double ib_rate = expected_rate(r, opt, true), eth_rate = expected_rate(r, opt, false);
 	double lo = 0, hi = 0;
 	struct strbuf dev = STRBUF_INIT;
@@ -522,6 +523,8 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			strbuf_addf(&dev, " port %u", p->port);
 		if (eval_unreadable(p, dev.buf, res)) {
 			bad++;
+			unsure++;
+			unsure_hca |= !p->port;
 			continue;
 		}
 		bool port_bad = false;
@@ -551,11 +554,23 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		bad += port_bad;
 	}
 	if (opt->count_set && active < opt->count) {
-		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "port_count", "",
-			       "%zu of %llu expected InfiniBand ports active", active,
-			       (unsigned long long)opt->count);
+		/* A port that could not be read may be one of the missing: short of the count only
+		 * if even all of them up would not reach it; otherwise the count is unknown. */
+		bool short_anyway = !unsure_hca && active + unsure < opt->count;
+		if (!unsure || short_anyway)
+			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "port_count", "",
+				       "%zu of %llu expected InfiniBand ports active%s", active,
+				       (unsigned long long)opt->count,
+				       unsure ? "; short even if those that cannot be read are" : "");
+		else
+			f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "port_count", "",
+				       "%zu of %llu expected InfiniBand ports known to be active; "
+				       "%zu cannot be read", active, (unsigned long long)opt->count,
+				       unsure);
 		finding_detail_num(f, "active", (double)active);
 		finding_detail_num(f, "expected", (double)opt->count);
+		if (unsure)
+			finding_detail_num(f, "unreadable", (double)unsure);
 	}
 	if (!checked) {
 		if (res->nr)

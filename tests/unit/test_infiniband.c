@@ -302,6 +302,41 @@ TEST(ib_selection_count_and_skips)
 	ib_readings_release(&r);
 }
 
+/* A port whose state or link layer cannot be read may be up: "7 of 8 active" is no failure then. */
+TEST(ib_unreadable_port_is_no_missing_port)
+{
+	struct ib_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	for (unsigned i = 0; i < 7; i++) {
+		char hca[16];
+		snprintf(hca, sizeof(hca), "mlx5_%u", i);
+		add(&r, mkport(hca, 1, 4, 5, 400));
+	}
+	struct ib_port blank = mkport("mlx5_7", 1, 4, 5, 400);
+	blank.state[0] = '\0';
+	blank.state_num = -1;
+	add(&r, blank);
+	const char *want8[] = { "infiniband.count=8", NULL };
+	eval(&r, want8, &res);
+	CHECK_INT(res.status, STATUS_UNKNOWN);
+	const struct finding *f = result_find(&res, "port_count", NULL);
+	CHECK(f && f->status == STATUS_UNKNOWN);
+	CHECK_CONTAINS(f->message, "7 of 8 expected InfiniBand ports known to be active; 1 cannot");
+	CHECK(f && f->action == ACTION_NONE);
+	CHECK(result_find(&res, "unreadable", "mlx5_7 port 1"));
+	check_result_release(&res);
+	/* short by two with one unreadable: short whatever it reads */
+	const char *want9[] = { "infiniband.count=9", NULL };
+	eval(&r, want9, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	f = result_find(&res, "port_count", NULL);
+	CHECK(f && f->status == STATUS_FAIL && f->action == ACTION_INSPECT_HARDWARE);
+	CHECK_CONTAINS(f->message, "7 of 9 expected InfiniBand ports active; short even if");
+	check_result_release(&res);
+	ib_readings_release(&r);
+}
+
 TEST(ib_bad_config_is_an_error)
 {
 	const char *bad[] = { "infiniband.rate=fast", "infiniband.count=-1",
