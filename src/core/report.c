@@ -96,7 +96,9 @@ void report_finish(struct report *r)
 	const struct finding *worst = NULL;
 	const struct check_result *worst_check = NULL, *unknown_check = NULL;
 	size_t fails = 0, warns = 0;
-	/* However a result got here (a child, the cache, a test), no findings is no evidence. */
+	/* However a result got here (a child, the cache, a test), no findings is no evidence, and
+	 * a check is at least as bad as its worst finding (a cached "ok" over an unknown finding
+	 * is unknown). */
 	for (size_t i = 0; i < r->nr; i++) {
 		struct check_result *c = &r->results[i];
 		if (!c->nr && c->status != STATUS_FAIL && c->status != STATUS_UNKNOWN) {
@@ -104,6 +106,9 @@ void report_finish(struct report *r)
 			if (!c->error)
 				c->error = xstrdup("the check reported nothing");
 		}
+		for (size_t j = 0; j < c->nr; j++)
+			if (c->findings[j].status > c->status)
+				c->status = c->findings[j].status;
 	}
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct check_result *c = &r->results[i];
@@ -128,7 +133,11 @@ void report_finish(struct report *r)
 		}
 	}
 	struct strbuf pre = STRBUF_INIT, suf = STRBUF_INIT;
-	if (fails) {
+	if (!r->nr) {
+		/* nothing examined (an empty cached result, say) is no healthy host */
+		r->verdict = VERDICT_UNKNOWN;
+		reason_set(r, "unknown: ", "no check ran", "");
+	} else if (fails) {
 		r->verdict = VERDICT_UNHEALTHY;
 		strbuf_addf(&pre, "%s: ", worst_check->name);
 		if (fails > 1)

@@ -70,3 +70,58 @@ TEST(report_color_modes)
 	CHECK(!color_enabled(COLOR_NEVER, 1));
 	CHECK(!color_enabled(COLOR_AUTO, -1)); /* not a terminal */
 }
+
+/*
+ * A result is at least as bad as its worst finding, however it arrived: a cached result whose
+ * check says "ok" over an unknown finding is unknown; a result with no checks at all examined
+ * nothing. Both were healthy (exit 0) through 'vigil check --cached'.
+ */
+TEST(report_check_status_follows_its_findings_and_no_check_is_unknown)
+{
+	struct report rep;
+	report_init(&rep, "h", 0);
+	struct check_result *r = report_add(&rep, "gpu");
+	result_add(r, STATUS_OK, ACTION_NONE, "summary", "", "8 GPUs healthy");
+	result_add(r, STATUS_UNKNOWN, ACTION_NONE, "nvml", "GPU 3", "cannot read GPU 3");
+	r->status = STATUS_OK;
+	report_finish(&rep);
+	CHECK_INT(rep.results[0].status, STATUS_UNKNOWN);
+	CHECK_INT(rep.verdict, VERDICT_UNKNOWN);
+	CHECK_STR(rep.reason, "unknown: gpu: cannot read GPU 3");
+	report_release(&rep);
+
+	report_init(&rep, "h", 0);
+	report_finish(&rep);
+	CHECK_INT(rep.verdict, VERDICT_UNKNOWN);
+	CHECK_STR(rep.reason, "unknown: no check ran");
+	report_release(&rep);
+
+	/* what a user of 'vigil check --cached' sees */
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, js = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", dir);
+	static const char *const fmt[] = {
+		"{\"host\":\"h\",\"timestamp\":%.0f,\"verdict\":\"healthy\",\"exit_code\":0,"
+		"\"reason\":\"healthy\",\"checks\":[{\"name\":\"gpu\",\"status\":\"ok\",\"findings\":"
+		"[{\"status\":\"unknown\",\"severity\":\"info\",\"action\":\"NONE\",\"code\":\"x\","
+		"\"device\":\"GPU 3\",\"message\":\"cannot read GPU 3\",\"details\":{}}]}]}",
+		"{\"host\":\"h\",\"timestamp\":%.0f,\"verdict\":\"healthy\",\"exit_code\":0,"
+		"\"reason\":\"healthy\",\"checks\":[]}",
+	};
+	static const char *const want[] = { "unknown: gpu: cannot read GPU 3\n",
+					     "unknown: no check ran\n" };
+	for (size_t i = 0; i < ARRAY_SIZE(fmt); i++) {
+		strbuf_reset(&js);
+		strbuf_addf(&js, fmt[i], wall_seconds());
+		test_write(state.buf, "agent-report.json", js.buf);
+		struct child c;
+		const char *args[] = { "check", "--cached", "--state-dir", state.buf, "--reason",
+				       NULL };
+		test_run_vigil(&c, args, NULL);
+		CHECK_INT(c.exit_code, 3);
+		CHECK_STR(c.out.buf, want[i]);
+		child_release(&c);
+	}
+	strbuf_release(&state);
+	strbuf_release(&js);
+}
