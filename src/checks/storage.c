@@ -483,8 +483,13 @@ int storage_gather(const struct check_ctx *ctx, const struct storage_options *op
 		if (sr < 0)
 			goto fail;
 		r->from_snapshot = sr == READ_OK || sr == READ_TRUNCATED;
+		/* Nothing of a host's disks under the root (a fixture of other parts): statvfs
+		 * there would measure the disk the directory lies on, which is no evidence. */
+		r->no_numbers = !r->from_snapshot && !r->mounts_read;
 	}
-	if (r->from_snapshot) {
+	if (r->no_numbers) {
+		/* not measured: storage_evaluate() says so */
+	} else if (r->from_snapshot) {
 		for (size_t i = 0; i < r->nr_fs; i++)
 			if (!storage_snapshot_lookup(text.buf, r->fs[i].path, &r->fs[i].n))
 				r->fs[i].n.not_in_snapshot = true;
@@ -688,6 +693,12 @@ void storage_evaluate(const struct storage_readings *r, const struct storage_opt
 			finding_detail_num(f, "mounts", (double)r->nr_mounts);
 		}
 	}
+	if (r->no_numbers) {
+		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "no_numbers", "",
+			   "no /proc/mounts or " STORAGE_SNAPSHOT_FILE " under the root: its disks "
+			   "cannot be judged (statvfs there measures the disk the directory lies on)");
+		goto probes;
+	}
 	for (size_t i = 0; i < r->nr_fs; i++)
 		if (r->fs[i].n.timed_out)
 			hung = r->fs[i].path;
@@ -716,6 +727,7 @@ void storage_evaluate(const struct storage_readings *r, const struct storage_opt
 		       r->from_snapshot ? STORAGE_SNAPSHOT_FILE : "statvfs");
 	if (f && opt->require.nr)
 		finding_detail_num(f, "required_mounts", (double)opt->require.nr);
+probes:
 	for (size_t i = 0; i < r->nr_probes; i++)
 		eval_probe(&r->probes[i], opt, res);
 	strbuf_release(&good);

@@ -61,6 +61,7 @@ struct storage_readings {
 	struct storage_probe *probes;
 	size_t nr_probes, alloc_probes;
 	bool from_snapshot;          /* numbers came from ROOT/fs.snapshot */
+	bool no_numbers;             /* under a root with neither /proc/mounts nor fs.snapshot */
 };
 
 struct storage_options {

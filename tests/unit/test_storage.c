@@ -508,3 +508,26 @@ TEST(storage_probe_link_stays_inside_the_root)
 	strbuf_release(&link);
 	strbuf_release(&err);
 }
+
+/*
+ * A root with nothing of a host's disks (a fixture of the InfiniBand ports only): statvfs there
+ * measures the disk the directory lies on. That said "1 mount below 90 % full: /", healthy.
+ */
+TEST(storage_root_without_mounts_or_snapshot_is_unknown)
+{
+	const char *root = test_tmpdir();
+	test_write(root, "sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+	const char *args[] = { "check", "--only", "storage", "--root", root, NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 3, "exit %d; stdout:\n%s", c.exit_code, c.out.buf);
+	CHECK_CONTAINS(c.out.buf, "no /proc/mounts or fs.snapshot under the root");
+	CHECK_NOT_CONTAINS(c.out.buf, "below 90 % full");
+	child_release(&c);
+	/* with /proc/mounts the root is a host's tree (a mounted image): statvfs is its disk */
+	test_write(root, "proc/mounts", "/dev/sda1 / ext4 rw 0 0\n");
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d; stdout:\n%s", c.exit_code, c.out.buf);
+	CHECK_CONTAINS(c.out.buf, "1 mount below 90 % full: /");
+	child_release(&c);
+}
