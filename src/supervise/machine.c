@@ -1,0 +1,852 @@
+/* machine.c: the supervisor's state × event table and its handlers (see machine.h). */
+#include "machine.h"
+
+typedef enum sup_state (*sup_handler)(struct sup_machine *m, const struct sup_event *e,
+				      struct sup_actions *a);
+
+/* ---- actions ---- */
+
+static struct sup_action *act(struct sup_actions *a, enum sup_action_kind kind)
+{
+	ALLOC_GROW(a->v, a->nr + 1, a->alloc);
+	struct sup_action *x = &a->v[a->nr++];
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	return x;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static struct sup_action *record(struct sup_machine *m, struct sup_actions *a,
+				 enum journal_kind kind, const char *name)
+{
+	struct sup_action *x = act(a, SUP_ACT_JOURNAL);
+	x->record = kind;
+	x->name = name;
+	x->attempt = m->attempt;
+	return x;
+}
+
+static void record_event(struct sup_machine *m, struct sup_actions *a, const char *name,
+			 const char *host, const char *text)
+{
+	struct sup_action *x = record(m, a, JOURNAL_EVENT, name);
+	x->host = dup_or_null(host);
+	x->text = dup_or_null(text);
+}
+
+void sup_actions_release(struct sup_actions *a)
+{
+	for (size_t i = 0; i < a->nr; i++) {
+		free(a->v[i].host);
+		free(a->v[i].other);
+		free(a->v[i].text);
+		strlist_release(&a->v[i].hosts);
+	}
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+const struct sup_action *sup_actions_find(const struct sup_actions *a, enum sup_action_kind kind,
+					  size_t *from)
+{
+	for (size_t i = from ? *from : 0; i < a->nr; i++)
+		if (a->v[i].kind == kind) {
+			if (from)
+				*from = i + 1;
+			return &a->v[i];
+		}
+	return NULL;
+}
+
+/* ---- hosts ---- */
+
+static struct sup_host *find_host(struct sup_machine *m, const char *name)
+{
+	for (size_t i = 0; i < m->nr_hosts; i++)
+		if (!strcmp(m->hosts[i].name, name))
+			return &m->hosts[i];
+	return NULL;
+}
+
+const struct sup_host *sup_machine_host(const struct sup_machine *m, const char *name)
+{
+	return find_host((struct sup_machine *)m, name);
+}
+
+static struct sup_host *add_host(struct sup_machine *m, const char *name, enum sup_role role)
+{
+	struct sup_host *h = find_host(m, name);
+	if (h)
+		return h;
+	ALLOC_GROW(m->hosts, m->nr_hosts + 1, m->alloc_hosts);
+	h = &m->hosts[m->nr_hosts++];
+	memset(h, 0, sizeof(*h));
+	h->name = xstrdup(name);
+	h->role = role;
+	return h;
+}
+
+size_t sup_machine_count(const struct sup_machine *m, enum sup_role role)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->nr_hosts; i++)
+		n += m->hosts[i].role == role;
+	return n;
+}
+
+static void active_hosts(const struct sup_machine *m, struct strlist *out)
+{
+	for (size_t i = 0; i < m->nr_hosts; i++)
+		if (m->hosts[i].role == SUP_HOST_ACTIVE)
+			strlist_add(out, m->hosts[i].name);
+}
+
+/* Out of the run for good: journaled and drained with a "vigil: " reason. */
+static void exclude(struct sup_machine *m, struct sup_actions *a, const char *name,
+		    const char *reason, const char *fallback)
+{
+	if (!name || !*name)
+		return;
+	struct sup_host *h = add_host(m, name, SUP_HOST_EXCLUDED);
+	if (h->reason)
+		return; /* excluded already */
+	struct strbuf r = STRBUF_INIT;
+	if (!reason || !*reason)
+		reason = fallback;
+	if (!starts_with(reason, "vigil"))
+		strbuf_addstr(&r, "vigil: ");
+	strbuf_addstr(&r, reason);
+	h->role = SUP_HOST_EXCLUDED;
+	h->reason = strbuf_detach(&r, NULL);
+	m->explained = true;
+	struct sup_action *x = record(m, a, JOURNAL_HOST_EXCLUDED, NULL);
+	x->host = xstrdup(name);
+	x->text = xstrdup(h->reason);
+	x = act(a, SUP_ACT_DRAIN_HOST);
+	x->host = xstrdup(name);
+	x->text = xstrdup(h->reason);
+}
+
+static void exclude_sick(struct sup_machine *m, const struct sup_event *e, struct sup_actions *a,
+			 const char *fallback)
+{
+	for (size_t i = 0; i < e->nr_sick; i++)
+		exclude(m, a, e->sick[i], e->sick_reasons ? e->sick_reasons[i] : NULL, fallback);
+}
+
+/* ---- transitions shared by several cells ---- */
+
+static enum sup_state finish(struct sup_machine *m, struct sup_actions *a, enum sup_state to,
+			     const char *outcome, const char *why)
+{
+	struct sup_action *x = record(m, a, JOURNAL_RUN_ENDED, outcome);
+	x->text = xstrdup(why);
+	x = act(a, SUP_ACT_REPORT);
+	x->name = outcome;
+	x->text = xstrdup(why);
+	return to;
+}
+
+static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
+{
+	if (m->launched_any)
+		m->attempt++;
+	m->launched_any = true;
+	m->step_running = true;
+	m->fault = SUP_FAULT_NONE;
+	m->has_exit_code = false;
+	m->explained = false;
+	strlist_release(&m->suspects);
+	for (size_t i = 0; i < m->nr_hosts; i++)
+		if (m->hosts[i].role == SUP_HOST_ACTIVE)
+			m->hosts[i].was_active = true;
+	struct sup_action *x = record(m, a, JOURNAL_ATTEMPT_STARTED, NULL);
+	active_hosts(m, &x->hosts);
+	x = act(a, SUP_ACT_LAUNCH);
+	x->attempt = m->attempt;
+	active_hosts(m, &x->hosts);
+	return SUP_LAUNCHING;
+}
+
+/* Spares take the places of active hosts that left; the run needs N. */
+static void refill(struct sup_machine *m, struct sup_actions *a)
+{
+	for (size_t i = 0; i < m->nr_hosts; i++) {
+		struct sup_host *gone = &m->hosts[i];
+		if (gone->role != SUP_HOST_EXCLUDED || !gone->was_active)
+			continue;
+		gone->was_active = false; /* replaced once */
+		if (sup_machine_count(m, SUP_HOST_ACTIVE) >= m->nodes)
+			continue;
+		for (size_t j = 0; j < m->nr_hosts; j++) {
+			if (m->hosts[j].role != SUP_HOST_SPARE)
+				continue;
+			m->hosts[j].role = SUP_HOST_ACTIVE;
+			struct sup_action *x = act(a, SUP_ACT_REPLACE_HOST);
+			x->host = xstrdup(gone->name);
+			x->other = xstrdup(m->hosts[j].name);
+			break;
+		}
+	}
+}
+
+static enum sup_state relaunch_or_fail(struct sup_machine *m, struct sup_actions *a)
+{
+	struct strbuf why = STRBUF_INIT;
+	enum sup_state to;
+	if (m->budget_spent || m->restarts >= m->max_restarts) {
+		strbuf_addf(&why, "the restart budget is spent (%u restarts)", m->restarts);
+		to = finish(m, a, SUP_FAILED, "restart_budget_spent", why.buf);
+		goto out;
+	}
+	refill(m, a);
+	size_t have = sup_machine_count(m, SUP_HOST_ACTIVE);
+	if (have < m->nodes) {
+		strbuf_addf(&why, "fewer than %u healthy hosts remain (%zu)", m->nodes, have);
+		to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+		goto out;
+	}
+	m->restarts++;
+	act(a, SUP_ACT_WAIT);
+	to = SUP_RELAUNCHING;
+out:
+	strbuf_release(&why);
+	return to;
+}
+
+static enum sup_state stop_for(struct sup_machine *m, struct sup_actions *a, enum sup_fault f,
+			       const char *host, const char *text)
+{
+	m->fault = f;
+	record_event(m, a, sup_fault_name(f), host, text);
+	act(a, SUP_ACT_STOP_STEP);
+	return SUP_STOPPING;
+}
+
+/* ---- cells ---- */
+
+static enum sup_state ignore(struct sup_machine *m, const struct sup_event *e,
+			     struct sup_actions *a)
+{
+	return m->state;
+}
+
+static enum sup_state unexpected(struct sup_machine *m, const struct sup_event *e,
+				 struct sup_actions *a)
+{
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addf(&t, "%s while %s", sup_event_name(e->kind), sup_state_name(m->state));
+	record_event(m, a, "unexpected", e->host, t.buf);
+	strbuf_release(&t);
+	return m->state;
+}
+
+static enum sup_state preflight_ok(struct sup_machine *m, const struct sup_event *e,
+				   struct sup_actions *a)
+{
+	exclude_sick(m, e, a, "failed the preflight check");
+	for (size_t i = 0; i < e->nr_hosts; i++) {
+		struct sup_host *h = find_host(m, e->hosts[i]);
+		if (h && h->role == SUP_HOST_EXCLUDED)
+			continue; /* excluded by an earlier attempt (journal) or just now */
+		if (!h)
+			h = add_host(m, e->hosts[i], SUP_HOST_SPARE);
+		h->role = sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes ? SUP_HOST_ACTIVE
+									   : SUP_HOST_SPARE;
+	}
+	if (sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes) {
+		struct strbuf why = STRBUF_INIT;
+		strbuf_addf(&why, "fewer than %u healthy hosts (%zu)", m->nodes,
+			    sup_machine_count(m, SUP_HOST_ACTIVE));
+		enum sup_state to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+		strbuf_release(&why);
+		return to;
+	}
+	return launch(m, a);
+}
+
+static enum sup_state preflight_short(struct sup_machine *m, const struct sup_event *e,
+				      struct sup_actions *a)
+{
+	struct strbuf why = STRBUF_INIT;
+	exclude_sick(m, e, a, "failed the preflight check");
+	strbuf_addf(&why, "fewer than %u healthy hosts", m->nodes);
+	enum sup_state to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+	strbuf_release(&why);
+	return to;
+}
+
+static enum sup_state cancel_idle(struct sup_machine *m, const struct sup_event *e,
+				  struct sup_actions *a)
+{
+	m->cancelled = true;
+	return finish(m, a, SUP_FAILED, "cancelled", e->text ? e->text : "cancelled");
+}
+
+static enum sup_state launched(struct sup_machine *m, const struct sup_event *e,
+			       struct sup_actions *a)
+{
+	if (e->text)
+		record_event(m, a, "launched", NULL, e->text);
+	return SUP_RUNNING;
+}
+
+static enum sup_state step(struct sup_machine *m, const struct sup_event *e,
+			   struct sup_actions *a)
+{
+	m->has_step = true;
+	m->last_step = e->step;
+	struct sup_action *x = record(m, a, JOURNAL_STEP, NULL);
+	x->step = e->step;
+	return SUP_RUNNING;
+}
+
+static enum sup_state task_exit(struct sup_machine *m, const struct sup_event *e,
+				struct sup_actions *a)
+{
+	if (e->code == 0) {
+		m->step_running = false;
+		struct sup_action *x = record(m, a, JOURNAL_ATTEMPT_ENDED, "done");
+		x->has_code = true;
+		return finish(m, a, SUP_DONE, "done", "every task ended with status 0");
+	}
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addf(&t, "a task exited with status %d", e->code);
+	m->has_exit_code = true;
+	m->exit_code = e->code;
+	enum sup_state to = stop_for(m, a, SUP_FAULT_CRASH, e->host, t.buf);
+	strbuf_release(&t);
+	return to;
+}
+
+static enum sup_state node_lost(struct sup_machine *m, const struct sup_event *e,
+				struct sup_actions *a)
+{
+	enum sup_state to = stop_for(m, a, SUP_FAULT_LOST, e->host, e->text);
+	exclude(m, a, e->host, e->text, "node lost during the run");
+	return to;
+}
+
+static enum sup_state host_sick(struct sup_machine *m, const struct sup_event *e,
+				struct sup_actions *a)
+{
+	enum sup_state to = stop_for(m, a, SUP_FAULT_SICK, e->host, e->text);
+	exclude(m, a, e->host, e->text, "turned sick during the run");
+	return to;
+}
+
+static enum sup_state evidence_for(struct sup_machine *m, const struct sup_event *e,
+				   struct sup_actions *a, enum sup_fault f)
+{
+	m->fault = f;
+	record_event(m, a, sup_fault_name(f), e->host, e->text);
+	struct sup_action *x = act(a, SUP_ACT_COLLECT_STACKS);
+	active_hosts(m, &x->hosts);
+	return SUP_COLLECTING_EVIDENCE;
+}
+
+static enum sup_state hang(struct sup_machine *m, const struct sup_event *e,
+			   struct sup_actions *a)
+{
+	return evidence_for(m, e, a, e->startup && !m->has_step ? SUP_FAULT_STARTUP
+								: SUP_FAULT_HANG);
+}
+
+static enum sup_state slow(struct sup_machine *m, const struct sup_event *e,
+			   struct sup_actions *a)
+{
+	return evidence_for(m, e, a, SUP_FAULT_SLOW);
+}
+
+static enum sup_state slow_step(struct sup_machine *m, const struct sup_event *e,
+				struct sup_actions *a)
+{
+	record_event(m, a, "slow_step", e->host, e->text);
+	return m->state;
+}
+
+static enum sup_state cancel_running(struct sup_machine *m, const struct sup_event *e,
+				     struct sup_actions *a)
+{
+	m->cancelled = true;
+	return stop_for(m, a, SUP_FAULT_CANCEL, NULL, e->text);
+}
+
+static enum sup_state budget(struct sup_machine *m, const struct sup_event *e,
+			     struct sup_actions *a)
+{
+	/* the attempt that runs may finish; no new one will start */
+	m->budget_spent = true;
+	record_event(m, a, "restart_budget_spent", NULL, e->text);
+	return m->state;
+}
+
+static enum sup_state budget_now(struct sup_machine *m, const struct sup_event *e,
+				 struct sup_actions *a)
+{
+	m->budget_spent = true;
+	return finish(m, a, SUP_FAILED, "restart_budget_spent",
+		      e->text ? e->text : "the restart budget is spent");
+}
+
+static enum sup_state evidence_done(struct sup_machine *m, const struct sup_event *e,
+				    struct sup_actions *a)
+{
+	for (size_t i = 0; i < e->nr_hosts; i++)
+		if (!strlist_has(&m->suspects, e->hosts[i]))
+			strlist_add(&m->suspects, e->hosts[i]);
+	record_event(m, a, "evidence", NULL, e->text);
+	act(a, SUP_ACT_STOP_STEP);
+	return SUP_STOPPING;
+}
+
+static enum sup_state step_in_evidence(struct sup_machine *m, const struct sup_event *e,
+				       struct sup_actions *a)
+{
+	m->has_step = true;
+	m->last_step = e->step;
+	if (m->fault != SUP_FAULT_HANG && m->fault != SUP_FAULT_STARTUP)
+		return m->state; /* a slow run still steps: it is still slow */
+	/* it moved again: the hang was a long step (a checkpoint), not a fault */
+	record_event(m, a, "hang_cleared", NULL, NULL);
+	m->fault = SUP_FAULT_NONE;
+	return step(m, e, a);
+}
+
+static enum sup_state exit_in_evidence(struct sup_machine *m, const struct sup_event *e,
+				       struct sup_actions *a)
+{
+	/* a hung rank's neighbours often die of the watchdog: the fault stays what it was */
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addf(&t, "a task exited with status %d while stacks were collected", e->code);
+	record_event(m, a, "task_exit", e->host, t.buf);
+	strbuf_release(&t);
+	m->has_exit_code = true;
+	m->exit_code = e->code;
+	act(a, SUP_ACT_STOP_STEP);
+	return SUP_STOPPING;
+}
+
+static enum sup_state lost_or_sick_then_stop(struct sup_machine *m, const struct sup_event *e,
+					     struct sup_actions *a)
+{
+	bool lost = e->kind == SUP_EV_NODE_LOST;
+	record_event(m, a, lost ? "lost" : "sick", e->host, e->text);
+	exclude(m, a, e->host, e->text,
+		lost ? "node lost during the run" : "turned sick during the run");
+	act(a, SUP_ACT_STOP_STEP);
+	return SUP_STOPPING;
+}
+
+static enum sup_state lost_or_sick_meanwhile(struct sup_machine *m, const struct sup_event *e,
+					     struct sup_actions *a)
+{
+	bool lost = e->kind == SUP_EV_NODE_LOST;
+	record_event(m, a, lost ? "lost" : "sick", e->host, e->text);
+	exclude(m, a, e->host, e->text,
+		lost ? "node lost during the run" : "turned sick during the run");
+	if (m->state == SUP_RELAUNCHING && sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes) {
+		refill(m, a);
+		if (sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes) {
+			struct strbuf why = STRBUF_INIT;
+			strbuf_addf(&why, "fewer than %u healthy hosts remain (%zu)", m->nodes,
+				    sup_machine_count(m, SUP_HOST_ACTIVE));
+			enum sup_state to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+			strbuf_release(&why);
+			return to;
+		}
+	}
+	return m->state;
+}
+
+static enum sup_state cancel_stopping(struct sup_machine *m, const struct sup_event *e,
+				      struct sup_actions *a)
+{
+	m->cancelled = true;
+	return m->state;
+}
+
+static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
+			      struct sup_actions *a)
+{
+	m->step_running = false;
+	struct sup_action *x = record(m, a, JOURNAL_ATTEMPT_ENDED, sup_fault_name(m->fault));
+	x->has_code = m->has_exit_code;
+	x->code = m->exit_code;
+	if (m->cancelled)
+		return finish(m, a, SUP_FAILED, "cancelled", e->text ? e->text : "cancelled");
+	if (m->resumed && m->fault == SUP_FAULT_RESTART) {
+		/* the step of the supervisor before is gone: start over from the preflight */
+		m->fault = SUP_FAULT_NONE;
+		act(a, SUP_ACT_PREFLIGHT);
+		return SUP_PREFLIGHT;
+	}
+	x = act(a, SUP_ACT_RUN_CHECKS);
+	active_hosts(m, &x->hosts);
+	return SUP_CHECKING;
+}
+
+static enum sup_state check_done(struct sup_machine *m, const struct sup_event *e,
+				 struct sup_actions *a)
+{
+	exclude_sick(m, e, a, "failed a check after the attempt");
+	if (m->explained) {
+		m->unexplained = 0;
+	} else {
+		m->unexplained++;
+		if (!m->budget_spent && m->restarts < m->max_restarts &&
+		    (m->suspects.nr || m->unexplained >= m->group_test_after)) {
+			struct sup_action *x = act(a, SUP_ACT_GROUP_TEST);
+			x->confirm = m->suspects.nr > 0;
+			if (x->confirm)
+				for (size_t i = 0; i < m->suspects.nr; i++)
+					strlist_add(&x->hosts, m->suspects.items[i]);
+			else
+				active_hosts(m, &x->hosts);
+			return SUP_GROUP_TESTING;
+		}
+	}
+	return relaunch_or_fail(m, a);
+}
+
+static enum sup_state smoke_result(struct sup_machine *m, const struct sup_event *e,
+				   struct sup_actions *a)
+{
+	exclude_sick(m, e, a, "failed the smoke test alone");
+	if (!e->nr_sick)
+		record_event(m, a, "group_test", NULL, "no host failed the smoke test alone");
+	else
+		m->unexplained = 0;
+	return relaunch_or_fail(m, a);
+}
+
+static enum sup_state ready(struct sup_machine *m, const struct sup_event *e,
+			    struct sup_actions *a)
+{
+	return launch(m, a);
+}
+
+/* ---- the table ---- */
+
+/* Every row names every event: a cell left out would be NULL and fail the totality test. */
+static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
+	[SUP_PREFLIGHT] = {
+		[SUP_EV_PREFLIGHT_OK] = preflight_ok,
+		[SUP_EV_PREFLIGHT_SHORT] = preflight_short,
+		[SUP_EV_LAUNCHED] = unexpected,
+		[SUP_EV_STEP] = unexpected,
+		[SUP_EV_TASK_EXIT] = unexpected,
+		[SUP_EV_NODE_LOST] = ignore, /* preflight's own result will say */
+		[SUP_EV_HANG] = unexpected,
+		[SUP_EV_SLOW_STEP] = unexpected,
+		[SUP_EV_SLOW] = unexpected,
+		[SUP_EV_HOST_SICK] = ignore, /* likewise */
+		[SUP_EV_EVIDENCE_DONE] = unexpected,
+		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_CHECK_DONE] = unexpected,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_idle,
+	},
+	[SUP_LAUNCHING] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = launched,
+		[SUP_EV_STEP] = step,
+		[SUP_EV_TASK_EXIT] = task_exit,
+		[SUP_EV_NODE_LOST] = node_lost,
+		[SUP_EV_HANG] = hang,
+		[SUP_EV_SLOW_STEP] = unexpected,
+		[SUP_EV_SLOW] = unexpected,
+		[SUP_EV_HOST_SICK] = host_sick,
+		[SUP_EV_EVIDENCE_DONE] = unexpected,
+		[SUP_EV_STOPPED] = unexpected,
+		[SUP_EV_CHECK_DONE] = unexpected,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_running,
+	},
+	[SUP_RUNNING] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_STEP] = step,
+		[SUP_EV_TASK_EXIT] = task_exit,
+		[SUP_EV_NODE_LOST] = node_lost,
+		[SUP_EV_HANG] = hang,
+		[SUP_EV_SLOW_STEP] = slow_step,
+		[SUP_EV_SLOW] = slow,
+		[SUP_EV_HOST_SICK] = host_sick,
+		[SUP_EV_EVIDENCE_DONE] = ignore, /* a hang that cleared: late stacks */
+		[SUP_EV_STOPPED] = unexpected,
+		[SUP_EV_CHECK_DONE] = unexpected,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_running,
+	},
+	[SUP_COLLECTING_EVIDENCE] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_STEP] = step_in_evidence,
+		[SUP_EV_TASK_EXIT] = exit_in_evidence,
+		[SUP_EV_NODE_LOST] = lost_or_sick_then_stop,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = lost_or_sick_then_stop,
+		[SUP_EV_EVIDENCE_DONE] = evidence_done,
+		[SUP_EV_STOPPED] = unexpected,
+		[SUP_EV_CHECK_DONE] = unexpected,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_running,
+	},
+	[SUP_STOPPING] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_STEP] = ignore,
+		[SUP_EV_TASK_EXIT] = ignore, /* the stop's own doing */
+		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
+		[SUP_EV_EVIDENCE_DONE] = ignore,
+		[SUP_EV_STOPPED] = stopped,
+		[SUP_EV_CHECK_DONE] = unexpected,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_stopping,
+	},
+	[SUP_CHECKING] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = unexpected,
+		[SUP_EV_STEP] = ignore,
+		[SUP_EV_TASK_EXIT] = ignore,
+		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
+		[SUP_EV_EVIDENCE_DONE] = ignore,
+		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_CHECK_DONE] = check_done,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_idle,
+	},
+	[SUP_RELAUNCHING] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = unexpected,
+		[SUP_EV_STEP] = ignore,
+		[SUP_EV_TASK_EXIT] = ignore,
+		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
+		[SUP_EV_EVIDENCE_DONE] = ignore,
+		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_CHECK_DONE] = ignore,
+		[SUP_EV_READY] = ready,
+		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget_now,
+		[SUP_EV_CANCEL] = cancel_idle,
+	},
+	[SUP_GROUP_TESTING] = {
+		[SUP_EV_PREFLIGHT_OK] = unexpected,
+		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
+		[SUP_EV_LAUNCHED] = unexpected,
+		[SUP_EV_STEP] = ignore,
+		[SUP_EV_TASK_EXIT] = ignore,
+		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
+		[SUP_EV_EVIDENCE_DONE] = ignore,
+		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_CHECK_DONE] = ignore,
+		[SUP_EV_READY] = unexpected,
+		[SUP_EV_SMOKE_RESULT] = smoke_result,
+		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
+		[SUP_EV_CANCEL] = cancel_idle,
+	},
+	[SUP_DONE] = {
+		[SUP_EV_PREFLIGHT_OK] = ignore,
+		[SUP_EV_PREFLIGHT_SHORT] = ignore,
+		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_STEP] = ignore,
+		[SUP_EV_TASK_EXIT] = ignore,
+		[SUP_EV_NODE_LOST] = ignore,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = ignore,
+		[SUP_EV_EVIDENCE_DONE] = ignore,
+		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_CHECK_DONE] = ignore,
+		[SUP_EV_READY] = ignore,
+		[SUP_EV_SMOKE_RESULT] = ignore,
+		[SUP_EV_RESTART_BUDGET_SPENT] = ignore,
+		[SUP_EV_CANCEL] = ignore,
+	},
+	[SUP_FAILED] = {
+		[SUP_EV_PREFLIGHT_OK] = ignore,
+		[SUP_EV_PREFLIGHT_SHORT] = ignore,
+		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_STEP] = ignore,
+		[SUP_EV_TASK_EXIT] = ignore,
+		[SUP_EV_NODE_LOST] = ignore,
+		[SUP_EV_HANG] = ignore,
+		[SUP_EV_SLOW_STEP] = ignore,
+		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HOST_SICK] = ignore,
+		[SUP_EV_EVIDENCE_DONE] = ignore,
+		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_CHECK_DONE] = ignore,
+		[SUP_EV_READY] = ignore,
+		[SUP_EV_SMOKE_RESULT] = ignore,
+		[SUP_EV_RESTART_BUDGET_SPENT] = ignore,
+		[SUP_EV_CANCEL] = ignore,
+	},
+};
+
+bool sup_machine_cell_defined(enum sup_state s, enum sup_event_kind e)
+{
+	return s < SUP_STATE_NR && e < SUP_EVENT_NR && table[s][e];
+}
+
+bool sup_machine_cell_is_noop(enum sup_state s, enum sup_event_kind e)
+{
+	return sup_machine_cell_defined(s, e) && (table[s][e] == ignore || table[s][e] == unexpected);
+}
+
+enum sup_state sup_machine_handle(struct sup_machine *m, const struct sup_event *e,
+				  struct sup_actions *a)
+{
+	sup_handler h = sup_machine_cell_defined(m->state, e->kind) ? table[m->state][e->kind]
+								    : unexpected;
+	m->state = h(m, e, a);
+	return m->state;
+}
+
+/* ---- life cycle ---- */
+
+void sup_machine_init(struct sup_machine *m, unsigned nodes, unsigned max_restarts)
+{
+	memset(m, 0, sizeof(*m));
+	m->state = SUP_PREFLIGHT;
+	m->nodes = nodes;
+	m->max_restarts = max_restarts;
+	m->group_test_after = 2;
+}
+
+void sup_machine_release(struct sup_machine *m)
+{
+	for (size_t i = 0; i < m->nr_hosts; i++) {
+		free(m->hosts[i].name);
+		free(m->hosts[i].reason);
+	}
+	free(m->hosts);
+	strlist_release(&m->suspects);
+	memset(m, 0, sizeof(*m));
+}
+
+void sup_machine_start(struct sup_machine *m, struct sup_actions *a)
+{
+	record(m, a, JOURNAL_RUN_STARTED, NULL);
+	act(a, SUP_ACT_PREFLIGHT);
+}
+
+void sup_machine_resume(struct sup_machine *m, const struct journal_replay *r,
+			struct sup_actions *a)
+{
+	if (!r->found || r->records == 0) {
+		sup_machine_start(m, a);
+		return;
+	}
+	m->resumed = true;
+	m->attempt = r->attempt;
+	m->launched_any = r->started_any;
+	m->restarts = r->restarts;
+	m->has_step = r->has_step;
+	m->last_step = r->last_step;
+	for (size_t i = 0; i < r->nr_excluded; i++) {
+		struct sup_host *h = add_host(m, r->excluded[i].host, SUP_HOST_EXCLUDED);
+		h->role = SUP_HOST_EXCLUDED;
+		free(h->reason);
+		h->reason = xstrdup(r->excluded[i].reason ? r->excluded[i].reason : "vigil: excluded");
+	}
+	if (r->finished) {
+		m->state = !strcmp(r->outcome ? r->outcome : "", "done") ? SUP_DONE : SUP_FAILED;
+		struct sup_action *x = act(a, SUP_ACT_REPORT);
+		x->name = m->state == SUP_DONE ? "done" : "failed";
+		x->text = xstrdup("the run had already ended");
+		return;
+	}
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addf(&t, "resumed from the journal after attempt %u", r->attempt);
+	record_event(m, a, sup_fault_name(SUP_FAULT_RESTART), NULL, t.buf);
+	strbuf_release(&t);
+	if (r->attempt_open) {
+		/* its step may still run: stop it before anything is launched again */
+		m->fault = SUP_FAULT_RESTART;
+		m->step_running = true;
+		struct sup_action *x = act(a, SUP_ACT_STOP_STEP);
+		x->attempt = r->attempt;
+		x->text = dup_or_null(r->step_id);
+		m->state = SUP_STOPPING;
+		return;
+	}
+	m->state = SUP_PREFLIGHT;
+	act(a, SUP_ACT_PREFLIGHT);
+}
+
+/* ---- names ---- */
+
+const char *sup_state_name(enum sup_state s)
+{
+	static const char *const n[] = { "preflight", "launching", "running", "collecting_evidence",
+					 "stopping", "checking", "relaunching", "group_testing",
+					 "done", "failed" };
+	return s < ARRAY_SIZE(n) ? n[s] : "?";
+}
+
+const char *sup_event_name(enum sup_event_kind e)
+{
+	static const char *const n[] = { "preflight_ok", "preflight_short", "launched", "step",
+					 "task_exit", "node_lost", "hang", "slow_step", "slow",
+					 "host_sick", "evidence_done", "stopped", "check_done",
+					 "ready", "smoke_result", "restart_budget_spent", "cancel" };
+	return e < ARRAY_SIZE(n) ? n[e] : "?";
+}
+
+const char *sup_action_name(enum sup_action_kind k)
+{
+	static const char *const n[] = { "preflight", "launch", "stop_step", "collect_stacks",
+					 "run_checks", "drain_host", "replace_host", "group_test",
+					 "wait", "journal", "report" };
+	return k < ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+const char *sup_fault_name(enum sup_fault f)
+{
+	static const char *const n[] = { "none", "crash", "hang", "startup_timeout", "slow",
+					 "sick", "lost", "cancel", "supervisor_restart" };
+	return f < ARRAY_SIZE(n) ? n[f] : "?";
+}
