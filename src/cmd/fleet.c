@@ -156,8 +156,14 @@ static int fleet_check(int argc, char **argv)
 		goto out;
 	}
 	if (!fleet_rows(&f, &list, partition)) {
-		fprintf(stderr, "vigil fleet: no nodes%s%s\n", partition ? " in partition " : "",
-			partition ? partition : "");
+		strbuf_addf(&tmp, "no nodes%s%s", partition ? " in partition " : "",
+			    partition ? partition : "");
+		fprintf(stderr, "vigil fleet: %s\n", tmp.buf);
+		if (json) {
+			/* whoever parses stdout gets JSON whatever went wrong */
+			fleet_json_error(tmp.buf, ret, &out);
+			fwrite(out.buf, 1, out.len, stdout);
+		}
 		goto out;
 	}
 

@@ -293,6 +293,23 @@ TEST(fleet_json_when_slurm_cannot_be_reached)
 	child_release(&c);
 }
 
+/* Slurm answers but lists no node (or none in the partition): --json still gets JSON. */
+TEST(fleet_json_when_there_are_no_nodes)
+{
+	struct fake f;
+	fake_setup(&f, "NodeName=n1 State=IDLE Partitions=gpu\n");
+	const char *args[] = { "--partition", "nope", "--json", NULL };
+	struct child c;
+	fleet(&f, &c, args);
+	CHECK_INT(c.exit_code, 2);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "error"), "no nodes in partition nope");
+	CHECK_INT(json_get(v, "nodes") ? json_get(v, "nodes")->nr : 99, 0);
+	json_free(v);
+	CHECK_CONTAINS(c.err.buf, "no nodes in partition nope");
+	child_release(&c);
+}
+
 /* check --slurm: scontrol's deadline is what is left of --timeout, not slurm.timeout alone. */
 TEST_TIMEOUT(check_slurm_calls_fit_inside_timeout, 60)
 {
