@@ -116,11 +116,11 @@ int journal_open(struct journal *j, const char *path, struct strbuf *err)
 	bool created = true;
 	memset(j, 0, sizeof(*j));
 	j->fd = -1;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == EEXIST) {
 		created = false;
-		/* non-blocking: a FIFO planted there fails (ENXIO) instead of hanging */
-		fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		/* read-write to look at the last byte; non-blocking so a FIFO cannot hang the open */
+		fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	}
 	if (fd < 0) {
 		if (errno == ELOOP)
