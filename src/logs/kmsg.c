@@ -95,35 +95,84 @@ static void parse_one_line(struct kmsg_log *log, const unsigned char *s, size_t 
 	kmsg_parse_message(log, &px, line);
 }
 
-/* Newlines in [p, e): eight bytes at a time. */
-static uint64_t count_nl(const unsigned char *p, const unsigned char *e)
+/*
+ * Line ends in [p, e): every newline, and every run of NULs once (a crash's zero padding is one
+ * line end, however long; prev_nul says whether the byte before p was a NUL, so that a run cut
+ * between two calls is still counted once). Eight bytes at a time.
+ */
+static uint64_t count_eol(const unsigned char *p, const unsigned char *e, bool prev_nul)
 {
 	const uint64_t ones = 0x0101010101010101ULL, nl = ones * '\n', low7 = ones * 0x7f;
+	const uint64_t high = ones * 0x80;
 	uint64_t n = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	while (e - p >= 8) {
-		uint64_t w;
+		uint64_t w, x;
 		memcpy(&w, p, 8);
-		w ^= nl;
-		/* high bit of each byte of t is set iff that byte of w is non-zero */
-		uint64_t t = ((w & low7) + low7) | w;
-		n += (((~t >> 7) & ones) * ones) >> 56;
+		x = w ^ nl;
+		/* high bit of each byte set iff that byte is a newline / a NUL */
+		uint64_t is_nl = ~(((x & low7) + low7) | x) & high;
+		uint64_t is_nul = ~(((w & low7) + low7) | w) & high;
+		/* a NUL starts a run unless the byte before it (one byte lower) is a NUL; NULs
+		 * are rare, and a multiply counts the marks faster than a portable popcount */
+		if (is_nul) {
+			uint64_t before = (is_nul << 8) | (prev_nul ? 0x80 : 0);
+			is_nl |= is_nul & ~before;
+			prev_nul = is_nul >> 63;
+		} else {
+			prev_nul = false;
+		}
+		n += ((is_nl >> 7) * ones) >> 56;
 		p += 8;
 	}
-	while (p < e)
-		n += *p++ == '\n';
+#endif
+	while (p < e) {
+		unsigned char c = *p++;
+		n += c == '\n' || (c == '\0' && !prev_nul);
+		prev_nul = c == '\0';
+	}
 	return n;
 }
 
 /* Find the timestamp of the last line that has one: the log's "now". */
+/*
+ * Line ends: a newline, or a NUL. A crash leaves a saved log with a run of zero bytes where the
+ * page cache was never written, and the lines after the reboot follow the zeros without a
+ * newline of their own: a NUL ends a line too, so a fault after the zeros is a line of its own.
+ */
+static inline bool is_eol(unsigned char c)
+{
+	return c == '\n' || c == '\0';
+}
+
+/* The first line end in [p, e), or NULL. */
+static const unsigned char *eol_fwd(const unsigned char *p, const unsigned char *e)
+{
+	const unsigned char *nl = memchr(p, '\n', (size_t)(e - p));
+	const unsigned char *z = memchr(p, '\0', (size_t)((nl ? nl : e) - p));
+	return z ? z : nl;
+}
+
+/* The last line end in [b, e), or NULL. */
+static const unsigned char *eol_rev(const unsigned char *b, const unsigned char *e)
+{
+	while (e > b) {
+		if (is_eol(e[-1]))
+			return e - 1;
+		e--;
+	}
+	return NULL;
+}
+
 static void find_last_time(struct kmsg_log *log, const unsigned char *b, const unsigned char *end)
 {
 	const unsigned char *e = end;
 	for (int tries = 0; tries < 256 && e > b; tries++) {
-		while (e > b && (e[-1] == '\n' || e[-1] == '\r'))
+		while (e > b && (is_eol(e[-1]) || e[-1] == '\r'))
 			e--;
 		if (e == b)
 			break;
-		const unsigned char *ls = memrchr(b, '\n', (size_t)(e - b));
+		const unsigned char *ls = eol_rev(b, e);
 		ls = ls ? ls + 1 : b;
 		double ts;
 		enum kmsg_timebase tb;
@@ -201,20 +250,22 @@ void kmsg_parse(struct kmsg_log *log, const char *buf, size_t len)
 			p += SCAN_STRIDE;
 			continue;
 		}
-		const unsigned char *ls = p > floor ? memrchr(floor, '\n', (size_t)(p - floor)) : NULL;
+		const unsigned char *ls = p > floor ? eol_rev(floor, p) : NULL;
 		ls = ls ? ls + 1 : floor;
-		const unsigned char *le = memchr(p, '\n', (size_t)(end - p));
+		const unsigned char *le = eol_fwd(p, end);
 		if (!le)
 			le = end;
-		line += count_nl(counted, ls);
+		line += count_eol(counted, ls, counted > b ? counted[-1] == '\0' : log->prev_nul);
 		counted = ls;
 		if (le - ls <= KMSG_LINE_MAX || trigger_within(ls, KMSG_LINE_MAX))
 			parse_one_line(log, ls, (size_t)(le - ls), line + 1);
 		p = floor = le < end ? le + 1 : end;
 	}
-	line += count_nl(counted, end);
-	if (len && b[len - 1] != '\n')
+	line += count_eol(counted, end, counted > b ? counted[-1] == '\0' : log->prev_nul);
+	if (len && !is_eol(b[len - 1]))
 		line++;
+	if (len)
+		log->prev_nul = b[len - 1] == '\0';
 	log->lines = line;
 	log->bytes += len;
 	find_last_time(log, b, end);
@@ -229,18 +280,21 @@ void kmsg_feed(struct kmsg_log *log, const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *nl = (const char *)eol_fwd((const unsigned char *)p,
+						       (const unsigned char *)end);
 		if (log->carry_skip) {
 			/* the rest of a long line whose first part was parsed: not a new line */
 			const char *stop = nl ? nl + 1 : end;
 			log->bytes += (uint64_t)(stop - p);
 			log->carry_skip = !nl;
+			log->prev_nul = nl && *nl == '\0'; /* a NUL run goes on past the skip */
 			p = stop;
 			continue;
 		}
 		if (!log->carry.len && nl) {
 			/* whole lines straight from buf */
-			const char *last = memrchr(nl, '\n', (size_t)(end - nl));
+			const char *last = (const char *)eol_rev((const unsigned char *)nl,
+							       (const unsigned char *)end);
 			kmsg_parse(log, p, (size_t)(last + 1 - p));
 			p = last + 1;
 			continue;

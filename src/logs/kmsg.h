@@ -128,6 +128,7 @@ struct kmsg_log {
 	uint64_t pending_line;
 	struct strbuf carry;         /* kmsg_feed(): the start of a line not yet ended */
 	bool carry_skip;             /* kmsg_feed(): inside a long line already judged */
+	bool prev_nul;               /* the last byte parsed was a NUL (a run of them ends one line) */
 };
 
 void kmsg_log_init(struct kmsg_log *log, const struct kmsg_opts *opts);

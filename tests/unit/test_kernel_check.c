@@ -843,3 +843,34 @@ TEST(kernel_cli_logs_without_evidence_are_unknown)
 	strbuf_release(&sb);
 	strbuf_release(&path);
 }
+
+/* A saved log after a crash: a run of zero bytes where the page cache never reached the disk,
+ * and the next boot's lines right after it, with no newline between. The fault after the zeros
+ * is judged, however long the run (within a read chunk or across chunks). */
+TEST(kernel_cli_fault_after_a_crash_zero_run_fails)
+{
+	const char *tmp = test_tmpdir();
+	static const char head[] = "6,1,1000000,-;Linux version 6.1.0\n";
+	static const char xid[] = "3,100,2000000,-;NVRM: Xid (PCI:0000:9b:00): 79, pid=1, "
+				  "name=python, GPU has fallen off the bus.\n";
+	const size_t runs[] = { 5000, (3u << 20) + 7 };
+	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
+		size_t n = strlen(head) + runs[i] + strlen(xid);
+		char *buf = xcalloc(n, 1);
+		memcpy(buf, head, strlen(head));
+		memcpy(buf + strlen(head) + runs[i], xid, strlen(xid));
+		char rel[32], path[600];
+		snprintf(rel, sizeof(rel), "log%zu", i);
+		test_write_bytes(tmp, rel, buf, n);
+		free(buf);
+		snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+		const char *args[] = { "check", "--only", "kernel", "--kernel-log", path, "--reason",
+				       NULL };
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		CHECK_MSG(c.exit_code == 1, "%zu zero bytes: exit %d: %s", runs[i], c.exit_code,
+			  c.out.buf);
+		CHECK_CONTAINS(c.out.buf, "Xid 79");
+		child_release(&c);
+	}
+}

@@ -467,8 +467,10 @@ TEST(kmsg_garbage_nul_and_huge_lines)
 		for (const char *p = ev->name; *p; p++)
 			CHECK((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f);
 		if (ev->kind == KMSG_XID && ev->num == 48 && !strcmp(ev->bdf, "0000:02:00.0")) {
+			/* a NUL ends a line (a crash's zero padding): the Xid after one is its own
+			 * line, and its text stops at the next */
 			CHECK_STR(ev->name, "??");
-			CHECK_STR(ev->text, "DBE tail");
+			CHECK_STR(ev->text, "DBE");
 			saw48 = true;
 		}
 		if (ev->kind == KMSG_XID && ev->num == 79) {
