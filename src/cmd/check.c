@@ -402,6 +402,22 @@ int cmd_check(int argc, char **argv)
 			check_deep(&a, &rep);
 	}
 	report_finish(&rep);
+	if (a.prom) {
+		/* Whoever reads the file cannot be told this verdict: an "output" result says so,
+		 * and the verdict printed (and the exit status) become "could not tell" unless the
+		 * host is unhealthy anyway (docs/vigil-check.1, EXIT STATUS). */
+		struct strbuf prom = STRBUF_INIT;
+		report_prom(&rep, &prom);
+		if (prom_write_atomic(a.prom, &prom, &err) < 0) {
+			fprintf(stderr, "vigil check: --prom: %s\n", err.buf);
+			struct check_result *r = report_add(&rep, "output");
+			result_add(r, STATUS_UNKNOWN, ACTION_INVESTIGATE, "prom_not_written", a.prom,
+				   "--prom: %s", err.buf);
+			result_finish(r);
+			report_finish(&rep);
+		}
+		strbuf_release(&prom);
+	}
 	ret = verdict_exit_code(rep.verdict);
 
 	if (a.npd) {
@@ -416,18 +432,6 @@ int cmd_check(int argc, char **argv)
 		report_table(&rep, &out, color_enabled(a.color, 1), a.verbose);
 	}
 	fwrite(out.buf, 1, out.len, stdout);
-	if (a.prom) {
-		struct strbuf prom = STRBUF_INIT;
-		report_prom(&rep, &prom);
-		/* The verdict printed stands; a healthy one cannot be trusted by whoever reads the
-		 * file, so it becomes "could not tell" (docs/vigil-check.1, EXIT STATUS). */
-		if (prom_write_atomic(a.prom, &prom, &err) < 0) {
-			fprintf(stderr, "vigil check: --prom: %s\n", err.buf);
-			if (ret == EXIT_HEALTHY)
-				ret = a.npd ? 2 : EXIT_UNKNOWN;
-		}
-		strbuf_release(&prom);
-	}
 	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
 		ret = EXIT_UNKNOWN;
 	if (a.slurm)
