@@ -192,8 +192,15 @@ static void log_cycle(void *arg, const struct report *rep, bool changed)
 {
 	struct log_state *ls = arg;
 	struct agent *ag = ls->ag;
-	if (changed)
-		fprintf(stderr, "vigil agent: %s: %s\n", verdict_name(rep->verdict), rep->reason);
+	if (changed) {
+		/* the reason names the verdict itself ("healthy (1 warning)", "unknown: ...")
+		 * except when unhealthy ("kernel: Xid 79 ...") */
+		const char *v = verdict_name(rep->verdict);
+		if (starts_with(rep->reason, v))
+			fprintf(stderr, "vigil agent: %s\n", rep->reason);
+		else
+			fprintf(stderr, "vigil agent: %s: %s\n", v, rep->reason);
+	}
 	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
 		bool failing = !ag->write_ok[i];
 		if (failing && !ls->failing[i])

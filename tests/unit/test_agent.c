@@ -795,3 +795,30 @@ TEST(agent_daemon_serves_and_stops_on_sigterm)
 	strbuf_release(&listen);
 	strbuf_release(&body);
 }
+
+/* The journal line names the verdict once: "healthy (...)", "unknown: ...", never twice. */
+TEST(agent_journal_line_says_the_verdict_once)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	strbuf_addf(&state, "%s/state", dir);
+	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
+	test_mkdir(dir, "root/sys");
+	const char *args[] = { "agent", "--once", "--only", "kernel", "--root", root.buf,
+			       "--state-dir", state.buf, "--listen", "off", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "vigil agent: healthy");
+	CHECK_NOT_CONTAINS(c.err.buf, "healthy: healthy");
+	child_release(&c);
+	test_write(dir, "root/dev/kmsg", "");
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "vigil agent: unknown: kernel: ");
+	CHECK_NOT_CONTAINS(c.err.buf, "unknown: unknown");
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&state);
+}
