@@ -220,6 +220,7 @@ int agent_cycle(struct agent *a)
 	if (a->set.state_dir) {
 		strbuf_reset(&buf);
 		pthread_mutex_lock(&a->lock);
+		a->latest.interval_s = a->set.interval_s;
 		report_json(&a->latest, &buf, true);
 		pthread_mutex_unlock(&a->lock);
 		agent_cache_path(&p, a->set.state_dir);

@@ -30,6 +30,8 @@ int report_from_json_text(const char *text, size_t len, struct report *rep, stru
 	rep->time = ts;
 	if (json_get_number(v, "duration_ms", &dur) && dur >= 0)
 		rep->duration_ms = (uint64_t)dur;
+	if (json_get_number(v, "agent_interval_s", &dur) && dur > 0 && dur < 1e7)
+		rep->interval_s = dur;
 	for (size_t i = 0; i < checks->nr; i++) {
 		const char *name = json_get_string(checks->items[i], "name");
 		if (!name) {
@@ -60,7 +62,7 @@ void agent_cache_stand_in(struct report *rep, const char *host, double now, cons
 }
 
 int agent_cache_load(const char *state_dir, const char *host, double now, double max_age_s,
-		     struct report *rep)
+		     double default_interval_s, struct report *rep)
 {
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT, why = STRBUF_INIT;
 	int ret = 1;
@@ -84,6 +86,10 @@ int agent_cache_load(const char *state_dir, const char *host, double now, double
 		goto stand_in;
 	}
 	double age = now - rep->time;
+	/* three of the intervals of the agent that wrote it: an agent run with --interval 5 that
+	 * died is stale after 15 s, not after three configured (default) intervals */
+	if (max_age_s <= 0)
+		max_age_s = 3 * (rep->interval_s > 0 ? rep->interval_s : default_interval_s);
 	if (age > max_age_s || age < -60) {
 		if (age > 0)
 			strbuf_addf(&why, "cached result %.0f s old (limit %.0f s): agent not running?",

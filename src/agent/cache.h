@@ -22,9 +22,11 @@ void agent_cache_path(struct strbuf *out, const char *state_dir);
 int report_from_json_text(const char *text, size_t len, struct report *rep, struct strbuf *err);
 
 /* Load STATE_DIR's cache into rep (report_init'ed by this call). Returns 0 when the cached
- * report is fresh (at most max_age_s old at now), 1 when rep is the unknown stand-in. */
+ * report is fresh (at most max_age_s old at now; max_age_s 0: three times the interval the
+ * agent recorded in it, or default_interval_s when it recorded none), 1 when rep is the
+ * unknown stand-in. */
 int agent_cache_load(const char *state_dir, const char *host, double now, double max_age_s,
-		     struct report *rep);
+		     double default_interval_s, struct report *rep);
 
 /* Turn rep into the unknown stand-in: one "agent" result, unknown, with why. */
 void agent_cache_stand_in(struct report *rep, const char *host, double now, const char *why);

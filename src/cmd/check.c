@@ -195,13 +195,17 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 /* The cached verdict: agent.max-age seconds, by default three agent intervals. */
 static int load_cached(struct check_args *a, struct report *rep, struct strbuf *err)
 {
-	double interval, max_age;
-	if (config_get_double(&a->he.cfg, "agent", "interval", 60, &interval, err) < 0 ||
-	    config_get_double(&a->he.cfg, "agent", "max-age", 3 * interval, &max_age, err) < 0)
+	double interval, max_age = 0;
+	if (config_get_double(&a->he.cfg, "agent", "interval", 60, &interval, err) < 0)
 		return -1;
-	if (max_age <= 0)
-		return error_set(err, "agent.max-age wants a positive number of seconds");
-	agent_cache_load(a->he.state_dir, a->he.host, wall_seconds(), max_age, rep);
+	/* unset: three intervals of the agent that wrote the cache (it records its own) */
+	if (config_get(&a->he.cfg, "agent", "max-age")) {
+		if (config_get_double(&a->he.cfg, "agent", "max-age", 0, &max_age, err) < 0)
+			return -1;
+		if (max_age <= 0)
+			return error_set(err, "agent.max-age wants a positive number of seconds");
+	}
+	agent_cache_load(a->he.state_dir, a->he.host, wall_seconds(), max_age, interval, rep);
 	return 0;
 }
 

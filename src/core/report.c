@@ -300,6 +300,10 @@ void report_json(const struct report *r, struct strbuf *out, bool pretty)
 	report_json_verdict(&w, r);
 	json_key(&w, "duration_ms");
 	json_uint(&w, r->duration_ms);
+	if (r->interval_s > 0) {
+		json_key(&w, "agent_interval_s");
+		json_double(&w, r->interval_s);
+	}
 	json_key(&w, "checks");
 	json_open_array(&w);
 	for (size_t i = 0; i < r->nr; i++)

@@ -18,6 +18,7 @@ struct report {
 	char *host;
 	double time; /* wall-clock seconds at the start */
 	uint64_t duration_ms;
+	double interval_s; /* the agent's interval when an agent ran it (0: not known) */
 	struct check_result *results;
 	size_t nr, alloc;
 	enum verdict verdict;

@@ -822,3 +822,40 @@ TEST(agent_journal_line_says_the_verdict_once)
 	strbuf_release(&root);
 	strbuf_release(&state);
 }
+
+/* check --cached: three of the intervals the agent that wrote the cache recorded, so that an
+ * agent run with --interval 5 that died is stale after 15 s, not 180. */
+TEST(agent_cached_age_limit_follows_the_agents_own_interval)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, path = STRBUF_INIT, js = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", dir);
+	CHECK(mkdir_p(state.buf, 0755, &err) == 0);
+	agent_cache_path(&path, state.buf);
+	const char *args[] = { "check", "--cached", "--state-dir", state.buf, "--reason", NULL };
+	for (int with_interval = 1; with_interval >= 0; with_interval--) {
+		struct report rep;
+		report_init(&rep, "h", wall_seconds() - 20);
+		result_add(report_add(&rep, "kernel"), STATUS_OK, ACTION_NONE, "summary", "", "ok");
+		rep.results[0].status = STATUS_OK;
+		rep.interval_s = with_interval ? 5 : 0;
+		report_finish(&rep);
+		strbuf_reset(&js);
+		report_json(&rep, &js, false);
+		report_release(&rep);
+		CHECK(write_file(path.buf, js.buf, js.len, true, &err) == 0);
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		if (with_interval) {
+			CHECK_INT(c.exit_code, 3);
+			CHECK_CONTAINS(c.out.buf, "(limit 15 s)");
+		} else {
+			CHECK_INT(c.exit_code, 0); /* 20 s is within 3 x the default 60 s */
+		}
+		child_release(&c);
+	}
+	strbuf_release(&state);
+	strbuf_release(&path);
+	strbuf_release(&js);
+	strbuf_release(&err);
+}
