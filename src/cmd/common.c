@@ -73,9 +73,18 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		}
 	} else {
 		/* fsroot_read_attr(): inside the root, 4 KiB at most, a FIFO does not block */
-		if (he->root && fsroot_read_attr(&he->fs, "/etc/hostname", &sb, NULL) == READ_OK &&
-		    sb.len) {
+		int r = he->root ? fsroot_read_attr(&he->fs, "/etc/hostname", &sb, err) : -1;
+		if (he->root && r == READ_OK && sb.len) {
 			he->host_buf = host_name_safe(sb.buf, sb.len, "etc/hostname under the root");
+		} else if (he->root) {
+			/* a fixture names its own host or none: never this machine's name, which
+			 * would pick this machine's [section "host"] configuration */
+			if (r != READ_MISSING)
+				fprintf(stderr, "vigil: warning: no host name from etc/hostname under "
+						"the root (%s); using 'unknown-host'\n",
+					r == READ_OK || r == READ_TRUNCATED ? "empty or too long" : err->buf);
+			strbuf_reset(err);
+			he->host_buf = xstrdup("unknown-host");
 		} else {
 			char hn[HOST_NAME_READ] = "";
 			if (gethostname(hn, sizeof(hn) - 1) < 0 || !hn[0])

@@ -111,3 +111,22 @@ TEST(slurmd_nodename_that_is_no_host_name_refuses_the_slurm_action)
 	strbuf_release(&log);
 	strbuf_release(&longname);
 }
+
+/* Under --root, a fixture without a usable etc/hostname is "unknown-host", never this machine's
+ * name (which would pick this machine's [section "host"] configuration). */
+TEST(root_without_hostname_is_unknown_host_not_this_machine)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT;
+	strbuf_addf(&root, "%s/r", tmp);
+	test_write(root.buf, "dev/kmsg", TEST_KMSG_CLEAN);
+	test_mkdir(root.buf, "sys");
+	const char *args[] = { "check", "--root", root.buf, "--only", "kernel", "--json", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "host"), "unknown-host");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&root);
+}
