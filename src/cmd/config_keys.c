@@ -109,7 +109,8 @@ const struct config_key config_keys_fixed[] = {
 	{ "agent.jitter", CONFIG_SECONDS, 0, WEEK, 0, NULL, "agent",
 	  "random +- seconds on each interval (default interval/10)" },
 	{ "agent.max-age", CONFIG_SECONDS, 1, WEEK, 0, NULL, "agent check",
-	  "seconds after which the kept result is unknown (default three intervals)" },
+	  "seconds after which the kept result is unknown (default three of the intervals the "
+	  "agent recorded)" },
 	{ "agent.timeout", CONFIG_SECONDS, 1, WEEK, 0, NULL, "agent",
 	  "deadline of one cycle of checks (default 30)" },
 	{ "agent.escalate-after", CONFIG_COUNT, 0, 1000, 0, NULL, "agent",
