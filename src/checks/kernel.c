@@ -115,7 +115,9 @@ static int check_evidence(const struct kmsg_log *log, const struct kmsg_read *rd
 	else
 		strbuf_addstr(&sb, "does not look like a kernel log: ");
 	add_name(&sb, name);
-	if (!rd->done)
+	if (!rd->done && rd->pipe)
+		strbuf_addstr(&sb, " (a pipe whose writer wrote nothing)");
+	else if (!rd->done)
 		strbuf_addstr(&sb, " (a 'dmesg' without root privileges writes nothing)");
 	else if (rd->all_zero)
 		strbuf_addf(&sb, " (%llu bytes)", (unsigned long long)rd->done);

@@ -189,6 +189,7 @@ struct kmsg_read {
 	uint64_t deadline_ms; /* stop when mono_ms() reaches this; 0 means no deadline */
 	/* out */
 	bool device;          /* it was a kmsg device */
+	bool pipe;            /* it was a FIFO or a pipe (nothing read: its writer wrote nothing) */
 	bool complete;        /* read to its end */
 	uint64_t size;        /* a regular file's size when opened, else 0 */
 	uint64_t done;        /* bytes read */

@@ -73,7 +73,7 @@ static void look(struct kmsg_read *rd, const char *p, size_t n)
 
 static void read_init(struct kmsg_read *rd)
 {
-	rd->device = rd->complete = false;
+	rd->device = rd->pipe = rd->complete = false;
 	rd->size = rd->done = rd->sample = rd->sample_ctl = 0;
 	rd->all_zero = true;
 	rd->head[0] = 0;
@@ -164,6 +164,7 @@ int kmsg_read_fd(int fd, const char *name, struct kmsg_log *log, struct kmsg_rea
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
 		return error_set(err, "cannot read '%s': %s", name, strerror(errno));
+	rd->pipe = S_ISFIFO(st.st_mode);
 	/* a kmsg device after all (a device node in a fixture, --kernel-log /dev/kmsg) */
 	if (S_ISCHR(st.st_mode))
 		return read_device(fd, name, log, rd, err);

@@ -5,6 +5,7 @@
  * zero-filled and non-log files).
  */
 #include "../harness.h"
+#include <sys/stat.h>
 #include "../../src/checks/kernel.h"
 #include "../../src/logs/xid.h"
 #include "../../src/lib/fileio.h"
@@ -873,4 +874,19 @@ TEST(kernel_cli_fault_after_a_crash_zero_run_fails)
 		CHECK_CONTAINS(c.out.buf, "Xid 79");
 		child_release(&c);
 	}
+}
+
+/* A FIFO given as the kernel log whose writer wrote nothing: unknown, and said as it is. */
+TEST(kernel_cli_empty_pipe_is_unknown_and_said_so)
+{
+	char path[600];
+	snprintf(path, sizeof(path), "%s/klog", test_tmpdir());
+	CHECK(mkfifo(path, 0600) == 0);
+	const char *args[] = { "check", "--only", "kernel", "--kernel-log", path, "--json", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "a pipe whose writer wrote nothing");
+	CHECK_NOT_CONTAINS(c.out.buf, "dmesg");
+	child_release(&c);
 }
