@@ -134,6 +134,10 @@ bool parse_double(const char *s, double *out)
 	char *end;
 	if (!s || !*s)
 		return false;
+	/* decimal only: strtod's hex floats ("0x10"), "inf" and "nan" are not numbers a person
+	 * writes for seconds, percentages or floors */
+	if (strpbrk(s, "xXpPnNiI"))
+		return false;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || !isfinite(v))

@@ -43,7 +43,7 @@ bool ends_with(const char *s, const char *suffix);
 /* Parse a whole decimal/0x number; false on junk, overflow or empty. */
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_i64(const char *s, int64_t *out);
-bool parse_double(const char *s, double *out);
+bool parse_double(const char *s, double *out); /* decimal only: no hex float, inf or nan */
 /* Parse "true/false/yes/no/on/off/1/0"; -1 if not a boolean. */
 int parse_bool(const char *s);
 

@@ -47,3 +47,19 @@ TEST(fleet_table_neutralises_escapes_from_slurm_and_nodes)
 	free(row.reason);
 	free(row.slurm_error);
 }
+
+/* Seconds, floors and percentages are decimal: a hex float, inf or nan is refused. */
+TEST(numbers_are_decimal_only)
+{
+	double d;
+	CHECK(parse_double("1.5", &d) && d == 1.5);
+	CHECK(parse_double("2e1", &d) && d == 20);
+	CHECK(!parse_double("0x10", &d));
+	CHECK(!parse_double("inf", &d));
+	CHECK(!parse_double("nan", &d));
+	const char *args[] = { "check", "--timeout", "0x10", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+}
