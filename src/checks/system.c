@@ -532,6 +532,17 @@ void system_evaluate(const struct system_readings *r, const struct system_option
 	eval_cpus(r, opt, res, &ok, &median);
 	eval_swap(r, opt, res, &ok, &missing);
 	eval_memory(r, opt, res, &ok, &missing);
+	if (missing.len) {
+		/* what was not there to read is said where a person reads, not only in details */
+		struct strbuf list = STRBUF_INIT;
+		for (const char *p = missing.buf; *p; p++)
+			if (p[0] == ';' && p[1] == ' ')
+				strbuf_addch(&list, ',');
+			else
+				strbuf_addch(&list, *p);
+		part(&ok, "not read (absent): %s", list.buf);
+		strbuf_release(&list);
+	}
 
 	struct finding *f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "", "%s",
 				       ok.len ? ok.buf : "nothing else to report");

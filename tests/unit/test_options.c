@@ -63,3 +63,18 @@ TEST(numbers_are_decimal_only)
 	CHECK_INT(c.exit_code, 2);
 	child_release(&c);
 }
+
+/* A fixture without /proc/swaps and /proc/meminfo: the system check's summary says so. */
+TEST(system_summary_names_what_was_absent)
+{
+	const char *tmp = test_tmpdir();
+	test_mkdir(tmp, "r/sys");
+	test_mkdir(tmp, "r/proc");
+	char root[600];
+	snprintf(root, sizeof(root), "%s/r", tmp);
+	const char *args[] = { "check", "--root", root, "--only", "system", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_CONTAINS(c.out.buf, "not read (absent): /proc/swaps, /proc/meminfo");
+	child_release(&c);
+}
