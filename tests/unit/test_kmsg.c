@@ -409,8 +409,8 @@ TEST(kmsg_triggers_at_every_alignment)
 		"nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 20009, Non-fatal, Link 28",
 		"python3 invoked oom-killer: gfp_mask=0x0",
 		"Out of memory: Killed process 1 (a)",
-		"mlx5_core 0000:3b:00.0: 1 Gb/s available PCIe bandwidth, limited by 8.0 GT/s "
-		"PCIe x8 link at 0000:3a:00.0 (capable of 2 Gb/s with 16.0 GT/s PCIe x16 link)",
+		("mlx5_core 0000:3b:00.0: 1 Gb/s available PCIe bandwidth, limited by 8.0 GT/s "
+		 "PCIe x8 link at 0000:3a:00.0 (capable of 2 Gb/s with 16.0 GT/s PCIe x16 link)"),
 		"INFO: task a:1 blocked for more than 120 seconds.",
 		"Linux version 6.8.0",
 		"mlx5_core 0000:0c:00.0 ib0: Link down",
