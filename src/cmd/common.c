@@ -4,6 +4,7 @@
 #include "../sys/fsroot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,31 @@ static char *host_name_safe(const char *s, size_t len, const char *from)
 	fprintf(stderr, "vigil: warning: the host name from %s is not a valid host name "
 			"(%s); using '%s'\n", from, why, sb.buf);
 	return strbuf_detach(&sb, NULL);
+}
+
+/* The configuration under the root: 0 (loaded, or there is none), or -1 with *err. */
+static int load_root_config(struct host_env *he, const char *name, struct strbuf *err)
+{
+	struct stat st;
+	char self[64];
+	int pfd = fsroot_open(&he->fs, "/etc/vigil/vigil.conf", O_PATH | O_CLOEXEC);
+	if (pfd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return error_set(err, "cannot read '%s': %s", name, strerror(errno));
+	}
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return error_set(err, "'%s' is not a regular file", name);
+	}
+	/* reopen the file found, not the name: /proc/self/fd/N is this very inode */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	int fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int e = errno;
+	close(pfd);
+	if (fd < 0)
+		return error_set(err, "cannot read '%s': %s", name, strerror(e));
+	return config_load_fd(&he->cfg, fd, name, err);
 }
 
 int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
@@ -101,9 +127,12 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		if (config_load_file(&he->cfg, he->config_path, false, err) < 0)
 			goto out;
 	} else {
-		/* resolved inside the root: a planted link must not load this host's files */
-		int rr = fsroot_resolve(&he->fs, "/etc/vigil/vigil.conf", &sb, err);
-		if (rr < 0 || (rr == READ_OK && config_load_file(&he->cfg, sb.buf, true, err) < 0))
+		/* found inside the root once (O_PATH: nothing is opened for reading yet, so a
+		 * device planted there does not start anything), looked at, then read through
+		 * that very file: neither a planted link nor one swapped in later loads this
+		 * host's files */
+		fsroot_path(&he->fs, &sb, "/etc/vigil/vigil.conf");
+		if (load_root_config(he, sb.buf, err) < 0)
 			goto out;
 	}
 	for (size_t i = 0; i < nr_sets; i++)

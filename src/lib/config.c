@@ -212,22 +212,11 @@ static bool plain_or_null(const struct stat *st)
 	return S_ISREG(st->st_mode) || (S_ISCHR(st->st_mode) && st->st_rdev == makedev(1, 3));
 }
 
-int config_load_file(struct config *cfg, const char *path, bool missing_ok, struct strbuf *err)
+int config_load_fd(struct config *cfg, int fd, const char *path, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;
 	struct stat st;
 	int r = -1;
-	/* Look before opening: opening some devices does something (a watchdog starts counting). */
-	if (stat(path, &st) == 0 && !plain_or_null(&st))
-		return error_set(err, "'%s' is not a regular file", path);
-	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it matters if
-	 * one takes the file's place between the look and the open. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		if ((errno == ENOENT || errno == ENOTDIR) && missing_ok)
-			return 1;
-		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
-	}
 	if (fstat(fd, &st) < 0) {
 		error_set(err, "cannot read '%s': %s", path, strerror(errno));
 		goto out;
@@ -254,6 +243,23 @@ out:
 	close(fd);
 	strbuf_release(&text);
 	return r < 0 ? -1 : 0;
+}
+
+int config_load_file(struct config *cfg, const char *path, bool missing_ok, struct strbuf *err)
+{
+	struct stat st;
+	/* Look before opening: opening some devices does something (a watchdog starts counting). */
+	if (stat(path, &st) == 0 && !plain_or_null(&st))
+		return error_set(err, "'%s' is not a regular file", path);
+	/* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer; it matters if
+	 * one takes the file's place between the look and the open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		if ((errno == ENOENT || errno == ENOTDIR) && missing_ok)
+			return 1;
+		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
+	}
+	return config_load_fd(cfg, fd, path, err);
 }
 
 int config_set(struct config *cfg, const char *a, struct strbuf *err)

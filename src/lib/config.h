@@ -62,6 +62,9 @@ int config_parse(struct config *cfg, const char *text, size_t len, const char *n
  * read (opened non-blocking, so that not even the open waits on a FIFO's writer).
  */
 int config_load_file(struct config *cfg, const char *path, bool missing_ok, struct strbuf *err);
+/* The same from an open descriptor (closed here; path names it in messages): the reader that
+ * opened it inside a root (fsroot_open) knows no swap between resolving and opening happened. */
+int config_load_fd(struct config *cfg, int fd, const char *path, struct strbuf *err);
 /* Add one "section.key=value" setting (from the command line). */
 int config_set(struct config *cfg, const char *assignment, struct strbuf *err);
 

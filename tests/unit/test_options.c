@@ -1,6 +1,8 @@
 /* test_options.c: every command's --timeout follows the one rule for seconds (exit 2, the range). */
 #include "../harness.h"
 #include "../../src/slurm/fleet.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 TEST(every_timeout_option_refuses_a_tiny_or_zero_deadline)
 {
@@ -76,5 +78,55 @@ TEST(system_summary_names_what_was_absent)
 	struct child c;
 	test_run_vigil(&c, args, NULL);
 	CHECK_CONTAINS(c.out.buf, "not read (absent): /proc/swaps, /proc/meminfo");
+	child_release(&c);
+}
+
+/* A fixture without dev/kmsg: the kernel check examined nothing, so it is unknown, never a
+ * healthy "skipped". */
+TEST(kernel_on_a_root_without_kmsg_is_unknown)
+{
+	const char *tmp = test_tmpdir();
+	test_mkdir(tmp, "r/sys");
+	char root[600];
+	snprintf(root, sizeof(root), "%s/r", tmp);
+	const char *args[] = { "check", "--root", root, "--only", "kernel", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "the kernel log was not examined");
+	CHECK_CONTAINS(c.out.buf, "verdict: unknown");
+	child_release(&c);
+}
+
+/* vigil.conf under the root: read through the file found inside the root; a link out of it
+ * reads nothing of this host, a FIFO is refused, a file there is read. */
+TEST(root_config_is_read_inside_the_root)
+{
+	const char *tmp = test_tmpdir();
+	char root[600], conf[700];
+	snprintf(root, sizeof(root), "%s/r", tmp);
+	snprintf(conf, sizeof(conf), "%s/etc/vigil/vigil.conf", root);
+	test_write(root, "dev/kmsg", TEST_KMSG_CLEAN);
+	test_write(tmp, "outside.conf", "[gpu]\n\tcuont = 8\n");
+	test_mkdir(root, "etc/vigil");
+	char outside[700];
+	snprintf(outside, sizeof(outside), "%s/outside.conf", tmp);
+	CHECK(symlink(outside, conf) == 0);
+	const char *args[] = { "check", "--root", root, "--only", "kernel", "--reason", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf); /* not loaded */
+	child_release(&c);
+	unlink(conf);
+	CHECK(mkfifo(conf, 0600) == 0);
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "is not a regular file");
+	child_release(&c);
+	unlink(conf);
+	test_write(root, "etc/vigil/vigil.conf", "[gpu]\n\tcuont = 8\n");
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "unknown key 'gpu.cuont'");
 	child_release(&c);
 }
