@@ -97,8 +97,8 @@ static void add_name(struct strbuf *sb, const char *s)
  * without root writes an empty file), only zero bytes (a file preallocated and never written),
  * or text or data without one time stamp or kernel message (a wrong file). A real log with a
  * crash's zero-filled block still has its stamped lines and is read as usual. An empty dev/kmsg
- * in a fixture root is no evidence either ('vigil gather' without root copies nothing): a
- * fixture for other checks leaves dev/kmsg out and the kernel check says it was skipped.
+ * in a fixture root is no evidence either ('vigil gather' without root copies nothing), nor
+ * is a fixture without one (kernel_evaluate: unknown); fixtures for other checks use --only.
  * 0 when the log is evidence, else -1 with *err naming the file.
  */
 static int check_evidence(const struct kmsg_log *log, const struct kmsg_read *rd,
