@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""tiny_ddp.py: the real training job that vigil's end-to-end tests supervise (issue 9).
+
+A small deterministic model trained with torch.distributed (gloo, CPU only, env:// init) and
+DDP, following the resume contract of docs/SUPERVISOR.md: VIGIL_ATTEMPT > 0 (or --resume) resumes
+from the latest checkpoint, and the loss after a resume equals an undisturbed run's bit for bit.
+That holds because nothing carries over between steps except what the checkpoint holds (model,
+optimizer, step, RNG state): the batch of step N is a pure function of (seed, N, rank).
+
+Output, one line per step on every rank (flushed): `step N loss X`, X the loss averaged over the
+ranks, so every rank prints the same line; at the end `final loss X`. X is printed with repr()
+(17 significant digits: equal strings mean equal doubles). Rank 0 also appends
+{"step": N, "loss": X, "tokens": T} to $VIGIL_STEP_FILE when it is set, and writes the
+checkpoints (tmp file + fsync + os.replace, so a kill never leaves a torn one).
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+IN, HIDDEN, BATCH = 16, 32, 32
+CKPT_NAME = "ckpt.pt"
+
+
+def say(line):
+    # One write per line: ranks that share a pipe never interleave within a line.
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description="tiny deterministic DDP trainer (vigil tests)")
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--ckpt-every", type=int, default=10)
+    p.add_argument("--ckpt-dir", default=None,
+                   help="default: $VIGIL_RUN_DIR/ckpt, else ./ckpt")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--step-sleep", type=float, default=0.0,
+                   help="seconds to sleep after each step (to be interrupted)")
+    p.add_argument("--resume", action="store_true",
+                   help="resume from the latest checkpoint (implied by VIGIL_ATTEMPT > 0)")
+    return p.parse_args()
+
+
+def make_model(seed):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(IN, HIDDEN), torch.nn.Tanh(),
+                               torch.nn.Linear(HIDDEN, 1))
+
+
+def batch(seed, step, rank):
+    # Why a fresh generator per (seed, step, rank): the data of a step must not depend on how
+    # many steps this process ran before, or a resumed run would see other data.
+    g = torch.Generator()
+    g.manual_seed((seed * 1000003 + step * 8191 + rank) % (2**63))
+    tg = torch.Generator()
+    tg.manual_seed(seed)
+    w_true = torch.randn(IN, 1, generator=tg)
+    x = torch.randn(BATCH, IN, generator=g)
+    y = torch.tanh(x @ w_true) + 0.01 * torch.randn(BATCH, 1, generator=g)
+    return x, y
+
+
+def save_checkpoint(ckpt_dir, model, opt, step):
+    os.makedirs(ckpt_dir, exist_ok=True)
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+             "rng": torch.get_rng_state()}
+    path = os.path.join(ckpt_dir, CKPT_NAME)
+    tmp = path + ".tmp.%d" % os.getpid()
+    with open(tmp, "wb") as f:
+        torch.save(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(ckpt_dir, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(1)  # deterministic and polite on shared CPUs
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    attempt = int(os.environ.get("VIGIL_ATTEMPT", "0") or "0")
+    ckpt_dir = args.ckpt_dir
+    if not ckpt_dir:
+        run_dir = os.environ.get("VIGIL_RUN_DIR")
+        ckpt_dir = os.path.join(run_dir, "ckpt") if run_dir else "ckpt"
+    resume = args.resume or attempt > 0
+
+    dist.init_process_group(backend="gloo", init_method="env://", rank=rank, world_size=world)
+
+    model = make_model(args.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    start = 0
+    # Rank 0 reads the checkpoint and hands it to the others, so only rank 0's host needs it
+    # (the checkpoint directory need not be shared between nodes).
+    box = [None]
+    if resume and rank == 0:
+        path = os.path.join(ckpt_dir, CKPT_NAME)
+        if os.path.exists(path):
+            box[0] = torch.load(path)
+            say("resume from %s at step %d" % (path, box[0]["step"]))
+        else:
+            say("resume: no checkpoint at %s, starting at step 0" % path)
+    if resume and world > 1:
+        dist.broadcast_object_list(box, src=0)
+    if box[0] is not None:
+        model.load_state_dict(box[0]["model"])
+        opt.load_state_dict(box[0]["optimizer"])
+        torch.set_rng_state(box[0]["rng"])
+        start = box[0]["step"]
+        if rank != 0:
+            say("resume at step %d" % start)
+
+    ddp = DDP(model)
+    step_file = os.environ.get("VIGIL_STEP_FILE") if rank == 0 else None
+    loss_f = torch.nn.MSELoss()
+    loss_val = float("nan")
+    for step in range(start + 1, args.steps + 1):
+        x, y = batch(args.seed, step, rank)
+        opt.zero_grad()
+        loss = loss_f(ddp(x), y)
+        loss.backward()
+        opt.step()
+        avg = loss.detach().clone()
+        dist.all_reduce(avg, op=dist.ReduceOp.SUM)
+        loss_val = avg.item() / world
+        say("step %d loss %r" % (step, loss_val))
+        if step_file:
+            with open(step_file, "a") as f:
+                f.write(json.dumps({"step": step, "loss": loss_val,
+                                    "tokens": step * BATCH * world}) + "\n")
+        if rank == 0 and args.ckpt_every > 0 and step % args.ckpt_every == 0:
+            save_checkpoint(ckpt_dir, model, opt, step)
+        if args.step_sleep > 0:
+            time.sleep(args.step_sleep)
+    dist.barrier()
+    say("final loss %r" % loss_val)
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
