@@ -5,9 +5,10 @@
 
 Each rank gets MASTER_ADDR=127.0.0.1, MASTER_PORT (a free port, or $MASTER_PORT), WORLD_SIZE,
 RANK and LOCAL_RANK; everything else of the environment (VIGIL_*) is passed through. Like
-torchrun, the first rank that fails makes the launcher kill the others (SIGKILL to their process
-groups) and exit with that rank's status; a signal to the launcher (SIGTERM, SIGINT) is passed on
-to the ranks. Prints `launch_local: rank R pid P` on stderr for each rank.
+torchrun, the first rank that fails makes the launcher kill the others (SIGKILL) and exit with
+that rank's status; a signal to the launcher (SIGTERM, SIGINT) is passed on to the ranks. The
+ranks share the launcher's process group, so killing that group kills them all. Prints
+`launch_local: rank R pid P` on stderr for each rank.
 """
 import argparse
 import os
@@ -39,7 +40,7 @@ def main():
         for pr in procs:
             if pr.poll() is None:
                 try:
-                    os.killpg(pr.pid, sig)
+                    pr.send_signal(sig)
                 except ProcessLookupError:
                     pass
 
@@ -51,8 +52,9 @@ def main():
     for r in range(a.nproc):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port,
                    WORLD_SIZE=str(a.nproc), RANK=str(r), LOCAL_RANK=str(r))
-        # Each rank in a process group of its own: killing a rank kills what it started too.
-        procs.append(subprocess.Popen(cmd, env=env, start_new_session=True))
+        # The ranks stay in the launcher's process group: whoever kills that group (vigil's
+        # child layer does) kills every rank with it.
+        procs.append(subprocess.Popen(cmd, env=env))
         print("launch_local: rank %d pid %d" % (r, procs[-1].pid), file=sys.stderr, flush=True)
     status = 0
     try:
