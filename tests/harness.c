@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -343,4 +344,59 @@ const char *test_script(const char *name, const char *body)
 	strbuf_release(&s);
 	strbuf_release(&p);
 	return dir;
+}
+
+int test_slurm_cluster(const char *const *args, unsigned timeout_ms, struct strbuf *err_out)
+{
+	struct strbuf script = STRBUF_INIT;
+	test_src_path(&script, "tests/e2e/slurm-cluster");
+	const char *argv[16] = { "sh", script.buf };
+	size_t n = 2;
+	for (size_t i = 0; args[i] && n < ARRAY_SIZE(argv) - 1; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	struct child ch;
+	child_init(&ch);
+	ch.argv = argv;
+	ch.timeout_ms = timeout_ms;
+	int code = -1;
+	if (child_run(&ch, NULL) == 0 && ch.exited)
+		code = ch.exit_code;
+	if (err_out) {
+		strbuf_add(err_out, ch.err.buf, ch.err.len);
+		if (ch.timed_out)
+			strbuf_addstr(err_out, "(timed out)");
+	}
+	child_release(&ch);
+	strbuf_release(&script);
+	return code;
+}
+
+void test_slurm_guardian(const char *dir)
+{
+	int p[2];
+	CHECK(pipe2(p, O_CLOEXEC) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		setsid();
+		close(p[1]);
+		/* do not hold the runner's output open after the test has ended */
+		int null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		char b;
+		for (;;) {
+			ssize_t r = read(p[0], &b, 1);
+			if (r == 0 || (r < 0 && errno != EINTR))
+				break;
+		}
+		const char *stop[] = { "stop", dir, NULL };
+		test_slurm_cluster(stop, 30000, NULL);
+		_exit(0);
+	}
+	close(p[0]);
+	/* p[1] stays open (close-on-exec) for the life of the test process */
 }

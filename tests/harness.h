@@ -107,6 +107,16 @@ const char *test_script(const char *name, const char *body);
 /* One HTTP/1.0 request to 127.0.0.1:port; returns the status code (-1 if none), body in *body. */
 int test_http(unsigned port, const char *method, const char *path, struct strbuf *body);
 
+/*
+ * The private Slurm of tests/e2e/slurm-cluster: run it with args ("start DIR N PORT ...", "stop
+ * DIR") under a deadline; its exit code (-1 when it did not exit), its stderr (and "(timed out)")
+ * appended to err_out when given. test_slurm_guardian() forks a process outside the test's
+ * process group that waits for the test process to end, however it ends, and then stops the
+ * cluster in dir.
+ */
+int test_slurm_cluster(const char *const *args, unsigned timeout_ms, struct strbuf *err_out);
+void test_slurm_guardian(const char *dir);
+
 /* Dynamic tests (the scenario runner registers one per directory). */
 void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s);
 /*

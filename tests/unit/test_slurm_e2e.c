@@ -29,72 +29,8 @@ static const char xid_kmsg[] =
 struct cluster {
 	char dir[512];  /* .../slurm */
 	char fx[512];   /* .../fx: one root per node */
-	char script[512];
 	unsigned port;
 };
-
-static void script_path(struct cluster *c)
-{
-	struct strbuf p = STRBUF_INIT;
-	test_src_path(&p, "tests/e2e/slurm-cluster");
-	snprintf(c->script, sizeof(c->script), "%s", p.buf);
-	strbuf_release(&p);
-}
-
-static int run_script(struct cluster *c, const char *const *args, unsigned timeout_ms,
-		      struct strbuf *err_out)
-{
-	const char *argv[16] = { "sh", c->script };
-	size_t n = 2;
-	for (size_t i = 0; args[i] && n < 15; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	struct child ch;
-	child_init(&ch);
-	ch.argv = argv;
-	ch.timeout_ms = timeout_ms;
-	int code = -1;
-	if (child_run(&ch, NULL) == 0 && ch.exited)
-		code = ch.exit_code;
-	if (err_out) {
-		strbuf_add(err_out, ch.err.buf, ch.err.len);
-		if (ch.timed_out)
-			strbuf_addstr(err_out, "(timed out)");
-	}
-	child_release(&ch);
-	return code;
-}
-
-/* A process outside the test's process group that waits for the test to end (its pipe closes
- * whatever way the test dies) and then stops the cluster. */
-static void guardian(struct cluster *c)
-{
-	int p[2];
-	CHECK(pipe2(p, O_CLOEXEC) == 0);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		setsid();
-		close(p[1]);
-		/* do not hold the runner's output open after the test has ended */
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		char b;
-		for (;;) {
-			ssize_t r = read(p[0], &b, 1);
-			if (r == 0 || (r < 0 && errno != EINTR))
-				break;
-		}
-		const char *stop[] = { "stop", c->dir, NULL };
-		run_script(c, stop, 30000, NULL);
-		_exit(0);
-	}
-	close(p[0]);
-	/* p[1] stays open (close-on-exec) for the life of the test process */
-}
 
 static void node_write(struct cluster *c, const char *node, const char *kmsg)
 {
@@ -111,7 +47,6 @@ static void cluster_start(struct cluster *c, bool health, unsigned interval)
 	struct strbuf err = STRBUF_INIT, wrapper = STRBUF_INIT, hp = STRBUF_INIT;
 	snprintf(c->dir, sizeof(c->dir), "%s/slurm", tmp);
 	snprintf(c->fx, sizeof(c->fx), "%s/fx", tmp);
-	script_path(c);
 	c->port = 21000 + (unsigned)(getpid() % 400) * 20;
 	for (int i = 1; i <= NODES; i++) {
 		char n[8];
@@ -142,13 +77,13 @@ static void cluster_start(struct cluster *c, bool health, unsigned interval)
 	strbuf_addf(&wrapper, "%s/remote-vigil", c->dir);
 	chmod(wrapper.buf, 0755);
 
-	guardian(c);
+	test_slurm_guardian(c->dir);
 	char port[16], nodes[8], iv[16];
 	snprintf(port, sizeof(port), "%u", c->port);
 	snprintf(nodes, sizeof(nodes), "%d", NODES);
 	snprintf(iv, sizeof(iv), "%u", interval);
 	const char *args[] = { "start", c->dir, nodes, port, health ? hp.buf : "", iv, NULL };
-	int rc = run_script(c, args, 90000, &err);
+	int rc = test_slurm_cluster(args, 90000, &err);
 	if (rc != 0) {
 		static char why[1024];
 		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
@@ -219,7 +154,7 @@ static void cluster_stop(struct cluster *c)
 {
 	const char *stop[] = { "stop", c->dir, NULL };
 	struct strbuf left = STRBUF_INIT;
-	run_script(c, stop, 30000, NULL);
+	test_slurm_cluster(stop, 30000, NULL);
 	for (int i = 0; i < 50; i++) {
 		strbuf_reset(&left);
 		if (!cluster_leftovers(c, &left))
@@ -421,7 +356,7 @@ TEST_TIMEOUT(slurm_e2e_fleet_check_every_node_and_unreachable, 150)
 
 	/* n4's slurmd stopped, n3's vigil hangs: both unreachable, never healthy */
 	const char *stop[] = { "stop-node", c.dir, "n4", NULL };
-	CHECK_INT(run_script(&c, stop, 30000, NULL), 0);
+	CHECK_INT(test_slurm_cluster(stop, 30000, NULL), 0);
 	test_write(c.fx, "n3.hang", "");
 	const char *a2[] = { "--timeout", "12", "-c", cmd, NULL };
 	char *table;

@@ -14,68 +14,18 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static char script[512], cdir[512];
-
-static int cluster_cmd(const char *const *args, unsigned timeout_ms, struct strbuf *err_out)
-{
-	const char *argv[12] = { "sh", script };
-	size_t n = 2;
-	for (size_t i = 0; args[i] && n < 11; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	struct child ch;
-	child_init(&ch);
-	ch.argv = argv;
-	ch.timeout_ms = timeout_ms;
-	int code = -1;
-	if (child_run(&ch, NULL) == 0 && ch.exited)
-		code = ch.exit_code;
-	if (err_out)
-		strbuf_add(err_out, ch.err.buf, ch.err.len);
-	child_release(&ch);
-	return code;
-}
-
-/* Outside the test's process group: waits for the test process to end, then stops Slurm. */
-static void guardian(void)
-{
-	int p[2];
-	CHECK(pipe2(p, O_CLOEXEC) == 0);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		setsid();
-		close(p[1]);
-		int null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		char b;
-		for (;;) {
-			ssize_t r = read(p[0], &b, 1);
-			if (r == 0 || (r < 0 && errno != EINTR))
-				break;
-		}
-		const char *stop[] = { "stop", cdir, NULL };
-		cluster_cmd(stop, 30000, NULL);
-		_exit(0);
-	}
-	close(p[0]);
-}
+static char cdir[512];
 
 static void cluster_up(void)
 {
 	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
-	test_src_path(&p, "tests/e2e/slurm-cluster");
-	snprintf(script, sizeof(script), "%s", p.buf);
 	snprintf(cdir, sizeof(cdir), "%s/slurm", test_tmpdir());
 	char port[16];
 	/* another range than test_slurm_e2e.c's, so both can run at once */
 	snprintf(port, sizeof(port), "%u", 30000 + (unsigned)(getpid() % 400) * 20);
-	guardian();
+	test_slurm_guardian(cdir);
 	const char *args[] = { "start", cdir, "4", port, "", "0", NULL };
-	int rc = cluster_cmd(args, 90000, &err);
+	int rc = test_slurm_cluster(args, 90000, &err);
 	if (rc != 0) {
 		static char why[1024];
 		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
@@ -234,7 +184,7 @@ TEST_TIMEOUT(slurm_e2e_step_ranks_env_and_stop_leaves_nothing, 150)
 	strbuf_release(&path);
 
 	const char *stop[] = { "stop", cdir, NULL };
-	cluster_cmd(stop, 30000, NULL);
+	test_slurm_cluster(stop, 30000, NULL);
 	strbuf_release(&err);
 	strbuf_release(&sf);
 	strbuf_release(&a1);
