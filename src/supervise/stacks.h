@@ -1,0 +1,82 @@
+/*
+ * stacks.h: the stacks of one attempt's ranks on this host, for 'vigil stacks' (the supervisor
+ * runs it on every host of a hung or slow attempt, before anything is killed; issue 9, evidence).
+ *
+ * The gather side of the evidence (src/supervise/evidence.h judges it): it finds the processes
+ * whose environment has VIGIL_ATTEMPT_DIR equal to the attempt directory and a RANK, samples the
+ * main thread's state from /proc/PID/stat, takes the Python stack through the hook
+ * (src/supervise/pyhook.h: SIGURG, then the new text of pystack/rank-N.txt) and the native
+ * stack through eu-stack (elfutils) where it is installed. Everything read is outside input:
+ * bounded, and each stack text is cleaned line by line for a terminal (strbuf_add_clean()).
+ *
+ * Ownership: struct stacks_result owns everything in it; stacks_release() frees it.
+ */
+#ifndef VIGIL_STACKS_H
+#define VIGIL_STACKS_H
+
+#include "../lib/strbuf.h"
+#include "../lib/strlist.h"
+
+#include <sys/types.h>
+
+/* Caps: per stack text, per environment read, ranks per host. */
+#define STACKS_TEXT_MAX (64u << 10)
+#define STACKS_ENVIRON_MAX (1u << 20)
+#define STACKS_RANKS_MAX 1024
+
+struct stacks_options {
+	const char *attempt_dir; /* compared with each process's VIGIL_ATTEMPT_DIR */
+	const char *host;	 /* the name written in the output */
+	unsigned samples;	 /* state samples (>= 1) */
+	unsigned interval_ms;	 /* between samples */
+	bool no_signal;		 /* no SIGURG: no Python stack */
+	unsigned py_wait_ms;	 /* how long to wait for the dump after SIGURG; 0: 2000 */
+	const char *eu_stack;	 /* the program; NULL: "eu-stack" found in PATH */
+	unsigned native_timeout_ms; /* per eu-stack run; 0: 10000 */
+};
+
+enum { STACKS_R, STACKS_S, STACKS_D, STACKS_T, STACKS_Z, STACKS_OTHER, STACKS_NSTATES };
+
+struct stacks_rank {
+	long rank, local_rank;	/* local_rank -1: not in its environment */
+	pid_t pid;
+	unsigned states[STACKS_NSTATES];
+	unsigned samples;	/* samples taken (fewer when it exited meanwhile) */
+	double cpu_s;		/* utime + stime over the sampling window */
+	char *wchan;		/* NULL when unknown or running */
+	char *py_stack;		/* the new text of its pystack file, NULL when none */
+	char *native_stack;	/* eu-stack's output, NULL when none */
+	struct strlist errors;	/* why a part is missing, in words */
+	/* between the steps */
+	unsigned long long start_time, cpu0, cpu1;
+	bool gone;
+};
+
+struct stacks_result {
+	char *host, *attempt_dir;
+	char *eu_stack;		/* the program used, NULL when not found */
+	struct stacks_rank *ranks; /* sorted by rank */
+	size_t nr, alloc;
+	struct strlist errors;
+};
+
+void stacks_result_init(struct stacks_result *r);
+void stacks_result_release(struct stacks_result *r);
+
+/*
+ * Look: find the ranks, sample, signal, read, run eu-stack. Whatever could not be had is in
+ * the errors of the rank or of the result; 0 even when no rank was found. -1 with *err only
+ * when this host's processes cannot be listed at all.
+ */
+int stacks_collect(struct stacks_result *r, const struct stacks_options *o, struct strbuf *err);
+
+/* {"host":..,"attempt_dir":..,"eu_stack":..,"ranks":[..],"errors":[..]} (docs/vigil-stacks.1). */
+void stacks_write_json(const struct stacks_result *r, struct strbuf *out);
+/* The same for a person. */
+void stacks_write_text(const struct stacks_result *r, struct strbuf *out);
+
+/* Append text to out cleaned line by line (strbuf_add_clean()), newlines kept; at most max
+ * bytes of text are taken, a cut said. For the stack texts (and evidence.c's quotes). */
+void stacks_add_clean_lines(struct strbuf *out, const char *text, size_t len, size_t max);
+
+#endif
