@@ -25,6 +25,7 @@ int cmd_agent(int argc, char **argv);
 int cmd_stress(int argc, char **argv);
 int cmd_net(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_stacks(int argc, char **argv);
 
 /* One run of the checks selected as 'vigil check' selects them (configuration, only, skip),

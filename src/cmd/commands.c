@@ -20,6 +20,8 @@ const struct cmd_def cmd_table[] = {
 	  CMD_TAKES_CONFIG | CMD_TAKES_GPUS, (const char *const[]){ "gpu", NULL } },
 	{ "net", cmd_net, "active NVLink/NCCL tests: collectives, GPU pair bandwidth",
 	  CMD_TAKES_CONFIG | CMD_TAKES_GPUS, (const char *const[]){ "nccl", "pairs", NULL } },
+	{ "run", cmd_run, "keep a training run alive in a Slurm allocation: detect, exclude, resume",
+	  CMD_TAKES_CONFIG, NULL },
 	{ "fleet", cmd_fleet, "vigil check on every node of a Slurm cluster through srun",
 	  CMD_TAKES_CONFIG, (const char *const[]){ "check", NULL } },
 	{ "stacks", cmd_stacks, "stacks of a vigil run attempt's ranks on this host (hang evidence)",

@@ -210,12 +210,20 @@ int child_wait_ms(const struct child *c)
 	return wait;
 }
 
-/* Read what one pipe has (once, or until it is empty when drain): into sb up to cap. */
-static void pump(int *fd, struct strbuf *sb, size_t cap, bool drain)
+/* Read what one pipe has (once, or until it is empty when drain): into sb up to cap, or to the
+ * child's on_output when it streams (stream 1 or 2; 0 for the result pipe, never streamed). */
+static void pump_to(struct child *c, int stream, int *fd, struct strbuf *sb, size_t cap,
+		    bool drain)
 {
 	char buf[16384];
 	for (;;) {
 		ssize_t m = read(*fd, buf, sizeof(buf));
+		if (m > 0 && stream && c->on_output) {
+			c->on_output(c->on_output_arg, stream, buf, (size_t)m);
+			if (drain)
+				continue;
+			return;
+		}
 		if (m > 0) {
 			size_t room = sb->len < cap ? cap - sb->len : 0;
 			strbuf_add(sb, buf, (size_t)m < room ? (size_t)m : room);
@@ -242,12 +250,12 @@ static size_t out_cap(const struct child *c)
 static void pump_all(struct child *c, bool drain)
 {
 	if (c->fd_out >= 0)
-		pump(&c->fd_out, &c->out, out_cap(c), drain);
+		pump_to(c, 1, &c->fd_out, &c->out, out_cap(c), drain);
 	if (c->fd_err >= 0)
-		pump(&c->fd_err, &c->err, out_cap(c), drain);
+		pump_to(c, 2, &c->fd_err, &c->err, out_cap(c), drain);
 	if (c->fd_res >= 0)
-		pump(&c->fd_res, &c->result, c->result_cap ? c->result_cap : RESULT_CAP_DEFAULT,
-		     drain);
+		pump_to(c, 0, &c->fd_res, &c->result,
+			c->result_cap ? c->result_cap : RESULT_CAP_DEFAULT, drain);
 }
 
 static bool try_reap(struct child *c)
@@ -328,12 +336,12 @@ bool child_handle(struct child *c, const struct pollfd *pfd, size_t n)
 			if (c->in_off >= c->stdin_len)
 				close_fd(&c->fd_in);
 		} else if (pfd[i].fd == c->fd_out) {
-			pump(&c->fd_out, &c->out, out_cap(c), false);
+			pump_to(c, 1, &c->fd_out, &c->out, out_cap(c), false);
 		} else if (pfd[i].fd == c->fd_err) {
-			pump(&c->fd_err, &c->err, out_cap(c), false);
+			pump_to(c, 2, &c->fd_err, &c->err, out_cap(c), false);
 		} else if (pfd[i].fd == c->fd_res) {
-			pump(&c->fd_res, &c->result,
-			     c->result_cap ? c->result_cap : RESULT_CAP_DEFAULT, false);
+			pump_to(c, 0, &c->fd_res, &c->result,
+				c->result_cap ? c->result_cap : RESULT_CAP_DEFAULT, false);
 		}
 	}
 	/* The pidfd says the child exited; without one, closed pipes are the hint. */

@@ -45,6 +45,11 @@ struct child {
 	const char *timeout_name;      /* the bound for messages ("--timeout 1", "kernel.timeout") */
 	size_t out_cap;                /* per stream; 0 means 1 MiB */
 	bool merge_stderr;             /* stderr into out */
+	/* Streaming instead of capture: when set, what the child writes on stdout (stream 1) and
+	 * stderr (stream 2) is handed to on_output as it is read, and out/err stay empty (a
+	 * supervisor reads a training step's output for hours). */
+	void (*on_output)(void *arg, int stream, const char *data, size_t len);
+	void *on_output_arg;
 	/* fn only: fn's out_fd is a pipe of its own, captured in result (up to result_cap, 0: 8
 	 * MiB); whatever the function or a library it calls prints on fds 1 and 2 is captured in
 	 * out and err (up to out_cap), never mixed into the result. */

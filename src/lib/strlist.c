@@ -3,8 +3,10 @@
 
 void strlist_add_nodup(struct strlist *l, char *s)
 {
-	ALLOC_GROW(l->items, l->nr + 1, l->alloc);
+	/* one more slot: items stays NULL-terminated, usable as an argv or environment */
+	ALLOC_GROW(l->items, l->nr + 2, l->alloc);
 	l->items[l->nr++] = s;
+	l->items[l->nr] = NULL;
 }
 
 void strlist_add(struct strlist *l, const char *s)

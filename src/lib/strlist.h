@@ -1,5 +1,6 @@
 /*
  * strlist.h: a growable list of owned strings.
+ * Once anything is added, items[nr] is NULL (an argv or environment as it is).
  * Ownership: the list owns its strings; strlist_release() frees them and the array.
  */
 #ifndef VIGIL_STRLIST_H

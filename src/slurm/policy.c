@@ -98,3 +98,33 @@ void slurm_decide(enum verdict v, const char *report_reason, const struct slurm_
 	if (d->act != SLURM_ACT_DRAIN)
 		d->reason[0] = '\0';
 }
+
+void slurm_decide_exclude(const char *reason, const struct slurm_node *node,
+			  struct slurm_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	const char *r = reason ? reason : "";
+	skip_prefix(r, SLURM_REASON_PREFIX, &r);
+	while (*r == ' ')
+		r++;
+	if (!node) {
+		d->why = "the node's state could not be read: no change";
+		return;
+	}
+	if (node->flags & (NODE_MAINT | NODE_REBOOT | NODE_POWER)) {
+		d->why = "the node is in maintenance, rebooting or powered off: left to Slurm";
+		return;
+	}
+	if ((node->flags & NODE_DRAIN) && !owned(node)) {
+		d->why = "already drained by someone else: their reason is kept";
+		return;
+	}
+	make_reason(d->reason, sizeof(d->reason), *r ? r : "excluded from a vigil run");
+	if ((node->flags & NODE_DRAIN) && !strcmp(node->reason, d->reason)) {
+		d->why = "already drained by vigil for this reason";
+		d->reason[0] = '\0';
+		return;
+	}
+	d->act = SLURM_ACT_DRAIN;
+	d->why = "excluded from the run: draining";
+}

@@ -140,6 +140,7 @@ void slurm_node_release(struct slurm_node *n)
 	free(n->state);
 	free(n->reason);
 	free(n->partitions);
+	free(n->addr);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -246,8 +247,11 @@ int slurm_parse_nodes(const char *text, struct slurm_nodes *out, struct strbuf *
 		n->flags = slurm_state_flags(n->state);
 		n->reason = reason_field(start, end);
 		n->partitions = field(start, end, "Partitions=");
+		n->addr = field(start, end, "NodeAddr=");
 		if (!n->partitions)
 			n->partitions = xstrdup("");
+		if (!n->addr)
+			n->addr = xstrdup("");
 	}
 	return 0;
 }

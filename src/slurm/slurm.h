@@ -48,6 +48,7 @@ struct slurm_node {
 	unsigned flags;   /* NODE_* */
 	char *reason;     /* "" when none (without the " [user@time]" Slurm appends) */
 	char *partitions; /* comma-separated, "" when none */
+	char *addr;       /* NodeAddr: where its daemons are reached ("" when not said) */
 };
 
 struct slurm_nodes {
@@ -93,6 +94,15 @@ int slurm_policy_from_config(const struct config *cfg, struct slurm_policy *p, s
 void slurm_decide(enum verdict v, const char *report_reason, const struct slurm_node *node,
 		  const struct slurm_policy *p, struct slurm_decision *out);
 const char *slurm_act_name(enum slurm_act a);
+/*
+ * The drain of a host that `vigil run` excludes from its run (reason "vigil: ..."): drain it
+ * unless someone else drained it (their reason is kept) or it is in maintenance, rebooting or
+ * powered off. Unlike slurm_decide(), a down or not-responding node is drained too: a host lost
+ * in the middle of a run must not return to service by itself when its slurmd comes back
+ * (ReturnToService), before someone has looked at it.
+ */
+void slurm_decide_exclude(const char *reason, const struct slurm_node *node,
+			  struct slurm_decision *out);
 
 /* ---- commands ---- */
 

@@ -105,6 +105,16 @@ int step_plan(const struct slurm_cmds *c, const struct step_spec *s, struct step
 		strbuf_addstr(err, "step label must not be empty or hold a newline or ','");
 		return -1;
 	}
+	for (size_t i = 0; s->env && s->env[i]; i++) {
+		const char *eq = strchr(s->env[i], '=');
+		if (!eq || eq == s->env[i] || strchr(s->env[i], '\n')) {
+			strbuf_addstr(err, "a task's environment entry must be NAME=VALUE without a "
+					   "newline: '");
+			strbuf_add_clean(err, s->env[i]);
+			strbuf_addch(err, '\'');
+			return -1;
+		}
+	}
 	if (!s->cmd || !s->cmd[0] || !*s->cmd[0]) {
 		strbuf_addstr(err, "no command to run in the step");
 		return -1;
@@ -133,8 +143,12 @@ int step_plan(const struct slurm_cmds *c, const struct step_spec *s, struct step
 	/* the step's environment is srun's, even where SLURM_EXPORT_ENV says otherwise */
 	add(&out->argv, &out->argc, &alloc, xstrdup("--export=ALL"));
 	add(&out->argv, &out->argc, &alloc, xstrdup("--input=none"));
-	add(&out->argv, &out->argc, &alloc, fmt("--output=%s/rank-%%t.out", s->attempt_dir));
-	add(&out->argv, &out->argc, &alloc, fmt("--error=%s/rank-%%t.err", s->attempt_dir));
+	if (s->labelled) {
+		add(&out->argv, &out->argc, &alloc, xstrdup("--label"));
+	} else {
+		add(&out->argv, &out->argc, &alloc, fmt("--output=%s/rank-%%t.out", s->attempt_dir));
+		add(&out->argv, &out->argc, &alloc, fmt("--error=%s/rank-%%t.err", s->attempt_dir));
+	}
 	add(&out->argv, &out->argc, &alloc, xstrdup("/bin/sh"));
 	add(&out->argv, &out->argc, &alloc, xstrdup("-c"));
 	add(&out->argv, &out->argc, &alloc, xstrdup(STEP_TASK_SCRIPT));
@@ -151,6 +165,9 @@ int step_plan(const struct slurm_cmds *c, const struct step_spec *s, struct step
 	add(&out->env, &out->envc, &ealloc, fmt("VIGIL_RUN_DIR=%s", s->run_dir));
 	add(&out->env, &out->envc, &ealloc, fmt("VIGIL_STEP_FILE=%s", s->step_file));
 	add(&out->env, &out->envc, &ealloc, fmt("VIGIL_STEP_ID_FILE=%s/step-id", s->attempt_dir));
+	add(&out->env, &out->envc, &ealloc, fmt("VIGIL_ATTEMPT_DIR=%s", s->attempt_dir));
+	for (size_t i = 0; s->env && s->env[i]; i++)
+		add(&out->env, &out->envc, &ealloc, xstrdup(s->env[i]));
 	return 0;
 }
 
@@ -194,6 +211,8 @@ int step_start(struct step *st, const struct slurm_cmds *c, const struct step_sp
 	st->child.argv = (const char *const *)st->plan.argv;
 	st->child.env_add = (const char *const *)st->plan.env;
 	st->child.out_cap = 64 * 1024; /* srun's own messages; the ranks write to their files */
+	st->child.on_output = st->on_output;
+	st->child.on_output_arg = st->on_output_arg;
 	if (child_start(&st->child, err)) {
 		step_plan_release(&st->plan);
 		return -1;
@@ -220,7 +239,7 @@ bool step_handle(struct step *st, const struct pollfd *pfd, size_t n)
 	return false;
 }
 
-static bool id_ok(const char *s)
+bool step_id_ok(const char *s)
 {
 	size_t dots = 0, i = 0;
 	for (; s[i]; i++) {
@@ -244,7 +263,7 @@ const char *step_id(struct step *st)
 	/* a whole line only: rank 0 may be half-way through writing it */
 	if (read_file_bounded(p.buf, &sb, 64, NULL) == 0 && sb.len && sb.buf[sb.len - 1] == '\n') {
 		strbuf_rtrim(&sb);
-		if (id_ok(sb.buf) && sb.len < sizeof(st->id))
+		if (step_id_ok(sb.buf) && sb.len < sizeof(st->id))
 			memcpy(st->id, sb.buf, sb.len + 1);
 	}
 	strbuf_release(&p);
@@ -269,6 +288,9 @@ static int slurm_call(const struct slurm_cmds *c, const char *const *argv, struc
 	child_release(&ch);
 	return code;
 }
+
+static int wait_gone(const struct slurm_cmds *c, const char *scontrol_prog, const char *id,
+		     struct strbuf *err);
 
 /* Wait until srun ends, at most ms. */
 static void wait_srun(struct step *st, unsigned ms)
@@ -308,8 +330,31 @@ int step_stop(struct step *st, const struct slurm_cmds *c, unsigned grace_ms, st
 	child_finish(&st->child);
 	if (!id)
 		return 0;
-	/* the step is gone when the controller no longer knows it (its slurmstepds ended) */
-	const char *scontrol = st->scontrol ? st->scontrol : c && c->scontrol ? c->scontrol : "scontrol";
+	return wait_gone(c, st->scontrol, id, err);
+}
+
+int step_stop_id(const struct slurm_cmds *c, const char *scancel, const char *scontrol,
+		 const char *id, struct strbuf *err)
+{
+	if (!id || !step_id_ok(id)) {
+		strbuf_addstr(err, "not a Slurm step id: '");
+		strbuf_add_clean(err, id ? id : "");
+		strbuf_addch(err, '\'');
+		return -1;
+	}
+	const char *argv[] = { scancel ? scancel : "scancel", "--signal=KILL", id, NULL };
+	slurm_call(c, argv, NULL);
+	const char *argv2[] = { scancel ? scancel : "scancel", id, NULL };
+	slurm_call(c, argv2, NULL);
+	return wait_gone(c, scontrol, id, err);
+}
+
+/* The step is gone when the controller no longer knows it (its slurmstepds ended). */
+static int wait_gone(const struct slurm_cmds *c, const char *scontrol_prog, const char *id,
+		     struct strbuf *err)
+{
+	const char *scontrol = scontrol_prog ? scontrol_prog
+					     : c && c->scontrol ? c->scontrol : "scontrol";
 	uint64_t end = mono_ms() + (c && c->timeout_ms ? c->timeout_ms : 10000);
 	struct strbuf out = STRBUF_INIT;
 	for (;;) {

@@ -14,7 +14,9 @@
  * SLURM_NODEID follows its node table, not the caller's order, and is not used.
  *
  * Each rank's stdout and stderr go to ATTEMPT_DIR/rank-N.out and rank-N.err (srun --output and
- * --error with %t), so attempts never mix. Rank 0 writes "JOBID.STEPID" to ATTEMPT_DIR/step-id,
+ * --error with %t), so attempts never mix; or, labelled, through srun's own pipes with each line
+ * prefixed by its rank, for a supervisor that reads progress live and writes the rank files
+ * itself (time-stamped, src/supervise/rankout.h). Rank 0 writes "JOBID.STEPID" to ATTEMPT_DIR/step-id,
  * which stop uses to scancel the step when srun does not end on its own.
  *
  * Ownership: struct step_plan owns its strings and arrays (step_plan_release()). struct step owns
@@ -46,6 +48,10 @@ struct step_spec {
 	const char *label;         /* srun --job-name; NULL: "vigil-run" */
 	unsigned wait_s;           /* srun --wait (end the rest this long after a task exits); 0:
 				    * not passed, the supervisor decides */
+	bool labelled;             /* every task's output through srun's own stdout and stderr,
+				    * each line prefixed with "RANK: " (srun --label), for the
+				    * caller to read live; otherwise the rank-N files below */
+	const char *const *env;    /* more "NAME=VALUE" for every task (NULL-terminated, optional) */
 	const char *const *cmd;    /* the trainer's argv, NULL-terminated, at least one entry */
 };
 
@@ -65,6 +71,9 @@ const char *step_plan_env(const struct step_plan *p, const char *name);
 struct step {
 	const char *scancel;       /* program; NULL: "scancel" */
 	const char *scontrol;      /* program to see the step gone; NULL: c->scontrol */
+	/* a labelled step's output, as it comes (run.h's on_output); set before step_start() */
+	void (*on_output)(void *arg, int stream, const char *data, size_t len);
+	void *on_output_arg;
 	struct step_plan plan;
 	struct child child;        /* srun; its own process group */
 	char attempt_dir[4096];
@@ -90,6 +99,15 @@ const char *step_id(struct step *st);
  * (the caller must not launch the next attempt on those hosts blindly).
  */
 int step_stop(struct step *st, const struct slurm_cmds *c, unsigned grace_ms, struct strbuf *err);
+/*
+ * Stop a step this process did not start (a supervisor before it was killed, found in the
+ * journal): scancel --signal=KILL and scancel of id, then wait (bounded) until scontrol no
+ * longer knows it. 0 when it is gone (or was never known), -1 with *err.
+ */
+int step_stop_id(const struct slurm_cmds *c, const char *scancel, const char *scontrol,
+		 const char *id, struct strbuf *err);
+/* Is s a step id as Slurm prints it, "JOBID.STEPID"? */
+bool step_id_ok(const char *s);
 void step_release(struct step *st);
 
 #endif

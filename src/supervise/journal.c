@@ -282,7 +282,13 @@ static bool apply(struct journal_replay *r, const char *line, size_t len)
 	} else if (!strcmp(kind, "run_ended")) {
 		r->finished = true;
 		set_str(&r->outcome, json_get_string(v, "outcome"));
-	} else if (strcmp(kind, "event")) {
+	} else if (!strcmp(kind, "event")) {
+		/* the step id is known only once the step runs: "launched" carries it */
+		const char *cls = json_get_string(v, "class"), *id = json_get_string(v, "detail");
+		if (cls && !strcmp(cls, "launched") && attempt == r->attempt && r->attempt_open &&
+		    id && *id && strlen(id) < 64)
+			set_str(&r->step_id, id);
+	} else {
 		r->unknown_kinds++;
 	}
 	json_free(v);

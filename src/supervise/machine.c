@@ -396,10 +396,15 @@ static enum sup_state budget_now(struct sup_machine *m, const struct sup_event *
 static enum sup_state evidence_done(struct sup_machine *m, const struct sup_event *e,
 				    struct sup_actions *a)
 {
-	for (size_t i = 0; i < e->nr_hosts; i++)
-		if (!strlist_has(&m->suspects, e->hosts[i]))
+	/* named beyond doubt by the evidence (a rank frozen, stopped): out now; named only by
+	 * stacks unlike the others: confirmed by a smoke test alone first */
+	record_event(m, a, "evidence", e->nr_sick == 1 ? e->sick[0] : NULL, e->text);
+	exclude_sick(m, e, a, "named by the evidence of a hang");
+	for (size_t i = 0; i < e->nr_hosts; i++) {
+		const struct sup_host *h = find_host(m, e->hosts[i]);
+		if ((!h || h->role != SUP_HOST_EXCLUDED) && !strlist_has(&m->suspects, e->hosts[i]))
 			strlist_add(&m->suspects, e->hosts[i]);
-	record_event(m, a, "evidence", NULL, e->text);
+	}
 	act(a, SUP_ACT_STOP_STEP);
 	return SUP_STOPPING;
 }

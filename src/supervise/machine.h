@@ -45,7 +45,9 @@ enum sup_event_kind {
 	SUP_EV_SLOW_STEP,       /* one slow step: logged */
 	SUP_EV_SLOW,            /* a sustained slowdown */
 	SUP_EV_HOST_SICK,       /* host, text: the check's reason */
-	SUP_EV_EVIDENCE_DONE,   /* hosts: suspects (stacks unlike the majority, silent first) */
+	SUP_EV_EVIDENCE_DONE,   /* hosts: suspects (stacks unlike the majority, silent first), to
+				 * confirm alone; sick/sick_reasons: named beyond doubt (a rank
+				 * stopped in every sample), excluded at once */
 	SUP_EV_STOPPED,         /* no task of the step is left anywhere */
 	SUP_EV_CHECK_DONE,      /* sick/sick_reasons: the hosts the checks found sick */
 	SUP_EV_READY,           /* the wait before the next attempt is over */

@@ -43,6 +43,10 @@ def parse_args():
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--step-sleep", type=float, default=0.0,
                    help="seconds to sleep after each step (to be interrupted)")
+    p.add_argument("--bad-host-file", default=None,
+                   help="a file naming hosts (Slurm node names, one a line) where every "
+                        "rank fails after its first step: a host that passes every check "
+                        "but makes the trainer fail (group testing)")
     p.add_argument("--resume", action="store_true",
                    help="resume from the latest checkpoint (implied by VIGIL_ATTEMPT > 0)")
     return p.parse_args()
@@ -96,6 +100,16 @@ def main():
         run_dir = os.environ.get("VIGIL_RUN_DIR")
         ckpt_dir = os.path.join(run_dir, "ckpt") if run_dir else "ckpt"
     resume = args.resume or attempt > 0
+    # VIGIL_SMOKE=1: vigil's group testing; a few steps, no checkpoint read or written
+    smoke = os.environ.get("VIGIL_SMOKE") == "1"
+    if smoke:
+        resume = False
+        args.steps = min(args.steps, 3)
+        args.ckpt_every = 0
+    bad = False
+    if args.bad_host_file and os.path.exists(args.bad_host_file):
+        with open(args.bad_host_file) as f:
+            bad = os.environ.get("SLURMD_NODENAME", "") in f.read().split()
 
     dist.init_process_group(backend="gloo", init_method="env://", rank=rank, world_size=world)
 
@@ -136,6 +150,9 @@ def main():
         dist.all_reduce(avg, op=dist.ReduceOp.SUM)
         loss_val = avg.item() / world
         say("step %d loss %r" % (step, loss_val))
+        if bad:
+            say("failing on purpose: this host is in %s" % args.bad_host_file)
+            sys.exit(3)
         if step_file:
             with open(step_file, "a") as f:
                 f.write(json.dumps({"step": step, "loss": loss_val,
