@@ -217,6 +217,17 @@ void json_double(struct json_writer *w, double v)
 		strbuf_addf(w->out, "%.6g", v);
 }
 
+void json_fixed(struct json_writer *w, double v, int decimals)
+{
+	if (w->failed)
+		return;
+	before_value(w);
+	if (!isfinite(v) || fabs(v) >= 1e15)
+		strbuf_addstr(w->out, "null");
+	else
+		strbuf_addf(w->out, "%.*f", decimals < 0 ? 0 : decimals > 9 ? 9 : decimals, v);
+}
+
 void json_bool(struct json_writer *w, bool v)
 {
 	if (w->failed)

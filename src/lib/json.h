@@ -32,6 +32,9 @@ void json_string_len(struct json_writer *w, const char *s, size_t len);
 void json_int(struct json_writer *w, int64_t v);
 void json_uint(struct json_writer *w, uint64_t v);
 void json_double(struct json_writer *w, double v);
+/* v with a fixed number of decimals (0..9): wall-clock seconds keep their milliseconds, which
+ * json_double's 6 significant digits would lose; null when not finite or 1e15 or more. */
+void json_fixed(struct json_writer *w, double v, int decimals);
 void json_bool(struct json_writer *w, bool v);
 void json_null(struct json_writer *w);
 /* After the last value: 0, or -1 with *err when the writer stopped (nested past its depth, a
