@@ -1,0 +1,898 @@
+/*
+ * evidence.c: judging the stacks of every host of a hung or slow attempt (rules in evidence.h
+ * and docs/SUPERVISOR.md, "Evidence"). Pure: host outputs in, groups, suspects, a summary and
+ * the JSON of evidence.json out. Every text taken from the outputs is cleaned before it is
+ * kept, and bounded: a stack is read for its first STACK_MAX bytes, a thread for MAX_FRAMES
+ * frames.
+ */
+#include "evidence.h"
+#include "../lib/json.h"
+
+#include <math.h>
+#include <stdarg.h>
+
+#define STACK_MAX (64u << 10)
+#define MAX_FRAMES 128
+#define MAX_THREADS 512
+#define FRAME_MAX 240
+#define SUMMARY_MAX 1023
+
+void evidence_init(struct evidence *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->py_majority = e->native_majority = -1;
+	strbuf_init(&e->summary, 0);
+	strbuf_init(&e->json, 0);
+}
+
+static void groups_free(struct evidence_group *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(g[i].signature);
+		free(g[i].top);
+		free(g[i].ranks);
+		strlist_release(&g[i].hosts);
+	}
+	free(g);
+}
+
+void evidence_release(struct evidence *e)
+{
+	for (size_t i = 0; i < e->hosts_nr; i++) {
+		free(e->hosts[i].host);
+		free(e->hosts[i].why);
+	}
+	free(e->hosts);
+	for (size_t i = 0; i < e->ranks_nr; i++)
+		free(e->ranks[i].host);
+	free(e->ranks);
+	groups_free(e->py, e->py_nr);
+	groups_free(e->native, e->native_nr);
+	free(e->missing);
+	for (size_t i = 0; i < e->suspects_nr; i++) {
+		free(e->suspects[i].host);
+		strlist_release(&e->suspects[i].reasons);
+	}
+	free(e->suspects);
+	strlist_release(&e->silent_first);
+	strlist_release(&e->suspect_hosts);
+	strbuf_release(&e->summary);
+	strbuf_release(&e->json);
+	evidence_init(e);
+}
+
+static char *clean_dup(const char *s, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add_excerpt(&sb, s, max);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* ---- stack normalisation ---- */
+
+struct thread {
+	struct strlist frames; /* "FILE in FUNC", innermost first */
+	bool current;
+	long tid;
+};
+
+static void threads_free(struct thread *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		strlist_release(&t[i].frames);
+	free(t);
+}
+
+/* The lines of text (its first STACK_MAX bytes), each passed to fn with its length. */
+static void each_line(const char *text, void (*fn)(const char *l, size_t n, void *arg), void *arg)
+{
+	size_t len = strnlen(text, STACK_MAX);
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+		fn(text + i, n, arg);
+		i += n + 1;
+	}
+}
+
+struct parse {
+	struct thread *t;
+	size_t nr, alloc;
+};
+
+static struct thread *new_thread(struct parse *p)
+{
+	if (p->nr >= MAX_THREADS)
+		return NULL;
+	ALLOC_GROW(p->t, p->nr + 1, p->alloc);
+	memset(&p->t[p->nr], 0, sizeof(p->t[0]));
+	p->t[p->nr].tid = -1;
+	return &p->t[p->nr++];
+}
+
+static void add_frame(struct parse *p, const char *s, size_t n)
+{
+	if (!p->nr && !new_thread(p))
+		return;
+	struct thread *t = &p->t[p->nr - 1];
+	if (t->frames.nr >= MAX_FRAMES)
+		return;
+	char *raw = xstrndup(s, n < FRAME_MAX ? n : FRAME_MAX);
+	strlist_add_nodup(&t->frames, clean_dup(raw, FRAME_MAX));
+	free(raw);
+}
+
+static bool line_starts(const char *l, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+	return n >= k && !memcmp(l, prefix, k);
+}
+
+/* faulthandler: "Thread 0x..", "Current thread 0x.." or "Stack (most recent call first):"
+ * start a thread; '  File "F", line N in FUNC' is a frame. */
+static void py_line(const char *l, size_t n, void *arg)
+{
+	struct parse *p = arg;
+	while (n && (l[n - 1] == '\r' || l[n - 1] == ' '))
+		n--;
+	if (line_starts(l, n, "Thread 0x") || line_starts(l, n, "Current thread 0x") ||
+	    line_starts(l, n, "Stack (most recent call first)")) {
+		struct thread *t = new_thread(p);
+		if (t)
+			t->current = line_starts(l, n, "Current thread");
+		return;
+	}
+	while (n && *l == ' ') {
+		l++;
+		n--;
+	}
+	if (line_starts(l, n, "File \"")) {
+		const char *f = l + 6, *end = l + n;
+		const char *q = NULL;
+		/* the last '", line ' (a file name may hold quotes) */
+		for (const char *s = f; s + 8 <= end; s++)
+			if (!memcmp(s, "\", line ", 8))
+				q = s;
+		if (!q)
+			return;
+		const char *in = NULL;
+		for (const char *s = q + 8; s + 4 <= end; s++)
+			if (!memcmp(s, " in ", 4)) {
+				in = s + 4;
+				break;
+			}
+		struct strbuf fr = STRBUF_INIT;
+		strbuf_add(&fr, f, (size_t)(q - f));
+		strbuf_addstr(&fr, " in ");
+		if (in)
+			strbuf_add(&fr, in, (size_t)(end - in));
+		else
+			strbuf_addstr(&fr, "??");
+		add_frame(p, fr.buf, fr.len);
+		strbuf_release(&fr);
+	} else if (line_starts(l, n, "<no Python frame>")) {
+		add_frame(p, l, n);
+	}
+}
+
+/* eu-stack: "TID N:" starts a thread; "#K 0xADDR NAME[ - MODULE]" is a frame. */
+static void native_line(const char *l, size_t n, void *arg)
+{
+	struct parse *p = arg;
+	while (n && (l[n - 1] == '\r' || l[n - 1] == ' '))
+		n--;
+	if (line_starts(l, n, "TID ")) {
+		struct thread *t = new_thread(p);
+		char num[24];
+		size_t k = 0;
+		for (size_t i = 4; i < n && k < sizeof(num) - 1 && l[i] >= '0' && l[i] <= '9'; i++)
+			num[k++] = l[i];
+		num[k] = '\0';
+		if (t && k)
+			t->tid = strtol(num, NULL, 10);
+		return;
+	}
+	if (!line_starts(l, n, "#"))
+		return;
+	size_t i = 1;
+	while (i < n && l[i] >= '0' && l[i] <= '9')
+		i++;
+	while (i < n && l[i] == ' ')
+		i++;
+	while (i < n && l[i] != ' ') /* the address */
+		i++;
+	while (i < n && l[i] == ' ')
+		i++;
+	size_t s = i;
+	while (i < n && l[i] != ' ' && l[i] != '@')
+		i++;
+	if (i > s)
+		add_frame(p, l + s, i - s);
+	else
+		add_frame(p, "??", 2);
+}
+
+static bool bottom_is_module(const struct thread *t)
+{
+	return t->frames.nr && ends_with(t->frames.items[t->frames.nr - 1], " in <module>");
+}
+
+/* The main thread's frames (see evidence.h for the rule), or NULL when there are none. */
+static const struct thread *main_thread(const struct parse *p, bool native, long pid)
+{
+	const struct thread *pick = NULL;
+	if (native) {
+		for (size_t i = 0; i < p->nr; i++)
+			if (p->t[i].tid == pid)
+				return &p->t[i];
+		return p->nr ? &p->t[0] : NULL;
+	}
+	for (size_t i = 0; i < p->nr; i++)
+		if (bottom_is_module(&p->t[i]) && (!pick || (p->t[i].current && !pick->current)))
+			pick = &p->t[i];
+	for (size_t i = 0; !pick && i < p->nr; i++)
+		if (p->t[i].current)
+			pick = &p->t[i];
+	if (!pick && p->nr)
+		pick = &p->t[0];
+	return pick;
+}
+
+/* signature and top of a stack text; false when it holds no frame */
+static bool normalise(const char *text, bool native, long pid, char **sig, char **top)
+{
+	struct parse p = { NULL, 0, 0 };
+	struct strbuf s = STRBUF_INIT;
+	each_line(text, native ? native_line : py_line, &p);
+	const struct thread *t = main_thread(&p, native, pid);
+	bool ok = t && t->frames.nr;
+	if (ok) {
+		for (size_t i = 0; i < t->frames.nr; i++) {
+			strbuf_addstr(&s, t->frames.items[i]);
+			strbuf_addch(&s, '\n');
+		}
+		*sig = strbuf_detach(&s, NULL);
+		const char *f = t->frames.items[0];
+		const char *in = strstr(f, " in ");
+		struct strbuf tp = STRBUF_INIT;
+		if (!native && in) {
+			const char *base = memrchr(f, '/', (size_t)(in - f));
+			base = base ? base + 1 : f;
+			strbuf_addf(&tp, "%s (", in + 4);
+			strbuf_add(&tp, base, (size_t)(in - base));
+			strbuf_addch(&tp, ')');
+		} else {
+			strbuf_addstr(&tp, f);
+		}
+		*top = strbuf_detach(&tp, NULL);
+	}
+	threads_free(p.t, p.nr);
+	strbuf_release(&s);
+	return ok;
+}
+
+/* ---- reading the hosts' outputs ---- */
+
+struct staged {
+	struct evidence_rank r;
+	char *py_sig, *py_top, *nat_sig, *nat_top;
+};
+
+struct work {
+	struct staged *s;
+	size_t nr, alloc;
+};
+
+static struct evidence_rank *find_rank(struct work *w, long rank)
+{
+	for (size_t i = 0; i < w->nr; i++)
+		if (w->s[i].r.rank == rank)
+			return &w->s[i].r;
+	return NULL;
+}
+
+static bool get_count(const struct json_value *o, const char *key, double max, double *out)
+{
+	double d;
+	if (!o || !json_get_number(o, key, &d) || !(d >= 0) || d > max)
+		return false;
+	*out = d;
+	return true;
+}
+
+static void host_status(struct evidence_host_status *h, bool answered, const char *fmt, ...)
+	PRINTF_LIKE(3, 4);
+static void host_status(struct evidence_host_status *h, bool answered, const char *fmt, ...)
+{
+	h->answered = answered;
+	if (!fmt)
+		return;
+	/* notes add up, each once, within a bound (a host with a thousand bad entries) */
+	struct strbuf sb = STRBUF_INIT, one = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&one, fmt, ap);
+	va_end(ap);
+	if (h->why && (strstr(h->why, one.buf) || strlen(h->why) > 400)) {
+		strbuf_release(&one);
+		return;
+	}
+	if (h->why)
+		strbuf_addf(&sb, "%s; ", h->why);
+	strbuf_addstr(&sb, one.buf);
+	free(h->why);
+	h->why = strbuf_detach(&sb, NULL);
+	strbuf_release(&one);
+}
+
+static void read_host(struct work *w, struct evidence_host_status *h,
+		      const struct evidence_host *in)
+{
+	struct strbuf err = STRBUF_INIT, q = STRBUF_INIT;
+	struct json_value *v = NULL;
+	if (!in->output) {
+		host_status(h, false, "no output");
+		return;
+	}
+	if (in->len > EVIDENCE_OUTPUT_MAX) {
+		host_status(h, false, "an output of %zu bytes, over the limit of %u", in->len,
+			    EVIDENCE_OUTPUT_MAX);
+		return;
+	}
+	v = json_parse(in->output, in->len, &err);
+	const struct json_value *ranks = v ? json_get(v, "ranks") : NULL;
+	if (!v || v->type != JSON_OBJECT || !ranks || ranks->type != JSON_ARRAY) {
+		strbuf_add_excerpt(&q, v ? "no \"ranks\" array" : err.buf, 120);
+		host_status(h, false, "not the JSON of vigil stacks (%s)", q.buf);
+		goto out;
+	}
+	host_status(h, true, NULL);
+	for (size_t i = 0; i < ranks->nr; i++) {
+		const struct json_value *o = ranks->items[i];
+		double d, x;
+		if (o->type != JSON_OBJECT || !get_count(o, "rank", 1 << 24, &d) || d != floor(d)) {
+			host_status(h, true, "an entry without a rank ignored");
+			continue;
+		}
+		if (find_rank(w, (long)d)) {
+			host_status(h, true, "rank %ld reported twice: the second ignored", (long)d);
+			continue;
+		}
+		if (w->nr >= EVIDENCE_RANKS_MAX) {
+			host_status(h, true, "more than %u ranks: the rest ignored",
+				    EVIDENCE_RANKS_MAX);
+			break;
+		}
+		ALLOC_GROW(w->s, w->nr + 1, w->alloc);
+		struct staged *s = &w->s[w->nr++];
+		memset(s, 0, sizeof(*s));
+		s->r.rank = (long)d;
+		s->r.pid = get_count(o, "pid", 1 << 30, &x) ? (long)x : -1;
+		s->r.host = xstrdup(h->host);
+		s->r.py_group = s->r.native_group = -1;
+		s->r.last_output = NAN;
+		h->ranks++;
+		const struct json_value *st = json_get(o, "states");
+		static const char *const names[EVIDENCE_NSTATES] = { "R", "S", "D", "T" };
+		unsigned sum = 0;
+		for (size_t k = 0; k < EVIDENCE_NSTATES; k++)
+			if (get_count(st, names[k], 1e6, &x)) {
+				s->r.states[k] = (unsigned)x;
+				sum += (unsigned)x;
+			}
+		if (get_count(st, "Z", 1e6, &x))
+			sum += (unsigned)x;
+		if (get_count(st, "other", 1e6, &x))
+			sum += (unsigned)x;
+		s->r.samples = get_count(o, "samples", 1e6, &x) && x >= sum ? (unsigned)x : sum;
+		if (get_count(o, "cpu_s", 1e9, &x))
+			s->r.cpu_s = x;
+		if (s->r.samples)
+			s->r.busy = (double)(s->r.states[EVIDENCE_R] + s->r.states[EVIDENCE_D] +
+					     s->r.states[EVIDENCE_T]) / s->r.samples;
+		const char *py = json_get_string(o, "py_stack");
+		const char *nat = json_get_string(o, "native_stack");
+		if (py)
+			normalise(py, false, s->r.pid, &s->py_sig, &s->py_top);
+		if (nat)
+			normalise(nat, true, s->r.pid, &s->nat_sig, &s->nat_top);
+	}
+out:
+	json_free(v);
+	strbuf_release(&err);
+	strbuf_release(&q);
+}
+
+/* ---- groups ---- */
+
+struct keyed {
+	const char *sig;
+	size_t idx; /* into work */
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->sig, y->sig);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct evidence_group *x = a, *y = b;
+	if (x->nr != y->nr)
+		return x->nr < y->nr ? 1 : -1;
+	return (x->ranks[0] > y->ranks[0]) - (x->ranks[0] < y->ranks[0]);
+}
+
+static const struct evidence_group *sort_base;
+
+static int cmp_group_idx(const void *a, const void *b)
+{
+	return cmp_group(&sort_base[*(const size_t *)a], &sort_base[*(const size_t *)b]);
+}
+
+static void make_groups(struct work *w, bool native, struct evidence_group **out, size_t *out_nr,
+			int *majority)
+{
+	struct keyed *k = xcalloc(w->nr ? w->nr : 1, sizeof(*k));
+	size_t *of = xcalloc(w->nr ? w->nr : 1, sizeof(*of)); /* staged -> group, before sorting */
+	struct evidence_group *g = NULL, *sorted;
+	size_t n = 0, gn = 0, galloc = 0;
+	for (size_t i = 0; i < w->nr; i++) {
+		const char *sig = native ? w->s[i].nat_sig : w->s[i].py_sig;
+		if (sig)
+			k[n++] = (struct keyed){ sig, i };
+	}
+	/* ties broken by position, and work is in rank order: each group's ranks ascend */
+	qsort(k, n, sizeof(*k), cmp_keyed);
+	for (size_t i = 0; i < n; i++) {
+		struct staged *s = &w->s[k[i].idx];
+		if (!i || strcmp(k[i].sig, k[i - 1].sig)) {
+			ALLOC_GROW(g, gn + 1, galloc);
+			memset(&g[gn], 0, sizeof(g[0]));
+			g[gn].signature = xstrdup(k[i].sig);
+			g[gn].top = xstrdup(native ? s->nat_top : s->py_top);
+			gn++;
+		}
+		struct evidence_group *cur = &g[gn - 1];
+		ALLOC_GROW(cur->ranks, cur->nr + 1, cur->alloc);
+		cur->ranks[cur->nr++] = s->r.rank;
+		if (!strlist_has(&cur->hosts, s->r.host))
+			strlist_add(&cur->hosts, s->r.host);
+		of[k[i].idx] = gn - 1;
+	}
+	/* largest first; the place of each group after sorting, for the ranks' indexes */
+	size_t *order = xcalloc(gn ? gn : 1, sizeof(*order)), *place = xcalloc(gn ? gn : 1,
+									     sizeof(*place));
+	for (size_t i = 0; i < gn; i++)
+		order[i] = i;
+	sort_base = g;
+	qsort(order, gn, sizeof(*order), cmp_group_idx);
+	sorted = xcalloc(gn ? gn : 1, sizeof(*sorted));
+	for (size_t i = 0; i < gn; i++) {
+		sorted[i] = g[order[i]];
+		place[order[i]] = i;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct evidence_rank *r = &w->s[k[i].idx].r;
+		if (native)
+			r->native_group = (int)place[of[k[i].idx]];
+		else
+			r->py_group = (int)place[of[k[i].idx]];
+	}
+	*majority = gn == 1 || (gn > 1 && sorted[0].nr > sorted[1].nr) ? 0 : -1;
+	*out = sorted;
+	*out_nr = gn;
+	free(g);
+	free(order);
+	free(place);
+	free(of);
+	free(k);
+}
+
+static int cmp_staged(const void *a, const void *b)
+{
+	const struct staged *x = a, *y = b;
+	return (x->r.rank > y->r.rank) - (x->r.rank < y->r.rank);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- suspects ---- */
+
+static struct evidence_suspect *suspect(struct evidence *e, long rank, const char *host)
+{
+	for (size_t i = 0; i < e->suspects_nr; i++)
+		if (e->suspects[i].rank == rank && !strcmp(e->suspects[i].host, host))
+			return &e->suspects[i];
+	ALLOC_GROW(e->suspects, e->suspects_nr + 1, e->suspects_alloc);
+	struct evidence_suspect *s = &e->suspects[e->suspects_nr++];
+	memset(s, 0, sizeof(*s));
+	s->rank = rank;
+	s->host = xstrdup(host);
+	/* a rank whose host nobody knows is named, but there is no host to pass on */
+	if (strcmp(host, "?") && !strlist_has(&e->suspect_hosts, host))
+		strlist_add(&e->suspect_hosts, host);
+	return s;
+}
+
+static void reason(struct evidence *e, long rank, const char *host, const char *fmt, ...)
+	PRINTF_LIKE(4, 5);
+static void reason(struct evidence *e, long rank, const char *host, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strlist_add_nodup(&suspect(e, rank, host)->reasons, strbuf_detach(&sb, NULL));
+}
+
+static const char *rank_host(const struct evidence_input *in, long rank)
+{
+	if (in->rank_hosts && rank >= 0 && (size_t)rank < in->rank_hosts_nr &&
+	    in->rank_hosts[rank])
+		return in->rank_hosts[rank];
+	return NULL;
+}
+
+static void judge_ranks(struct evidence *e, const struct evidence_input *in)
+{
+	size_t with_py = 0, with_samples = 0;
+	double margin = in->busy_margin > 0 ? in->busy_margin : 0.3;
+	double *busy = xcalloc(e->ranks_nr ? e->ranks_nr : 1, sizeof(*busy));
+	for (size_t i = 0; i < e->ranks_nr; i++) {
+		with_py += e->ranks[i].py_group >= 0;
+		if (e->ranks[i].samples)
+			busy[with_samples++] = e->ranks[i].busy;
+	}
+	double busy_med = with_samples ? median(busy, with_samples) : 0;
+	bool by_python = with_py > 0;
+	const struct evidence_group *groups = by_python ? e->py : e->native;
+	int maj = by_python ? e->py_majority : e->native_majority;
+	size_t groups_nr = by_python ? e->py_nr : e->native_nr;
+
+	for (size_t i = 0; i < e->ranks_nr; i++) {
+		const struct evidence_rank *k = &e->ranks[i];
+		unsigned t = k->states[EVIDENCE_T];
+		bool stopped = k->samples && 2 * t > k->samples;
+		if (stopped)
+			reason(e, k->rank, k->host, "stopped (T) in %u of %u samples: frozen, as by "
+			       "SIGSTOP", t, k->samples);
+		int g = by_python ? k->py_group : k->native_group;
+		if (maj >= 0 && g >= 0 && g != maj && groups_nr > 1)
+			reason(e, k->rank, k->host, "its %s stack differs from the majority's (%zu "
+			       "ranks in %s): it is in %s", by_python ? "Python" : "native",
+			       groups[maj].nr, groups[maj].top, groups[g].top);
+		if (by_python && k->py_group < 0 && !stopped)
+			reason(e, k->rank, k->host, "no Python stack, while %zu other rank%s gave "
+			       "one", with_py, with_py == 1 ? "" : "s");
+		if (k->samples && !stopped && with_samples > 1 && k->busy >= 0.5 &&
+		    k->busy > busy_med + margin)
+			reason(e, k->rank, k->host, "busy (R, D or T) in %.0f%% of samples, against "
+			       "a median of %.0f%%", 100 * k->busy, 100 * busy_med);
+	}
+	free(busy);
+}
+
+static void judge_silence(struct evidence *e, const struct evidence_input *in)
+{
+	double margin = in->silent_margin_s > 0 ? in->silent_margin_s : 1.0;
+	size_t n = 0;
+	if (!in->last_output)
+		return;
+	double *t = xcalloc(in->last_output_nr ? in->last_output_nr : 1, sizeof(*t));
+	for (size_t r = 0; r < in->last_output_nr; r++)
+		if (isfinite(in->last_output[r]) && in->last_output[r] >= 0)
+			t[n++] = in->last_output[r];
+	if (n >= 2) {
+		double m = median(t, n);
+		for (size_t r = 0; r < in->last_output_nr; r++) {
+			double x = in->last_output[r];
+			if (!isfinite(x) || x < 0 || x >= m - margin)
+				continue;
+			const char *host = NULL;
+			for (size_t i = 0; i < e->ranks_nr && !host; i++)
+				if (e->ranks[i].rank == (long)r)
+					host = e->ranks[i].host;
+			char *hc = clean_dup(host ? host : rank_host(in, (long)r) ?
+					     rank_host(in, (long)r) : "?", 255);
+			host = hc;
+			reason(e, (long)r, host, "went silent first: its last output was %.1f s "
+			       "before the median rank's (%.1f s ago)", m - x, in->now - x);
+			if (!strlist_has(&e->silent_first, host))
+				strlist_add(&e->silent_first, host);
+			free(hc);
+		}
+	}
+	free(t);
+}
+
+/* ---- output ---- */
+
+static void say_ranks(struct strbuf *sb, const long *r, size_t n, size_t max)
+{
+	for (size_t i = 0; i < n && i < max; i++)
+		strbuf_addf(sb, "%s%ld", i ? "," : "", r[i]);
+	if (n > max)
+		strbuf_addf(sb, ",... (%zu)", n);
+}
+
+static void summarise(struct evidence *e, const struct evidence_input *in)
+{
+	struct strbuf *s = &e->summary;
+	size_t answered = 0;
+	strbuf_reset(s);
+	for (size_t i = 0; i < e->hosts_nr; i++)
+		answered += e->hosts[i].answered;
+	strbuf_addf(s, "%zu of %zu hosts answered", answered, e->hosts_nr);
+	for (size_t i = 0, k = 0; i < e->hosts_nr; i++)
+		if (!e->hosts[i].answered)
+			strbuf_addf(s, "%s%s: %s", k++ ? "; " : " (", e->hosts[i].host,
+				    e->hosts[i].why ? e->hosts[i].why : "no answer");
+	if (answered < e->hosts_nr)
+		strbuf_addch(s, ')');
+	strbuf_addf(s, "; %zu rank%s found", e->ranks_nr, e->ranks_nr == 1 ? "" : "s");
+	if (in->world_size > 0)
+		strbuf_addf(s, " of %ld", in->world_size);
+	if (e->missing_nr) {
+		strbuf_addstr(s, " (missing: ");
+		say_ranks(s, e->missing, e->missing_nr, 16);
+		strbuf_addch(s, ')');
+	}
+	const struct evidence_group *g = e->py_nr ? e->py : e->native;
+	size_t gn = e->py_nr ? e->py_nr : e->native_nr;
+	int maj = e->py_nr ? e->py_majority : e->native_majority;
+	if (gn) {
+		strbuf_addf(s, ". %s stacks: %zu group%s", e->py_nr ? "Python" : "Native", gn,
+			    gn == 1 ? "" : "s");
+		if (maj >= 0)
+			strbuf_addf(s, ", majority %zu rank%s in %s", g[maj].nr,
+				    g[maj].nr == 1 ? "" : "s", g[maj].top);
+		else
+			strbuf_addstr(s, ", no majority");
+	} else {
+		strbuf_addstr(s, ". No stacks");
+	}
+	if (e->suspects_nr) {
+		strbuf_addstr(s, ". Suspects: ");
+		for (size_t i = 0; i < e->suspects_nr; i++) {
+			const struct evidence_suspect *x = &e->suspects[i];
+			if (x->rank >= 0)
+				strbuf_addf(s, "%srank %ld on %s: ", i ? "; " : "", x->rank, x->host);
+			else
+				strbuf_addf(s, "%shost %s: ", i ? "; " : "", x->host);
+			for (size_t j = 0; j < x->reasons.nr; j++)
+				strbuf_addf(s, "%s%s", j ? ", " : "", x->reasons.items[j]);
+		}
+	} else {
+		strbuf_addstr(s, ". No suspect: the stacks agree");
+	}
+	strbuf_addch(s, '.');
+	if (s->len > SUMMARY_MAX) {
+		/* cut on a character boundary */
+		size_t n = SUMMARY_MAX - 3;
+		while (n && ((unsigned char)s->buf[n] & 0xc0) == 0x80)
+			n--;
+		strbuf_setlen(s, n);
+		strbuf_addstr(s, "...");
+	}
+}
+
+static void json_groups(struct json_writer *w, const char *key, const struct evidence_group *g,
+			size_t n, int maj)
+{
+	json_key(w, key);
+	json_open_array(w);
+	for (size_t i = 0; i < n && i < EVIDENCE_GROUPS_LISTED; i++) {
+		json_open_object(w);
+		json_key(w, "ranks");
+		json_open_array(w);
+		for (size_t j = 0; j < g[i].nr; j++)
+			json_int(w, g[i].ranks[j]);
+		json_close_array(w);
+		json_key(w, "hosts");
+		json_open_array(w);
+		for (size_t j = 0; j < g[i].hosts.nr; j++)
+			json_string(w, g[i].hosts.items[j]);
+		json_close_array(w);
+		json_key(w, "majority");
+		json_bool(w, (int)i == maj);
+		json_key(w, "top");
+		json_string(w, g[i].top);
+		json_key(w, "signature");
+		json_string(w, g[i].signature);
+		json_close_object(w);
+	}
+	json_close_array(w);
+	json_key(w, key[0] == 'p' ? "python_groups_omitted" : "native_groups_omitted");
+	json_uint(w, n > EVIDENCE_GROUPS_LISTED ? n - EVIDENCE_GROUPS_LISTED : 0);
+}
+
+static void write_json(struct evidence *e, const struct evidence_input *in)
+{
+	static const char *const names[EVIDENCE_NSTATES] = { "R", "S", "D", "T" };
+	struct json_writer w;
+	strbuf_reset(&e->json);
+	json_writer_init(&w, &e->json, false);
+	json_open_object(&w);
+	json_key(&w, "world_size");
+	if (in->world_size > 0)
+		json_int(&w, in->world_size);
+	else
+		json_null(&w);
+	json_key(&w, "hosts");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->hosts_nr; i++) {
+		json_open_object(&w);
+		json_key(&w, "host");
+		json_string(&w, e->hosts[i].host);
+		json_key(&w, "answered");
+		json_bool(&w, e->hosts[i].answered);
+		json_key(&w, "ranks");
+		json_uint(&w, e->hosts[i].ranks);
+		json_key(&w, "note");
+		if (e->hosts[i].why)
+			json_string(&w, e->hosts[i].why);
+		else
+			json_null(&w);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_key(&w, "ranks_missing");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->missing_nr; i++)
+		json_int(&w, e->missing[i]);
+	json_close_array(&w);
+	json_key(&w, "ranks");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->ranks_nr; i++) {
+		const struct evidence_rank *k = &e->ranks[i];
+		json_open_object(&w);
+		json_key(&w, "rank");
+		json_int(&w, k->rank);
+		json_key(&w, "host");
+		json_string(&w, k->host);
+		json_key(&w, "pid");
+		json_int(&w, k->pid);
+		json_key(&w, "samples");
+		json_uint(&w, k->samples);
+		json_key(&w, "states");
+		json_open_object(&w);
+		for (size_t s = 0; s < EVIDENCE_NSTATES; s++) {
+			json_key(&w, names[s]);
+			json_uint(&w, k->states[s]);
+		}
+		json_close_object(&w);
+		json_key(&w, "busy");
+		json_double(&w, k->busy);
+		json_key(&w, "cpu_s");
+		json_double(&w, k->cpu_s);
+		json_key(&w, "python_group");
+		if (k->py_group >= 0)
+			json_int(&w, k->py_group);
+		else
+			json_null(&w);
+		json_key(&w, "native_group");
+		if (k->native_group >= 0)
+			json_int(&w, k->native_group);
+		else
+			json_null(&w);
+		json_key(&w, "last_output_age_s");
+		if (isfinite(k->last_output))
+			json_double(&w, in->now - k->last_output);
+		else
+			json_null(&w);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_groups(&w, "python_groups", e->py, e->py_nr, e->py_majority);
+	json_groups(&w, "native_groups", e->native, e->native_nr, e->native_majority);
+	json_key(&w, "suspects");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->suspects_nr; i++) {
+		json_open_object(&w);
+		json_key(&w, "rank");
+		if (e->suspects[i].rank >= 0)
+			json_int(&w, e->suspects[i].rank);
+		else
+			json_null(&w);
+		json_key(&w, "host");
+		json_string(&w, e->suspects[i].host);
+		json_key(&w, "reasons");
+		json_open_array(&w);
+		for (size_t j = 0; j < e->suspects[i].reasons.nr; j++)
+			json_string(&w, e->suspects[i].reasons.items[j]);
+		json_close_array(&w);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_key(&w, "silent_first");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->silent_first.nr; i++)
+		json_string(&w, e->silent_first.items[i]);
+	json_close_array(&w);
+	json_key(&w, "suspect_hosts");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->suspect_hosts.nr; i++)
+		json_string(&w, e->suspect_hosts.items[i]);
+	json_close_array(&w);
+	json_key(&w, "summary");
+	json_string(&w, e->summary.buf);
+	json_close_object(&w);
+	strbuf_addch(&e->json, '\n');
+}
+
+void evidence_build(struct evidence *e, const struct evidence_input *in)
+{
+	struct work w = { NULL, 0, 0 };
+	evidence_release(e);
+	e->hosts = xcalloc(in->hosts_nr ? in->hosts_nr : 1, sizeof(*e->hosts));
+	e->hosts_nr = in->hosts_nr;
+	for (size_t i = 0; i < in->hosts_nr; i++) {
+		e->hosts[i].host = clean_dup(in->hosts[i].host ? in->hosts[i].host : "?", 255);
+		read_host(&w, &e->hosts[i], &in->hosts[i]);
+	}
+	qsort(w.s, w.nr, sizeof(*w.s), cmp_staged);
+	for (size_t i = 0; i < w.nr; i++) {
+		struct evidence_rank *k = &w.s[i].r;
+		if (in->last_output && (size_t)k->rank < in->last_output_nr &&
+		    isfinite(in->last_output[k->rank]) && in->last_output[k->rank] >= 0)
+			k->last_output = in->last_output[k->rank];
+	}
+	make_groups(&w, false, &e->py, &e->py_nr, &e->py_majority);
+	make_groups(&w, true, &e->native, &e->native_nr, &e->native_majority);
+	e->ranks = xcalloc(w.nr ? w.nr : 1, sizeof(*e->ranks));
+	e->ranks_nr = e->ranks_alloc = w.nr;
+	for (size_t i = 0; i < w.nr; i++) {
+		e->ranks[i] = w.s[i].r;
+		free(w.s[i].py_sig);
+		free(w.s[i].py_top);
+		free(w.s[i].nat_sig);
+		free(w.s[i].nat_top);
+	}
+	free(w.s);
+
+	for (size_t i = 0; i < e->hosts_nr; i++)
+		if (!e->hosts[i].answered)
+			reason(e, -1, e->hosts[i].host, "no answer from vigil stacks: %s",
+			       e->hosts[i].why ? e->hosts[i].why : "no output");
+	if (in->world_size > 0) {
+		long limit = in->world_size < EVIDENCE_RANKS_MAX ? in->world_size
+								 : EVIDENCE_RANKS_MAX;
+		size_t j = 0, alloc = 0;
+		for (long r = 0; r < limit; r++) {
+			while (j < e->ranks_nr && e->ranks[j].rank < r)
+				j++;
+			if (j < e->ranks_nr && e->ranks[j].rank == r)
+				continue;
+			ALLOC_GROW(e->missing, e->missing_nr + 1, alloc);
+			e->missing[e->missing_nr++] = r;
+			const char *h = rank_host(in, r);
+			bool silent_host = false;
+			for (size_t x = 0; h && x < e->hosts_nr; x++)
+				silent_host |= !e->hosts[x].answered && !strcmp(e->hosts[x].host, h);
+			if (h && !silent_host) {
+				char *hc = clean_dup(h, 255);
+				reason(e, r, hc, "not found: no process of rank %ld on the host it "
+				       "was launched on", r);
+				free(hc);
+			}
+		}
+	}
+	judge_ranks(e, in);
+	judge_silence(e, in);
+	summarise(e, in);
+	write_json(e, in);
+}
