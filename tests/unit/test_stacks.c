@@ -1,0 +1,396 @@
+/*
+ * test_stacks.c: 'vigil stacks' on real processes: Python children started as 'vigil run' starts
+ * a rank (the hook of src/supervise/pyhook.c on PYTHONPATH, VIGIL_ATTEMPT_DIR and RANK), one
+ * frozen with SIGSTOP; and the hook itself (a planted link, VIGIL_PYSTACKS=0, the chained
+ * sitecustomize). Skipped where /usr/bin/python3 is missing.
+ */
+#include "../harness.h"
+#include "../../src/lib/fileio.h"
+#include "../../src/supervise/pyhook.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PYTHON "/usr/bin/python3"
+
+static const char child_py[] =
+	"import sys, time\n"
+	"def vigil_test_sits_here():\n"
+	"    open(sys.argv[1], 'w').close()\n"
+	"    while True:\n"
+	"        time.sleep(0.05)\n"
+	"vigil_test_sits_here()\n";
+
+struct rank_proc {
+	struct child c;
+	const char *argv[4];
+	char env[5][4200];
+	const char *envp[6];
+	char ready[4200];
+};
+
+static void need_python(void)
+{
+	if (access(PYTHON, X_OK) != 0)
+		SKIP(PYTHON " is missing");
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* The hook installed under DIR/run; returns the PYTHONPATH directory (static). */
+static const char *install_hook(void)
+{
+	static char hook[4200];
+	struct strbuf run = STRBUF_INIT, dir = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&run, "%s/run", test_tmpdir());
+	test_mkdir(test_tmpdir(), "run");
+	CHECK_MSG(pyhook_install(run.buf, &dir, &err) == 0, "pyhook_install: %s", err.buf);
+	snprintf(hook, sizeof(hook), "%s", dir.buf);
+	test_write(test_tmpdir(), "child.py", child_py);
+	strbuf_release(&run);
+	strbuf_release(&dir);
+	strbuf_release(&err);
+	return hook;
+}
+
+/* Start a rank of attempt dir adir; waits until it sits in vigil_test_sits_here(). */
+static void start_rank(struct rank_proc *p, const char *hook, const char *adir, int rank,
+		       const char *extra_env)
+{
+	struct strbuf err = STRBUF_INIT;
+	size_t e = 0;
+	memset(p, 0, sizeof(*p));
+	snprintf(p->ready, sizeof(p->ready), "%s/ready-%d-%d", test_tmpdir(), rank, (int)getpid());
+	snprintf(p->env[0], sizeof(p->env[0]), "PYTHONPATH=%s", hook);
+	snprintf(p->env[1], sizeof(p->env[1]), "VIGIL_ATTEMPT_DIR=%s", adir);
+	snprintf(p->env[2], sizeof(p->env[2]), "RANK=%d", rank);
+	snprintf(p->env[3], sizeof(p->env[3]), "LOCAL_RANK=%d", rank % 2);
+	snprintf(p->env[4], sizeof(p->env[4]), "%s", extra_env ? extra_env : "VIGIL_TEST=1");
+	for (e = 0; e < 5; e++)
+		p->envp[e] = p->env[e];
+	p->envp[e] = NULL;
+	unlink(p->ready);
+	static char script[4200];
+	snprintf(script, sizeof(script), "%s/child.py", test_tmpdir());
+	p->argv[0] = PYTHON;
+	p->argv[1] = script;
+	p->argv[2] = p->ready;
+	p->argv[3] = NULL;
+	child_init(&p->c);
+	p->c.argv = p->argv;
+	p->c.env_add = p->envp;
+	p->c.timeout_ms = 120000;
+	CHECK_MSG(child_start(&p->c, &err) == 0, "cannot start python: %s", err.buf);
+	for (int i = 0; i < 400 && access(p->ready, F_OK) != 0; i++)
+		sleep_ms(25);
+	CHECK_MSG(access(p->ready, F_OK) == 0, "the Python rank %d never got ready", rank);
+	strbuf_release(&err);
+}
+
+static void stop_rank(struct rank_proc *p)
+{
+	kill(p->c.pid, SIGCONT);
+	child_kill(&p->c, SIGKILL);
+	child_finish(&p->c);
+	child_release(&p->c);
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	char st = '?';
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file_bounded(path, &sb, 4096, NULL) == READ_OK) {
+		const char *p = strrchr(sb.buf, ')');
+		if (p && p[1] == ' ')
+			st = p[2];
+	}
+	strbuf_release(&sb);
+	return st;
+}
+
+static const struct json_value *rank_entry(const struct json_value *v, long rank)
+{
+	const struct json_value *ranks = json_get(v, "ranks");
+	for (size_t i = 0; ranks && i < ranks->nr; i++) {
+		double d;
+		if (json_get_number(ranks->items[i], "rank", &d) && (long)d == rank)
+			return ranks->items[i];
+	}
+	return NULL;
+}
+
+static bool errors_contain(const struct json_value *o, const char *needle)
+{
+	const struct json_value *e = json_get(o, "errors");
+	for (size_t i = 0; e && i < e->nr; i++)
+		if (e->items[i]->type == JSON_STRING && strstr(e->items[i]->string, needle))
+			return true;
+	return false;
+}
+
+/* Two ranks of an attempt (one frozen with SIGSTOP) and a rank of another attempt. */
+TEST_TIMEOUT(stacks_finds_the_ranks_of_its_attempt, 120)
+{
+	need_python();
+	const char *hook = install_hook();
+	struct strbuf a1 = STRBUF_INIT, a2 = STRBUF_INIT, json_ = STRBUF_INIT;
+	strbuf_addf(&a1, "%s/run/attempt-1", test_tmpdir());
+	strbuf_addf(&a2, "%s/run/attempt-2", test_tmpdir());
+	test_mkdir(test_tmpdir(), "run/attempt-1");
+	test_mkdir(test_tmpdir(), "run/attempt-2");
+	struct rank_proc r0, r1, other;
+	start_rank(&r0, hook, a1.buf, 0, NULL);
+	start_rank(&r1, hook, a1.buf, 1, NULL);
+	start_rank(&other, hook, a2.buf, 5, NULL);
+	kill(r1.c.pid, SIGSTOP);
+	for (int i = 0; i < 200 && proc_state(r1.c.pid) != 'T'; i++)
+		sleep_ms(10);
+	CHECK_INT(proc_state(r1.c.pid), 'T');
+
+	const char *args[] = { "stacks", "--attempt-dir", a1.buf, "--json", "--samples", "5",
+			       "--interval-ms", "20", "--host", "testhost", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exited && c.exit_code == 0, "vigil stacks exited %d: %s", c.exit_code,
+		  c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "host"), "testhost");
+	CHECK_STR(json_get_string(v, "attempt_dir"), a1.buf);
+	CHECK_INT(json_get(v, "ranks")->nr, 2); /* not rank 5 of attempt-2 */
+	const struct json_value *k0 = rank_entry(v, 0), *k1 = rank_entry(v, 1);
+	CHECK(k0 && k1);
+	double d;
+	CHECK(json_get_number(k0, "pid", &d) && (pid_t)d == r0.c.pid);
+	CHECK(json_get_number(k1, "pid", &d) && (pid_t)d == r1.c.pid);
+	CHECK(json_get_number(k1, "local_rank", &d) && d == 1);
+	/* the frozen one: T in every sample, no Python stack (it cannot run its handler) */
+	CHECK(json_get_number(json_get(k1, "states"), "T", &d) && d == 5);
+	CHECK(json_get(k1, "py_stack")->type == JSON_NULL);
+	CHECK(errors_contain(k1, "it is stopped: T"));
+	/* the other sits where the script put it */
+	CHECK(json_get_number(json_get(k0, "states"), "T", &d) && d == 0);
+	const char *py = json_get_string(k0, "py_stack");
+	CHECK_MSG(py, "no Python stack for rank 0: %s", c.out.buf);
+	CHECK_CONTAINS(py, "in vigil_test_sits_here");
+	CHECK_CONTAINS(py, "in <module>");
+	if (access("/usr/bin/eu-stack", X_OK) == 0) {
+		char tid[32];
+		snprintf(tid, sizeof(tid), "TID %d:", (int)r0.c.pid);
+		const char *nat = json_get_string(k0, "native_stack");
+		CHECK_MSG(nat, "no native stack with eu-stack installed: %s", c.out.buf);
+		CHECK_CONTAINS(nat, tid);
+		CHECK_CONTAINS(json_get_string(v, "eu_stack"), "eu-stack");
+	} else {
+		fprintf(stderr, "# /usr/bin/eu-stack missing: native stack not asserted\n");
+	}
+	/* the text form says the same for a person */
+	json_free(v);
+	child_release(&c);
+	const char *targs[] = { "stacks", "--attempt-dir", a1.buf, "--samples", "2", NULL };
+	test_run_vigil(&c, targs, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "rank 1 (local 1)");
+	CHECK_CONTAINS(c.out.buf, "T 2");
+	CHECK_CONTAINS(c.out.buf, "Python stack:");
+	child_release(&c);
+	stop_rank(&r0);
+	stop_rank(&r1);
+	stop_rank(&other);
+	strbuf_release(&a1);
+	strbuf_release(&a2);
+	strbuf_release(&json_);
+}
+
+/* Without eu-stack in PATH the output says so; without the hook's file, no signal is sent. */
+TEST_TIMEOUT(stacks_without_eu_stack_or_hook_says_so, 120)
+{
+	need_python();
+	struct strbuf a = STRBUF_INIT;
+	strbuf_addf(&a, "%s/attempt-1", test_tmpdir());
+	test_mkdir(test_tmpdir(), "attempt-1");
+	test_write(test_tmpdir(), "child.py", child_py);
+	struct rank_proc r;
+	/* no hook on PYTHONPATH: no pystack file */
+	start_rank(&r, "/nonexistent", a.buf, 0, NULL);
+	const char *args[] = { "stacks", "--attempt-dir", a.buf, "--json", "--samples", "1", NULL };
+	const char *env[] = { "PATH=/nonexistent", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_INT(c.exit_code, 0);
+	struct json_value *v = test_parse_json(&c);
+	CHECK(json_get(v, "eu_stack")->type == JSON_NULL);
+	CHECK(errors_contain(v, "eu-stack (Debian package elfutils) is not installed"));
+	const struct json_value *k = rank_entry(v, 0);
+	CHECK(k && json_get(k, "native_stack")->type == JSON_NULL);
+	CHECK(errors_contain(k, "no Python stack: no pystack directory"));
+	json_free(v);
+	child_release(&c);
+	stop_rank(&r);
+	strbuf_release(&a);
+}
+
+TEST(stacks_no_rank_here_is_said_and_exits_0)
+{
+	const char *json[] = { "stacks", "--attempt-dir", "/nonexistent/attempt-7", "--json",
+			       "--samples", "1", NULL };
+	const char *text[] = { "stacks", "--attempt-dir", "/nonexistent/attempt-7", "--samples",
+			       "1", NULL };
+	struct child c;
+	test_run_vigil(&c, json, NULL);
+	CHECK_INT(c.exit_code, 0);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_INT(json_get(v, "ranks")->nr, 0);
+	json_free(v);
+	child_release(&c);
+	test_run_vigil(&c, text, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "no rank of this attempt runs on this host");
+	child_release(&c);
+}
+
+TEST(stacks_usage_errors)
+{
+	static const struct {
+		const char *args[6];
+		const char *msg;
+	} cases[] = {
+		{ { "stacks" }, "--attempt-dir DIR is needed" },
+		{ { "stacks", "--attempt-dir", "/x", "--samples", "0" }, "--samples wants" },
+		{ { "stacks", "--attempt-dir", "/x", "--interval-ms", "-1" }, "--interval-ms wants" },
+		{ { "stacks", "--attempt-dir", "/x", "extra" }, "unexpected argument 'extra'" },
+		{ { "stacks", "--attempt-dir", "/x", "--host", "a\x1b" "b" }, "--host: not a host" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct child c;
+		test_run_vigil(&c, cases[i].args, NULL);
+		CHECK_MSG(c.exited && c.exit_code == 2, "case %zu exited %d", i, c.exit_code);
+		CHECK_CONTAINS(c.err.buf, cases[i].msg);
+		CHECK_STR(c.out.buf, "");
+		child_release(&c);
+	}
+}
+
+/* A link planted at pystack/rank-0.txt: the hook does not write through it, vigil stacks does
+ * not read through it. */
+TEST_TIMEOUT(stacks_hook_never_follows_a_planted_link, 120)
+{
+	need_python();
+	const char *hook = install_hook();
+	struct strbuf a = STRBUF_INIT, target = STRBUF_INIT, link_ = STRBUF_INIT, got = STRBUF_INIT;
+	strbuf_addf(&a, "%s/run/attempt-3", test_tmpdir());
+	test_mkdir(test_tmpdir(), "run/attempt-3/pystack");
+	test_write(test_tmpdir(), "precious", "precious\n");
+	strbuf_addf(&target, "%s/precious", test_tmpdir());
+	strbuf_addf(&link_, "%s/pystack/rank-0.txt", a.buf);
+	CHECK_INT(symlink(target.buf, link_.buf), 0);
+	struct rank_proc r;
+	start_rank(&r, hook, a.buf, 0, NULL);
+	CHECK_INT(read_file_bounded(target.buf, &got, 4096, NULL), READ_OK);
+	CHECK_STR(got.buf, "precious\n");
+	struct stat st;
+	CHECK(lstat(link_.buf, &st) == 0 && S_ISLNK(st.st_mode));
+	const char *args[] = { "stacks", "--attempt-dir", a.buf, "--json", "--samples", "1", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 0);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *k = rank_entry(v, 0);
+	CHECK(k && json_get(k, "py_stack")->type == JSON_NULL);
+	CHECK(errors_contain(k, "symbolic link"));
+	/* the rank was not signalled through the link either: the target is as it was */
+	strbuf_reset(&got);
+	CHECK_INT(read_file_bounded(target.buf, &got, 4096, NULL), READ_OK);
+	CHECK_STR(got.buf, "precious\n");
+	json_free(v);
+	child_release(&c);
+	stop_rank(&r);
+	strbuf_release(&a);
+	strbuf_release(&target);
+	strbuf_release(&link_);
+	strbuf_release(&got);
+}
+
+/* Run python -c CODE with env; its exit code. */
+static int run_python(const char *code, const char *const *env, struct strbuf *out)
+{
+	const char *argv[] = { PYTHON, "-c", code, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	c.merge_stderr = true;
+	CHECK_INT(child_run(&c, NULL), 0);
+	int rc = c.exited ? c.exit_code : -1;
+	if (out)
+		strbuf_addstr(out, c.out.buf);
+	child_release(&c);
+	return rc;
+}
+
+/* VIGIL_PYSTACKS=0 turns the hook off; another sitecustomize later on the path still runs;
+ * a hook that cannot write (attempt dir missing) is silent. */
+TEST_TIMEOUT(stacks_hook_off_switch_chain_and_silence, 60)
+{
+	need_python();
+	const char *hook = install_hook();
+	char pp[8600], adir[4200], on[4200], off[4200];
+	struct strbuf out = STRBUF_INIT;
+	test_write(test_tmpdir(), "user/sitecustomize.py", "print('user sitecustomize ran')\n");
+	snprintf(pp, sizeof(pp), "PYTHONPATH=%s:%s/user", hook, test_tmpdir());
+	snprintf(adir, sizeof(adir), "VIGIL_ATTEMPT_DIR=%s/run/attempt-9", test_tmpdir());
+	test_mkdir(test_tmpdir(), "run/attempt-9");
+	snprintf(on, sizeof(on), "%s/run/attempt-9/pystack/rank-2.txt", test_tmpdir());
+	snprintf(off, sizeof(off), "%s/run/attempt-9/pystack/rank-3.txt", test_tmpdir());
+
+	const char *env_on[] = { pp, adir, "RANK=2", NULL };
+	CHECK_INT(run_python("print('trainer ran')", env_on, &out), 0);
+	CHECK_CONTAINS(out.buf, "user sitecustomize ran");
+	CHECK_CONTAINS(out.buf, "trainer ran");
+	CHECK(access(on, F_OK) == 0);
+
+	const char *env_off[] = { pp, adir, "RANK=3", "VIGIL_PYSTACKS=0", NULL };
+	strbuf_reset(&out);
+	CHECK_INT(run_python("print('trainer ran')", env_off, &out), 0);
+	CHECK_CONTAINS(out.buf, "user sitecustomize ran");
+	CHECK(access(off, F_OK) != 0);
+
+	const char *env_bad[] = { pp, "VIGIL_ATTEMPT_DIR=/nonexistent/attempt-1", "RANK=0", NULL };
+	strbuf_reset(&out);
+	CHECK_INT(run_python("print('trainer ran')", env_bad, &out), 0);
+	CHECK_STR(out.buf, "user sitecustomize ran\ntrainer ran\n");
+	strbuf_release(&out);
+}
+
+/* pyhook_install refuses a link where its directory goes. */
+TEST(stacks_hook_install_refuses_a_planted_link)
+{
+	struct strbuf run = STRBUF_INIT, dir = STRBUF_INIT, err = STRBUF_INIT, l = STRBUF_INIT;
+	test_mkdir(test_tmpdir(), "run/elsewhere");
+	strbuf_addf(&run, "%s/run", test_tmpdir());
+	strbuf_addf(&l, "%s/run/pyhook", test_tmpdir());
+	CHECK_INT(symlink("elsewhere", l.buf), 0);
+	CHECK_INT(pyhook_install(run.buf, &dir, &err), -1);
+	CHECK_CONTAINS(err.buf, "cannot make the Python hook's directory");
+	CHECK_STR(dir.buf, "");
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, "%s/run/elsewhere/sitecustomize.py", test_tmpdir());
+	CHECK(access(p.buf, F_OK) != 0);
+	pyhook_pythonpath("/r/pyhook", "/a:/b", &p);
+	CHECK_STR(p.buf, "/r/pyhook:/a:/b");
+	pyhook_pythonpath("/r/pyhook", "", &p);
+	CHECK_STR(p.buf, "/r/pyhook");
+	strbuf_release(&run);
+	strbuf_release(&dir);
+	strbuf_release(&err);
+	strbuf_release(&l);
+	strbuf_release(&p);
+}
