@@ -100,6 +100,15 @@ struct sup {
 	double next_check, next_poll;
 	struct watch_host *wh;
 	size_t nr_wh, alloc_wh;
+
+	bool in_io;
+	struct deferred *deferred;
+	size_t nr_deferred, alloc_deferred;
+
+	/* actions waiting their turn (queue_actions) */
+	struct sup_actions queue;
+	size_t queue_head;
+	bool draining;
 };
 
 /* ---- small helpers ---- */
@@ -161,16 +170,70 @@ static void active_list(const struct sup_machine *m, struct strlist *out)
 
 static void run_actions(struct sup *s, struct sup_actions *a);
 
+/*
+ * Actions are carried out in the order the machine gave them, one at a time: an action's own
+ * events (a stop that ends in "stopped") queue their actions behind the ones still waiting,
+ * never before them (the drain of a host excluded with the stop comes before the next launch).
+ */
+static void queue_actions(struct sup *s, struct sup_actions *a)
+{
+	for (size_t i = 0; i < a->nr; i++) {
+		ALLOC_GROW(s->queue.v, s->queue.nr + 1, s->queue.alloc);
+		s->queue.v[s->queue.nr++] = a->v[i]; /* the queue owns its strings now */
+	}
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+	if (s->draining)
+		return;
+	s->draining = true;
+	while (s->queue_head < s->queue.nr) {
+		struct sup_actions one = { 0 };
+		ALLOC_GROW(one.v, 1, one.alloc);
+		one.v[0] = s->queue.v[s->queue_head++];
+		one.nr = 1;
+		run_actions(s, &one);
+		sup_actions_release(&one);
+	}
+	free(s->queue.v);
+	memset(&s->queue, 0, sizeof(s->queue));
+	s->queue_head = 0;
+	s->draining = false;
+}
+
+/* An event seen while the step's output is being read: handled once the read is over (its
+ * handling may stop and free that very step). */
+struct deferred {
+	enum sup_event_kind kind;
+	char *host, *text;
+	int code;
+	uint64_t step;
+	bool startup;
+	double happened, detected;
+};
+
 static void feed(struct sup *s, const struct sup_event *e)
 {
+	if (s->in_io) {
+		/* only single-host events come from output (lists come from blocking work) */
+		ALLOC_GROW(s->deferred, s->nr_deferred + 1, s->alloc_deferred);
+		struct deferred *d = &s->deferred[s->nr_deferred++];
+		d->kind = e->kind;
+		d->host = e->host ? xstrdup(e->host) : NULL;
+		d->text = e->text ? xstrdup(e->text) : NULL;
+		d->code = e->code;
+		d->step = e->step;
+		d->startup = e->startup;
+		d->happened = s->happened;
+		d->detected = s->detected;
+		return;
+	}
 	struct sup_actions a = { 0 };
 	enum sup_state before = s->m.state;
 	sup_machine_handle(&s->m, e, &a);
 	if (s->m.state != before)
 		say(s, "%s -> %s (%s)", sup_state_name(before), sup_state_name(s->m.state),
 		    sup_event_name(e->kind));
-	run_actions(s, &a);
-	sup_actions_release(&a);
+	queue_actions(s, &a);
 }
 
 static void feed_simple(struct sup *s, enum sup_event_kind k, const char *host, const char *text)
@@ -1198,6 +1261,33 @@ static void watch_stop(struct sup *s)
 	s->watch_live = false;
 }
 
+/* The events the output gave, in order; stops after one that ends the attempt's running. */
+static void flush_deferred(struct sup *s)
+{
+	for (size_t i = 0; i < s->nr_deferred; i++) {
+		struct deferred *d = &s->deferred[i];
+		s->happened = d->happened;
+		s->detected = d->detected;
+		struct sup_event e = { .kind = d->kind, .host = d->host, .text = d->text,
+				       .code = d->code, .step = d->step, .startup = d->startup };
+		feed(s, &e);
+		free(d->host);
+		free(d->text);
+	}
+	s->nr_deferred = 0;
+}
+
+/* Read the step's output (and maybe see it end) with every event it gives deferred. */
+static bool step_io(struct sup *s, const struct pollfd *pfd, size_t n)
+{
+	s->in_io = true;
+	bool ended = step_handle(&s->step, pfd, n);
+	if (ended)
+		rankout_finish(&s->ro);
+	s->in_io = false;
+	return ended;
+}
+
 /* ---- the loop while a step runs ---- */
 
 static void run_loop(struct sup *s)
@@ -1244,13 +1334,25 @@ static void run_loop(struct sup *s)
 			fault(s, SUP_EV_CANCEL, NULL, t, 0);
 			break;
 		}
+		unsigned attempt = s->m.attempt;
 		if (s->watch_live && child_handle(&s->watch, pfd + watch_at, n - watch_at))
 			watch_done(s);
+		if (s->m.attempt != attempt)
+			continue; /* a new attempt runs: its fds are not in this poll's set */
 		if (!s->step_live || (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING))
 			break;
-		bool ended = step_handle(&s->step, pfd + step_at, watch_at - step_at);
-		if (s->parsers)
+		bool ended = step_io(s, pfd + step_at, watch_at - step_at);
+		if (s->parsers) {
+			s->in_io = true;
 			read_step_file(s);
+			s->in_io = false;
+		}
+		if (s->nr_deferred) {
+			flush_deferred(s);
+			if (s->m.attempt != attempt || !s->step_live ||
+			    (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING))
+				continue; /* the attempt ended (and maybe the next began) */
+		}
 		if (!s->launched_said) {
 			const char *id = step_id(&s->step);
 			if (id) {
@@ -1259,7 +1361,6 @@ static void run_loop(struct sup *s)
 			}
 		}
 		if (ended) {
-			rankout_finish(&s->ro);
 			if (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING)
 				break;
 			int code = s->step.child.exited ? s->step.child.exit_code
@@ -1465,8 +1566,7 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 	} else {
 		sup_machine_start(&s.m, &a);
 	}
-	run_actions(&s, &a);
-	sup_actions_release(&a);
+	queue_actions(&s, &a);
 	while (s.m.state != SUP_DONE && s.m.state != SUP_FAILED) {
 		if (s.step_live && (s.m.state == SUP_LAUNCHING || s.m.state == SUP_RUNNING)) {
 			run_loop(&s);
@@ -1503,6 +1603,7 @@ out:
 	for (size_t i = 0; i < s.nr_wh; i++)
 		free(s.wh[i].name);
 	free(s.wh);
+	free(s.deferred);
 	free(s.outcome_text);
 	if (sig_pipe[0] >= 0) {
 		close(sig_pipe[0]);
