@@ -844,7 +844,8 @@ void evidence_build(struct evidence *e, const struct evidence_input *in)
 		e->hosts[i].host = clean_dup(in->hosts[i].host ? in->hosts[i].host : "?", 255);
 		read_host(&w, &e->hosts[i], &in->hosts[i]);
 	}
-	qsort(w.s, w.nr, sizeof(*w.s), cmp_staged);
+	if (w.nr > 1)
+		qsort(w.s, w.nr, sizeof(*w.s), cmp_staged);
 	for (size_t i = 0; i < w.nr; i++) {
 		struct evidence_rank *k = &w.s[i].r;
 		if (in->last_output && (size_t)k->rank < in->last_output_nr &&
