@@ -669,7 +669,7 @@ static void add_at(struct strbuf *out, const struct run_report *r, double t)
 static void add_utc(struct strbuf *out, double t)
 {
 	struct tm tm;
-	time_t s = (time_t)t;
+	time_t s = isfinite(t) ? (time_t)t : 0;
 	if (!isfinite(t) || !gmtime_r(&s, &tm)) {
 		strbuf_addch(out, '-');
 		return;

@@ -376,9 +376,14 @@ TEST(runreport_only_run_started)
 TEST(runreport_empty_and_hostile_input)
 {
 	struct run_report r;
+	struct strbuf out = STRBUF_INIT;
 	build("", 0, &r);
 	CHECK_INT(r.records, 0);
 	CHECK(isnan(r.wall_s));
+	runreport_text(&r, NULL, &out); /* no start time: "-", not a conversion of NaN */
+	CHECK_CONTAINS(out.buf, "started -\n");
+	runreport_json(&r, NULL, &out);
+	runreport_html(&r, NULL, &out);
 	run_report_release(&r);
 	static const char nul[] = "\0\0\0\n\0{\"t\":1,\"kind\":\"step\"}\n";
 	build(nul, sizeof(nul) - 1, &r);
@@ -395,7 +400,7 @@ TEST(runreport_empty_and_hostile_input)
 	build(odd, sizeof(odd) - 1, &r);
 	CHECK_INT(r.records, 5);
 	CHECK(r.ettr >= 0 && r.ettr <= 1);
-	struct strbuf out = STRBUF_INIT;
+	strbuf_reset(&out);
 	runreport_text(&r, "x", &out);
 	runreport_json(&r, "x", &out);
 	runreport_html(&r, "x", &out);
