@@ -15,7 +15,7 @@
 static struct slurm_node mknode(const char *state, const char *reason)
 {
 	struct slurm_node n = { (char *)"n1", (char *)state, slurm_state_flags(state),
-				(char *)reason, (char *)"debug" };
+				(char *)reason, (char *)"debug", (char *)"" };
 	return n;
 }
 
