@@ -10,15 +10,6 @@
 
 #include <string.h>
 
-/* TEMPORARY until evidence.c lands (being written beside this): weak stand-ins. */
-__attribute__((weak)) void evidence_init(struct evidence *e) { memset(e, 0, sizeof(*e)); }
-__attribute__((weak)) void evidence_build(struct evidence *e, const struct evidence_input *in)
-{
-	(void)e;
-	(void)in;
-}
-__attribute__((weak)) void evidence_release(struct evidence *e) { (void)e; }
-
 int sup_pyhook_install(const char *run_dir, char *dir, size_t size, struct strbuf *err)
 {
 	struct strbuf d = STRBUF_INIT;
