@@ -104,6 +104,27 @@ static int get_secs(const struct config *cfg, const char *key, double def, doubl
 	return config_get_double(cfg, "run", key, def, out, err);
 }
 
+/* CMD is an executable file here (the nodes are expected to share it: a command missing on
+ * the node vigil runs on would fail every attempt on every host). */
+static bool command_found(const char *cmd)
+{
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	const char *path = getenv("PATH");
+	struct strlist dirs = STRLIST_INIT;
+	strlist_split(&dirs, path && *path ? path : "/usr/bin:/bin", ":");
+	bool found = false;
+	struct strbuf p = STRBUF_INIT;
+	for (size_t i = 0; i < dirs.nr && !found; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/%s", dirs.items[i], cmd);
+		found = access(p.buf, X_OK) == 0;
+	}
+	strbuf_release(&p);
+	strlist_release(&dirs);
+	return found;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *config_path = NULL;
@@ -152,6 +173,14 @@ int cmd_run(int argc, char **argv)
 	}
 	if (!*argv[optind]) {
 		usage_error("run", "the command to run is empty");
+		goto out;
+	}
+	if (!command_found(argv[optind])) {
+		struct strbuf c = STRBUF_INIT;
+		strbuf_add_clean(&c, argv[optind]);
+		fprintf(stderr, "vigil run: command not found: '%s' (not an executable file%s)\n",
+			c.buf, strchr(argv[optind], '/') ? "" : " on PATH");
+		strbuf_release(&c);
 		goto out;
 	}
 
