@@ -176,11 +176,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (!command_found(argv[optind])) {
-		struct strbuf c = STRBUF_INIT;
-		strbuf_add_clean(&c, argv[optind]);
+		strbuf_add_clean(&err, argv[optind]);
 		fprintf(stderr, "vigil run: command not found: '%s' (not an executable file%s)\n",
-			c.buf, strchr(argv[optind], '/') ? "" : " on PATH");
-		strbuf_release(&c);
+			err.buf, strchr(argv[optind], '/') ? "" : " on PATH");
 		goto out;
 	}
 
