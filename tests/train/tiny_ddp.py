@@ -157,8 +157,15 @@ def main():
             with open(step_file, "a") as f:
                 f.write(json.dumps({"step": step, "loss": loss_val,
                                     "tokens": step * BATCH * world}) + "\n")
-        if rank == 0 and args.ckpt_every > 0 and step % args.ckpt_every == 0:
-            save_checkpoint(ckpt_dir, model, opt, step)
+        if args.ckpt_every > 0 and step % args.ckpt_every == 0:
+            if rank == 0:
+                save_checkpoint(ckpt_dir, model, opt, step)
+            # A fresh DDP after each checkpoint, as a resumed run has: DDP lays out its
+            # gradient bucket anew after its first iteration, and gloo's ring sums an element
+            # in an order that depends on where it sits in the bucket, so without this the
+            # first steps after a resume would differ from the undisturbed run's in the last
+            # bit (found by the end-to-end tests: a resume at step 15 ended 1 ulp away).
+            ddp = DDP(model)
         if args.step_sleep > 0:
             time.sleep(args.step_sleep)
     dist.barrier()
