@@ -206,6 +206,11 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		const char *rs = env_value(&env, "RANK");
 		if (!rs)
 			continue; /* srun, the task's shell before its exec: no rank yet */
+		/* a task that slurmd started for another node name is that node's rank (several
+		 * node names on one machine: slurmd's multiple-slurmd set-up, a test bed) */
+		const char *node = env_value(&env, "SLURMD_NODENAME");
+		if (o->host && *o->host && node && strcmp(node, o->host))
+			continue;
 		if (is_vigil((pid_t)pid, self.buf))
 			continue;
 		struct proc_stat st;

@@ -26,7 +26,8 @@
 
 struct stacks_options {
 	const char *attempt_dir; /* compared with each process's VIGIL_ATTEMPT_DIR */
-	const char *host;	 /* the name written in the output */
+	const char *host;	 /* the name written in the output; a process whose
+				  * SLURMD_NODENAME is another name is not reported */
 	unsigned samples;	 /* state samples (>= 1) */
 	unsigned interval_ms;	 /* between samples */
 	bool no_signal;		 /* no SIGURG: no Python stack */
