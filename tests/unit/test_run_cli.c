@@ -189,7 +189,7 @@ TEST(run_rankout_splits_labels_garbage_and_megabyte_lines)
 	strbuf_addf(&f, "%s/rank-5.out", dir);
 	CHECK(read_file_bounded(f.buf, &got, 4096, NULL) == 0);
 	CHECK_CONTAINS(got.buf, "Z no newline at the end\n");
-	CHECK_CONTAINS(s.lines.buf, "3/1:19:step 1 loss 2.5\n");
+	CHECK_CONTAINS(s.lines.buf, "3/1:15:step 1 loss 2.5\n");
 	CHECK_CONTAINS(s.lines.buf, "-1/2:");
 	CHECK_CONTAINS(s.lines.buf, "0/1:16384:xxxx");
 	strbuf_release(&got);
