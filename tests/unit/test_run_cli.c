@@ -191,7 +191,7 @@ TEST(run_rankout_splits_labels_garbage_and_megabyte_lines)
 	CHECK_CONTAINS(got.buf, "Z no newline at the end\n");
 	CHECK_CONTAINS(s.lines.buf, "3/1:15:step 1 loss 2.5\n");
 	CHECK_CONTAINS(s.lines.buf, "-1/2:");
-	CHECK_CONTAINS(s.lines.buf, "0/1:16384:xxxx");
+	CHECK_CONTAINS(s.lines.buf, "0/1:16381:xxxx");
 	strbuf_release(&got);
 	strbuf_release(&f);
 	strbuf_release(&s.lines);
