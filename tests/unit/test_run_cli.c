@@ -131,7 +131,8 @@ static void on_line(void *arg, int rank, int stream, const char *line, size_t le
 	struct seen *s = arg;
 	s->n++;
 	strbuf_addf(&s->lines, "%d/%d:%zu:", rank, stream, len);
-	strbuf_add(&s->lines, line, len < 40 ? len : 40);
+	for (size_t i = 0; i < len && i < 40; i++)
+		strbuf_addch(&s->lines, line[i] ? line[i] : '@'); /* NULs shown */
 	strbuf_addch(&s->lines, '\n');
 }
 
