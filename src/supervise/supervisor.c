@@ -52,6 +52,7 @@ static double mono_s(void)
 struct watch_host {
 	char *name;
 	unsigned unreachable; /* in a row */
+	double first_unreachable; /* wall clock of the first of them */
 };
 
 struct sup {
@@ -97,6 +98,7 @@ struct sup {
 	/* the periodic watch (a forked child) */
 	struct child watch;
 	bool watch_live;
+	double watch_started; /* wall clock */
 	double next_check, next_poll;
 	struct watch_host *wh;
 	size_t nr_wh, alloc_wh;
@@ -1198,6 +1200,7 @@ static void watch_start(struct sup *s, bool checks)
 	s->watch.out_cap = 64 * 1024;
 	s->watch.timeout_ms = (unsigned)(s->o->check_timeout_s * 1000) + 30000;
 	struct strbuf e = STRBUF_INIT;
+	s->watch_started = wall_seconds();
 	if (child_start(&s->watch, &e) == 0)
 		s->watch_live = true;
 	else
@@ -1225,17 +1228,23 @@ static void watch_done(struct sup *s)
 				if (!strcmp(what, "lost")) {
 					strbuf_addf(&r, "node lost: %s", detail);
 					say(s, "%s: %s", host, r.buf);
-					fault(s, SUP_EV_NODE_LOST, host, r.buf, 0);
+					fault(s, SUP_EV_NODE_LOST, host, r.buf,
+					      w->unreachable ? w->first_unreachable : 0);
 				} else if (!strcmp(what, "unhealthy")) {
 					strbuf_addf(&r, "turned sick during the run: %s", detail);
 					say(s, "%s: %s", host, r.buf);
 					fault(s, SUP_EV_HOST_SICK, host, r.buf, 0);
 				} else if (!strcmp(what, "unreachable")) {
-					if (++w->unreachable >= UNREACHABLE_LOST) {
+					if (!w->unreachable++)
+						w->first_unreachable = s->watch_started;
+					if (w->unreachable >= UNREACHABLE_LOST) {
 						strbuf_addf(&r, "node lost: unreachable in %u checks "
 							    "in a row: %s", w->unreachable, detail);
 						say(s, "%s: %s", host, r.buf);
-						fault(s, SUP_EV_NODE_LOST, host, r.buf, 0);
+						/* it stopped answering at the first check that
+						 * got no answer */
+						fault(s, SUP_EV_NODE_LOST, host, r.buf,
+						      w->first_unreachable);
 					} else {
 						journal_event(s, "unreachable", host, detail);
 					}

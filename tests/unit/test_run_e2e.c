@@ -139,6 +139,11 @@ static void start_run(struct bed *b, struct child *c, const char *const *extra,
 	argv[n++] = "run.restart-delay=0.5";
 	argv[n++] = "-c";
 	argv[n++] = "run.node-poll=1";
+	/* ports of its own: the tests of this file run beside each other on one machine */
+	static char port[64];
+	snprintf(port, sizeof(port), "run.master-port=%u", 10000 + (unsigned)(getpid() % 2000) * 20);
+	argv[n++] = "-c";
+	argv[n++] = port;
 	argv[n++] = "--check-interval";
 	argv[n++] = "2";
 	argv[n++] = "--hang-floor";
