@@ -48,4 +48,5 @@ TEST_TIMEOUT(fuzz_config_parser, 300) { run_target("config"); }
 TEST_TIMEOUT(fuzz_statefile_parser, 300) { run_target("statefile"); }
 TEST_TIMEOUT(fuzz_steps_parser, 300) { run_target("steps"); }
 TEST_TIMEOUT(fuzz_evidence_judge, 300) { run_target("evidence"); }
+TEST_TIMEOUT(fuzz_rank_output_splitter, 300) { run_target("rankout"); }
 TEST_TIMEOUT(fuzz_run_report, 300) { run_target("runreport"); }
