@@ -167,21 +167,6 @@ int cmd_run(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (optind >= argc) {
-		usage_error("run", "no command to run: vigil run [options] -- CMD [ARGS...]");
-		goto out;
-	}
-	if (!*argv[optind]) {
-		usage_error("run", "the command to run is empty");
-		goto out;
-	}
-	if (!command_found(argv[optind])) {
-		strbuf_add_clean(&err, argv[optind]);
-		fprintf(stderr, "vigil run: command not found: '%s' (not an executable file%s)\n",
-			err.buf, strchr(argv[optind], '/') ? "" : " on PATH");
-		goto out;
-	}
-
 	/* configuration: the file, then -c, then the options */
 	if (!config_path)
 		config_path = getenv("VIGIL_CONFIG");
@@ -197,6 +182,21 @@ int cmd_run(int argc, char **argv)
 			goto bad;
 	if (config_keys_validate(&cfg, &err) < 0)
 		goto bad;
+
+	if (optind >= argc) {
+		usage_error("run", "no command to run: vigil run [options] -- CMD [ARGS...]");
+		goto out;
+	}
+	if (!*argv[optind]) {
+		usage_error("run", "the command to run is empty");
+		goto out;
+	}
+	if (!command_found(argv[optind])) {
+		strbuf_add_clean(&err, argv[optind]);
+		fprintf(stderr, "vigil run: command not found: '%s' (not an executable file%s)\n",
+			err.buf, strchr(argv[optind], '/') ? "" : " on PATH");
+		goto out;
+	}
 
 	struct sup_options o;
 	memset(&o, 0, sizeof(o));
