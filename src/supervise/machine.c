@@ -521,6 +521,11 @@ static enum sup_state check_done(struct sup_machine *m, const struct sup_event *
 static enum sup_state smoke_result(struct sup_machine *m, const struct sup_event *e,
 				   struct sup_actions *a)
 {
+	/* code 1: the smoke test fails on most hosts alone: the command or its environment is at
+	 * fault, not a host; relaunching would only fail again */
+	if (e->code == 1)
+		return finish(m, a, SUP_FAILED, "fails_everywhere",
+			      e->text ? e->text : "the smoke test fails on most hosts alone");
 	exclude_sick(m, e, a, "failed the smoke test alone");
 	if (!e->nr_sick)
 		record_event(m, a, "group_test", NULL, "no host failed the smoke test alone");

@@ -51,7 +51,8 @@ enum sup_event_kind {
 	SUP_EV_STOPPED,         /* no task of the step is left anywhere */
 	SUP_EV_CHECK_DONE,      /* sick/sick_reasons: the hosts the checks found sick */
 	SUP_EV_READY,           /* the wait before the next attempt is over */
-	SUP_EV_SMOKE_RESULT,    /* sick/sick_reasons: hosts confirmed bad alone (may be none) */
+	SUP_EV_SMOKE_RESULT,    /* sick/sick_reasons: hosts confirmed bad alone (may be none);
+				 * code 1: most hosts fail alone, the fault is not in a host */
 	SUP_EV_RESTART_BUDGET_SPENT,
 	SUP_EV_CANCEL,          /* SIGTERM, the allocation's end */
 	SUP_EVENT_NR

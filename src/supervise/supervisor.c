@@ -970,6 +970,7 @@ static void do_group_test(struct sup *s, const struct sup_action *x)
 	struct grouptest g;
 	struct strbuf detail = STRBUF_INIT;
 	struct strlist bad = STRLIST_INIT, why = STRLIST_INIT;
+	bool everywhere = false;
 	say(s, "group testing %zu hosts%s", n, x->confirm ? " (each suspect alone)" : "");
 	if (x->confirm) {
 		/* a suspect named by evidence is tested alone, twice for a failure to count */
@@ -1009,6 +1010,7 @@ static void do_group_test(struct sup *s, const struct sup_action *x)
 				    "host (the command or its environment), none excluded", bad.nr, n);
 			strlist_release(&bad);
 			strlist_release(&why);
+			everywhere = true;
 		}
 		strbuf_addf(&detail, " (%u rounds, %u smoke runs)", g.rounds, g.tests);
 		grouptest_release(&g);
@@ -1016,7 +1018,8 @@ static void do_group_test(struct sup *s, const struct sup_action *x)
 	journal_event(s, "group_test", bad.nr == 1 ? bad.items[0] : NULL, detail.buf);
 	say(s, "group test: %s", detail.buf);
 	struct sup_event e = { .kind = SUP_EV_SMOKE_RESULT, .sick = (const char *const *)bad.items,
-			       .sick_reasons = (const char *const *)why.items, .nr_sick = bad.nr };
+			       .sick_reasons = (const char *const *)why.items, .nr_sick = bad.nr,
+			       .code = everywhere, .text = everywhere ? detail.buf : NULL };
 	feed(s, &e);
 	strbuf_release(&detail);
 	strlist_release(&bad);

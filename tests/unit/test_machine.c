@@ -202,6 +202,47 @@ TEST(machine_hang_collects_stacks_then_confirms_the_suspect)
 	done(&r);
 }
 
+/* A rank frozen in every sample names its host beyond doubt: excluded with the evidence, no
+ * smoke test; a host only unlike the others is still confirmed alone. */
+TEST(machine_hang_evidence_beyond_doubt_excludes_at_once)
+{
+	struct run r;
+	const char *const frozen[] = { "n2" };
+	const char *const why[] = { "rank 1 stopped (T) in 20 of 20 samples" };
+	running(&r, 3);
+	feed(&r, (struct sup_event){ .kind = SUP_EV_HANG, .text = "no step for 9 s" });
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_EVIDENCE_DONE, .sick = frozen,
+					       .sick_reasons = why, .nr_sick = 1,
+					       .text = "rank 1 frozen" }),
+		  SUP_STOPPING);
+	CHECK_STR(r.d.buf, "journal(event:evidence@n2) journal(host_excluded@n2) drain_host(n2) "
+			   "stop_step");
+	CHECK_STR(sup_machine_host(&r.m, "n2")->reason,
+		  "vigil: rank 1 stopped (T) in 20 of 20 samples");
+	feed(&r, (struct sup_event){ .kind = SUP_EV_STOPPED });
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_CHECK_DONE }), SUP_RELAUNCHING);
+	CHECK_STR(r.d.buf, "replace_host(n2>n5) wait");
+	done(&r);
+}
+
+/* Group testing where most hosts fail alone: the command is at fault, not a host. The run
+ * stops and says so; nobody is drained. */
+TEST(machine_smoke_failing_everywhere_ends_the_run)
+{
+	struct run r;
+	running(&r, 5);
+	r.m.group_test_after = 1;
+	feed(&r, (struct sup_event){ .kind = SUP_EV_TASK_EXIT, .code = 1 });
+	feed(&r, (struct sup_event){ .kind = SUP_EV_STOPPED });
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_CHECK_DONE }), SUP_GROUP_TESTING);
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_SMOKE_RESULT, .code = 1,
+					       .text = "4 of 4 hosts failed alone" }),
+		  SUP_FAILED);
+	CHECK_STR(r.d.buf, "journal(run_ended:fails_everywhere) report(fails_everywhere)");
+	CHECK_INT((long long)sup_machine_count(&r.m, SUP_HOST_EXCLUDED), 0);
+	done(&r);
+}
+
 TEST(machine_hang_that_clears_goes_back_to_running)
 {
 	struct run r;
