@@ -183,6 +183,9 @@ const struct config_key config_keys_fixed[] = {
 	  "put the faulthandler hook on the trainer's PYTHONPATH (default true)" },
 	{ "run.drain", CONFIG_BOOL, 0, 0, 0, NULL, "run",
 	  "drain the hosts a run excludes (default true)" },
+	{ "run.agent-cache", CONFIG_BOOL, 0, 0, 0, NULL, "run",
+	  "ask each node's vigil agent for its cached result first; a node without a fresh one "
+	  "is checked afresh (default true)" },
 
 	{ "stress.floor-fraction", CONFIG_NUMBER, 0, 1, 0, NULL, "stress net check",
 	  "share of the model's measured figure below which a result fails (default 0.85)" },

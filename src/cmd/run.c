@@ -203,7 +203,7 @@ int cmd_run(int argc, char **argv)
 	detect_config_default(&o.detect);
 	unsigned slow_steps;
 	double grace;
-	bool pystacks, drain;
+	bool pystacks, drain, agent_cache;
 	if (get_count(&cfg, "nodes", 0, &o.nodes, &err) < 0 ||
 	    get_count(&cfg, "spares", 0, &o.spares, &err) < 0 ||
 	    get_count(&cfg, "tasks-per-node", 1, &o.tasks_per_node, &err) < 0 ||
@@ -223,12 +223,14 @@ int cmd_run(int argc, char **argv)
 	    get_secs(&cfg, "grace", 10, &grace, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "python-stacks", true, &pystacks, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "drain", true, &drain, &err) < 0 ||
+	    config_get_bool(&cfg, "run", "agent-cache", true, &agent_cache, &err) < 0 ||
 	    slurm_cmds_from_config(&cfg, &o.cmds, &err) < 0)
 		goto bad;
 	o.detect.slow_steps = slow_steps;
 	o.grace_ms = (unsigned)(grace * 1000);
 	o.python_stacks = pystacks;
 	o.drain = drain;
+	o.agent_cache = agent_cache;
 	o.json = json;
 	o.scancel = config_get(&cfg, "slurm", "scancel");
 	o.step_pattern = config_get(&cfg, "run", "step-pattern");

@@ -107,6 +107,8 @@ struct sup {
 	struct deferred *deferred;
 	size_t nr_deferred, alloc_deferred;
 
+	struct strlist no_agent; /* hosts whose agent keeps no fresh result: asked afresh */
+
 	/* actions waiting their turn (queue_actions) */
 	struct sup_actions queue;
 	size_t queue_head;
@@ -263,6 +265,7 @@ struct check_row {
 	enum fleet_verdict verdict;
 	char *reason;
 	unsigned findings; /* not-ok findings in its report (the preflight's preference) */
+	bool no_cache;     /* asked for the agent's cached result, there was none fresh */
 };
 
 static void check_rows_release(struct check_row *rows, size_t n)
@@ -292,10 +295,77 @@ static unsigned count_findings(const char *report_json)
 	return n;
 }
 
+/* A --cached answer that is unknown because the agent keeps no fresh result (its "agent"
+ * check, finding "cache"): the node has no agent running, ask it afresh. */
+static bool no_agent_cache(const char *report_json)
+{
+	if (!report_json)
+		return false;
+	struct json_value *v = json_parse(report_json, strlen(report_json), NULL);
+	const struct json_value *checks = v ? json_get(v, "checks") : NULL;
+	bool none = false;
+	if (checks && checks->type == JSON_ARRAY && checks->nr == 1) {
+		const char *name = json_get_string(checks->items[0], "name");
+		none = name && !strcmp(name, "agent");
+	}
+	json_free(v);
+	return none;
+}
+
+static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
+				    size_t n, const struct slurm_nodes *alloc, bool cached);
+
+/*
+ * vigil check on hosts: the agent's cached result where an agent runs (run.agent-cache),
+ * a fresh check elsewhere. Hosts found without an agent are added to no_agent (may be NULL)
+ * and asked afresh from then on. Rows in the order of hosts.
+ */
+static struct check_row *check_hosts(const struct sup_options *o, const char *const *hosts,
+				     size_t n, const struct slurm_nodes *alloc,
+				     struct strlist *no_agent)
+{
+	if (!o->agent_cache)
+		return fleet_once(o, hosts, n, alloc, false);
+	const char **ask = xcalloc(n + 1, sizeof(*ask)), **fresh = xcalloc(n + 1, sizeof(*fresh));
+	size_t na = 0, nf = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (no_agent && strlist_has(no_agent, hosts[i]))
+			fresh[nf++] = hosts[i];
+		else
+			ask[na++] = hosts[i];
+	}
+	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
+	struct check_row *c = na ? fleet_once(o, ask, na, alloc, true) : NULL;
+	for (size_t i = 0; i < na; i++)
+		if (c[i].no_cache) {
+			fresh[nf++] = ask[i];
+			if (no_agent && !strlist_has(no_agent, ask[i]))
+				strlist_add(no_agent, ask[i]);
+		}
+	struct check_row *f = nf ? fleet_once(o, fresh, nf, alloc, false) : NULL;
+	/* back in the order of hosts: each from the fresh answer if there is one */
+	for (size_t i = 0; i < n; i++) {
+		struct check_row *from = NULL;
+		for (size_t k = 0; k < nf && !from; k++)
+			if (!strcmp(fresh[k], hosts[i]))
+				from = &f[k];
+		for (size_t k = 0; k < na && !from; k++)
+			if (!strcmp(ask[k], hosts[i]))
+				from = &c[k];
+		rows[i] = *from;
+		from->host = from->reason = NULL; /* moved */
+	}
+	check_rows_release(c, na);
+	check_rows_release(f, nf);
+	free(ask);
+	free(fresh);
+	return rows;
+}
+
 /* vigil check --json on each host through srun --overlap (inside the allocation), in
  * parallel, each with its deadline. Returns rows in the order of hosts. */
-static struct check_row *check_hosts(const struct sup_options *o, const char *const *hosts,
-				     size_t n, const struct slurm_nodes *alloc)
+static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
+				    size_t n, const struct slurm_nodes *alloc, bool cached)
 {
 	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
 	struct slurm_nodes list = { 0 };
@@ -334,6 +404,8 @@ static struct check_row *check_hosts(const struct sup_options *o, const char *co
 	strlist_add(&remote, o->vigil_remote);
 	strlist_add(&remote, "check");
 	strlist_add(&remote, "--json");
+	if (cached)
+		strlist_add(&remote, "--cached");
 	for (size_t i = 0; i < o->nr_check_args; i++)
 		strlist_add(&remote, o->check_args[i]);
 	struct fleet_plan plan = {
@@ -356,6 +428,8 @@ static struct check_row *check_hosts(const struct sup_options *o, const char *co
 			free(rows[i].reason);
 			rows[i].reason = xstrdup(f.rows[k].reason ? f.rows[k].reason : "");
 			rows[i].findings = count_findings(f.rows[k].report_json);
+			rows[i].no_cache = cached && f.rows[k].verdict == FLEET_UNKNOWN &&
+					   no_agent_cache(f.rows[k].report_json);
 		}
 	}
 	fleet_release(&f);
@@ -393,7 +467,7 @@ static void do_preflight(struct sup *s)
 	}
 	say(s, "preflight: vigil check on %zu nodes", hosts.nr);
 	struct check_row *rows = check_hosts(o, (const char *const *)hosts.items, hosts.nr,
-					     &s->alloc);
+					     &s->alloc, &s->no_agent);
 	struct check_row **ok = xcalloc(hosts.nr + 1, sizeof(*ok));
 	size_t nr_ok = 0, nr_sick = 0;
 	const char **sick = xcalloc(hosts.nr + 1, sizeof(*sick));
@@ -451,7 +525,7 @@ static void do_checks(struct sup *s, const struct strlist *hosts)
 {
 	say(s, "vigil check on the attempt's %zu nodes", hosts->nr);
 	struct check_row *rows = check_hosts(s->o, (const char *const *)hosts->items, hosts->nr,
-					     &s->alloc);
+					     &s->alloc, &s->no_agent);
 	const char **sick = xcalloc(hosts->nr + 1, sizeof(*sick));
 	const char **why = xcalloc(hosts->nr + 1, sizeof(*why));
 	struct strlist reasons = STRLIST_INIT;
@@ -1170,8 +1244,16 @@ static int watch_fn(void *arg, int out_fd)
 					    nodes.items[i].state);
 	}
 	if (w->checks && hosts.nr) {
+		struct strlist before = STRLIST_INIT;
+		for (size_t i = 0; i < s->no_agent.nr; i++)
+			strlist_add(&before, s->no_agent.items[i]);
 		struct check_row *rows = check_hosts(s->o, (const char *const *)hosts.items,
-						     hosts.nr, &s->alloc);
+						     hosts.nr, &s->alloc, &s->no_agent);
+		/* what this (forked) watcher learnt, for the loop to remember */
+		for (size_t i = 0; i < s->no_agent.nr; i++)
+			if (!strlist_has(&before, s->no_agent.items[i]))
+				strbuf_addf(&out, "%s\tnoagent\t\n", s->no_agent.items[i]);
+		strlist_release(&before);
 		for (size_t i = 0; i < hosts.nr; i++) {
 			strbuf_addf(&out, "%s\t%s\t", rows[i].host, verdict_word(rows[i].verdict));
 			for (const char *p = rows[i].reason; *p; p++)
@@ -1224,6 +1306,8 @@ static void watch_done(struct sup *s)
 		if (t1 && t2) {
 			*t1 = *t2 = '\0';
 			const char *host = line, *what = t1 + 1, *detail = t2 + 1;
+			if (!strcmp(what, "noagent") && !strlist_has(&s->no_agent, host))
+				strlist_add(&s->no_agent, host);
 			const struct sup_host *h = sup_machine_host(&s->m, host);
 			if (h && h->role == SUP_HOST_ACTIVE) {
 				struct watch_host *w = wh_get(s, host);
@@ -1616,6 +1700,7 @@ out:
 		free(s.wh[i].name);
 	free(s.wh);
 	free(s.deferred);
+	strlist_release(&s.no_agent);
 	free(s.outcome_text);
 	if (sig_pipe[0] >= 0) {
 		close(sig_pipe[0]);

@@ -46,6 +46,7 @@ struct sup_options {
 	unsigned master_port;      /* base; attempt k uses base + k % 1000 */
 	bool python_stacks;        /* the faulthandler hook on the trainer's PYTHONPATH */
 	bool drain;                /* drain excluded hosts in Slurm */
+	bool agent_cache;          /* ask the nodes' agents for their cached result first */
 	bool json;                 /* the final report as JSON on stdout */
 	const char *const *smoke;  /* argv, NULL-terminated; NULL: CMD with VIGIL_SMOKE=1 */
 	const char *const *cmd;    /* the trainer, NULL-terminated */
