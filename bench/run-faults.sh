@@ -311,10 +311,10 @@ def bench_vigil():
         th.start()
         while proc.poll() is None and time.time() < t0 + args.duration:
             time.sleep(0.2)
+        t_end = time.time()  # as for torchrun, the wall of the step lines' ETTR ends here
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)  # the end of the measured run: a cancel
         outcome = proc.communicate(timeout=120)[0].decode(errors="replace")
-        t_end = time.time()
         th.join(5)
         vlog.close()
         rc, rep = run_cmd([VIGIL, "report", run_dir, "--json"], 60)
@@ -422,6 +422,7 @@ def bench_torchrun():
     th.start()
     while proc.poll() is None and time.time() < t0 + args.duration:
         time.sleep(0.2)
+    t_stop = time.time()  # the wall ends here: stopping a frozen rank takes torchrun 30 s
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -450,7 +451,7 @@ def bench_torchrun():
                 st = int(m.group(1))
                 if not attempts[-1] or attempts[-1][-1][1] < st:
                     attempts[-1].append((t, st))
-    per, ettr = steps_redone_and_productive(attempts, t_end - t0)
+    per, ettr = steps_redone_and_productive(attempts, t_stop - t0)
     starts = [a[0][0] for a in attempts if a]
     inj = [i for i in fl.injected if i["t"]]
     rows = []
@@ -468,7 +469,7 @@ def bench_torchrun():
             if k >= 0:
                 row["redone"] = per[k][0]
         rows.append(row)
-    return {"t0": t0, "end": t_end, "rows": rows, "ettr": ettr, "attempts": len(attempts),
+    return {"t0": t0, "end": t_stop, "rows": rows, "ettr": ettr, "attempts": len(attempts),
             "restarts": len(restarts), "injected": fl.injected}
 
 
