@@ -439,12 +439,17 @@ def bench_torchrun():
         kill(pid, signal.SIGKILL)
         kill(pid, signal.SIGCONT)
     # attempts: rank 0's "resume" line starts one; a step's first line is its time
-    attempts, restarts = [], []
+    # detection: torchrun's first reaction, "Sending process P closing signal SIGTERM" to the
+    # ranks left (it logs "will restart worker group" only after they are gone, 30 s later
+    # when one of them is frozen and ignores SIGTERM)
+    attempts, restarts, reactions = [], [], []
     for t, s in lines:
         if re.match(r"resume(:| from)", s):
             attempts.append([])
-        elif "will restart worker group" in s:
-            restarts.append(t)
+        elif "will restart worker group" in s or "closing signal" in s:
+            reactions.append(t)
+            if "will restart" in s:
+                restarts.append(t)
         else:
             m = STEP_RE.search(s)
             if m and attempts:
@@ -458,7 +463,7 @@ def bench_torchrun():
     for n, i in enumerate(inj):
         nxt = inj[n + 1]["t"] if n + 1 < len(inj) else t_end
         row = {"class": i["class"], "detect": None, "running": None, "redone": None}
-        d = [t for t in restarts if i["t"] - 0.5 <= t < nxt]
+        d = [t for t in reactions if i["t"] - 0.5 <= t < nxt]
         if d:
             row["detect"] = d[0] - i["t"]
             r = [t for t in starts if t > d[0]]
@@ -504,7 +509,7 @@ def main():
                for i in d["injected"] if not i["t"]]
     for who, cls in skipped:
         print("(%s: the %s fault was not injected: the job was not training)" % (who, cls))
-    print("(detect: from the injection to vigil's detection / torchrun's 'will restart';"
+    print("(detect: from the injection to vigil's detection / torchrun stopping the ranks;"
           " to-running: to the next attempt's first step; '-': none before the next fault)")
     print()
     if v:
