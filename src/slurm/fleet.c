@@ -113,6 +113,7 @@ static void job_done(struct child *c, const char *start_error, void *arg)
 		return;
 	}
 	r->ms = c->duration_ms;
+	r->exit_code = c->exited ? c->exit_code : -1;
 	if (c->timed_out) {
 		row_set(r, FLEET_UNREACHABLE, "no answer within %.0f s", j->timeout_ms / 1000.0);
 		return;

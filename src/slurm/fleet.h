@@ -23,6 +23,7 @@ struct fleet_row {
 	char *reason;
 	char *report_json; /* the node's own report, when it answered */
 	uint64_t ms;
+	int exit_code;     /* srun's (the remote vigil's, when it ran); -1: none */
 	bool run;          /* a task was (to be) started on the node */
 	struct slurm_decision decision;
 	char *slurm_error;

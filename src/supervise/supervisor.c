@@ -26,6 +26,8 @@
 
 /* A step record is journaled at most this often (the last one of an attempt always). */
 #define STEP_JOURNAL_EVERY_S 1.0
+/* vigil's exit code for a usage error (src/cmd/cmd.h's EXIT_USAGE). */
+#define EXIT_CODE_USAGE 2
 /* Unreachable in this many periodic checks in a row: the node is lost. */
 #define UNREACHABLE_LOST 2
 
@@ -428,8 +430,14 @@ static struct check_row *fleet_once(const struct sup_options *o, const char *con
 			free(rows[i].reason);
 			rows[i].reason = xstrdup(f.rows[k].reason ? f.rows[k].reason : "");
 			rows[i].findings = count_findings(f.rows[k].report_json);
-			rows[i].no_cache = cached && f.rows[k].verdict == FLEET_UNKNOWN &&
-					   no_agent_cache(f.rows[k].report_json);
+			/* no fresh cached result; or the node's vigil refused --cached (exit 2,
+			 * usage: fleet.command adds --only or --root, which an agent's cache
+			 * cannot answer) */
+			rows[i].no_cache =
+				cached && ((f.rows[k].verdict == FLEET_UNKNOWN &&
+					    no_agent_cache(f.rows[k].report_json)) ||
+					   (f.rows[k].verdict == FLEET_UNREACHABLE &&
+					    f.rows[k].exit_code == EXIT_CODE_USAGE));
 		}
 	}
 	fleet_release(&f);

@@ -609,3 +609,61 @@ TEST_TIMEOUT(run_e2e_supervisor_killed_resumes, 500)
 	strbuf_release(&out);
 	strbuf_release(&j);
 }
+
+/* A node whose vigil agent keeps an unhealthy result (an Xid it saw) while a fresh check of
+ * the node would pass: the preflight takes the agent's cached verdict, drains that node and
+ * runs on the others; nodes without an agent are checked afresh. */
+TEST_TIMEOUT(run_e2e_agent_cached_verdict, 400)
+{
+	struct bed b;
+	bed_up(&b);
+	struct strbuf w = STRBUF_INIT, sick = STRBUF_INIT, state = STRBUF_INIT;
+	/* n2's agent ran on a kernel log with an Xid 79 and keeps that result */
+	test_write(b.dir, "agentfx/dev/kmsg",
+		   TEST_KMSG_CLEAN "3,200,12000000,-;NVRM: Xid (PCI:0000:17:00): 79, pid=1234, "
+				   "GPU has fallen off the bus.\n");
+	test_mkdir(b.dir, "state-n2");
+	test_mkdir(b.dir, "no-agent");
+	strbuf_addf(&sick, "%s/agentfx", b.dir);
+	strbuf_addf(&state, "%s/state-n2", b.dir);
+	const char *agent[] = { "agent", "--once", "--root", sick.buf, "--state-dir", state.buf,
+				"--only", "kernel", "--listen", "off", "--host", "n2", NULL };
+	struct child a;
+	test_run_vigil(&a, agent, NULL);
+	CHECK_MSG(a.exited && a.exit_code == 1, "vigil agent --once: %d %s", a.exit_code,
+		  a.err.buf);
+	child_release(&a);
+	strbuf_addf(&w,
+		    "#!/bin/sh\n"
+		    "case \"$1\" in\n"
+		    "check)\n"
+		    "  case \" $* \" in\n"
+		    "  *' --cached '*)\n"
+		    "    s=%s/state-$SLURMD_NODENAME\n"
+		    "    [ -d \"$s\" ] || s=%s/no-agent\n"
+		    "    exec %s \"$@\" -c core.state-dir=$s ;;\n"
+		    "  esac\n"
+		    "  exec %s \"$@\" --only kernel --root %s/fx/$SLURMD_NODENAME ;;\n"
+		    "*) exec %s \"$@\" ;;\n"
+		    "esac\n",
+		    b.dir, b.dir, test_vigil_bin(), test_vigil_bin(), b.dir, test_vigil_bin());
+	test_write(b.dir, "bin/remote-vigil", w.buf);
+	struct child c;
+	struct strbuf out = STRBUF_INIT;
+	start_run(&b, &c, NULL, TRAIN);
+	finish_run(&c, &out);
+	CHECK_INT(c.exit_code, 0);
+	check_outcome(&b, &out, "n2", "Xid 79");
+	char path[800];
+	snprintf(path, sizeof(path), "%s/journal.jsonl", b.run_dir);
+	struct strbuf j = STRBUF_INIT;
+	CHECK(read_file_bounded(path, &j, 16u << 20, NULL) == 0);
+	CHECK_CONTAINS(j.buf, "\"attempt_started\",\"attempt\":0,\"restarts\":0,\"hosts\":"
+			      "[\"n1\",\"n3\",\"n4\",\"n5\"]");
+	child_release(&c);
+	strbuf_release(&out);
+	strbuf_release(&w);
+	strbuf_release(&sick);
+	strbuf_release(&state);
+	strbuf_release(&j);
+}
