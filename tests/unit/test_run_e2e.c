@@ -5,7 +5,8 @@
  * root (fleet.command is a wrapper that adds --root FX/$SLURMD_NODENAME), so a test makes a
  * node sick by writing an Xid into its kernel log. One test per fault: a rank killed, a rank
  * frozen (hang), a node turning sick, a node lost (its slurmd stopped), a rank slowed, a host
- * that fails the trainer on every attempt (group testing), and vigil run itself killed and
+ * that fails the trainer on every attempt (group testing), a node whose agent keeps an unhealthy
+ * result (the preflight takes the cached verdict), and vigil run itself killed and
  * started again. Each asserts what an on-call engineer would look at: the exit code, the final
  * loss against an undisturbed run's, the host excluded and drained (only that one), and the
  * journal's fault record. Skipped with the reason without Slurm, root or torch.
