@@ -802,7 +802,10 @@ void sup_machine_resume(struct sup_machine *m, const struct journal_replay *r,
 		free(h->reason);
 		h->reason = xstrdup(r->excluded[i].reason ? r->excluded[i].reason : "vigil: excluded");
 	}
-	if (r->finished) {
+	/* a run cancelled by a signal (a requeue, a preemption, the time limit, a person's
+	 * Ctrl-C) goes on when its command is run again; a run that ended on its own does not */
+	bool cancelled = r->finished && r->outcome && !strcmp(r->outcome, "cancelled");
+	if (r->finished && !cancelled) {
 		m->state = !strcmp(r->outcome ? r->outcome : "", "done") ? SUP_DONE : SUP_FAILED;
 		struct sup_action *x = act(a, SUP_ACT_REPORT);
 		x->name = m->state == SUP_DONE ? "done" : "failed";

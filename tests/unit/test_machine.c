@@ -501,4 +501,19 @@ TEST(machine_resume_stops_the_old_step_never_launches_twice)
 	CHECK_INT(r.m.state, SUP_DONE);
 	done(&r);
 	journal_replay_release(&jr);
+
+	/* a run cancelled by a signal (a requeue, the time limit) goes on when run again */
+	const char *cancelled = "{\"kind\":\"attempt_started\",\"attempt\":2,\"restarts\":2}\n"
+				"{\"kind\":\"attempt_ended\",\"attempt\":2,\"outcome\":\"cancel\"}\n"
+				"{\"kind\":\"run_ended\",\"attempt\":2,\"outcome\":\"cancelled\"}\n";
+	journal_replay_text(cancelled, strlen(cancelled), &jr);
+	memset(&r, 0, sizeof(r));
+	sup_machine_init(&r.m, 4, 3);
+	sup_machine_resume(&r.m, &jr, &r.a);
+	describe(&r.a, 0, &r.d);
+	CHECK_STR(r.d.buf, "journal(event:supervisor_restart) preflight");
+	CHECK_INT(r.m.state, SUP_PREFLIGHT);
+	CHECK_INT(r.m.restarts, 2);
+	done(&r);
+	journal_replay_release(&jr);
 }
