@@ -27,6 +27,8 @@ const struct cmd_def cmd_table[] = {
 	{ "stacks", cmd_stacks, "stacks of a vigil run attempt's ranks on this host (hang evidence)",
 	  CMD_NEEDS_ROOT, NULL },
 	{ "report", cmd_report, "the timeline of a vigil run: attempts, faults, ETTR", 0, NULL },
+	{ "diagnose", cmd_diagnose, "why is a run slow or dead: step-time patterns, stragglers, logs",
+	  0, (const char *const[]){ "steps", "stragglers", NULL } },
 	{ "list", cmd_list, "list the checks and what each one looks at", 0, NULL },
 	{ "help", cmd_help, "show help for vigil or a command", 0, NULL },
 	{ "version", cmd_version, "print vigil's version", 0, NULL },

@@ -1,0 +1,115 @@
+/*
+ * steps.h: 'vigil diagnose steps' as a pure function: a training run's per-step rows in, the
+ * throughput patterns of REFERENCE.md §9 out (flat at a tenth, a third or 60-80 % of expected,
+ * periodic or random single-step drops, a slow decline, a step down, high-frequency noise), each
+ * with where it started, its evidence, the likely cause, the next action and the share of the
+ * run's throughput it cost. The methods (rolling medians, MAD, binary segmentation, Theil-Sen) are
+ * in docs/DIAGNOSE.md.
+ */
+#ifndef VIGIL_DIAGNOSE_STEPS_H
+#define VIGIL_DIAGNOSE_STEPS_H
+
+#include "rows.h"
+
+#define DIAG_MIN_POINTS 30   /* fewer usable steps than this: could not tell */
+#define DIAG_PLOT_POINTS 800 /* columns of the page's curve */
+#define DIAG_MAX_CHANGES 16
+#define DIAG_MAX_PATTERNS 12
+#define DIAG_RESTARTS_KEPT 8
+#define DIAG_DROPS_KEPT 64
+
+enum diag_pattern_kind {
+	DP_HEALTHY,
+	DP_FLAT_TENTH,
+	DP_FLAT_THIRD,
+	DP_FLAT_DEGRADED,
+	DP_PERIODIC_DROPS,
+	DP_RANDOM_DROPS,
+	DP_SLOW_DECLINE,
+	DP_STEP_DOWN,
+	DP_NOISY,
+	DP_NR
+};
+const char *diag_pattern_name(enum diag_pattern_kind k);
+const char *diag_pattern_cause(enum diag_pattern_kind k);
+const char *diag_pattern_action(enum diag_pattern_kind k);
+
+struct diag_steps_opts {
+	double expected_mfu;       /* 0: not given */
+	double expected_step_time; /* seconds; 0: not given */
+	double flops_per_token;    /* with peak_flops: MFU from tokens and step_time */
+	double peak_flops;
+};
+
+struct diag_pattern {
+	enum diag_pattern_kind kind;
+	uint64_t start_step;
+	uint64_t end_step;  /* the last step it was seen at */
+	double cost;        /* share of the run's throughput it cost, 0..1 */
+	double level;       /* throughput during it, share of expected */
+	double level_before; /* step-down, slow-decline: the level before it */
+	uint64_t period;    /* periodic-drops */
+	uint64_t changed_at; /* step-down */
+	size_t count;       /* drops */
+	double depth;       /* drops: median throughput at a drop, share of the local level */
+	double spread;      /* noisy: q90 - q10 of throughput around its local level */
+	uint64_t steps_at[8]; /* drops: the first few steps they happened at */
+	size_t steps_at_nr;
+};
+
+struct diag_change {
+	uint64_t step;
+	double before, after; /* share of expected */
+};
+
+struct diag_restart {
+	uint32_t line;
+	uint64_t from_step, to_step;
+};
+
+struct diag_steps {
+	/* the input */
+	size_t rows, used, duplicates, restarts, gaps, missing_steps, no_value;
+	struct diag_restart restart[DIAG_RESTARTS_KEPT];
+	size_t restart_nr;
+	uint64_t first_step, last_step;
+	bool metric_mfu;      /* the throughput is MFU (else steps per second) */
+	bool mfu_computed;    /* from tokens and --flops-per-token/--peak-flops */
+	bool expected_given;
+	double expected;      /* in the metric's unit */
+	double median_level;  /* the run's median throughput, share of expected */
+	double noise;         /* robust sigma of throughput around its local level, share */
+	double median_step_time; /* seconds, 0 when unknown */
+	/* what was found, most costly first; healthy alone when nothing */
+	struct diag_pattern pat[DIAG_MAX_PATTERNS];
+	size_t pat_nr;
+	struct diag_change change[DIAG_MAX_CHANGES];
+	size_t change_nr;
+	/* the curve for the page: per column the median and the lowest throughput (share of
+	 * expected) and its first step; drops by step */
+	double plot_med[DIAG_PLOT_POINTS], plot_min[DIAG_PLOT_POINTS];
+	uint64_t plot_step[DIAG_PLOT_POINTS];
+	size_t plot_nr;
+	uint64_t drop_step[DIAG_DROPS_KEPT];
+	double drop_level[DIAG_DROPS_KEPT];
+	size_t drop_nr;
+};
+
+/*
+ * Diagnose rows (in file order). 0 with *out filled; -1 with *err when it cannot tell (fewer
+ * than DIAG_MIN_POINTS usable steps, no throughput column, --expected-mfu without MFU).
+ */
+int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opts *o,
+		       struct diag_steps *out, struct strbuf *err);
+/* Is it healthy (nothing found)? */
+bool diag_steps_healthy(const struct diag_steps *s);
+void diag_steps_text(const struct diag_steps *s, const struct diag_rows *rows, const char *file,
+		     struct strbuf *out);
+void diag_steps_json(const struct diag_steps *s, const struct diag_rows *rows, const char *file,
+		     struct strbuf *out);
+
+/* Helpers the stragglers share: the k-th smallest of a[0..n) (reorders a), and the median. */
+double diag_select(double *a, size_t n, size_t k);
+double diag_median(double *a, size_t n);
+
+#endif
