@@ -28,7 +28,7 @@ const struct cmd_def cmd_table[] = {
 	  CMD_NEEDS_ROOT, NULL },
 	{ "report", cmd_report, "the timeline of a vigil run: attempts, faults, ETTR", 0, NULL },
 	{ "diagnose", cmd_diagnose, "why is a run slow or dead: step-time patterns, stragglers, logs",
-	  0, (const char *const[]){ "steps", "stragglers", NULL } },
+	  0, (const char *const[]){ "steps", "stragglers", "logs", NULL } },
 	{ "list", cmd_list, "list the checks and what each one looks at", 0, NULL },
 	{ "help", cmd_help, "show help for vigil or a command", 0, NULL },
 	{ "version", cmd_version, "print vigil's version", 0, NULL },

@@ -274,6 +274,8 @@ int cmd_diagnose(int argc, char **argv)
 		return diag_run(true, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stragglers"))
 		return diag_run(false, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "logs"))
+		return diag_logs_main(argc - 1, argv + 1);
 	usage_error("diagnose", "no subcommand '%s' (there are: steps, stragglers)", argv[1]);
 	return EXIT_USAGE;
 }

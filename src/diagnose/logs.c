@@ -1,0 +1,658 @@
+/*
+ * logs.c: 'vigil diagnose logs' as a pure function (see logs.h): bytes of many files in, lines
+ * split and stamped, known error lines (logcat.c) grouped into one finding per cause with the
+ * hosts and ranks it was seen on, the root chosen, and the text and JSON a person or a program
+ * reads.
+ */
+#include "logs.h"
+#include "../lib/json.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <time.h>
+
+void dlog_init(struct dlog *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->root = -1;
+}
+
+void dlog_release(struct dlog *d)
+{
+	for (size_t i = 0; i < d->nr; i++) {
+		free(d->f[i].hosts);
+		free(d->f[i].ranks);
+	}
+	free(d->f);
+	for (size_t i = 0; i < d->nr_files; i++) {
+		free(d->files[i].name);
+		free(d->files[i].error);
+	}
+	free(d->files);
+	if (d->in_file)
+		kmsg_log_release(&d->clock);
+	memset(d, 0, sizeof(*d));
+	d->root = -1;
+}
+
+static struct dlog_file *new_file(struct dlog *d, const char *name)
+{
+	ALLOC_GROW(d->files, d->nr_files + 1, d->alloc_files);
+	struct dlog_file *f = &d->files[d->nr_files++];
+	memset(f, 0, sizeof(*f));
+	f->name = xstrdup(name);
+	f->rank = -1;
+	return f;
+}
+
+void dlog_file_begin(struct dlog *d, const char *name, const char *host, long rank)
+{
+	if (d->in_file)
+		dlog_file_end(d, NULL);
+	struct dlog_file *f = new_file(d, name);
+	if (host)
+		strlcpy_v(f->host, host, sizeof(f->host));
+	f->rank = rank;
+	kmsg_log_init(&d->clock, NULL);
+	d->in_file = true;
+	d->line_len = 0;
+	d->skipping = false;
+	d->last_tb = DLOG_TB_NONE;
+	d->last_ts = 0;
+}
+
+void dlog_file_error(struct dlog *d, const char *name, const char *error)
+{
+	if (d->in_file)
+		dlog_file_end(d, NULL);
+	struct dlog_file *f = new_file(d, name);
+	f->error = xstrdup(error);
+}
+
+size_t dlog_unreadable(const struct dlog *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->nr_files; i++)
+		n += d->files[i].error != NULL;
+	return n;
+}
+
+static struct dlog_finding *finding_for(struct dlog *d, const struct dlog_match *m)
+{
+	for (size_t i = 0; i < d->nr; i++)
+		if (d->f[i].code == m->code && d->f[i].num == m->num)
+			return &d->f[i];
+	if (d->nr >= DLOG_FINDINGS_MAX)
+		return NULL;
+	ALLOC_GROW(d->f, d->nr + 1, d->alloc);
+	struct dlog_finding *f = &d->f[d->nr++];
+	memset(f, 0, sizeof(*f));
+	f->code = m->code;
+	f->cause = m->cause;
+	f->action = m->action;
+	f->act = m->act;
+	f->tier = m->tier;
+	f->num = m->num;
+	return f;
+}
+
+static void add_host(struct dlog_finding *f, const char *host)
+{
+	if (!host[0])
+		return;
+	for (size_t i = 0; i < f->nr_hosts; i++)
+		if (!strcmp(f->hosts[i], host))
+			return;
+	if (f->nr_hosts >= DLOG_HOSTS_MAX) {
+		f->more_hosts++;
+		return;
+	}
+	ALLOC_GROW(f->hosts, f->nr_hosts + 1, f->alloc_hosts);
+	strlcpy_v(f->hosts[f->nr_hosts++], host, DLOG_HOST_MAX);
+}
+
+static void add_rank(struct dlog_finding *f, long rank)
+{
+	if (rank < 0)
+		return;
+	size_t lo = 0, hi = f->nr_ranks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (f->ranks[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->nr_ranks && f->ranks[lo] == rank)
+		return;
+	if (f->nr_ranks >= DLOG_RANKS_MAX) {
+		f->more_ranks++;
+		return;
+	}
+	ALLOC_GROW(f->ranks, f->nr_ranks + 1, f->alloc_ranks);
+	memmove(f->ranks + lo + 1, f->ranks + lo, (f->nr_ranks - lo) * sizeof(*f->ranks));
+	f->ranks[lo] = rank;
+	f->nr_ranks++;
+}
+
+/* Is a earlier than b? Wall clocks compare everywhere, boot times within one file, and
+ * without either the order seen decides. */
+static bool occ_before(const struct dlog_occ *a, const struct dlog_occ *b)
+{
+	if (a->tb == DLOG_TB_WALL && b->tb == DLOG_TB_WALL)
+		return a->ts < b->ts;
+	if (a->tb == DLOG_TB_WALL || b->tb == DLOG_TB_WALL)
+		return a->tb == DLOG_TB_WALL; /* a timed one stands for its finding */
+	return a->seq < b->seq;
+}
+
+static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
+{
+	struct dlog_file *file = &d->files[d->nr_files - 1];
+	struct dlog_match m;
+	double ts;
+	enum kmsg_timebase tb;
+	file->lines++;
+	if (cut)
+		file->cut_lines++;
+	/* every line's stamp, so that an unstamped line (a traceback's) takes the last one */
+	if (n && kmsg_line_time(&d->clock, s, n, &ts, &tb)) {
+		d->last_tb = tb == KMSG_TB_WALL ? DLOG_TB_WALL : DLOG_TB_BOOT;
+		d->last_ts = ts;
+		if (tb == KMSG_TB_WALL)
+			file->wall = true;
+		else
+			file->boot = true;
+	}
+	if (!dlog_classify(s, n, &m))
+		return;
+	file->found++;
+	struct dlog_finding *f = finding_for(d, &m);
+	if (!f) {
+		d->lost++;
+		return;
+	}
+	struct dlog_occ o;
+	memset(&o, 0, sizeof(o));
+	o.tb = d->last_tb;
+	o.ts = d->last_ts;
+	o.file = d->nr_files - 1;
+	o.line = file->lines;
+	o.seq = d->seq++;
+	strlcpy_v(o.host, m.host[0] ? m.host : file->host, sizeof(o.host));
+	o.rank = m.rank >= 0 ? m.rank : file->rank;
+	size_t ex = n < DLOG_EXAMPLE_MAX ? n : DLOG_EXAMPLE_MAX;
+	memcpy(o.example, s, ex);
+	o.example[ex] = 0;
+	for (size_t i = 0; i < ex; i++)
+		if (!o.example[i])
+			o.example[i] = ' ';
+	if (!f->count++ || occ_before(&o, &f->first))
+		f->first = o;
+	add_host(f, o.host);
+	add_rank(f, o.rank);
+}
+
+void dlog_feed(struct dlog *d, const char *buf, size_t len)
+{
+	const char *p = buf, *e = buf + len;
+	if (!d->in_file)
+		return;
+	d->files[d->nr_files - 1].bytes += len;
+	while (p < e) {
+		const char *nl = memchr(p, '\n', (size_t)(e - p));
+		size_t n = (size_t)((nl ? nl : e) - p);
+		if (d->skipping) {
+			/* the head of this line was judged when it reached the bound */
+			if (nl)
+				d->skipping = false;
+		} else if (!d->line_len && nl && n <= DLOG_LINE_MAX) {
+			judge_line(d, p, n, false); /* the common case: no copy */
+		} else {
+			size_t room = DLOG_LINE_MAX - d->line_len, take = n < room ? n : room;
+			memcpy(d->line + d->line_len, p, take);
+			d->line_len += take;
+			if (n > room) {
+				judge_line(d, d->line, d->line_len, true);
+				d->line_len = 0;
+				d->skipping = !nl;
+			} else if (nl) {
+				judge_line(d, d->line, d->line_len, false);
+				d->line_len = 0;
+			}
+		}
+		p = nl ? nl + 1 : e;
+	}
+}
+
+void dlog_file_end(struct dlog *d, const char *error)
+{
+	if (!d->in_file)
+		return;
+	if (d->line_len)
+		judge_line(d, d->line, d->line_len, false);
+	d->line_len = 0;
+	d->skipping = false;
+	if (error) {
+		struct dlog_file *f = &d->files[d->nr_files - 1];
+		free(f->error);
+		f->error = xstrdup(error);
+	}
+	kmsg_log_release(&d->clock);
+	d->in_file = false;
+}
+
+/* Order of the findings in the output: the root first, then by their first occurrence. */
+static int cmp_findings(const void *a, const void *b)
+{
+	const struct dlog_finding *x = a, *y = b;
+	if (occ_before(&x->first, &y->first))
+		return -1;
+	if (occ_before(&y->first, &x->first))
+		return 1;
+	return x->first.seq < y->first.seq ? -1 : x->first.seq > y->first.seq;
+}
+
+void dlog_finish(struct dlog *d)
+{
+	if (d->in_file)
+		dlog_file_end(d, NULL);
+	d->root = -1;
+	d->root_why = NULL;
+	d->unknown_times = false;
+	if (!d->nr)
+		return;
+	qsort(d->f, d->nr, sizeof(*d->f), cmp_findings);
+	long earliest = -1, best = -1, untimed = -1;
+	for (size_t i = 0; i < d->nr; i++) {
+		if (d->f[i].first.tb != DLOG_TB_WALL) {
+			d->unknown_times = true;
+			/* the best tier without a comparable time, first seen within it */
+			if (untimed < 0 || d->f[i].tier < d->f[untimed].tier ||
+			    (d->f[i].tier == d->f[untimed].tier &&
+			     d->f[i].first.seq < d->f[untimed].first.seq))
+				untimed = (long)i;
+			continue;
+		}
+		if (earliest < 0)
+			earliest = (long)i; /* sorted: the first timed one is the earliest */
+	}
+	if (earliest >= 0) {
+		double limit = d->f[earliest].first.ts + DLOG_SKEW_S;
+		best = earliest;
+		for (size_t i = 0; i < d->nr; i++)
+			if (d->f[i].first.tb == DLOG_TB_WALL && d->f[i].first.ts <= limit &&
+			    d->f[i].tier < d->f[best].tier)
+				best = (long)i;
+		d->root_why = best == earliest ? "the earliest error in time"
+					       : "the first specific error, within seconds of the "
+						 "earliest";
+		if (untimed >= 0 && d->f[untimed].tier < d->f[best].tier) {
+			best = untimed;
+			d->root_why = "a more specific error than the earliest timed one, in a file "
+				      "whose times cannot be compared with the others";
+		}
+	} else {
+		best = untimed;
+		d->root_why = "no comparable time stamps: the most specific error, first in the "
+			      "order the files were given";
+	}
+	/* the root first, the others in time order */
+	if (best > 0) {
+		struct dlog_finding r = d->f[best];
+		memmove(d->f + 1, d->f, (size_t)best * sizeof(*d->f));
+		d->f[0] = r;
+	}
+	d->root = 0;
+}
+
+void dlog_time_str(enum dlog_tb tb, double ts, char *out, size_t size)
+{
+	if (tb == DLOG_TB_WALL && isfinite(ts) && ts > -1e12 && ts < 1e12) {
+		time_t t = (time_t)floor(ts);
+		struct tm tm;
+		int ms = (int)((ts - floor(ts)) * 1000.0);
+		if (ms > 999)
+			ms = 999;
+		if (gmtime_r(&t, &tm)) {
+			snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+				 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+			return;
+		}
+	}
+	if (tb == DLOG_TB_BOOT && isfinite(ts)) {
+		snprintf(out, size, "boot+%.3fs", ts);
+		return;
+	}
+	if (size)
+		out[0] = 0;
+}
+
+/* Generic names that are not hosts: "srun.log", "kern.log", "train.log", ... */
+static const char *const not_hosts[] = {
+	"srun", "kern", "kernel", "dmesg", "syslog", "messages", "train", "training", "trainer",
+	"output", "out", "err", "error", "errors", "stdout", "stderr", "log", "logs", "nccl", "job",
+	"run", "console", "debug", "main", "torch", "slurm", "localhost",
+};
+
+void dlog_name_origin(const char *path, char host[DLOG_HOST_MAX], long *rank)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	host[0] = 0;
+	*rank = -1;
+	const char *p = base;
+	if (!strncmp(p, "rank", 4)) {
+		p += 4;
+		if (*p == '-' || *p == '_' || *p == '.')
+			p++;
+		if (isdigit((unsigned char)*p)) {
+			long v = 0;
+			int k = 0;
+			while (isdigit((unsigned char)*p) && k++ < 7)
+				v = v * 10 + (*p++ - '0');
+			if (!isdigit((unsigned char)*p) && (*p == '.' || *p == 0 || *p == '-' || *p == '_'))
+				*rank = v;
+		}
+		return;
+	}
+	size_t n = strlen(base);
+	if (n <= 4 || n - 4 >= DLOG_HOST_MAX || strcmp(base + n - 4, ".log"))
+		return;
+	n -= 4;
+	if (!isalnum((unsigned char)base[0]))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)base[i]) && base[i] != '-' && base[i] != '.' &&
+		    base[i] != '_')
+			return;
+	for (size_t i = 0; i < ARRAY_SIZE(not_hosts); i++)
+		if (strlen(not_hosts[i]) == n && !strncmp(base, not_hosts[i], n))
+			return;
+	if (!strncmp(base, "slurm-", 6))
+		return;
+	memcpy(host, base, n);
+	host[n] = 0;
+}
+
+/* "0-7,9,12-15" for a sorted list of ranks (at most about max bytes, then "..."). */
+static void ranks_str(const struct dlog_finding *f, struct strbuf *sb, size_t max)
+{
+	size_t start = sb->len;
+	for (size_t i = 0; i < f->nr_ranks;) {
+		size_t j = i;
+		while (j + 1 < f->nr_ranks && f->ranks[j + 1] == f->ranks[j] + 1)
+			j++;
+		if (sb->len > start)
+			strbuf_addch(sb, ',');
+		if (sb->len - start > max) {
+			strbuf_addstr(sb, "...");
+			return;
+		}
+		if (j == i)
+			strbuf_addf(sb, "%ld", f->ranks[i]);
+		else
+			strbuf_addf(sb, "%ld-%ld", f->ranks[i], f->ranks[j]);
+		i = j + 1;
+	}
+	if (f->more_ranks)
+		strbuf_addf(sb, " and %llu more", (unsigned long long)f->more_ranks);
+}
+
+static void cause_str(const struct dlog_finding *f, struct strbuf *sb)
+{
+	if (f->num >= 0)
+		strbuf_addf(sb, "%s %d: ", !strcmp(f->code, "sxid") ? "SXid" : "Xid", f->num);
+	strbuf_addstr(sb, f->cause);
+}
+
+static void where_str(const struct dlog_occ *o, struct strbuf *sb)
+{
+	bool any = false;
+	if (o->host[0]) {
+		strbuf_addstr(sb, "host ");
+		strbuf_add_clean(sb, o->host);
+		any = true;
+	}
+	if (o->rank >= 0) {
+		strbuf_addf(sb, "%srank %ld", any ? ", " : "", o->rank);
+		any = true;
+	}
+	if (!any)
+		strbuf_addstr(sb, "host and rank unknown");
+}
+
+static void file_line(const struct dlog *d, const struct dlog_occ *o, struct strbuf *sb)
+{
+	strbuf_add_clean(sb, d->files[o->file].name);
+	strbuf_addf(sb, ":%llu", (unsigned long long)o->line);
+}
+
+void dlog_write_text(const struct dlog *d, struct strbuf *out)
+{
+	char t[48];
+	size_t unread = dlog_unreadable(d);
+	if (!d->nr) {
+		strbuf_addf(out, "no known error lines in %zu file%s", d->nr_files - unread,
+			    d->nr_files - unread == 1 ? "" : "s");
+		if (unread)
+			strbuf_addf(out, " (%zu more could not be read: unknown)", unread);
+		strbuf_addstr(out, "\n");
+	} else {
+		const struct dlog_finding *r = &d->f[d->root];
+		strbuf_addstr(out, "likely root: ");
+		cause_str(r, out);
+		strbuf_addstr(out, "\n  where:  ");
+		where_str(&r->first, out);
+		dlog_time_str(r->first.tb, r->first.ts, t, sizeof(t));
+		if (t[0])
+			strbuf_addf(out, ", at %s", t);
+		strbuf_addstr(out, "\n  line:   ");
+		file_line(d, &r->first, out);
+		strbuf_addstr(out, ": ");
+		strbuf_add_excerpt(out, r->first.example, 160);
+		strbuf_addf(out, "\n  why:    %s\n  action: %s\n", d->root_why, r->action);
+		strbuf_addf(out, "\n%zu cause%s, in time order:\n", d->nr, d->nr == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < d->nr; i++) {
+		const struct dlog_finding *f = &d->f[i];
+		strbuf_addf(out, "  %s%-22s ", (long)i == d->root ? "* " : "  ", f->code);
+		cause_str(f, out);
+		strbuf_addf(out, "%s\n      %llu line%s", f->tier == DLOG_TIER_CASCADE ? " (cascade)" : "",
+			    (unsigned long long)f->count, f->count == 1 ? "" : "s");
+		if (f->nr_hosts) {
+			strbuf_addf(out, ", host%s ", f->nr_hosts + f->more_hosts == 1 ? "" : "s");
+			for (size_t h = 0; h < f->nr_hosts && h < 8; h++) {
+				if (h)
+					strbuf_addch(out, ',');
+				strbuf_add_clean(out, f->hosts[h]);
+			}
+			if (f->nr_hosts + f->more_hosts > 8)
+				strbuf_addf(out, " and %llu more",
+					    (unsigned long long)(f->nr_hosts + f->more_hosts - 8));
+		}
+		if (f->nr_ranks) {
+			strbuf_addf(out, ", rank%s ", f->nr_ranks + f->more_ranks == 1 ? "" : "s");
+			ranks_str(f, out, 60);
+		}
+		dlog_time_str(f->first.tb, f->first.ts, t, sizeof(t));
+		strbuf_addf(out, "; first %s%s", t, t[0] ? " " : "");
+		file_line(d, &f->first, out);
+		strbuf_addstr(out, "\n");
+	}
+	if (d->lost)
+		strbuf_addf(out, "(%llu more error lines of causes past the first %d not grouped)\n",
+			    (unsigned long long)d->lost, DLOG_FINDINGS_MAX);
+	bool head = false;
+	for (size_t i = 0; i < d->nr_files; i++) {
+		const struct dlog_file *f = &d->files[i];
+		if (!f->error && (f->wall || !f->found))
+			continue;
+		if (!head)
+			strbuf_addstr(out, "\n");
+		head = true;
+		strbuf_addstr(out, "note: ");
+		strbuf_add_clean(out, f->name);
+		if (f->error) {
+			strbuf_addstr(out, ": unknown: ");
+			strbuf_add_clean(out, f->error);
+		} else {
+			strbuf_addstr(out, f->boot ? ": times since boot only, ordered within the file"
+						   : ": no time stamps, ordered within the file only");
+		}
+		strbuf_addstr(out, "\n");
+	}
+}
+
+static void json_occ(struct json_writer *w, const struct dlog *d, const struct dlog_occ *o)
+{
+	char t[48];
+	json_key(w, "host");
+	if (o->host[0])
+		json_string(w, o->host);
+	else
+		json_null(w);
+	json_key(w, "rank");
+	if (o->rank >= 0)
+		json_int(w, o->rank);
+	else
+		json_null(w);
+	json_key(w, "example");
+	json_string(w, o->example);
+	json_key(w, "file");
+	json_string(w, d->files[o->file].name);
+	json_key(w, "line");
+	json_uint(w, o->line);
+	json_key(w, "time");
+	dlog_time_str(o->tb, o->ts, t, sizeof(t));
+	if (t[0])
+		json_string(w, t);
+	else
+		json_null(w);
+	json_key(w, "timebase");
+	json_string(w, o->tb == DLOG_TB_WALL ? "wall" : o->tb == DLOG_TB_BOOT ? "boot" : "none");
+}
+
+static void json_cause(struct json_writer *w, const struct dlog_finding *f)
+{
+	struct strbuf c = STRBUF_INIT;
+	cause_str(f, &c);
+	json_key(w, "code");
+	json_string(w, f->code);
+	json_key(w, "cause");
+	json_string(w, c.buf);
+	json_key(w, "action");
+	json_string(w, f->action);
+	json_key(w, "action_code");
+	json_string(w, action_name(f->act));
+	json_key(w, "cascade");
+	json_bool(w, f->tier == DLOG_TIER_CASCADE);
+	if (f->num >= 0) {
+		json_key(w, !strcmp(f->code, "sxid") ? "sxid" : "xid");
+		json_int(w, f->num);
+	}
+	strbuf_release(&c);
+}
+
+void dlog_write_json(const struct dlog *d, struct strbuf *out)
+{
+	struct json_writer w;
+	json_writer_init(&w, out, false);
+	json_open_object(&w);
+	json_key(&w, "root");
+	if (d->root >= 0) {
+		const struct dlog_finding *r = &d->f[d->root];
+		json_open_object(&w);
+		json_cause(&w, r);
+		json_occ(&w, d, &r->first);
+		json_key(&w, "why");
+		json_string(&w, d->root_why);
+		json_close_object(&w);
+	} else {
+		json_null(&w);
+	}
+	json_key(&w, "findings");
+	json_open_array(&w);
+	for (size_t i = 0; i < d->nr; i++) {
+		const struct dlog_finding *f = &d->f[i];
+		json_open_object(&w);
+		json_cause(&w, f);
+		json_key(&w, "count");
+		json_uint(&w, f->count);
+		json_key(&w, "first");
+		json_open_object(&w);
+		json_key(&w, "host");
+		if (f->first.host[0])
+			json_string(&w, f->first.host);
+		else
+			json_null(&w);
+		json_key(&w, "rank");
+		if (f->first.rank >= 0)
+			json_int(&w, f->first.rank);
+		else
+			json_null(&w);
+		json_close_object(&w);
+		json_key(&w, "hosts");
+		json_open_array(&w);
+		for (size_t h = 0; h < f->nr_hosts; h++)
+			json_string(&w, f->hosts[h]);
+		json_close_array(&w);
+		json_key(&w, "more_hosts");
+		json_uint(&w, f->more_hosts);
+		json_key(&w, "ranks");
+		json_open_array(&w);
+		for (size_t r = 0; r < f->nr_ranks; r++)
+			json_int(&w, f->ranks[r]);
+		json_close_array(&w);
+		json_key(&w, "more_ranks");
+		json_uint(&w, f->more_ranks);
+		json_occ(&w, d, &f->first);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_key(&w, "files");
+	json_open_array(&w);
+	for (size_t i = 0; i < d->nr_files; i++) {
+		const struct dlog_file *f = &d->files[i];
+		json_open_object(&w);
+		json_key(&w, "file");
+		json_string(&w, f->name);
+		json_key(&w, "host");
+		if (f->host[0])
+			json_string(&w, f->host);
+		else
+			json_null(&w);
+		json_key(&w, "rank");
+		if (f->rank >= 0)
+			json_int(&w, f->rank);
+		else
+			json_null(&w);
+		json_key(&w, "lines");
+		json_uint(&w, f->lines);
+		json_key(&w, "bytes");
+		json_uint(&w, f->bytes);
+		json_key(&w, "errors");
+		json_uint(&w, f->found);
+		json_key(&w, "cut_lines");
+		json_uint(&w, f->cut_lines);
+		json_key(&w, "times");
+		json_string(&w, f->wall ? "wall" : f->boot ? "boot" : "none");
+		json_key(&w, "status");
+		json_string(&w, f->error ? "unknown" : "read");
+		json_key(&w, "error");
+		if (f->error)
+			json_string(&w, f->error);
+		else
+			json_null(&w);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_key(&w, "unknown_times");
+	json_bool(&w, d->unknown_times);
+	json_key(&w, "unreadable");
+	json_uint(&w, dlog_unreadable(d));
+	json_key(&w, "ungrouped");
+	json_uint(&w, d->lost);
+	json_close_object(&w);
+	strbuf_addch(out, '\n');
+}
