@@ -29,6 +29,7 @@ void dlog_release(struct dlog *d)
 		free(d->files[i].error);
 	}
 	free(d->files);
+	free(d->rh);
 	if (d->in_file)
 		kmsg_log_release(&d->clock);
 	memset(d, 0, sizeof(*d));
@@ -135,6 +136,37 @@ static void add_rank(struct dlog_finding *f, long rank)
 	f->nr_ranks++;
 }
 
+static size_t rh_find(const struct dlog *d, long rank)
+{
+	size_t lo = 0, hi = d->nr_rh;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->rh[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void learn_host(struct dlog *d, long rank, const char *host)
+{
+	size_t i = rh_find(d, rank);
+	if ((i < d->nr_rh && d->rh[i].rank == rank) || d->nr_rh >= DLOG_RANK_HOSTS_MAX)
+		return; /* the first host said wins (a rank moves only between attempts) */
+	ALLOC_GROW(d->rh, d->nr_rh + 1, d->alloc_rh);
+	memmove(d->rh + i + 1, d->rh + i, (d->nr_rh - i) * sizeof(*d->rh));
+	d->rh[i].rank = rank;
+	strlcpy_v(d->rh[i].host, host, sizeof(d->rh[i].host));
+	d->nr_rh++;
+}
+
+static const char *host_of(const struct dlog *d, long rank)
+{
+	size_t i = rh_find(d, rank);
+	return i < d->nr_rh && d->rh[i].rank == rank ? d->rh[i].host : NULL;
+}
+
 /* Is a earlier than b? Wall clocks compare everywhere, boot times within one file, and
  * without either the order seen decides. */
 static bool occ_before(const struct dlog_occ *a, const struct dlog_occ *b)
@@ -191,6 +223,8 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 		f->first = o;
 	add_host(f, o.host);
 	add_rank(f, o.rank);
+	if (o.host[0] && o.rank >= 0)
+		learn_host(d, o.rank, o.host);
 }
 
 void dlog_feed(struct dlog *d, const char *buf, size_t len)
@@ -262,6 +296,15 @@ void dlog_finish(struct dlog *d)
 	d->unknown_times = false;
 	if (!d->nr)
 		return;
+	for (size_t i = 0; i < d->nr && d->nr_rh; i++) {
+		struct dlog_finding *f = &d->f[i];
+		const char *h;
+		if (!f->first.host[0] && f->first.rank >= 0 && (h = host_of(d, f->first.rank)))
+			strlcpy_v(f->first.host, h, sizeof(f->first.host));
+		for (size_t r = 0; r < f->nr_ranks; r++)
+			if ((h = host_of(d, f->ranks[r])))
+				add_host(f, h);
+	}
 	qsort(d->f, d->nr, sizeof(*d->f), cmp_findings);
 	long earliest = -1, best = -1, untimed = -1;
 	for (size_t i = 0; i < d->nr; i++) {
@@ -309,11 +352,11 @@ void dlog_finish(struct dlog *d)
 void dlog_time_str(enum dlog_tb tb, double ts, char *out, size_t size)
 {
 	if (tb == DLOG_TB_WALL && isfinite(ts) && ts > -1e12 && ts < 1e12) {
-		time_t t = (time_t)floor(ts);
+		long long all = llround(ts * 1000.0); /* 1.120 is 1.11999...: round, not cut */
+		long long sec = all >= 0 ? all / 1000 : -((-all + 999) / 1000);
+		int ms = (int)(all - sec * 1000);
+		time_t t = (time_t)sec;
 		struct tm tm;
-		int ms = (int)((ts - floor(ts)) * 1000.0);
-		if (ms > 999)
-			ms = 999;
 		if (gmtime_r(&t, &tm)) {
 			snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
 				 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);

@@ -31,6 +31,10 @@
  * tasks). Where the root so chosen is a cascade or generic and a finding of a better tier has
  * no comparable time, that one is named instead, with why.
  *
+ * Hosts: a line that names both its host and its rank (srun's "error: n2: task 3", an NCCL
+ * line "n2:pid:tid" in rank-3.err) teaches the rank's host; dlog_finish() lends it to that
+ * rank's other lines (vigil run's rank files name no host themselves).
+ *
  * Bounds: findings are one per cause (Xid/SXid: per number), at most DLOG_FINDINGS_MAX; each
  * lists at most DLOG_HOSTS_MAX hosts and DLOG_RANKS_MAX ranks (more_hosts/more_ranks say how
  * many were left out). Memory grows with the number of files (one small record each), never
@@ -116,6 +120,14 @@ struct dlog_file {
 	bool wall, boot; /* it had wall-clock / boot-time stamps */
 };
 
+/* A rank's host, learned from a line that names both (srun's "n2: task 3", an NCCL line in
+ * rank-3.err), lent to the lines of that rank that name no host. */
+struct dlog_rank_host {
+	long rank;
+	char host[DLOG_HOST_MAX];
+};
+#define DLOG_RANK_HOSTS_MAX 65536
+
 struct dlog {
 	struct dlog_finding *f;
 	size_t nr, alloc;
@@ -123,6 +135,8 @@ struct dlog {
 	struct dlog_file *files;
 	size_t nr_files, alloc_files;
 	uint64_t seq;
+	struct dlog_rank_host *rh; /* sorted by rank */
+	size_t nr_rh, alloc_rh;
 
 	/* the root, after dlog_finish(): index into f, or -1 when nothing was found */
 	long root;

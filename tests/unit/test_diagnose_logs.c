@@ -277,6 +277,9 @@ TEST(diag_logs_root_is_the_first_error_not_the_cascade)
 	CHECK_INT(d.f[0].first.rank, 3);
 	CHECK_STR(d.files[d.f[0].first.file].name, "attempt-1/rank-3.err");
 	CHECK_INT(d.f[0].first.line, 3);
+	/* rank 3's host, learned from srun's "n2: task 3" line */
+	CHECK_STR(d.f[0].first.host, "n2");
+	CHECK(d.f[0].nr_hosts == 1 && !strcmp(d.f[0].hosts[0], "n2"));
 	CHECK(!d.unknown_times);
 	const struct dlog_finding *t = by_code(&d, "nccl_timeout");
 	CHECK(t && t->count == 2 && t->nr_ranks == 2 && t->ranks[0] == 0 && t->ranks[1] == 1);
@@ -290,7 +293,9 @@ TEST(diag_logs_root_is_the_first_error_not_the_cascade)
 	struct strbuf out = STRBUF_INIT;
 	dlog_write_text(&d, &out);
 	CHECK_CONTAINS(out.buf, "likely root: a GPU ran out of memory");
-	CHECK_CONTAINS(out.buf, "rank 3, at 2026-12-01T02:51:00.703Z");
+	CHECK_CONTAINS(out.buf, "host n2, rank 3, at 2026-12-01T02:51:00.703Z");
+	/* milliseconds as written (03:01:00.120 is 1796094060.11999... in a double) */
+	CHECK_CONTAINS(out.buf, "first 2026-12-01T03:01:00.120Z attempt-1/rank-0.err:2");
 	CHECK_CONTAINS(out.buf, "attempt-1/rank-3.err:3");
 	CHECK_CONTAINS(out.buf, "(cascade)");
 	dlog_release(&d);
