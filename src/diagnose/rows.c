@@ -29,8 +29,11 @@ static const struct {
 
 static int col_find(const char *s, size_t len)
 {
+	if (!len || len > 12)
+		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(col_names); i++)
-		if (strlen(col_names[i].name) == len && !strncasecmp(col_names[i].name, s, len))
+		if ((col_names[i].name[0] | 0x20) == (s[0] | 0x20) &&
+		    strlen(col_names[i].name) == len && !strncasecmp(col_names[i].name, s, len))
 			return col_names[i].id;
 	return -1;
 }
@@ -181,47 +184,162 @@ static void keep(struct diag_rows *r, struct diag_row *row)
 	r->columns |= row->has;
 }
 
+struct fld {
+	int id;
+	enum json_type type;
+	double num;
+	const char *str;
+	size_t slen;
+};
+
+#define FLDS_MAX 16
+
+/*
+ * The fast path for the common line, a flat object of numbers, plain strings (no escapes),
+ * true, false and null: the fields vigil reads into f[], and the count; -1 when the line needs
+ * the full parser (nesting, escapes, anything odd), which then decides.
+ */
+static int fast_object(const char *s, size_t len, struct fld *f)
+{
+	const char *p = s, *end = s + len;
+	int nf = 0;
+#define WS() while (p < end && (*p == ' ' || *p == '\t' || *p == '\r')) p++
+	WS();
+	if (p >= end || *p++ != '{')
+		return -1;
+	WS();
+	if (p < end && *p == '}')
+		goto close;
+	for (;;) {
+		WS();
+		if (p >= end || *p++ != '"')
+			return -1;
+		const char *k = p;
+		while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+			p++;
+		if (p >= end || *p != '"')
+			return -1;
+		int id = col_find(k, (size_t)(p - k));
+		p++;
+		WS();
+		if (p >= end || *p++ != ':')
+			return -1;
+		WS();
+		if (p >= end)
+			return -1;
+		struct fld v = { id, JSON_NULL, 0, NULL, 0 };
+		if (*p == '"') {
+			const char *q = ++p;
+			while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+				p++;
+			if (p >= end || *p != '"')
+				return -1;
+			v.type = JSON_STRING;
+			v.str = q;
+			v.slen = (size_t)(p - q);
+			p++;
+		} else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			char num[40];
+			size_t n = 0;
+			while (p < end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == '-' ||
+					    *p == '+' || *p == 'e' || *p == 'E')) {
+				if (n + 1 >= sizeof(num))
+					return -1;
+				num[n++] = *p++;
+			}
+			num[n] = 0;
+			if (num[0] == '0' && n > 1 && num[1] >= '0' && num[1] <= '9')
+				return -1;
+			if (!parse_double(num, &v.num))
+				return -1;
+			v.type = JSON_NUMBER;
+		} else if (end - p >= 4 && !memcmp(p, "null", 4)) {
+			p += 4;
+		} else if (end - p >= 4 && !memcmp(p, "true", 4)) {
+			v.type = JSON_BOOL;
+			p += 4;
+		} else if (end - p >= 5 && !memcmp(p, "false", 5)) {
+			v.type = JSON_BOOL;
+			p += 5;
+		} else {
+			return -1;
+		}
+		if (id >= 0) {
+			if (nf >= FLDS_MAX)
+				return -1;
+			f[nf++] = v;
+		}
+		WS();
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		break;
+	}
+close:
+	if (p >= end || *p++ != '}')
+		return -1;
+	WS();
+	return p == end ? nf : -1;
+#undef WS
+}
+
 static void json_line(struct diag_rows *r, const char *s, size_t len)
 {
-	struct json_value *v = json_parse(s, len, NULL);
+	struct fld f[FLDS_MAX];
+	struct json_value *v = NULL;
 	struct diag_row row;
 	const char *why = NULL;
 	bool have_step = false, is_step_kind = false, has_kind = false;
+	int nf = fast_object(s, len, f);
 	memset(&row, 0, sizeof(row));
-	if (!v || v->type != JSON_OBJECT) {
-		garbage(r, "not a JSON object");
-		goto out;
+	if (nf < 0) {
+		v = json_parse(s, len, NULL);
+		if (!v || v->type != JSON_OBJECT) {
+			garbage(r, "not a JSON object");
+			goto out;
+		}
+		nf = 0;
+		for (size_t i = 0; i < v->nr; i++) {
+			int id = col_find(v->keys[i], strlen(v->keys[i]));
+			if (id < 0)
+				continue;
+			if (nf >= FLDS_MAX) {
+				garbage(r, "too many fields");
+				goto out;
+			}
+			const struct json_value *e = v->items[i];
+			f[nf++] = (struct fld){ id, e->type, e->number, e->string, e->string_len };
+		}
 	}
-	for (size_t i = 0; i < v->nr; i++) {
-		const struct json_value *f = v->items[i];
-		int id = col_find(v->keys[i], strlen(v->keys[i]));
-		if (id < 0)
-			continue;
+	for (int i = 0; i < nf; i++) {
+		int id = f[i].id;
 		if (id == C_KIND) {
 			has_kind = true;
-			is_step_kind = f->type == JSON_STRING && !strcmp(f->string, "step");
+			is_step_kind = f[i].type == JSON_STRING && f[i].slen == 4 &&
+				       !memcmp(f[i].str, "step", 4);
 			continue;
 		}
 		if (id == C_HOST) {
-			if (f->type != JSON_STRING || !f->string_len || f->string_len > 255 ||
-			    memchr(f->string, 0, f->string_len)) {
+			if (f[i].type != JSON_STRING || !f[i].slen || f[i].slen > 255 ||
+			    memchr(f[i].str, 0, f[i].slen)) {
 				why = "'host' is not a host name";
 				break;
 			}
-			if (host_index(r, f->string, f->string_len, &row.host) < 0) {
+			if (host_index(r, f[i].str, f[i].slen, &row.host) < 0) {
 				why = "too many host names";
 				break;
 			}
 			row.has |= DROW_HOST;
 			continue;
 		}
-		if (f->type == JSON_NULL)
+		if (f[i].type == JSON_NULL)
 			continue;
-		if (f->type != JSON_NUMBER) {
+		if (f[i].type != JSON_NUMBER) {
 			why = "a value is not a number";
 			break;
 		}
-		if (!set_number(&row, id, f->number, &why))
+		if (!set_number(&row, id, f[i].num, &why))
 			break;
 		have_step |= id == C_STEP;
 	}
