@@ -50,3 +50,5 @@ TEST_TIMEOUT(fuzz_steps_parser, 300) { run_target("steps"); }
 TEST_TIMEOUT(fuzz_evidence_judge, 300) { run_target("evidence"); }
 TEST_TIMEOUT(fuzz_rank_output_splitter, 300) { run_target("rankout"); }
 TEST_TIMEOUT(fuzz_run_report, 300) { run_target("runreport"); }
+TEST_TIMEOUT(fuzz_diagnose_rows, 300) { run_target("diag_rows"); }
+TEST_TIMEOUT(fuzz_diagnose_logs, 300) { run_target("diag_logs"); }
