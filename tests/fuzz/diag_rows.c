@@ -1,0 +1,62 @@
+/*
+ * diag_rows.c: libFuzzer target for the row reader of 'vigil diagnose' (src/diagnose/rows.h)
+ * and the two analyses behind it. For any bytes, fed in any chunks: no crash, leak or UB; the
+ * rows do not depend on how the input was cut; every kept value is finite and in its range;
+ * the host table stays bounded; and the steps and stragglers analyses either tell or say why.
+ */
+#include "../../src/diagnose/steps.h"
+#include "../../src/diagnose/stragglers.h"
+
+#include <math.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct diag_rows a, b;
+static struct diag_steps s;
+static struct diag_stragglers g;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct strbuf err = STRBUF_INIT;
+	size_t chunk = size ? 1 + data[0] % 97 : 1;
+	diag_rows_init(&a);
+	diag_rows_init(&b);
+	diag_rows_feed(&a, (const char *)data, size);
+	diag_rows_finish(&a);
+	for (size_t off = 0; off < size; off += chunk)
+		diag_rows_feed(&b, (const char *)data + off, size - off < chunk ? size - off : chunk);
+	diag_rows_finish(&b);
+	if (a.nr != b.nr || a.garbage != b.garbage || a.skipped != b.skipped ||
+	    a.lines != b.lines || a.hosts_nr != b.hosts_nr ||
+	    (a.nr && memcmp(a.v, b.v, a.nr * sizeof(*a.v))))
+		__builtin_trap();
+	if (a.hosts_nr > DIAG_HOSTS_MAX || a.garbage_line_nr > DIAG_GARBAGE_KEPT)
+		__builtin_trap();
+	for (size_t i = 0; i < a.nr; i++) {
+		const struct diag_row *r = &a.v[i];
+		if ((double)r->step > DIAG_STEP_MAX || !isfinite(r->time) || !isfinite(r->mfu) ||
+		    !isfinite(r->step_time) || !isfinite(r->tokens) || !isfinite(r->compute) ||
+		    r->mfu < 0 || r->mfu > 1 || r->step_time < 0 ||
+		    ((r->has & DROW_HOST) && r->host >= a.hosts_nr) || r->line == 0 ||
+		    r->line > a.lines)
+			__builtin_trap();
+	}
+	const struct diag_steps_opts o = { 0 };
+	if (diag_steps_analyse(&a, &o, &s, &err) == 0) {
+		if (s.used < DIAG_MIN_POINTS || s.pat_nr > DIAG_MAX_PATTERNS)
+			__builtin_trap();
+		for (size_t i = 0; i < s.pat_nr; i++)
+			if (!(s.pat[i].cost >= 0) || s.pat[i].kind >= DP_NR)
+				__builtin_trap();
+	} else if (!err.len) {
+		__builtin_trap();
+	}
+	strbuf_reset(&err);
+	if (diag_stragglers_analyse(&a, &g, &err) < 0 && !err.len)
+		__builtin_trap();
+	diag_rows_release(&a);
+	diag_rows_release(&b);
+	strbuf_release(&err);
+	return 0;
+}
