@@ -30,6 +30,7 @@ enum {
 	C_EIO,
 	C_ROFS,
 	C_CKPT,
+	C_CKPT_READ,
 	C_FSDP,
 	C_SEGV,
 	C_SIGBUS,
@@ -108,6 +109,12 @@ static const struct cause causes[] = {
 		     "check space, permissions and health of the checkpoint storage; the run "
 		     "resumes from the last good checkpoint",
 		     ACTION_INVESTIGATE, T0 },
+	[C_CKPT_READ] = { "checkpoint_read",
+			  "a checkpoint could not be read (truncated or corrupt: often a write that "
+			  "did not finish)",
+			  "resume from the checkpoint before it; find why its write did not finish "
+			  "(space, a killed rank, storage errors)",
+			  ACTION_INVESTIGATE, T0 },
 	[C_FSDP] = { "forward_order_differs",
 		     "FSDP saw modules run in another order than in the first iteration: a rank "
 		     "took another code path",
@@ -200,6 +207,7 @@ static const struct needle needles[] = {
 	{ "ailed to write checkpoint", C_CKPT, 0 },
 	{ "rror saving checkpoint", C_CKPT, 0 },
 	{ "heckpoint save failed", C_CKPT, 0 },
+	{ "PytorchStreamReader failed", C_CKPT_READ, 0 },
 	{ "PytorchStreamWriter failed", C_CKPT, 0 },
 	{ "inline_container.cc", C_CKPT, 0 }, /* torch.save's writer: "unexpected pos" */
 	{ "Forward order differs", C_FSDP, 0 },

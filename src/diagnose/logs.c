@@ -187,6 +187,8 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 	file->lines++;
 	if (cut)
 		file->cut_lines++;
+	else if (n && s[n - 1] == '\r')
+		n--; /* CRLF: the CR is no part of the text */
 	/* every line's stamp, so that an unstamped line (a traceback's) takes the last one */
 	if (n && kmsg_line_time(&d->clock, s, n, &ts, &tb)) {
 		d->last_tb = tb == KMSG_TB_WALL ? DLOG_TB_WALL : DLOG_TB_BOOT;

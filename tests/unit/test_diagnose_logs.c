@@ -117,6 +117,9 @@ TEST(diag_logs_known_lines_map_to_causes)
 		{ "RuntimeError: PytorchStreamWriter failed writing file data/12: file write failed",
 		  "checkpoint_write" },
 		{ "ERROR: failed to save checkpoint to /ckpt/step-1200", "checkpoint_write" },
+		{ "RuntimeError: [enforce fail at inline_container.cc:222] . PytorchStreamReader "
+		  "failed reading zip archive: failed finding central directory",
+		  "checkpoint_read" },
 		{ "[2026-12-01 02:51:00] Failed to save checkpoint at step 1200", "checkpoint_write" },
 		/* cascades and generic errors */
 		{ "srun: error: n3: task 5: Killed", "rank_exit" },
@@ -402,7 +405,7 @@ TEST(diag_logs_megabyte_lines_and_truncated_files)
 TEST(diag_logs_output_quotes_outside_text_safely)
 {
 	static const struct file_in f[] = {
-		{ "rank-0.err", "CUDA out of memory \x1b]0;pwned\x07 \xff\xfe\n" },
+		{ "rank-0.err", "CUDA out of memory \x1b]0;pwned\x07 \xff\xfe\r\n" },
 	};
 	struct dlog d;
 	struct strbuf out = STRBUF_INIT;
@@ -411,6 +414,7 @@ TEST(diag_logs_output_quotes_outside_text_safely)
 	CHECK_NOT_CONTAINS(out.buf, "\x1b");
 	CHECK_NOT_CONTAINS(out.buf, "\x07");
 	CHECK_CONTAINS(out.buf, "\\x1b");
+	CHECK_NOT_CONTAINS(out.buf, "\\x0d"); /* CRLF line ends are no part of the quote */
 	strbuf_reset(&out);
 	dlog_write_json(&d, &out);
 	struct strbuf err = STRBUF_INIT;
