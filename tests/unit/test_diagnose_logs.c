@@ -371,6 +371,41 @@ TEST(diag_logs_files_without_times_are_ordered_within_themselves)
 	dlog_release(&d);
 }
 
+TEST(diag_logs_interleaved_ranks_of_one_srun_label_file)
+{
+	/* srun --label output as Slurm keeps it (slurm-JOB.out): no stamps, ranks interleaved */
+	static const struct file_in f[] = {
+		{ "slurm-812.out",
+		  " 0: step 10 loss 2.0\n"
+		  " 2: step 10 loss 2.1\n"
+		  " 2: Traceback (most recent call last):\n"
+		  " 1: step 11 loss 2.0\n"
+		  " 2:   File \"train.py\", line 88, in <module>\n"
+		  " 2: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+		  " 3: [E ProcessGroupNCCL.cpp:475] Watchdog caught collective operation timeout: "
+		  "WorkNCCL(SeqNum=9, OpType=ALLREDUCE)\n"
+		  " 0: [E ProcessGroupNCCL.cpp:475] Watchdog caught collective operation timeout\n"
+		  "10: [E ProcessGroupNCCL.cpp:475] Watchdog caught collective operation timeout\n"
+		  "srun: error: gpu-a: task 2: Exited with exit code 1\n" },
+	};
+	struct dlog d;
+	run_files(&d, f, 1, 5);
+	CHECK(d.unknown_times);
+	CHECK_STR(d.f[0].code, "cuda_oom");
+	CHECK_INT(d.f[0].first.rank, 2);
+	CHECK_INT(d.f[0].first.line, 6);
+	CHECK_STR(d.f[0].first.host, "gpu-a"); /* from srun's line about task 2 */
+	const struct dlog_finding *t = by_code(&d, "nccl_timeout");
+	CHECK(t && t->count == 3 && t->nr_ranks == 3);
+	CHECK(t->ranks[0] == 0 && t->ranks[1] == 3 && t->ranks[2] == 10);
+	struct strbuf out = STRBUF_INIT;
+	dlog_write_text(&d, &out);
+	CHECK_CONTAINS(out.buf, "ranks 0,3,10");
+	CHECK_CONTAINS(out.buf, "note: slurm-812.out: no time stamps");
+	strbuf_release(&out);
+	dlog_release(&d);
+}
+
 TEST(diag_logs_megabyte_lines_and_truncated_files)
 {
 	struct dlog d;
