@@ -46,6 +46,7 @@ enum {
 	/* not causes of their own: routes to the kernel parser and srun's lines */
 	C_KERNEL,
 	C_SRUN,
+	C_PYCAND, /* a line that may be a Python exception's last line */
 };
 
 struct cause {
@@ -246,6 +247,8 @@ static const struct needle needles[] = {
 	{ "CANCELLED AT", C_RANK_EXIT, 0 },
 	{ "SIGTERM", C_RANK_EXIT, 0 },
 	{ "terminate called after throwing", C_RANK_EXIT, 0 },
+	{ "Error", C_PYCAND, 0 },
+	{ "Exception", C_PYCAND, 0 },
 };
 
 /* NCCL WARN lines that every healthy run prints (no network plugin, a NIC without a path). */
@@ -259,6 +262,7 @@ static const char *const nccl_benign[] = {
 static unsigned char bucket_head[1u << HASH_BITS]; /* needle index + 1, 0 empty */
 static unsigned char needle_next[NR_NEEDLES];      /* the same, chained */
 static unsigned char needle_len[NR_NEEDLES];
+static uint32_t needle_quad[NR_NEEDLES]; /* the first four bytes, compared before the rest */
 static bool table_built;
 
 static inline uint32_t load32(const unsigned char *p)
@@ -275,10 +279,11 @@ static inline uint32_t quad_hash(uint32_t x)
 
 static void build_table(void)
 {
-	_Static_assert(ARRAY_SIZE(needles) < 255, "needle indices fit a byte");
+	_Static_assert(ARRAY_SIZE(needles) < 128, "needle indices fit the hit bits and a byte");
 	for (size_t i = NR_NEEDLES; i-- > 0;) {
 		needle_len[i] = (unsigned char)strlen(needles[i].s);
-		uint32_t h = quad_hash(load32((const unsigned char *)needles[i].s));
+		needle_quad[i] = load32((const unsigned char *)needles[i].s);
+		uint32_t h = quad_hash(needle_quad[i]);
 		needle_next[i] = bucket_head[h];
 		bucket_head[h] = (unsigned char)(i + 1);
 	}
@@ -294,10 +299,11 @@ static void find_needles(const unsigned char *s, size_t n, uint64_t hit[2])
 	if (n < 4)
 		return;
 	for (size_t i = 0; i + 4 <= n; i++) {
-		unsigned b = bucket_head[quad_hash(load32(s + i))];
+		uint32_t q = load32(s + i);
+		unsigned b = bucket_head[quad_hash(q)];
 		while (b) {
 			size_t k = b - 1u, l = needle_len[k];
-			if (i + l <= n && !memcmp(s + i, needles[k].s, l) &&
+			if (q == needle_quad[k] && i + l <= n && !memcmp(s + i + 4, needles[k].s + 4, l - 4) &&
 			    (!(needles[k].flags & NOT_DIGIT_AFTER) || i + l == n ||
 			     !isdigit(s[i + l])))
 				hit[k / 64] |= 1ull << (k % 64);
@@ -517,12 +523,14 @@ bool dlog_classify(const char *line, size_t len, struct dlog_match *m)
 	if (len > DLOG_LINE_MAX)
 		len = DLOG_LINE_MAX;
 	find_needles(s, len, hit);
-	bool found = false;
+	bool found = false, pycand = false;
 	for (size_t k = 0; k < NR_NEEDLES && !found; k++) {
 		if (!(hit[k / 64] & (1ull << (k % 64))))
 			continue;
 		int c = needles[k].cause;
-		if (c == C_KERNEL) {
+		if (c == C_PYCAND) {
+			pycand = true;
+		} else if (c == C_KERNEL) {
 			found = kernel_line(line, len, m);
 		} else if (c == C_SRUN) {
 			found = srun_line(line, len, m);
@@ -541,6 +549,8 @@ bool dlog_classify(const char *line, size_t len, struct dlog_match *m)
 	}
 	if (!found) {
 		long r = -1;
+		if (!pycand)
+			return false;
 		size_t t = text_start(line, len, &r);
 		if (!python_exception(line + t, len - t))
 			return false;

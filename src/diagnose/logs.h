@@ -151,6 +151,9 @@ struct dlog {
 	bool skipping;        /* past DLOG_LINE_MAX of the current line */
 	enum dlog_tb last_tb;
 	double last_ts;
+	bool day_ok;          /* day/day_ts: the date of the last vigil run stamp read */
+	char day[10];
+	double day_ts;
 };
 
 void dlog_init(struct dlog *d);

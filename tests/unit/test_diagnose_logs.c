@@ -371,6 +371,28 @@ TEST(diag_logs_files_without_times_are_ordered_within_themselves)
 	dlog_release(&d);
 }
 
+TEST(diag_logs_vigil_stamps_read_fast_agree_with_the_kernel_log_reader)
+{
+	/* the day kept from one line serves the next; a new day goes through the general reader */
+	static const struct file_in f[] = {
+		{ "rank-0.err", "2026-12-31T23:59:58.001Z step 1\n"
+				"2026-12-31T23:59:59.999Z Segmentation fault\n"
+				"2027-01-01T00:00:00.250Z CUDA out of memory\n"
+				"2027-01-01T00:00:01.5Z Bus error\n" },
+	};
+	struct dlog d;
+	char t[48];
+	run_files(&d, f, 1, 4096);
+	CHECK_INT(d.nr, 3);
+	dlog_time_str(d.f[0].first.tb, d.f[0].first.ts, t, sizeof(t));
+	CHECK_STR(t, "2026-12-31T23:59:59.999Z");
+	dlog_time_str(d.f[1].first.tb, d.f[1].first.ts, t, sizeof(t));
+	CHECK_STR(t, "2027-01-01T00:00:00.250Z");
+	dlog_time_str(d.f[2].first.tb, d.f[2].first.ts, t, sizeof(t));
+	CHECK_STR(t, "2027-01-01T00:00:01.500Z");
+	dlog_release(&d);
+}
+
 TEST(diag_logs_interleaved_ranks_of_one_srun_label_file)
 {
 	/* srun --label output as Slurm keeps it (slurm-JOB.out): no stamps, ranks interleaved */
