@@ -74,7 +74,7 @@ static void bed_up(struct bed *b)
 	snprintf(port, sizeof(port), "%u", 40000 + (unsigned)(getpid() % 400) * 20);
 	test_slurm_guardian(b->cdir);
 	const char *args[] = { "start", b->cdir, "5", port, "", "0", NULL };
-	int rc = test_slurm_cluster(args, 90000, &err);
+	int rc = test_slurm_cluster(args, 150000, &err);
 	if (rc != 0) {
 		static char why[1024];
 		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);

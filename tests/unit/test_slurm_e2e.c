@@ -83,7 +83,7 @@ static void cluster_start(struct cluster *c, bool health, unsigned interval)
 	snprintf(nodes, sizeof(nodes), "%d", NODES);
 	snprintf(iv, sizeof(iv), "%u", interval);
 	const char *args[] = { "start", c->dir, nodes, port, health ? hp.buf : "", iv, NULL };
-	int rc = test_slurm_cluster(args, 90000, &err);
+	int rc = test_slurm_cluster(args, 150000, &err);
 	if (rc != 0) {
 		static char why[1024];
 		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
