@@ -254,7 +254,7 @@ static void require_kernel_check(void)
 	strbuf_release(&good);
 }
 
-TEST_TIMEOUT(slurm_e2e_health_program_drains_and_resumes_and_respects_admins, 150)
+TEST_TIMEOUT(slurm_e2e_health_program_drains_and_resumes_and_respects_admins, 300)
 {
 	struct cluster c;
 	struct slurm_node n;
@@ -331,7 +331,7 @@ static const char *row(const struct json_value *v, const char *node, const char 
 	return NULL;
 }
 
-TEST_TIMEOUT(slurm_e2e_fleet_check_every_node_and_unreachable, 150)
+TEST_TIMEOUT(slurm_e2e_fleet_check_every_node_and_unreachable, 300)
 {
 	struct cluster c;
 	struct slurm_node n;
@@ -411,7 +411,7 @@ TEST_TIMEOUT(slurm_e2e_fleet_check_every_node_and_unreachable, 150)
 	cluster_stop(&c);
 }
 
-TEST_TIMEOUT(slurm_e2e_metacharacters_in_names_and_reasons_are_harmless, 120)
+TEST_TIMEOUT(slurm_e2e_metacharacters_in_names_and_reasons_are_harmless, 300)
 {
 	struct cluster c;
 	struct slurm_node n;

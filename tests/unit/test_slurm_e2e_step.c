@@ -86,7 +86,7 @@ static void spec_for(struct step_spec *s, const char *const *hosts, const char *
 	s->cmd = cmd;
 }
 
-TEST_TIMEOUT(slurm_e2e_step_ranks_env_and_stop_leaves_nothing, 150)
+TEST_TIMEOUT(slurm_e2e_step_ranks_env_and_stop_leaves_nothing, 300)
 {
 	cluster_up();
 	const char *tmp = test_tmpdir();
