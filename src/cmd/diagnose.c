@@ -13,19 +13,20 @@
 #include <math.h>
 
 static const char diagnose_usage[] =
-	"usage: vigil diagnose <steps|stragglers> FILE [options]\n"
+	"usage: vigil diagnose <steps|stragglers|logs> FILE... [options]\n"
 	"\n"
 	"Why is a training run slow or dead? Read the files a run already writes and name the\n"
 	"pattern, the likely cause and what to do next.\n"
 	"\n"
 	"  vigil diagnose steps FILE       per-step throughput: flat, drops, decline, step down, noise\n"
 	"  vigil diagnose stragglers FILE  per-rank compute times: the hosts slower than their peers\n"
+	"  vigil diagnose logs FILE|DIR... known error lines of a dead run, the first one as the root\n"
 	"\n"
 	"'vigil diagnose SUBCOMMAND --help' tells more. docs/DIAGNOSE.md has the methods.\n"
 	"\n"
 	"Exit status:\n"
-	"  0  healthy: no pattern, no straggler\n"
-	"  1  a pattern or a straggler found\n"
+	"  0  healthy: no pattern, no straggler, no known error\n"
+	"  1  a pattern, a straggler or a known error found\n"
 	"  2  usage error\n"
 	"  3  could not tell (too few rows, unreadable file, no usable column)\n";
 
@@ -264,7 +265,7 @@ int cmd_diagnose(int argc, char **argv)
 {
 	if (argc < 2 || is_help_arg(argv[1])) {
 		if (argc < 2) {
-			usage_error("diagnose", "what? (steps or stragglers)");
+			usage_error("diagnose", "what? (steps, stragglers or logs)");
 			return EXIT_USAGE;
 		}
 		fputs(diagnose_usage, stdout);
@@ -276,6 +277,6 @@ int cmd_diagnose(int argc, char **argv)
 		return diag_run(false, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "logs"))
 		return diag_logs_main(argc - 1, argv + 1);
-	usage_error("diagnose", "no subcommand '%s' (there are: steps, stragglers)", argv[1]);
+	usage_error("diagnose", "no subcommand '%s' (there are: steps, stragglers, logs)", argv[1]);
 	return EXIT_USAGE;
 }
