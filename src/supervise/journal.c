@@ -173,6 +173,20 @@ fail:
 
 int journal_append(struct journal *j, const struct journal_record *r, struct strbuf *err)
 {
+	return journal_append_sync(j, r, true, err);
+}
+
+int journal_sync(struct journal *j, struct strbuf *err)
+{
+	if (j->fd >= 0 && j->unsynced && fsync(j->fd) < 0)
+		return error_set(err, "cannot sync '%s': %s", j->path, strerror(errno));
+	j->unsynced = false;
+	return 0;
+}
+
+int journal_append_sync(struct journal *j, const struct journal_record *r, bool sync,
+			struct strbuf *err)
+{
 	struct strbuf line = STRBUF_INIT;
 	int rc = 0;
 	if (j->fd < 0)
@@ -195,8 +209,9 @@ int journal_append(struct journal *j, const struct journal_record *r, struct str
 		off += (size_t)n;
 	}
 	j->need_newline = false;
-	if (fsync(j->fd) < 0)
-		rc = error_set(err, "cannot sync '%s': %s", j->path, strerror(errno));
+	j->unsynced = true;
+	if (sync)
+		rc = journal_sync(j, err);
 out:
 	strbuf_release(&line);
 	return rc;
@@ -204,6 +219,7 @@ out:
 
 void journal_close(struct journal *j)
 {
+	journal_sync(j, NULL);
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;

@@ -69,6 +69,7 @@ struct journal {
 	int fd;
 	char *path;
 	bool need_newline; /* the file ended in a torn line: start on a fresh one */
+	bool unsynced;     /* written since the last fsync */
 };
 
 /*
@@ -79,6 +80,11 @@ struct journal {
 int journal_open(struct journal *j, const char *path, struct strbuf *err);
 /* Append one record as one line, then fsync. 0, or -1 with *err ("cannot write 'P': ..."). */
 int journal_append(struct journal *j, const struct journal_record *r, struct strbuf *err);
+/* The same, the fsync only when sync: progress records, many a second, are synced in batches
+ * (journal_sync, or the next synced record), so a crash loses at most the latest of them. */
+int journal_append_sync(struct journal *j, const struct journal_record *r, bool sync,
+			struct strbuf *err);
+int journal_sync(struct journal *j, struct strbuf *err);
 void journal_close(struct journal *j);
 /* The line journal_append writes, without its newline (tests, the report). */
 void journal_format(const struct journal_record *r, struct strbuf *out);

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A step record is journaled at most this often (the last one of an attempt always). */
+/* Step records are fsync'd at most this often. */
 #define STEP_JOURNAL_EVERY_S 1.0
 /* vigil's exit code for a usage error (src/cmd/cmd.h's EXIT_USAGE). */
 #define EXIT_CODE_USAGE 2
@@ -84,10 +84,6 @@ struct sup {
 	bool has_step;
 	uint64_t last_step;
 	double last_step_journaled; /* wall */
-	bool step_unjournaled;
-	uint64_t unjournaled_step;
-	bool unjournaled_has_loss;
-	double unjournaled_loss;
 	double last_loss;
 	bool has_loss;
 	double launch_wall;
@@ -664,28 +660,25 @@ static void on_output(void *arg, int stream, const char *data, size_t len)
 		rankout_feed(&s->ro, stream, data, len, wall_seconds(), mono_s());
 }
 
-static void journal_step(struct sup *s, uint64_t step, bool has_loss, double loss, bool force)
+/* Every step is journaled (vigil diagnose steps reads the journal as it is); fsync'd at most
+ * once a second, and with the next synced record: a kill -9 loses at most a second of them. */
+static void journal_step(struct sup *s, uint64_t step, bool has_loss, double loss)
 {
 	double now = wall_seconds();
-	if (!force && now - s->last_step_journaled < STEP_JOURNAL_EVERY_S) {
-		s->step_unjournaled = true;
-		s->unjournaled_step = step;
-		s->unjournaled_has_loss = has_loss;
-		s->unjournaled_loss = loss;
-		return;
-	}
-	s->step_unjournaled = false;
-	s->last_step_journaled = now;
+	bool sync = now - s->last_step_journaled >= STEP_JOURNAL_EVERY_S;
+	if (sync)
+		s->last_step_journaled = now;
 	struct journal_record r = { .kind = JOURNAL_STEP, .attempt = s->m.attempt, .has_step = true,
-				    .step = step, .has_loss = has_loss, .loss = loss };
-	journal_rec(s, &r);
+				    .step = step, .has_loss = has_loss, .loss = loss, .t = now };
+	struct strbuf e = STRBUF_INIT;
+	if (journal_append_sync(&s->j, &r, sync, &e) < 0)
+		say(s, "%s", e.buf);
+	strbuf_release(&e);
 }
 
 static void flush_step(struct sup *s)
 {
-	if (s->step_unjournaled)
-		journal_step(s, s->unjournaled_step, s->unjournaled_has_loss, s->unjournaled_loss,
-			     true);
+	journal_sync(&s->j, NULL);
 }
 
 static void progress(struct sup *s, const struct step_update *u, bool from_json)
@@ -718,7 +711,7 @@ static void progress(struct sup *s, const struct step_update *u, bool from_json)
 	enum sup_state st = s->m.state;
 	if (st == SUP_LAUNCHING || st == SUP_RUNNING || st == SUP_COLLECTING_EVIDENCE) {
 		feed(s, &e);
-		journal_step(s, u->r.step, u->r.has_loss, u->r.loss, false);
+		journal_step(s, u->r.step, u->r.has_loss, u->r.loss);
 	}
 	struct strbuf t = STRBUF_INIT;
 	if (w == DETECT_SLOW_STEP || w == DETECT_SLOWDOWN) {
@@ -862,7 +855,6 @@ static void do_launch(struct sup *s, const struct sup_action *x)
 	s->has_step = false;
 	s->launched_said = false;
 	s->last_step_journaled = 0;
-	s->step_unjournaled = false;
 
 	struct strlist env = STRLIST_INIT;
 	task_env(s, &env, false);
@@ -908,6 +900,71 @@ fail:
 	strbuf_release(&e);
 }
 
+/* ---- diagnosis (vigil diagnose, issue 11): what the run's own files say ---- */
+
+/*
+ * Run `vigil diagnose KIND --json ARG` (this very vigil, a child with a deadline: a diagnosis
+ * that fails or hangs costs the run nothing), keep its JSON in out_path and journal one
+ * "diagnosis" event with its verdict in words.
+ */
+static void diagnose(struct sup *s, const char *kind, const char *arg, const char *out_path)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	const char *argv[] = { self, "diagnose", kind, "--json", arg, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 60000;
+	c.out_cap = 16u << 20;
+	struct strbuf d = STRBUF_INIT;
+	if (child_run(&c, NULL) == 0 && c.exited && c.exit_code != 2 && c.out.len) {
+		write_file_atomic(out_path, c.out.buf, c.out.len, 0644, NULL);
+		struct json_value *v = json_parse(c.out.buf, c.out.len, NULL);
+		if (v && !strcmp(kind, "logs")) {
+			const struct json_value *root = json_get(v, "root");
+			const char *cause = root ? json_get_string(root, "cause") : NULL;
+			if (cause) {
+				const char *host = json_get_string(root, "host");
+				const char *ex = json_get_string(root, "example");
+				const struct json_value *rk = json_get(root, "rank");
+				strbuf_addf(&d, "logs: first error: %s", cause);
+				if (host && *host)
+					strbuf_addf(&d, " on %s", host);
+				if (rk && rk->type == JSON_NUMBER)
+					strbuf_addf(&d, " rank %.0f", rk->number);
+				if (ex)
+					strbuf_addf(&d, ": %s", ex);
+			} else {
+				strbuf_addstr(&d, "logs: no known error line");
+			}
+		} else if (v) {
+			const struct json_value *pats = json_get(v, "patterns");
+			for (size_t i = 0; pats && pats->type == JSON_ARRAY && i < pats->nr && i < 3;
+			     i++) {
+				const char *name = json_get_string(pats->items[i], "pattern");
+				const char *cause = json_get_string(pats->items[i], "cause");
+				strbuf_addf(&d, "%s%s", i ? "; " : "steps: ", name ? name : "?");
+				if (cause && name && strcmp(name, "healthy"))
+					strbuf_addf(&d, " (%s)", cause);
+			}
+		}
+		json_free(v);
+	} else {
+		/* too few steps, nothing readable: said, not guessed */
+		strbuf_addf(&d, "%s: could not tell", kind);
+	}
+	if (d.len) {
+		journal_event(s, "diagnosis", NULL, d.buf);
+		say(s, "diagnosis: %s", d.buf);
+	}
+	strbuf_release(&d);
+	child_release(&c);
+}
+
 static void do_stop(struct sup *s, const struct sup_action *x)
 {
 	struct strbuf e = STRBUF_INIT;
@@ -943,6 +1000,13 @@ static void do_stop(struct sup *s, const struct sup_action *x)
 	close_attempt(s);
 	if (rc < 0)
 		journal_event(s, "stop_incomplete", NULL, e.buf);
+	if (s->m.fault == SUP_FAULT_CRASH && s->attempt_dir[0]) {
+		/* the first error in the ranks' output, not the cascade after it */
+		struct strbuf p = STRBUF_INIT;
+		strbuf_addf(&p, "%s/diagnosis-logs.json", s->attempt_dir);
+		diagnose(s, "logs", s->attempt_dir, p.buf);
+		strbuf_release(&p);
+	}
 	strbuf_release(&e);
 	feed_simple(s, SUP_EV_STOPPED, NULL, NULL);
 }
@@ -1138,6 +1202,17 @@ static void do_drain(struct sup *s, const struct sup_action *x)
 
 static void do_report(struct sup *s, const struct sup_action *x)
 {
+	if (s->m.launched_any && !(s->m.resumed && !strcmp(x->text ? x->text : "",
+							 "the run had already ended"))) {
+		/* the run's step times as a whole: checkpoints, throttling, decline */
+		struct strbuf j = STRBUF_INIT, p = STRBUF_INIT;
+		strbuf_addf(&j, "%s/journal.jsonl", s->o->run_dir);
+		strbuf_addf(&p, "%s/diagnosis-steps.json", s->o->run_dir);
+		journal_sync(&s->j, NULL);
+		diagnose(s, "steps", j.buf, p.buf);
+		strbuf_release(&j);
+		strbuf_release(&p);
+	}
 	s->outcome = x->name;
 	free(s->outcome_text);
 	s->outcome_text = x->text ? xstrdup(x->text) : NULL;

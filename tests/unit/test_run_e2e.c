@@ -440,6 +440,19 @@ TEST_TIMEOUT(run_e2e_rank_killed, 400)
 	CHECK_INT(c.exit_code, 0);
 	check_outcome(&b, &out, NULL, NULL);
 	check_journal_event(&b, "crash", "n2");
+	/* the crash's first error, from the ranks' output (vigil diagnose logs), and the run's
+	 * step times (vigil diagnose steps) at its end, each kept and said in the journal */
+	char path[800];
+	snprintf(path, sizeof(path), "%s/journal.jsonl", b.run_dir);
+	struct strbuf j = STRBUF_INIT;
+	CHECK(read_file_bounded(path, &j, 16u << 20, NULL) == 0);
+	CHECK_CONTAINS(j.buf, "\"class\":\"diagnosis\",\"detail\":\"logs: first error: ");
+	CHECK_CONTAINS(j.buf, "\"class\":\"diagnosis\",\"detail\":\"steps: ");
+	snprintf(path, sizeof(path), "%s/attempt-0/diagnosis-logs.json", b.run_dir);
+	CHECK_MSG(access(path, F_OK) == 0, "no %s", path);
+	snprintf(path, sizeof(path), "%s/diagnosis-steps.json", b.run_dir);
+	CHECK_MSG(access(path, F_OK) == 0, "no %s", path);
+	strbuf_release(&j);
 	child_release(&c);
 	strbuf_release(&out);
 }
