@@ -933,6 +933,20 @@ void runreport_text(const struct run_report *r, const char *title, struct strbuf
 	}
 	if (r->excluded_omitted)
 		strbuf_addf(out, "  (%zu more not shown)\n", r->excluded_omitted);
+
+	/* what vigil diagnose said of the run's files (a crash's first error, the step times) */
+	bool any = false;
+	for (size_t i = 0; i < r->nr_events; i++) {
+		const struct rr_event *e = &r->events[i];
+		if (!e->cls || strcmp(e->cls, "diagnosis"))
+			continue;
+		if (!any)
+			strbuf_addstr(out, "\nDiagnosis (vigil diagnose)\n");
+		any = true;
+		strbuf_addf(out, "  attempt %u  ", e->attempt);
+		strbuf_add_excerpt(out, e->detail ? e->detail : "-", 400);
+		strbuf_addch(out, '\n');
+	}
 	strbuf_release(&c);
 }
 

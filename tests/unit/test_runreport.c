@@ -436,6 +436,17 @@ TEST(runreport_text_for_a_person)
 	CHECK_CONTAINS(text.buf, "16.0s");
 	CHECK_CONTAINS(text.buf, "  1: rank 3 killed by signal 9\n");
 	CHECK_CONTAINS(text.buf, "\nExcluded hosts\n  none\n");
+	CHECK_NOT_CONTAINS(text.buf, "Diagnosis");
+	run_report_release(&r);
+	strbuf_release(&text);
+
+	/* what vigil diagnose said, as vigil run journals it, under its own heading */
+	strbuf_addstr(&j, "{\"t\":1060,\"kind\":\"event\",\"attempt\":0,\"class\":\"diagnosis\","
+			  "\"detail\":\"logs: first error: CUDA out of memory on n3 rank 3\"}\n");
+	build(j.buf, j.len, &r);
+	runreport_text(&r, "/runs/812", &text);
+	CHECK_CONTAINS(text.buf, "\nDiagnosis (vigil diagnose)\n  attempt 0  logs: first error: CUDA "
+				 "out of memory on n3 rank 3\n");
 	run_report_release(&r);
 	strbuf_release(&text);
 	strbuf_release(&j);
