@@ -151,6 +151,37 @@ static void rolling_median(const double *x, size_t n, size_t w, double *out)
 /* ---- building the series ---- */
 
 /*
+ * Step times derived from the times rows were written at (a supervisor's journal: the time it
+ * read the line) carry the reader's jitter: a line read late makes its step look long and the
+ * next one short, though the two together took what two steps take. A long derived time
+ * followed by one under a quarter of the median is such a pair: each gets their mean. Only
+ * derived times of one execution are touched; a step_time the trainer measured is its own.
+ */
+static void dejitter(double *st, const bool *derived, const uint32_t *exec, size_t n)
+{
+	double *v = xmalloc((n ? n : 1) * sizeof(*v));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (derived[i] && st[i] > 0)
+			v[k++] = st[i];
+	double med = k >= 8 ? diag_median(v, k) : NAN;
+	free(v);
+	for (size_t i = 0; med > 0 && i + 1 < n; i++) {
+		if (!derived[i] || !derived[i + 1] || exec[i] != exec[i + 1])
+			continue;
+		double a = st[i], b = st[i + 1];
+		if (a > med && b < med / 4) {
+			st[i] = st[i + 1] = (a + b) / 2;
+			i++;
+		}
+	}
+	/* a time of 0 left alone says nothing of the step (infinitely fast): unknown */
+	for (size_t i = 0; i < n; i++)
+		if (derived[i] && !(st[i] > 0))
+			st[i] = NAN;
+}
+
+/*
  * The last execution of each step, in step order: a row whose step is not above the last kept
  * one (a resumed run doing steps again) removes the kept rows from its step on. Step times
  * missing are derived from the time of the previous row of the same execution.
@@ -168,6 +199,7 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 	*exec = xmalloc(cap * sizeof(**exec));
 	*line = xmalloc(cap * sizeof(**line));
 	const struct diag_row *prev = NULL;
+	bool *derived = xcalloc(cap, sizeof(*derived));
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct diag_row *r = &rows->v[i];
 		bool same_exec = prev && r->step > prev->step && r->attempt == prev->attempt;
@@ -191,8 +223,11 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 		if (r->has & DROW_STEP_TIME)
 			t = r->step_time;
 		else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
-			 r->time > prev->time)
+			 r->time >= prev->time)
+			/* 0 (two lines read at once) is kept for dejitter(), which pairs it
+			 * with the long one before it or drops it */
 			t = (r->time - prev->time) / (double)(r->step - prev->step);
+		derived[n] = !(r->has & DROW_STEP_TIME) && !isnan(t);
 		(*step)[n] = r->step;
 		(*st)[n] = t;
 		(*mfu)[n] = r->has & DROW_MFU ? r->mfu : NAN;
@@ -203,6 +238,8 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 		prev = r;
 	}
 	*n_out = n;
+	dejitter(*st, derived, *exec, n);
+	free(derived);
 }
 
 /* tokens that only grow are a running total (an attempt's steps.jsonl may count so): per step

@@ -172,6 +172,38 @@ TEST(diag_steps_without_expected_uses_the_runs_best_level)
 	strbuf_release(&csv);
 }
 
+/* Times written by a reader (vigil run's journal: when it read each line) carry its jitter:
+ * two lines read at once make one long and one zero-length step. That is no pattern; a step
+ * that really took long (no short one after it) still is. */
+TEST(diag_steps_reader_jitter_is_not_a_pattern)
+{
+	const struct diag_steps_opts none = { 0 };
+	struct strbuf j = STRBUF_INIT;
+	struct diag_rows r;
+	double t = 1796090000.0;
+	for (int i = 1; i <= 400; i++) {
+		/* every 7th line read late, the next with it */
+		t += i % 7 == 0 ? 0.4 : i % 7 == 1 && i > 1 ? 0.0 : 0.2;
+		strbuf_addf(&j, "{\"t\":%.3f,\"kind\":\"step\",\"attempt\":0,\"step\":%d}\n", t, i);
+	}
+	CHECK_INT(diagnose(j.buf, j.len, &none, &st, &r), 0);
+	CHECK_MSG(st.pat_nr == 0, "a pattern in reader jitter: %s",
+		  st.pat_nr ? diag_pattern_name(st.pat[0].kind) : "");
+	diag_rows_release(&r);
+	/* the same with real slow steps every 50 (no short step after them): periodic drops */
+	strbuf_reset(&j);
+	t = 1796090000.0;
+	for (int i = 1; i <= 400; i++) {
+		t += i % 50 == 0 ? 2.0 : 0.2;
+		strbuf_addf(&j, "{\"t\":%.3f,\"kind\":\"step\",\"attempt\":0,\"step\":%d}\n", t, i);
+	}
+	CHECK_INT(diagnose(j.buf, j.len, &none, &st, &r), 0);
+	CHECK_MSG(find(&st, DP_PERIODIC_DROPS) != NULL, "no periodic drops found (%zu patterns)",
+		  (size_t)st.pat_nr);
+	diag_rows_release(&r);
+	strbuf_release(&j);
+}
+
 /* Two at once, most costly first: checkpoint drops on top of a step down. */
 TEST(diag_steps_several_patterns_most_costly_first)
 {
