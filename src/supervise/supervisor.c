@@ -1013,8 +1013,20 @@ static void do_stop(struct sup *s, const struct sup_action *x)
 
 /* ---- evidence ---- */
 
+static void diagnose(struct sup *s, const char *kind, const char *arg, const char *out_path);
+
 static void do_evidence(struct sup *s, const struct sup_action *x)
 {
+	if (s->m.fault == SUP_FAULT_SLOW) {
+		/* what the step times say of the slowdown, before the stop */
+		struct strbuf j = STRBUF_INIT, p = STRBUF_INIT;
+		strbuf_addf(&j, "%s/journal.jsonl", s->o->run_dir);
+		strbuf_addf(&p, "%s/diagnosis-steps.json", s->attempt_dir);
+		journal_sync(&s->j, NULL);
+		diagnose(s, "steps", j.buf, p.buf);
+		strbuf_release(&j);
+		strbuf_release(&p);
+	}
 	/* stacks of every rank, before anything is killed: see evidence.c */
 	struct strbuf summary = STRBUF_INIT;
 	struct strlist suspects = STRLIST_INIT, sick = STRLIST_INIT, why = STRLIST_INIT;
