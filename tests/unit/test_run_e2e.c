@@ -70,11 +70,23 @@ static void bed_up(struct bed *b)
 	snprintf(b->dir, sizeof(b->dir), "%s", test_tmpdir());
 	snprintf(b->cdir, sizeof(b->cdir), "%s/slurm", b->dir);
 	char port[16];
-	/* a range of its own, beside the other Slurm tests */
-	snprintf(port, sizeof(port), "%u", 40000 + (unsigned)(getpid() % 400) * 20);
+	/*
+	 * Ports of its own: 12000-15999 for Slurm, 16000-21000 for the trainers' MASTER_PORT
+	 * (start_run), below the kernel's ephemeral range (32768 up, where any connection of
+	 * another test may hold one) and apart from the other tests' bands. A start that fails
+	 * (a port taken after all) is tried once more elsewhere in the band.
+	 */
+	snprintf(port, sizeof(port), "%u", 12000 + (unsigned)(getpid() % 200) * 20);
 	test_slurm_guardian(b->cdir);
 	const char *args[] = { "start", b->cdir, "5", port, "", "0", NULL };
 	int rc = test_slurm_cluster(args, 150000, &err);
+	if (rc != 0 && rc != 77) {
+		const char *stop[] = { "stop", b->cdir, NULL };
+		test_slurm_cluster(stop, 60000, NULL);
+		snprintf(port, sizeof(port), "%u", 12000 + (unsigned)((getpid() + 97) % 200) * 20);
+		strbuf_reset(&err);
+		rc = test_slurm_cluster(args, 150000, &err);
+	}
 	if (rc != 0) {
 		static char why[1024];
 		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
@@ -142,7 +154,7 @@ static void start_run(struct bed *b, struct child *c, const char *const *extra,
 	argv[n++] = "run.node-poll=1";
 	/* ports of its own: the tests of this file run beside each other on one machine */
 	static char port[64];
-	snprintf(port, sizeof(port), "run.master-port=%u", 10000 + (unsigned)(getpid() % 2000) * 20);
+	snprintf(port, sizeof(port), "run.master-port=%u", 16000 + (unsigned)(getpid() % 200) * 20);
 	argv[n++] = "-c";
 	argv[n++] = port;
 	argv[n++] = "--check-interval";

@@ -22,7 +22,8 @@ static void cluster_up(void)
 	snprintf(cdir, sizeof(cdir), "%s/slurm", test_tmpdir());
 	char port[16];
 	/* another range than test_slurm_e2e.c's, so both can run at once */
-	snprintf(port, sizeof(port), "%u", 30000 + (unsigned)(getpid() % 400) * 20);
+	/* below the ephemeral ports (32768 up) and apart from the other Slurm tests' bands */
+	snprintf(port, sizeof(port), "%u", 8000 + (unsigned)(getpid() % 100) * 20);
 	test_slurm_guardian(cdir);
 	const char *args[] = { "start", cdir, "4", port, "", "0", NULL };
 	int rc = test_slurm_cluster(args, 150000, &err);
