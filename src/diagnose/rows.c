@@ -517,35 +517,17 @@ void diag_rows_finish(struct diag_rows *r)
 	r->part_overlong = false;
 }
 
+static bool rows_chunk(void *arg, const char *data, size_t len)
+{
+	struct diag_rows *r = arg;
+	diag_rows_feed(r, data, len);
+	return !r->truncated; /* the row bound is reached: the rest is not read */
+}
+
 int diag_rows_read(const char *path, struct diag_rows *r, struct strbuf *err)
 {
-	struct stat st = { 0 };
-	char buf[1 << 16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = errno;
-		close(fd);
-		if (S_ISREG(st.st_mode))
-			return error_set(err, "cannot read '%s': %s", path, strerror(e));
-		return error_set(err, "cannot read '%s': it is %s, not a regular file", path,
-				 file_kind(st.st_mode));
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			close(fd);
-			return error_set(err, "cannot read '%s': %s", path, strerror(e));
-		}
-		if (n == 0 || r->truncated)
-			break;
-		diag_rows_feed(r, buf, (size_t)n);
-	}
-	close(fd);
+	if (read_file_stream(path, 0, 0, rows_chunk, r, err) < 0)
+		return -1;
 	diag_rows_finish(r);
 	return 0;
 }

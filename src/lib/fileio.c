@@ -53,3 +53,55 @@ int read_fd_bounded(int fd, const char *path, struct strbuf *sb, size_t cap, str
 	close(fd);
 	return ret;
 }
+
+int read_file_stream(const char *path, unsigned flags, size_t max,
+		     bool (*fn)(void *arg, const char *data, size_t len), void *arg,
+		     struct strbuf *err)
+{
+	char buf[65536];
+	struct stat st;
+	size_t got = 0;
+	int rc = READ_OK;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+				    (flags & READ_STREAM_NOFOLLOW ? O_NOFOLLOW : 0));
+	if (fd < 0) {
+		if (errno == ENOENT && (flags & READ_STREAM_MISSING_OK))
+			return READ_MISSING;
+		if (errno == ELOOP && (flags & READ_STREAM_NOFOLLOW))
+			return error_set(err, "cannot read '%s': it is a symbolic link", path);
+		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = error_set(err, "cannot read '%s': %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* a FIFO or a device would block or never end */
+		rc = error_set(err, "cannot read '%s': it is %s, not a regular file", path,
+			       file_kind(st.st_mode));
+		close(fd);
+		return rc;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = error_set(err, "cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (max && got > max) {
+			rc = error_set(err, "cannot read '%s': it is longer than %zu MiB", path,
+				       max >> 20);
+			break;
+		}
+		if (!fn(arg, buf, (size_t)n))
+			break;
+	}
+	close(fd);
+	return rc;
+}

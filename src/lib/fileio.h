@@ -24,6 +24,22 @@ int read_file_bounded(const char *path, struct strbuf *sb, size_t cap, struct st
  */
 int read_fd_bounded(int fd, const char *path, struct strbuf *sb, size_t cap, struct strbuf *err);
 
+enum {
+	READ_STREAM_NOFOLLOW = 1 << 0,   /* a link at path is refused ("it is a symbolic link") */
+	READ_STREAM_MISSING_OK = 1 << 1, /* no file (ENOENT) is READ_MISSING, not an error */
+};
+/*
+ * Stream a regular file of any length through fn, 64 KiB at a time, for the readers that parse
+ * as they go (the run journal, its report, vigil diagnose's rows): a FIFO, device or directory
+ * is refused, never waited on ("it is a FIFO, not a regular file"); more than max bytes (0: no
+ * bound) is an error ("it is longer than N MiB") after fn saw the first max. fn returns false
+ * to stop early (not an error). READ_OK, READ_MISSING (READ_STREAM_MISSING_OK), or -1 with
+ * *err ("cannot read 'P': ..."; fn may have seen part of the file).
+ */
+int read_file_stream(const char *path, unsigned flags, size_t max,
+		     bool (*fn)(void *arg, const char *data, size_t len), void *arg,
+		     struct strbuf *err);
+
 /*
  * Writes (fileio_write.c). vigil runs as root in directories others may write to: no write
  * follows a link it did not make or writes into a file it did not create.

@@ -367,48 +367,26 @@ void journal_replay_text(const char *text, size_t len, struct journal_replay *ou
 	reader_finish(&rd);
 }
 
+static bool replay_chunk(void *arg, const char *data, size_t len)
+{
+	reader_feed(arg, data, len);
+	return true;
+}
+
 int journal_replay(const char *path, struct journal_replay *out, struct strbuf *err)
 {
 	struct replay_reader rd = { out, STRBUF_INIT, false };
-	struct stat st;
-	char buf[65536];
-	int rc = 0;
 	memset(out, 0, sizeof(*out));
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0; /* a fresh run */
-		if (errno == ELOOP)
-			return error_set(err, "cannot read '%s': it is a symbolic link", path);
-		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
+	int rc = read_file_stream(path, READ_STREAM_NOFOLLOW | READ_STREAM_MISSING_OK, 0,
+				  replay_chunk, &rd, err);
+	if (rc == READ_MISSING) {
+		strbuf_release(&rd.line);
+		return 0; /* a fresh run */
 	}
-	if (fstat(fd, &st) < 0) {
-		rc = error_set(err, "cannot read '%s': %s", path, strerror(errno));
-		close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = error_set(err, "cannot read '%s': it is %s, not a regular file", path,
-			       file_kind(st.st_mode));
-		close(fd);
-		return rc;
-	}
+	/* what could be read counts, even when the rest could not */
 	out->found = true;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = error_set(err, "cannot read '%s': %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		reader_feed(&rd, buf, (size_t)n);
-	}
 	reader_finish(&rd);
-	close(fd);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 void journal_replay_release(struct journal_replay *r)

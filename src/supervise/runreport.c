@@ -533,60 +533,27 @@ void runreport_build(const char *text, size_t len, struct run_report *out)
 	reader_finish(&rd);
 }
 
+static bool report_chunk(void *arg, const char *data, size_t len)
+{
+	reader_feed(arg, data, len);
+	return true;
+}
+
 int runreport_read(const char *path, size_t max_bytes, struct run_report *out,
 		   struct strbuf *err)
 {
 	struct reader rd;
-	struct stat st;
-	char buf[65536];
-	size_t got = 0;
-	int rc = 0;
 	reader_init(&rd, out);
-	if (!max_bytes)
-		max_bytes = (size_t)1 << 30;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		strbuf_release(&rd.line);
-		if (errno == ELOOP)
-			return error_set(err, "cannot read '%s': it is a symbolic link", path);
-		return error_set(err, "cannot read '%s': %s", path, strerror(errno));
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (fstat(fd, &st) < 0)
-			rc = error_set(err, "cannot read '%s': %s", path, strerror(errno));
-		else
-			rc = error_set(err, "cannot read '%s': it is %s, not a regular file", path,
-				       file_kind(st.st_mode));
-		close(fd);
-		strbuf_release(&rd.line);
-		return rc;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = error_set(err, "cannot read '%s': %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-		if (got > max_bytes) {
-			rc = error_set(err, "cannot read '%s': it is longer than %zu MiB", path,
-				       max_bytes >> 20);
-			break;
-		}
-		reader_feed(&rd, buf, (size_t)n);
-	}
-	close(fd);
+	int rc = read_file_stream(path, READ_STREAM_NOFOLLOW, max_bytes ? max_bytes : (size_t)1 << 30,
+				  report_chunk, &rd, err);
 	reader_finish(&rd);
 	if (rc < 0) {
 		run_report_release(out);
 		reader_init(&rd, out);
 		strbuf_release(&rd.line);
+		return -1;
 	}
-	return rc;
+	return 0;
 }
 
 void run_report_release(struct run_report *r)

@@ -501,3 +501,49 @@ TEST(storage_probe_never_writes_through_a_planted_link)
 	strbuf_release(&state);
 	strbuf_release(&names);
 }
+
+static bool count_chunk(void *arg, const char *data, size_t len)
+{
+	struct strbuf *sb = arg;
+	strbuf_add(sb, data, len);
+	return sb->len < 100000; /* stops early past 100 kB */
+}
+
+/* The streaming reader of the journal, its report and vigil diagnose: a link, FIFO or
+ * directory refused by name (never waited on), a missing file only when asked, the bound and
+ * an early stop. */
+TEST(read_file_stream_refuses_what_is_not_a_regular_file)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf p = STRBUF_INIT, l = STRBUF_INIT, f = STRBUF_INIT, sb = STRBUF_INIT,
+		      err = STRBUF_INIT;
+	char big[300000];
+	memset(big, 'x', sizeof(big));
+	test_write_bytes(dir, "big", big, sizeof(big));
+	strbuf_addf(&p, "%s/big", dir);
+	CHECK_INT(read_file_stream(p.buf, 0, 0, count_chunk, &sb, &err), READ_OK);
+	CHECK(sb.len >= 100000 && sb.len < sizeof(big)); /* stopped by fn */
+	strbuf_reset(&sb);
+	CHECK_INT(read_file_stream(p.buf, 0, 65536, count_chunk, &sb, &err), -1);
+	CHECK_CONTAINS(err.buf, "it is longer than 0 MiB");
+	strbuf_addf(&l, "%s/link", dir);
+	CHECK(symlink(p.buf, l.buf) == 0);
+	CHECK_INT(read_file_stream(l.buf, READ_STREAM_NOFOLLOW, 0, count_chunk, &sb, &err), -1);
+	CHECK_CONTAINS(err.buf, "it is a symbolic link");
+	strbuf_addf(&f, "%s/fifo", dir);
+	CHECK(mkfifo(f.buf, 0600) == 0);
+	CHECK_INT(read_file_stream(f.buf, 0, 0, count_chunk, &sb, &err), -1);
+	CHECK_CONTAINS(err.buf, "it is a FIFO, not a regular file");
+	CHECK_INT(read_file_stream(dir, 0, 0, count_chunk, &sb, &err), -1);
+	CHECK_CONTAINS(err.buf, "not a regular file");
+	strbuf_addstr(&p, ".absent");
+	CHECK_INT(read_file_stream(p.buf, READ_STREAM_MISSING_OK, 0, count_chunk, &sb, &err),
+		  READ_MISSING);
+	CHECK_INT(read_file_stream(p.buf, 0, 0, count_chunk, &sb, &err), -1);
+	CHECK_CONTAINS(err.buf, "No such file");
+	strbuf_release(&p);
+	strbuf_release(&l);
+	strbuf_release(&f);
+	strbuf_release(&sb);
+	strbuf_release(&err);
+}
