@@ -400,3 +400,39 @@ void test_slurm_guardian(const char *dir)
 	close(p[0]);
 	/* p[1] stays open (close-on-exec) for the life of the test process */
 }
+
+const char *test_browser(void)
+{
+	static const char *const where[] = { "/usr/bin/chromium-headless-shell",
+					     "/usr/lib/chromium/chromium-headless-shell" };
+	for (size_t i = 0; i < ARRAY_SIZE(where); i++)
+		if (access(where[i], X_OK) == 0)
+			return where[i];
+	return NULL;
+}
+
+void test_run_browser(const char *url, const char *opt, struct strbuf *out)
+{
+	struct strbuf profile = STRBUF_INIT, home = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&profile, "--user-data-dir=%s/chromium-profile", test_tmpdir());
+	strbuf_addf(&home, "HOME=%s", test_tmpdir());
+	const char *argv[] = { test_browser(), "--no-sandbox", "--headless", "--disable-gpu",
+			       "--window-size=1200,1600", profile.buf, opt, url, NULL };
+	const char *env[] = { home.buf, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 90000;
+	c.timeout_name = "the browser's deadline";
+	c.out_cap = 8u << 20;
+	CHECK_MSG(child_run(&c, &err) == 0, "cannot run the browser: %s", err.buf);
+	CHECK_MSG(c.exited && c.exit_code == 0, "the browser failed (%d, timed out %d):\n%s",
+		  c.exit_code, c.timed_out, c.err.buf);
+	if (out)
+		strbuf_addstr(out, c.out.buf);
+	child_release(&c);
+	strbuf_release(&profile);
+	strbuf_release(&home);
+	strbuf_release(&err);
+}

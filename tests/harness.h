@@ -117,6 +117,14 @@ int test_http(unsigned port, const char *method, const char *path, struct strbuf
 int test_slurm_cluster(const char *const *args, unsigned timeout_ms, struct strbuf *err_out);
 void test_slurm_guardian(const char *dir);
 
+/* The headless browser the HTML pages are checked in (Debian chromium-headless-shell), or NULL
+ * when it is not installed (the test skips, saying so). */
+const char *test_browser(void);
+/* Run it on url with one more option (--dump-dom, --screenshot=FILE), a profile and HOME in the
+ * test's directory and a deadline; its stdout appended to *out (optional). A failure fails the
+ * test. */
+void test_run_browser(const char *url, const char *opt, struct strbuf *out);
+
 /* Dynamic tests (the scenario runner registers one per directory). */
 void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s);
 /*

@@ -628,44 +628,9 @@ TEST_TIMEOUT(diag_command_exit_codes_text_and_json, 120)
 
 /* ---- the page in a real browser ---- */
 
-static const char *browser(void)
-{
-	static const char *const where[] = { "/usr/bin/chromium-headless-shell",
-					     "/usr/lib/chromium/chromium-headless-shell" };
-	for (size_t i = 0; i < ARRAY_SIZE(where); i++)
-		if (access(where[i], X_OK) == 0)
-			return where[i];
-	return NULL;
-}
-
-static void dump_dom(const char *url, struct strbuf *out)
-{
-	struct strbuf profile = STRBUF_INIT, home = STRBUF_INIT, err = STRBUF_INIT;
-	strbuf_addf(&profile, "--user-data-dir=%s/chromium-profile", test_tmpdir());
-	strbuf_addf(&home, "HOME=%s", test_tmpdir());
-	const char *argv[] = { browser(), "--no-sandbox", "--headless", "--disable-gpu",
-			       profile.buf, "--dump-dom", url, NULL };
-	const char *env[] = { home.buf, NULL };
-	struct child c;
-	child_init(&c);
-	c.argv = argv;
-	c.env_add = env;
-	c.timeout_ms = 90000;
-	c.timeout_name = "the browser's deadline";
-	c.out_cap = 8u << 20;
-	CHECK_MSG(child_run(&c, &err) == 0, "cannot run the browser: %s", err.buf);
-	CHECK_MSG(c.exited && c.exit_code == 0, "the browser failed (%d):\n%s", c.exit_code,
-		  c.err.buf);
-	strbuf_addstr(out, c.out.buf);
-	child_release(&c);
-	strbuf_release(&profile);
-	strbuf_release(&home);
-	strbuf_release(&err);
-}
-
 TEST_TIMEOUT(diag_html_renders_in_a_headless_browser, 240)
 {
-	if (!browser())
+	if (!test_browser())
 		SKIP("chromium-headless-shell is not installed (tests/setup-deps installs it)");
 	struct strbuf csv = STRBUF_INIT, path = STRBUF_INIT, page = STRBUF_INIT,
 		      url = STRBUF_INIT, dom = STRBUF_INIT;
@@ -679,7 +644,7 @@ TEST_TIMEOUT(diag_html_renders_in_a_headless_browser, 240)
 	CHECK_CONTAINS(c.out.buf, "The page: ");
 	child_release(&c);
 	strbuf_addf(&url, "file://%s", page.buf);
-	dump_dom(url.buf, &dom);
+	test_run_browser(url.buf, "--dump-dom", &dom);
 	CHECK_CONTAINS(dom.buf, "<svg id=\"curve\"");
 	CHECK_CONTAINS(dom.buf, "<polyline class=\"throughput\"");
 	CHECK_CONTAINS(dom.buf, "<circle class=\"drop\"");
@@ -700,7 +665,7 @@ TEST_TIMEOUT(diag_html_renders_in_a_headless_browser, 240)
 	CHECK_INT(c.exit_code, 1);
 	child_release(&c);
 	strbuf_reset(&dom);
-	dump_dom(url.buf, &dom);
+	test_run_browser(url.buf, "--dump-dom", &dom);
 	CHECK_CONTAINS(dom.buf, "<svg id=\"stragglers\"");
 	CHECK_CONTAINS(dom.buf, "<rect class=\"straggler\"");
 	CHECK_CONTAINS(dom.buf, "gpu-node-06");

@@ -563,43 +563,6 @@ TEST(runreport_json_fields)
 
 /* ---- the page in a real browser ---- */
 
-static const char *browser(void)
-{
-	static const char *const where[] = { "/usr/bin/chromium-headless-shell",
-					     "/usr/lib/chromium/chromium-headless-shell" };
-	for (size_t i = 0; i < ARRAY_SIZE(where); i++)
-		if (access(where[i], X_OK) == 0)
-			return where[i];
-	return NULL;
-}
-
-/* Run the browser on url with one more option; its stdout in *out (optional). */
-static void run_browser(const char *url, const char *opt, struct strbuf *out)
-{
-	struct strbuf profile = STRBUF_INIT, home = STRBUF_INIT, err = STRBUF_INIT;
-	strbuf_addf(&profile, "--user-data-dir=%s/chromium-profile", test_tmpdir());
-	strbuf_addf(&home, "HOME=%s", test_tmpdir());
-	const char *argv[] = { browser(), "--no-sandbox", "--headless", "--disable-gpu",
-			       "--window-size=1200,1600", profile.buf, opt, url, NULL };
-	const char *env[] = { home.buf, NULL };
-	struct child c;
-	child_init(&c);
-	c.argv = argv;
-	c.env_add = env;
-	c.timeout_ms = 90000;
-	c.timeout_name = "the browser's deadline";
-	c.out_cap = 8u << 20;
-	CHECK_MSG(child_run(&c, &err) == 0, "cannot run the browser: %s", err.buf);
-	CHECK_MSG(c.exited && c.exit_code == 0, "the browser failed (%d, timed out %d):\n%s",
-		  c.exit_code, c.timed_out, c.err.buf);
-	if (out)
-		strbuf_addstr(out, c.out.buf);
-	child_release(&c);
-	strbuf_release(&profile);
-	strbuf_release(&home);
-	strbuf_release(&err);
-}
-
 static off_t file_size(const char *path)
 {
 	struct stat st;
@@ -608,7 +571,7 @@ static off_t file_size(const char *path)
 
 TEST_TIMEOUT(runreport_html_renders_in_a_headless_browser, 240)
 {
-	if (!browser())
+	if (!test_browser())
 		SKIP("chromium-headless-shell is not installed (tests/setup-deps installs it)");
 	struct strbuf j = STRBUF_INIT, html = STRBUF_INIT, page = STRBUF_INIT, url = STRBUF_INIT,
 		      dom = STRBUF_INIT, shot = STRBUF_INIT, opt = STRBUF_INIT;
@@ -623,7 +586,7 @@ TEST_TIMEOUT(runreport_html_renders_in_a_headless_browser, 240)
 	CHECK_INT(write_file(page.buf, html.buf, html.len, false, NULL), 0);
 	strbuf_addf(&url, "file://%s", page.buf);
 
-	run_browser(url.buf, "--dump-dom", &dom);
+	test_run_browser(url.buf, "--dump-dom", &dom);
 	/* the browser built the SVG: lanes, markers, progress, recovery span, axis, legend */
 	CHECK_CONTAINS(dom.buf, "<svg id=\"timeline\"");
 	CHECK_CONTAINS(dom.buf, "<rect class=\"attempt\"");
@@ -641,13 +604,13 @@ TEST_TIMEOUT(runreport_html_renders_in_a_headless_browser, 240)
 	/* and painted it: a screenshot of the page is far from a blank page's */
 	strbuf_addf(&shot, "%s/report.png", test_tmpdir());
 	strbuf_addf(&opt, "--screenshot=%s", shot.buf);
-	run_browser(url.buf, opt.buf, NULL);
+	test_run_browser(url.buf, opt.buf, NULL);
 	off_t report_png = file_size(shot.buf);
 	strbuf_reset(&shot);
 	strbuf_reset(&opt);
 	strbuf_addf(&shot, "%s/blank.png", test_tmpdir());
 	strbuf_addf(&opt, "--screenshot=%s", shot.buf);
-	run_browser("about:blank", opt.buf, NULL);
+	test_run_browser("about:blank", opt.buf, NULL);
 	off_t blank_png = file_size(shot.buf);
 	CHECK_MSG(blank_png > 0 && report_png > 4 * blank_png,
 		  "the screenshot of the report (%lld bytes) is not far from a blank one (%lld)",
