@@ -275,39 +275,31 @@ static void check_rows_release(struct check_row *rows, size_t n)
 	free(rows);
 }
 
-static unsigned count_findings(const char *report_json)
+/*
+ * What a node's report says beyond its verdict, from one parse: its non-ok findings (the
+ * preflight's preference), and whether it is only the "agent" check of a --cached answer (the
+ * agent keeps no fresh result: the node has no agent running, ask it afresh).
+ */
+static void report_facts(const char *report_json, unsigned *findings, bool *agent_only)
 {
+	*findings = 0;
+	*agent_only = false;
 	if (!report_json)
-		return 0;
+		return;
 	struct json_value *v = json_parse(report_json, strlen(report_json), NULL);
-	unsigned n = 0;
 	const struct json_value *checks = v ? json_get(v, "checks") : NULL;
 	for (size_t i = 0; checks && checks->type == JSON_ARRAY && i < checks->nr; i++) {
 		const struct json_value *f = json_get(checks->items[i], "findings");
 		for (size_t k = 0; f && f->type == JSON_ARRAY && k < f->nr; k++) {
 			const char *st = json_get_string(f->items[k], "status");
-			n += st && strcmp(st, "ok") != 0 && strcmp(st, "skipped") != 0;
+			*findings += st && strcmp(st, "ok") != 0 && strcmp(st, "skipped") != 0;
 		}
 	}
-	json_free(v);
-	return n;
-}
-
-/* A --cached answer that is unknown because the agent keeps no fresh result (its "agent"
- * check, finding "cache"): the node has no agent running, ask it afresh. */
-static bool no_agent_cache(const char *report_json)
-{
-	if (!report_json)
-		return false;
-	struct json_value *v = json_parse(report_json, strlen(report_json), NULL);
-	const struct json_value *checks = v ? json_get(v, "checks") : NULL;
-	bool none = false;
 	if (checks && checks->type == JSON_ARRAY && checks->nr == 1) {
 		const char *name = json_get_string(checks->items[0], "name");
-		none = name && !strcmp(name, "agent");
+		*agent_only = name && !strcmp(name, "agent");
 	}
 	json_free(v);
-	return none;
 }
 
 static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
@@ -425,13 +417,13 @@ static struct check_row *fleet_once(const struct sup_options *o, const char *con
 			rows[i].verdict = f.rows[k].verdict;
 			free(rows[i].reason);
 			rows[i].reason = xstrdup(f.rows[k].reason ? f.rows[k].reason : "");
-			rows[i].findings = count_findings(f.rows[k].report_json);
+			bool agent_only;
+			report_facts(f.rows[k].report_json, &rows[i].findings, &agent_only);
 			/* no fresh cached result; or the node's vigil refused --cached (exit 2,
 			 * usage: fleet.command adds --only or --root, which an agent's cache
 			 * cannot answer) */
 			rows[i].no_cache =
-				cached && ((f.rows[k].verdict == FLEET_UNKNOWN &&
-					    no_agent_cache(f.rows[k].report_json)) ||
+				cached && ((f.rows[k].verdict == FLEET_UNKNOWN && agent_only) ||
 					   (f.rows[k].verdict == FLEET_UNREACHABLE &&
 					    f.rows[k].exit_code == EXIT_CODE_USAGE));
 		}
