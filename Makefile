@@ -60,7 +60,9 @@ LIBVIGIL := $(BUILD)/libvigil.a
 FAKE_NVML := $(BUILD)/libvigil-fakenvml.so
 TEST_RUNNER := $(BUILD)/test-runner
 
-all: $(VIGIL) $(FAKE_NVML)
+NCCL_RECORDER := $(BUILD)/libnccl-profiler-vigil.so
+
+all: $(VIGIL) $(FAKE_NVML) $(NCCL_RECORDER)
 ifeq ($(BUILD),build)
 all: vigil
 vigil: $(VIGIL)
@@ -99,7 +101,15 @@ $(FAKE_NVML_LEGACY): $(FAKE_NVML_SRC) $(FAKE_NVML_HDR)
 	@$(if $(Q),echo "  SHLIB   $@")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -DFAKE_NVML_LEGACY -O2 -g -Wall -Wextra -fPIC -shared -o $@ $(FAKE_NVML_SRC)
 
-build-tests: $(VIGIL) $(FAKE_NVML) $(FAKE_NVML_LEGACY) $(TEST_RUNNER)
+build-tests: $(VIGIL) $(FAKE_NVML) $(FAKE_NVML_LEGACY) $(NCCL_RECORDER) $(TEST_RUNNER)
+
+# The NCCL flight recorder (src/nccl/): a plugin NCCL loads into the trainer, so it links
+# nothing of vigil's, exports only its ncclProfiler_vN tables, and is built without sanitizers
+# (it must load into any process). No CUDA or NCCL is needed to build it.
+$(NCCL_RECORDER): src/nccl/recorder.c src/nccl/ring.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  SHLIB   $@")
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -o $@ src/nccl/recorder.c
 
 # CUDA helpers (cuda/ -> $(BUILD)/vigil-gpu, $(BUILD)/vigil-nccl): built when nvcc is found, so CI
 # compiles them; vigil itself builds and runs without CUDA and says so (docs/STRESS.md).
@@ -187,6 +197,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/vigil $(DESTDIR)$(MANDIR)/man1
 	install -m 0755 $(VIGIL) $(DESTDIR)$(BINDIR)/vigil
 	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
+	install -m 0644 $(NCCL_RECORDER) $(DESTDIR)$(LIBDIR)/vigil/libnccl-profiler-vigil.so
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
 	for h in $(CUDA_HELPERS); do if [ -x "$$h" ]; then \
 		install -m 0755 "$$h" $(DESTDIR)$(LIBDIR)/vigil/; fi; done
