@@ -8,6 +8,7 @@
 #include "cmd.h"
 #include "diagnose.h"
 #include "../diagnose/logs.h"
+#include "logwalk.h"
 #include "../lib/fileio.h"
 
 #include <dirent.h>
@@ -67,219 +68,21 @@ static void read_open_fd(struct logs_run *lr, int fd, const char *display)
 	strbuf_release(&why);
 }
 
-/* A regular file at dirfd/name (through a link only when follow: the user's own arguments). */
-static void read_file_at(struct logs_run *lr, int dirfd, const char *name, const char *display,
-			 bool follow)
+static void walk_file(void *ctx, int fd, const char *display)
 {
-	struct strbuf why = STRBUF_INIT;
-	struct stat st;
-	int fd = -1;
-	/* a device is refused before it is opened: opening one can have effects of its own */
-	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
-	    !S_ISREG(st.st_mode) && !(S_ISLNK(st.st_mode) && follow)) {
-		strbuf_addf(&why, "cannot read '%s': it is %s, not a regular file", display,
-			    file_kind(st.st_mode));
-		goto out;
-	}
-	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0) {
-		if (errno == ELOOP && !follow)
-			strbuf_addf(&why, "cannot read '%s': it is a symbolic link (not followed "
-					  "inside a run directory)", display);
-		else
-			strbuf_addf(&why, "cannot read '%s': %s", display, strerror(errno));
-		goto out;
-	}
-	if (fstat(fd, &st) < 0) {
-		strbuf_addf(&why, "cannot read '%s': %s", display, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		strbuf_addf(&why, "cannot read '%s': it is %s, not a regular file", display,
-			    file_kind(st.st_mode));
-		goto out;
-	}
-	read_open_fd(lr, fd, display);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (why.len)
-		dlog_file_error(&lr->d, display, why.buf);
-	strbuf_release(&why);
+	read_open_fd(ctx, fd, display);
 }
 
-struct entry {
-	long num; /* rank or attempt number */
-	int kind; /* rank file: 0 .out, 1 .err, 2 srun.log */
-	char *name;
-};
-
-static int cmp_entry(const void *a, const void *b)
+static void walk_error(void *ctx, const char *display, const char *why)
 {
-	const struct entry *x = a, *y = b;
-	if (x->kind == 2 || y->kind == 2)
-		return x->kind - y->kind;
-	if (x->num != y->num)
-		return x->num < y->num ? -1 : 1;
-	return x->kind - y->kind;
+	dlog_file_error(&((struct logs_run *)ctx)->d, display, why);
 }
 
-/* "PREFIXN" + suffix exactly, N decimal without sign: N, else -1. */
-static long numbered(const char *name, const char *prefix, const char *suffix)
-{
-	const char *p;
-	uint64_t v;
-	if (!skip_prefix(name, prefix, &p) || !ends_with(p, suffix))
-		return -1;
-	size_t n = strlen(p) - strlen(suffix);
-	char num[24];
-	if (!n || n >= sizeof(num) || p[0] == '+' || p[0] == '-')
-		return -1;
-	memcpy(num, p, n);
-	num[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if (num[i] < '0' || num[i] > '9')
-			return -1;
-	if (!parse_u64(num, &v) || v > 100000000)
-		return -1;
-	return (long)v;
-}
-
-static void free_entries(struct entry *e, size_t nr)
-{
-	for (size_t i = 0; i < nr; i++)
-		free(e[i].name);
-	free(e);
-}
-
-/*
- * The entries of the directory open on fd that are rank files and srun.log (attempts false) or
- * attempt-N directories (attempts true). fd is borrowed.
- */
-static int list_dir(int fd, bool attempts, struct entry **out, size_t *nr, struct strbuf *err,
-		    const char *display)
-{
-	size_t alloc = 0;
-	int dup_fd = dup(fd);
-	DIR *dir = dup_fd < 0 ? NULL : fdopendir(dup_fd);
-	struct dirent *de;
-	*out = NULL;
-	*nr = 0;
-	if (!dir) {
-		if (dup_fd >= 0)
-			close(dup_fd);
-		return error_set(err, "cannot read '%s': %s", display, strerror(errno));
-	}
-	rewinddir(dir);
-	while ((errno = 0, de = readdir(dir))) {
-		struct entry e = { -1, 0, NULL };
-		if (attempts) {
-			e.num = numbered(de->d_name, "attempt-", "");
-		} else if (!strcmp(de->d_name, "srun.log")) {
-			e.kind = 2;
-			e.num = 0;
-		} else if ((e.num = numbered(de->d_name, "rank-", ".out")) < 0) {
-			e.kind = 1;
-			e.num = numbered(de->d_name, "rank-", ".err");
-		}
-		if (e.num < 0)
-			continue;
-		e.name = xstrdup(de->d_name);
-		ALLOC_GROW(*out, *nr + 1, alloc);
-		(*out)[(*nr)++] = e;
-	}
-	int saved = errno;
-	closedir(dir);
-	if (saved)
-		return error_set(err, "cannot read '%s': %s", display, strerror(saved));
-	if (*nr)
-		qsort(*out, *nr, sizeof(**out), cmp_entry);
-	return 0;
-}
-
-static void join(struct strbuf *sb, const char *dir, const char *name)
-{
-	strbuf_reset(sb);
-	strbuf_addstr(sb, dir);
-	if (sb->len && sb->buf[sb->len - 1] != '/')
-		strbuf_addch(sb, '/');
-	strbuf_addstr(sb, name);
-}
-
-/* An attempt directory's rank files and srun.log; false when it holds none. */
-static bool read_attempt(struct logs_run *lr, int fd, const char *display)
-{
-	struct entry *e;
-	size_t nr;
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-	if (list_dir(fd, false, &e, &nr, &err, display) < 0) {
-		dlog_file_error(&lr->d, display, err.buf);
-		strbuf_release(&err);
-		return true;
-	}
-	for (size_t i = 0; i < nr; i++) {
-		join(&path, display, e[i].name);
-		read_file_at(lr, fd, e[i].name, path.buf, false);
-	}
-	free_entries(e, nr);
-	strbuf_release(&path);
-	strbuf_release(&err);
-	return nr > 0;
-}
-
-static void read_dir(struct logs_run *lr, const char *path)
-{
-	struct entry *att;
-	size_t nr;
-	struct strbuf err = STRBUF_INIT, sub = STRBUF_INIT;
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		strbuf_addf(&err, "cannot read '%s': %s", path, strerror(errno));
-		dlog_file_error(&lr->d, path, err.buf);
-		goto out;
-	}
-	if (read_attempt(lr, fd, path))
-		goto out;
-	if (list_dir(fd, true, &att, &nr, &err, path) < 0) {
-		dlog_file_error(&lr->d, path, err.buf);
-		goto out;
-	}
-	if (!nr) {
-		strbuf_addf(&err, "cannot read '%s': neither a vigil run attempt (rank-N.out, "
-				  "rank-N.err, srun.log) nor a run directory (attempt-N)", path);
-		dlog_file_error(&lr->d, path, err.buf);
-	}
-	for (size_t i = lr->all ? 0 : (nr ? nr - 1 : 0); i < nr; i++) {
-		join(&sub, path, att[i].name);
-		int afd = openat(fd, att[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (afd < 0) {
-			strbuf_reset(&err);
-			strbuf_addf(&err, "cannot read '%s': %s", sub.buf, strerror(errno));
-			dlog_file_error(&lr->d, sub.buf, err.buf);
-			continue;
-		}
-		if (!read_attempt(lr, afd, sub.buf)) {
-			strbuf_reset(&err);
-			strbuf_addf(&err, "cannot read '%s': no rank files in it", sub.buf);
-			dlog_file_error(&lr->d, sub.buf, err.buf);
-		}
-		close(afd);
-	}
-	free_entries(att, nr);
-out:
-	if (fd >= 0)
-		close(fd);
-	strbuf_release(&err);
-	strbuf_release(&sub);
-}
-
+/* The walker (logwalk.c, shared with 'diagnose hang') finds and opens the files. */
 static void read_arg(struct logs_run *lr, const char *path)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		read_dir(lr, path);
-	else
-		read_file_at(lr, AT_FDCWD, path, path, true);
+	struct logwalk lw = { lr, walk_file, walk_error, lr->all, false };
+	logwalk_arg(&lw, path);
 }
 
 int diag_logs_main(int argc, char **argv)
