@@ -216,6 +216,10 @@ const struct config_key config_keys_fixed[] = {
 	  "message size from which the busbw floor applies (default 1073741824)" },
 	{ "net.outlier-margin", CONFIG_NUMBER, 0, 1, CONFIG_MAX_EXCL, NULL, "net check",
 	  "a pair this share below the median of the others warns (default 0.15)" },
+	{ "net.ib-floor-gbps", CONFIG_NUMBER, 0, 1e6, 0, NULL, "net",
+	  "vigil net ib: bandwidth floor per HCA, Gb/s (default 360)" },
+	{ "net.ib-lat-p99-us", CONFIG_NUMBER, 0, 1e6, 0, NULL, "net",
+	  "vigil net ib: ib_read_lat p99 ceiling, us; 0 does not judge it (default 4.2)" },
 };
 const size_t config_keys_fixed_nr = ARRAY_SIZE(config_keys_fixed);
 
