@@ -106,7 +106,7 @@ build-tests: $(VIGIL) $(FAKE_NVML) $(FAKE_NVML_LEGACY) $(NCCL_RECORDER) $(TEST_R
 # The NCCL flight recorder (src/nccl/): a plugin NCCL loads into the trainer, so it links
 # nothing of vigil's, exports only its ncclProfiler_vN tables, and is built without sanitizers
 # (it must load into any process). No CUDA or NCCL is needed to build it.
-$(NCCL_RECORDER): src/nccl/recorder.c src/nccl/ring.h
+$(NCCL_RECORDER): src/nccl/recorder.c src/nccl/ring.h src/nccl/profiler_api.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  SHLIB   $@")
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -fPIC -shared -fvisibility=hidden -o $@ src/nccl/recorder.c

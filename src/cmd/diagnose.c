@@ -13,7 +13,7 @@
 #include <math.h>
 
 static const char diagnose_usage[] =
-	"usage: vigil diagnose <steps|stragglers|logs> FILE... [options]\n"
+	"usage: vigil diagnose <steps|stragglers|logs|hang> FILE... [options]\n"
 	"\n"
 	"Why is a training run slow or dead? Read the files a run already writes and name the\n"
 	"pattern, the likely cause and what to do next.\n"
@@ -21,6 +21,7 @@ static const char diagnose_usage[] =
 	"  vigil diagnose steps FILE       per-step throughput: flat, drops, decline, step down, noise\n"
 	"  vigil diagnose stragglers FILE  per-rank compute times: the hosts slower than their peers\n"
 	"  vigil diagnose logs FILE|DIR... known error lines of a dead run, the first one as the root\n"
+	"  vigil diagnose hang DIR...      the rank that stopped a hung collective (NCCL recorder, logs)\n"
 	"\n"
 	"'vigil diagnose SUBCOMMAND --help' tells more. docs/DIAGNOSE.md has the methods.\n"
 	"\n"
@@ -265,7 +266,7 @@ int cmd_diagnose(int argc, char **argv)
 {
 	if (argc < 2 || is_help_arg(argv[1])) {
 		if (argc < 2) {
-			usage_error("diagnose", "what? (steps, stragglers or logs)");
+			usage_error("diagnose", "what? (steps, stragglers, logs or hang)");
 			return EXIT_USAGE;
 		}
 		fputs(diagnose_usage, stdout);
@@ -277,6 +278,9 @@ int cmd_diagnose(int argc, char **argv)
 		return diag_run(false, argc - 1, argv + 1);
 	if (!strcmp(argv[1], "logs"))
 		return diag_logs_main(argc - 1, argv + 1);
-	usage_error("diagnose", "no subcommand '%s' (there are: steps, stragglers, logs)", argv[1]);
+	if (!strcmp(argv[1], "hang"))
+		return diag_hang_main(argc - 1, argv + 1);
+	usage_error("diagnose", "no subcommand '%s' (there are: steps, stragglers, logs, hang)",
+		    argv[1]);
 	return EXIT_USAGE;
 }

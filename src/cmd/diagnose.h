@@ -6,5 +6,6 @@
 #define VIGIL_CMD_DIAGNOSE_H
 
 int diag_logs_main(int argc, char **argv);
+int diag_hang_main(int argc, char **argv);
 
 #endif

@@ -1,0 +1,636 @@
+/*
+ * test_nccl_recorder.c: the NCCL flight recorder (libnccl-profiler-vigil.so) loaded with
+ * dlopen by test processes that drive its entry points the way NCCL does (init per
+ * communicator, a Coll event per collective, its GPU channels as KernelCh children, stop,
+ * finalize), one process per rank; then 'vigil diagnose hang' on what they left: dumps at exit,
+ * live rings of running processes, dumps on a signal. No GPU and no NCCL needed.
+ */
+#include "../harness.h"
+#include "../../src/lib/fileio.h"
+#include "../../src/lib/json.h"
+#include "../../src/lib/run.h"
+#include "../../src/nccl/profiler_api.h"
+#include "../../src/nccl/ring.h"
+#include "../../src/diagnose/ncclring.h"
+#include "../../src/diagnose/hang.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *plugin_path(void)
+{
+	static char path[4096];
+	const char *b = getenv("VIGIL_BUILD");
+	if (!b)
+		test_skip("VIGIL_BUILD not set: the recorder's path is unknown");
+	snprintf(path, sizeof(path), "%s/libnccl-profiler-vigil.so", b);
+	if (access(path, R_OK) != 0)
+		test_skip("libnccl-profiler-vigil.so not built");
+	return path;
+}
+
+/* What one rank does. */
+struct rank_plan {
+	int rank, nranks;
+	int api;            /* 5, 4, 3, 2 or 1 */
+	int colls;          /* collectives enqueued on the main communicator */
+	int done;           /* of which completed (GPU channels stopped) */
+	int started;        /* of which the GPU began (>= done) */
+	bool second_comm;   /* also an idle communicator of ranks 0 and 1, 7 collectives */
+	enum { END_EXIT, END_PAUSE, END_KILLED } end;
+	bool finalize;
+};
+
+struct drv {
+	int api;
+	const ncclProfiler_v5_t *v5;
+	const ncclProfiler_v4_t *v4;
+	const ncclProfiler_v3_t *v3;
+	const ncclProfiler_v2_t *v2;
+	const ncclProfiler_v1_t *v1;
+};
+
+static void *drv_init(struct drv *d, void **ctx, uint64_t hash, int nranks, int rank)
+{
+	int mask = 0;
+	int r = -1;
+	switch (d->api) {
+	case 5: r = d->v5->init(ctx, hash, &mask, "test-comm", 1, nranks, rank, NULL); break;
+	case 4: r = d->v4->init(ctx, &mask, "test-comm", hash, 1, nranks, rank, NULL); break;
+	case 3: r = d->v3->init(ctx, &mask); break;
+	case 2: r = d->v2->init(ctx, &mask); break;
+	case 1: r = d->v1->init(ctx, &mask); break;
+	}
+	if (r != 0)
+		_exit(40);
+	if (!(mask & 2)) /* ncclProfileColl */
+		_exit(41);
+	return *ctx;
+}
+
+/* One collective: Coll start (enqueue), its stop, then the GPU channels as NCCL's proxy
+ * thread reports them: KernelCh start per channel, the stop state, stopEvent. */
+static void drv_coll(struct drv *d, void *ctx, uint64_t hash, int rank, uint64_t seq, bool start,
+		     bool finish)
+{
+	void *h = NULL;
+	const int nch = 2;
+	if (d->api == 5) {
+		descr_v5 e = { 0 };
+		e.type = 1 << 1;
+		e.rank = rank;
+		e.coll.seqNumber = seq;
+		e.coll.func = "AllReduce";
+		e.coll.count = 262144;
+		e.coll.datatype = "ncclFloat32";
+		e.coll.nChannels = nch;
+		d->v5->startEvent(ctx, &h, &e);
+	} else if (d->api == 4) {
+		descr_v4 e = { 0 };
+		e.type = 1 << 1;
+		e.rank = rank;
+		e.coll.seqNumber = seq;
+		e.coll.func = "AllReduce";
+		e.coll.count = 262144;
+		e.coll.datatype = "ncclFloat32";
+		e.coll.nChannels = nch;
+		d->v4->startEvent(ctx, &h, &e);
+	} else if (d->api == 3) {
+		descr_v3 e = { 0 };
+		e.type = 1 << 1;
+		e.rank = rank;
+		e.coll.commHash = hash;
+		e.coll.seqNumber = seq;
+		e.coll.func = "AllReduce";
+		e.coll.count = 262144;
+		e.coll.datatype = "ncclFloat32";
+		e.coll.nMaxChannels = nch;
+		d->v3->startEvent(ctx, &h, &e);
+	} else if (d->api == 2) {
+		descr_v2 e = { 0 };
+		e.type = 1 << 1;
+		e.rank = rank;
+		e.coll.commHash = hash;
+		e.coll.seqNumber = seq;
+		e.coll.func = "AllReduce";
+		e.coll.count = 262144;
+		e.coll.datatype = "ncclFloat32";
+		d->v2->startEvent(ctx, &h, &e);
+	} else {
+		descr_v1 e = { 0 };
+		e.type = 1 << 1;
+		e.rank = rank;
+		e.coll.commHash = hash;
+		e.coll.seqNumber = seq;
+		e.coll.func = 4; /* ncclFuncAllReduce */
+		e.coll.count = 262144;
+		e.coll.datatype = 7; /* ncclFloat32 */
+		d->v1->startEvent(ctx, &h, &e);
+	}
+	if (!h)
+		_exit(42);
+	/* NCCL's stopEvent of a collective: enqueued, nothing more */
+	d->v5->stopEvent(h);
+	if (!start || d->api < 3)
+		return; /* v1/v2: no GPU channel events */
+	void *ch[2] = { 0 };
+	for (int c = 0; c < nch; c++) {
+		if (d->api >= 4) {
+			descr_v4 k = { 0 };
+			k.type = 1 << 6; /* ncclProfileKernelCh */
+			k.parentObj = h;
+			if (d->api == 5) {
+				descr_v5 k5 = { 0 };
+				k5.type = 1 << 6;
+				k5.parentObj = h;
+				d->v5->startEvent(ctx, &ch[c], &k5);
+			} else {
+				d->v4->startEvent(ctx, &ch[c], &k);
+			}
+		} else {
+			descr_v3 k = { 0 };
+			k.type = 1 << 6;
+			k.parentObj = h;
+			d->v3->startEvent(ctx, &ch[c], &k);
+		}
+		if (!ch[c])
+			_exit(43);
+	}
+	if (!finish)
+		return;
+	for (int c = 0; c < nch; c++) {
+		d->v5->recordEventState(ch[c], ncclProfilerKernelChStop, NULL);
+		d->v5->stopEvent(ch[c]);
+	}
+}
+
+static int rank_main(const struct rank_plan *p, const char *ring_dir, const char *dump_dir,
+		     const char *signal_name)
+{
+	char rank[16];
+	snprintf(rank, sizeof(rank), "%d", p->rank);
+	setenv("RANK", rank, 1);
+	setenv("VIGIL_NCCL_RING_DIR", ring_dir, 1);
+	if (dump_dir)
+		setenv("VIGIL_NCCL_DUMP_DIR", dump_dir, 1);
+	else
+		unsetenv("VIGIL_NCCL_DUMP_DIR");
+	if (signal_name)
+		setenv("VIGIL_NCCL_DUMP_SIGNAL", signal_name, 1);
+	setenv("VIGIL_NCCL_JOB", "t1", 1);
+	setenv("VIGIL_NCCL_RING_MIB", "1", 1);
+	void *lib = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		_exit(44);
+	struct drv d = { .api = p->api };
+	d.v5 = dlsym(lib, "ncclProfiler_v5");
+	d.v4 = dlsym(lib, "ncclProfiler_v4");
+	d.v3 = dlsym(lib, "ncclProfiler_v3");
+	d.v2 = dlsym(lib, "ncclProfiler_v2");
+	d.v1 = dlsym(lib, "ncclProfiler_v1");
+	if (!d.v5 || !d.v4 || !d.v3 || !d.v2 || !d.v1)
+		_exit(45);
+	const uint64_t main_hash = 0x5eed0000a11ull, side_hash = 0x5eed0000b22ull;
+	void *ctx = NULL, *ctx2 = NULL;
+	drv_init(&d, &ctx, main_hash, p->nranks, p->rank);
+	if (p->second_comm && p->rank < 2) {
+		if (d.api >= 4)
+			drv_init(&d, &ctx2, side_hash, 2, p->rank);
+		for (int i = 0; i < 7; i++)
+			drv_coll(&d, d.api >= 4 ? ctx2 : ctx, side_hash, p->rank, (uint64_t)i, true,
+				 true);
+	}
+	for (int i = 0; i < p->colls; i++)
+		drv_coll(&d, ctx, main_hash, p->rank, (uint64_t)i, i < p->started, i < p->done);
+	if (p->finalize)
+		d.v5->finalize(ctx);
+	if (p->end == END_PAUSE || p->end == END_KILLED) {
+		/* tell the parent the work is done, then wait to be signalled or killed */
+		char ready[4200];
+		snprintf(ready, sizeof(ready), "%s/ready-%d", ring_dir, p->rank);
+		FILE *f = fopen(ready, "w");
+		if (f)
+			fclose(f);
+		for (;;)
+			pause();
+	}
+	exit(0); /* atexit: the dump */
+}
+
+/* Start one process per plan; wait for those that exit; return the pids of the others. */
+static void run_ranks(const struct rank_plan *plans, int n, const char *ring_dir,
+		      const char *dump_dir, const char *signal_name, pid_t *pids)
+{
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0)
+			rank_main(&plans[i], ring_dir, dump_dir, signal_name);
+		pids[i] = pid;
+	}
+	for (int i = 0; i < n; i++) {
+		if (plans[i].end != END_EXIT)
+			continue;
+		int st;
+		CHECK(waitpid(pids[i], &st, 0) == pids[i]);
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rank %d ended with status %d",
+			  plans[i].rank, st);
+		pids[i] = 0;
+	}
+	/* the paused ones: wait until each says its work is done */
+	for (int i = 0; i < n; i++) {
+		if (!pids[i])
+			continue;
+		char ready[4200];
+		snprintf(ready, sizeof(ready), "%s/ready-%d", ring_dir, plans[i].rank);
+		for (int t = 0; t < 1000 && access(ready, F_OK) != 0; t++)
+			usleep(10000);
+		CHECK_MSG(access(ready, F_OK) == 0, "rank %d never got ready", plans[i].rank);
+		unlink(ready);
+	}
+}
+
+static void reap(pid_t *pids, int n, int sig)
+{
+	for (int i = 0; i < n; i++)
+		if (pids[i] > 0) {
+			kill(pids[i], sig);
+			waitpid(pids[i], NULL, 0);
+			pids[i] = 0;
+		}
+}
+
+static size_t count_files(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t l = strlen(e->d_name), s = strlen(suffix);
+		n += l > s && !strcmp(e->d_name + l - s, suffix);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void dirs(const char *name, struct strbuf *ring, struct strbuf *dump)
+{
+	strbuf_reset(ring);
+	strbuf_reset(dump);
+	strbuf_addf(ring, "%s/%s-shm", test_tmpdir(), name);
+	strbuf_addf(dump, "%s/%s-dump", test_tmpdir(), name);
+	mkdir(ring->buf, 0700);
+	mkdir(dump->buf, 0700);
+}
+
+static void four_ranks(struct rank_plan *p, int api, int culprit_colls)
+{
+	for (int r = 0; r < 4; r++) {
+		p[r] = (struct rank_plan){ r, 4, api, 50, 49, 50, true, END_EXIT, false };
+		if (r == 3)
+			p[r].colls = p[r].done = p[r].started = culprit_colls;
+	}
+}
+
+/* Rank 3 stops before its 50th all_reduce; the others enqueue it and wait in it. */
+TEST(nccl_recorder_names_the_rank_that_never_entered)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("never", &ring, &dump);
+	struct rank_plan p[4];
+	pid_t pids[4];
+	four_ranks(p, 5, 49);
+	run_ranks(p, 4, ring.buf, dump.buf, NULL, pids);
+	CHECK_INT((int)count_files(dump.buf, ".ring"), 4);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 0); /* the live rings went with them */
+
+	struct child c;
+	const char *args[] = { "diagnose", "hang", dump.buf, "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "source"), "recorder");
+	CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "never_entered");
+	double d;
+	CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &d) && d == 3);
+	CHECK_STR(json_get_string(json_path(v, "recorder.culprits.0"), "role"), "never_entered");
+	CHECK(json_path(v, "recorder.culprits.1") == NULL);
+	const struct json_value *main = NULL;
+	for (int i = 0; i < 2; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "recorder.communicators.%d", i);
+		const struct json_value *cm = json_path(v, path);
+		CHECK(cm != NULL);
+		if (!strcmp(json_get_string(cm, "state"), "never_entered"))
+			main = cm;
+		else
+			CHECK_STR(json_get_string(cm, "state"), "idle"); /* the side communicator */
+	}
+	CHECK(main != NULL);
+	CHECK(json_get_number(json_get(main, "waiting_in"), "index", &d) && d == 50);
+	CHECK_STR(json_get_string(json_get(main, "waiting_in"), "op"), "AllReduce");
+	CHECK(json_get_number(json_get(main, "waiting_in"), "bytes", &d) && d == 262144 * 4);
+	CHECK(json_get_number(json_get(main, "waiting_in"), "nccl_seq", &d) && d == 49);
+	CHECK(json_get_number(main, "nranks", &d) && d == 4);
+	CHECK_CONTAINS(json_get_string(v, "summary"), "rank 3 (host ");
+	CHECK_CONTAINS(json_get_string(v, "summary"), "never entered AllReduce #50 (1.0 MiB Float32)");
+	json_free(v);
+
+	const char *targs[] = { "diagnose", "hang", dump.buf, NULL };
+	test_run_vigil(&c, targs, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "From the NCCL flight recorder:");
+	CHECK_CONTAINS(c.out.buf, "the 3 other ranks entered it");
+	child_release(&c);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* The same read from the live rings of running processes, nothing written to disk. */
+TEST(nccl_recorder_live_rings_are_read_while_the_ranks_run)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("live", &ring, &dump);
+	struct rank_plan p[4];
+	pid_t pids[4];
+	four_ranks(p, 4, 49);
+	for (int r = 0; r < 4; r++)
+		p[r].end = END_PAUSE;
+	run_ranks(p, 4, ring.buf, NULL, NULL, pids);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 4);
+	CHECK_INT((int)count_files(dump.buf, ".ring"), 0);
+	struct child c;
+	const char *args[] = { "diagnose", "hang", ring.buf, "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	reap(pids, 4, SIGKILL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	double d;
+	CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &d) && d == 3);
+	CHECK(json_path(v, "recorder.culprits.1") == NULL);
+	json_free(v);
+	/* killed: their rings stay; the next process on the host sweeps the dead ones away */
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 4);
+	struct rank_plan one = { 0, 1, 5, 1, 1, 1, false, END_EXIT, false };
+	pid_t pid;
+	run_ranks(&one, 1, ring.buf, NULL, NULL, &pid);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 0);
+	child_release(&c);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* Every rank finished every collective, the same count: not inside NCCL. */
+TEST(nccl_recorder_idle_ranks_mean_a_hang_above_nccl)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("idle", &ring, &dump);
+	struct rank_plan p[4];
+	pid_t pids[4];
+	four_ranks(p, 5, 50);
+	for (int r = 0; r < 4; r++)
+		p[r].done = 50;
+	run_ranks(p, 4, ring.buf, dump.buf, NULL, pids);
+	struct child c;
+	const char *args[] = { "diagnose", "hang", dump.buf, NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "no rank is inside NCCL");
+	CHECK_CONTAINS(c.out.buf, "above NCCL");
+	child_release(&c);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* Every rank entered the 50th and none finished; rank 2's GPU never began it. */
+TEST(nccl_recorder_stuck_inside_names_the_gpu_that_never_began)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("inside", &ring, &dump);
+	struct rank_plan p[4];
+	pid_t pids[4];
+	four_ranks(p, 5, 50);
+	p[3].done = 49;
+	p[2].started = 49;
+	run_ranks(p, 4, ring.buf, dump.buf, NULL, pids);
+	struct child c;
+	const char *args[] = { "diagnose", "hang", dump.buf, "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "stuck_inside");
+	double d;
+	CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &d) && d == 2);
+	CHECK_STR(json_get_string(json_path(v, "recorder.culprits.0"), "role"), "gpu_never_began");
+	CHECK_CONTAINS(json_get_string(v, "summary"), "none finished it");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* Older NCCLs (API v1, v2: no GPU channel events): told apart by what they enqueued. */
+TEST(nccl_recorder_old_api_versions_without_completion)
+{
+	for (int api = 1; api <= 3; api++) {
+		struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+		char name[16];
+		snprintf(name, sizeof(name), "v%d", api);
+		dirs(name, &ring, &dump);
+		struct rank_plan p[4];
+		pid_t pids[4];
+		four_ranks(p, api, 49);
+		run_ranks(p, 4, ring.buf, dump.buf, NULL, pids);
+		struct child c;
+		const char *args[] = { "diagnose", "hang", dump.buf, "--json", NULL };
+		test_run_vigil(&c, args, NULL);
+		CHECK_INT(c.exit_code, 1);
+		struct json_value *v = test_parse_json(&c);
+		CHECK_STR(json_get_string(json_get(v, "recorder"), "state"),
+			  api < 3 ? "behind" : "never_entered");
+		double d;
+		CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &d) && d == 3);
+		CHECK(json_path(v, "recorder.culprits.1") == NULL);
+		json_free(v);
+		child_release(&c);
+		strbuf_release(&ring);
+		strbuf_release(&dump);
+	}
+}
+
+/* A dump on the signal asked for; a signal the trainer handles itself is left alone. */
+static int own_usr2;
+static void usr2(int s)
+{
+	(void)s;
+	own_usr2++;
+}
+
+TEST(nccl_recorder_dumps_on_its_signal_only_where_free)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("sig", &ring, &dump);
+	struct rank_plan p = { 0, 1, 5, 3, 3, 3, false, END_PAUSE, false };
+	pid_t pid;
+	run_ranks(&p, 1, ring.buf, dump.buf, "USR2", &pid);
+	CHECK_INT((int)count_files(dump.buf, ".ring"), 0);
+	kill(pid, SIGUSR2);
+	for (int t = 0; t < 500 && count_files(dump.buf, ".ring") == 0; t++)
+		usleep(10000);
+	CHECK_INT((int)count_files(dump.buf, ".ring"), 1);
+	reap(&pid, 1, SIGKILL);
+
+	/* the same with a trainer that handles SIGUSR2 itself: no dump, the trainer's handler
+	 * still runs (here: the process survives the signal) */
+	struct strbuf d2 = STRBUF_INIT;
+	strbuf_addf(&d2, "%s/sig-dump2", test_tmpdir());
+	mkdir(d2.buf, 0700);
+	signal(SIGUSR2, usr2);
+	run_ranks(&p, 1, ring.buf, d2.buf, "USR2", &pid);
+	signal(SIGUSR2, SIG_DFL);
+	kill(pid, SIGUSR2);
+	usleep(200000);
+	CHECK_INT((int)count_files(d2.buf, ".ring"), 0);
+	CHECK(kill(pid, 0) == 0);
+	reap(&pid, 1, SIGKILL);
+	strbuf_release(&d2);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* init refuses (NCCL then runs without the plugin) where the ring cannot be made. */
+TEST(nccl_recorder_declines_cleanly_when_it_cannot_record)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		setenv("VIGIL_NCCL_RING_DIR", "/nonexistent/vigil", 1);
+		void *lib = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
+		if (!lib)
+			_exit(2);
+		const ncclProfiler_v5_t *v5 = dlsym(lib, "ncclProfiler_v5");
+		void *ctx = NULL;
+		int mask = 0;
+		int r = v5->init(&ctx, 1, &mask, "c", 1, 2, 0, NULL);
+		_exit(r != 0 ? 0 : 1);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* no symbol of a version it does not implement: NCCL falls back or runs without it */
+	void *lib = dlopen(plugin_path(), RTLD_NOW | RTLD_LOCAL);
+	CHECK(lib != NULL);
+	CHECK(dlsym(lib, "ncclProfiler_v6") == NULL);
+	CHECK(dlsym(lib, "ncclProfiler_v5") != NULL);
+	CHECK(dlsym(lib, "init_v5") == NULL); /* nothing else exported */
+	dlclose(lib);
+}
+
+/* Missing ranks, the same process twice, and files that are not what they claim. */
+TEST(nccl_recorder_missing_ranks_duplicates_and_bad_files)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("bad", &ring, &dump);
+	struct rank_plan p[4];
+	pid_t pids[4];
+	four_ranks(p, 5, 50);
+	p[3].done = 49;
+	run_ranks(p, 3, ring.buf, dump.buf, NULL, pids); /* rank 3's process never ran */
+	/* a truncated copy and garbage with the magic, beside the real ones */
+	struct strbuf first = STRBUF_INIT;
+	DIR *dd = opendir(dump.buf);
+	struct dirent *e;
+	while (dd && (e = readdir(dd)))
+		if (strstr(e->d_name, ".ring") && !first.len)
+			strbuf_addf(&first, "%s/%s", dump.buf, e->d_name);
+	if (dd)
+		closedir(dd);
+	struct strbuf raw = STRBUF_INIT;
+	CHECK(read_file_bounded(first.buf, &raw, 8 << 20, NULL) == READ_OK);
+	test_write_bytes(dump.buf, "cut.ring", raw.buf, raw.len / 2);
+	test_write_bytes(dump.buf, "junk.ring", "VIGILNR1\xff\xff\xff\xff garbage", 21);
+	/* the same process's dump twice (a copy of one of them): counted once */
+	test_write_bytes(dump.buf, "zz-copy.ring", raw.buf, raw.len);
+	struct child c;
+	const char *args[] = { "diagnose", "hang", dump.buf, "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+	double d;
+	CHECK(json_get_number(json_path(v, "recorder.communicators.0"), "ranks_seen", &d) && d == 3);
+	const struct json_value *miss = json_path(v, "recorder.communicators.0.missing_ranks.0");
+	CHECK(miss != NULL);
+	CHECK_CONTAINS(json_get_string(v, "summary"), "some ranks left no file");
+	CHECK_CONTAINS(c.out.buf, "cut.ring");
+	CHECK_CONTAINS(c.out.buf, "cut short");
+	CHECK_CONTAINS(c.out.buf, "junk.ring");
+	json_free(v);
+	/* a planted link to a ring is not followed inside a directory */
+	struct strbuf link = STRBUF_INIT;
+	strbuf_addf(&link, "%s/evil.ring", dump.buf);
+	CHECK(symlink(first.buf, link.buf) == 0);
+	test_run_vigil(&c, args, NULL);
+	CHECK_CONTAINS(c.out.buf, "evil.ring");
+	CHECK_CONTAINS(c.out.buf, "symbolic link, not a regular file");
+	CHECK_NOT_CONTAINS(c.out.buf, "a a ");
+	/* nothing at all: could not tell */
+	struct strbuf empty = STRBUF_INIT;
+	strbuf_addf(&empty, "%s/empty", test_tmpdir());
+	mkdir(empty.buf, 0700);
+	const char *eargs[] = { "diagnose", "hang", empty.buf, NULL };
+	test_run_vigil(&c, eargs, NULL);
+	CHECK_INT(c.exit_code, 3);
+	const char *nargs[] = { "diagnose", "hang", NULL };
+	test_run_vigil(&c, nargs, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	strbuf_release(&empty);
+	strbuf_release(&link);
+	strbuf_release(&raw);
+	strbuf_release(&first);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* The parser against what it must refuse: every length of a real file's prefix. */
+TEST(nccl_ring_parser_refuses_short_and_wrong_files)
+{
+	struct nrec_header hd;
+	memset(&hd, 0, sizeof(hd));
+	memcpy(hd.magic, NREC_MAGIC, 8);
+	hd.version = NREC_VERSION;
+	hd.header_size = sizeof(hd);
+	hd.record_size = sizeof(struct nrec_record);
+	hd.capacity = 4;
+	hd.ncomms = 1000; /* more than the table: clamped */
+	hd.written = 9;
+	size_t len = sizeof(hd) + 4 * sizeof(struct nrec_record);
+	char *buf = calloc(1, len);
+	memcpy(buf, &hd, sizeof(hd));
+	struct nring *r = malloc(sizeof(*r));
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(nring_parse(buf, len, r, &err), 0);
+	CHECK_INT((int)r->ncomms, NREC_COMMS_MAX);
+	CHECK_INT((int)r->records, 0);
+	CHECK_INT((int)r->torn, 4); /* zeroed records are not records */
+	for (size_t cut = 0; cut < len; cut += 997) {
+		strbuf_reset(&err);
+		CHECK_INT(nring_parse(buf, cut, r, &err), -1);
+		CHECK(err.len > 0);
+	}
+	hd.version = 99;
+	memcpy(buf, &hd, sizeof(hd));
+	strbuf_reset(&err);
+	CHECK_INT(nring_parse(buf, len, r, &err), -1);
+	CHECK_CONTAINS(err.buf, "version 99");
+	free(buf);
+	free(r);
+	strbuf_release(&err);
+}
