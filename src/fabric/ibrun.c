@@ -256,6 +256,7 @@ static void finish(struct tctx *t, const char *start_error, bool server, enum pt
 	} else {
 		struct strbuf js = STRBUF_INIT;
 		int jr = READ_MISSING;
+		pt->outcome = PT_NOT_UNDERSTOOD;
 		if (t->json[0]) {
 			jr = read_file_bounded(t->json, &js, IB_JSON_CAP, &e1);
 			if (jr == READ_OK && pt_parse_json(js.buf, js.len, kind, &pt->r, &e1) == 0)
