@@ -580,4 +580,5 @@ TEST(net_ib_srun_task_one_connects_to_task_zero)
 	CHECK_CONTAINS(log.buf, " gpu07\n");
 	json_free(v);
 	child_release(&c);
+	strbuf_release(&log);
 }
