@@ -1,13 +1,142 @@
 /*
- * fabric_burnin.c: 'vigil fabric burnin plan' (placeholder until its implementation lands: refuses with
- * exit 2 rather than pretending).
+ * fabric_burnin.c: 'vigil fabric burnin plan FILE', stages of HCA pairs that together carry
+ * traffic over every link of the fabric (src/fabric/plan.h plans; src/fabric/topo.h reads
+ * ibnetdiscover/iblinkinfo output or builds a described fat tree). The JSON plan is what
+ * 'vigil fabric burnin run' reads (docs/FABRIC.md). Exit 0 every link covered, 1 some link
+ * left uncovered (down, miswired, unreachable: said by id), 2 usage or unreadable input, 3
+ * input not understood.
  */
 #include "cmd.h"
 #include "fabric.h"
+#include "../fabric/plan.h"
+#include "../lib/fileio.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char plan_usage[] =
+	"usage: vigil fabric burnin plan FILE [--hosts-per-stage N] [--json] [-o PLAN]\n"
+	"       vigil fabric burnin plan --fat-tree SPEC [...]\n"
+	"\n"
+	"Stages of HCA pairs (host+HCA to host+HCA, each HCA in at most one pair per stage)\n"
+	"whose routes together carry traffic over every link, in close to the fewest stages;\n"
+	"the lower bound is computed and printed. FILE is ibnetdiscover (or iblinkinfo) output,\n"
+	"or a described fat tree, a file whose first word is 'fat-tree':\n"
+	"    fat-tree hosts=512 hcas=8 radix=64 tiers=3 speed=NDR\n"
+	"(HCA c of every host on rail c's leaves; leaves of RADIX/2 HCAs and RADIX/2 uplinks;\n"
+	"tiers 0 or absent: the fewest that fit).\n"
+	"\n"
+	"  --fat-tree SPEC       the same words as a fat-tree file, comma-separated\n"
+	"  --hosts-per-stage N   at most N hosts in any stage\n"
+	"  --json                the plan as JSON (what 'vigil fabric burnin run' reads)\n"
+	"  -o, --output PLAN     write the JSON plan to PLAN (replaced atomically)\n"
+	"\n"
+	"Exit status: 0 every link covered, 1 links left uncovered (down, miswired or off the\n"
+	"up/down tree), 2 usage error or unreadable input, 3 input not understood.\n";
+
+static void say_err(const char *what, const struct strbuf *err)
+{
+	struct strbuf msg = STRBUF_INIT;
+	strbuf_add_clean(&msg, err->buf);
+	fprintf(stderr, "vigil fabric burnin plan: %s%s\n", what, msg.buf);
+	strbuf_release(&msg);
+}
 
 int cmd_fabric_burnin_plan(int argc, char **argv)
 {
-	(void)argc;
-	usage_error("fabric", "'%s' is not built yet", argv[0]);
-	return EXIT_USAGE;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "fat-tree", required_argument, NULL, 'F' },
+		{ "hosts-per-stage", required_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	const char *spec_arg = NULL, *out_path = NULL;
+	struct plan_opts po = { 0 };
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'F': spec_arg = optarg; break;
+		case 'o': out_path = optarg; break;
+		case 'H': {
+			uint64_t v;
+			if (!parse_u64(optarg, &v) || !v || v > 1000000) {
+				usage_error("fabric burnin plan",
+					    "--hosts-per-stage wants a number from 1 to 1000000, not '%s'",
+					    optarg);
+				return EXIT_USAGE;
+			}
+			po.hosts_per_stage = (unsigned)v;
+			break;
+		}
+		case 'h':
+			fputs(plan_usage, stdout);
+			return EXIT_HEALTHY;
+		case ':':
+			usage_error("fabric burnin plan", "'%s' wants a value", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			usage_error("fabric burnin plan", "unknown option '%s'", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if ((spec_arg && optind != argc) || (!spec_arg && optind != argc - 1)) {
+		usage_error("fabric burnin plan", spec_arg ? "--fat-tree or FILE, not both" :
+			    optind >= argc ? "which fabric? name ibnetdiscover output, a fat-tree "
+			    "file, or --fat-tree SPEC" : "one FILE at a time");
+		return EXIT_USAGE;
+	}
+
+	struct fabric f;
+	struct plan p = { 0 };
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, out = STRBUF_INIT;
+	int ret = EXIT_USAGE;
+	fabric_init(&f);
+	if (!spec_arg && fabric_read_file(argv[optind], &text, &err) < 0) {
+		say_err("", &err);
+		goto out;
+	}
+	if (spec_arg || fat_tree_text(text.buf, text.len)) {
+		struct fat_tree_spec spec;
+		const char *words = spec_arg ? spec_arg : text.buf;
+		if (fat_tree_parse(words, &spec, &err) < 0 || fabric_fat_tree(&f, &spec, &err) < 0) {
+			say_err("a fat tree: ", &err);
+			goto out;
+		}
+	} else if (fabric_parse(&f, text.buf, text.len, &err) < 0) {
+		say_err("unknown: ", &err);
+		ret = EXIT_UNKNOWN;
+		goto out;
+	}
+	if (plan_build(&f, &po, &p, &err) < 0) {
+		say_err("unknown: ", &err);
+		ret = EXIT_UNKNOWN;
+		goto out;
+	}
+	if (json || out_path)
+		plan_write_json(&f, &p, &out);
+	if (out_path) {
+		if (write_file_atomic(out_path, out.buf, out.len, 0644, &err) < 0) {
+			say_err("", &err);
+			goto out;
+		}
+		strbuf_reset(&out);
+	}
+	if (!json)
+		plan_write_text(&f, &p, &out);
+	fwrite(out.buf, 1, out.len, stdout);
+	ret = p.nr_uncovered ? EXIT_UNHEALTHY : EXIT_HEALTHY;
+out:
+	plan_release(&p);
+	fabric_release(&f);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	strbuf_release(&out);
+	return ret;
 }
