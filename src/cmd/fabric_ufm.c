@@ -73,7 +73,7 @@ static int cmd_close(int argc, char **argv)
 	const char *state = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 's')
 			state = optarg;
 		else if (c == 'h') {

@@ -1,0 +1,698 @@
+/*
+ * test_fabric_ufm.c: 'vigil fabric ufm' as a user sees it (exit codes, JSON fields, text, the
+ * state across runs, the REST calls made to a local listener) on the recorded-looking fixture
+ * in tests/data/fabric/ufm/ and on logs written here line by line (bursts at exactly 49 and
+ * 50 events, group boundaries, rotation with gzip), and the line parser on both message
+ * shapes. The fuzz target tests/fuzz/ufm.c runs from here too.
+ */
+#include "../harness.h"
+#include "../../src/fabric/ufm.h"
+#include "../../src/lib/fileio.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define T0 1714550400000LL /* 2024-05-01 08:00:00.000 */
+
+/* A 329 line of link SW-A:1/<a>/1 - SW-B:1/<a>/2 at t (ms). */
+static void line_329(struct strbuf *sb, int64_t t, int a)
+{
+	ufm_format_time(t, sb);
+	strbuf_addf(sb, " [%d] [329] WARNING [Hardware] Switch [site1 / Switch: SW-A / 1/%d/1] "
+			"[dev_id: 9c0591030090e000]: Link went down: (Switch:SW-A:1/%d/1)"
+			"9c0591030090e000:%d - (Switch:SW-B:1/%d/2)fc6a1c0300244e00:%d, cable S/N: "
+			"MT23300%05d\n",
+		    a, a, a, a, a, a + 100, a);
+}
+
+static struct json_value *run_json(struct child *c, const char *const *args, int want_exit)
+{
+	test_run_vigil(c, args, NULL);
+	CHECK_MSG(c->exited && c->exit_code == want_exit, "exit %d (wanted %d):\n%s\n%s",
+		  c->exit_code, want_exit, c->out.buf, c->err.buf);
+	return test_parse_json(c);
+}
+
+static size_t arr_len(const struct json_value *v, const char *key)
+{
+	const struct json_value *a = json_get(v, key);
+	CHECK(a && a->type == JSON_ARRAY);
+	return a->nr;
+}
+
+static double num_at(const struct json_value *v, const char *path)
+{
+	const struct json_value *n = json_path(v, path);
+	CHECK_MSG(n && n->type == JSON_NUMBER, "no number at %s", path);
+	return n->number;
+}
+
+static const char *str_at(const struct json_value *v, const char *path)
+{
+	const struct json_value *s = json_path(v, path);
+	CHECK_MSG(s && s->type == JSON_STRING, "no string at %s", path);
+	return s->string;
+}
+
+static const char *log_path(struct strbuf *sb, const char *name)
+{
+	strbuf_reset(sb);
+	strbuf_addf(sb, "%s/%s", test_tmpdir(), name);
+	return sb->buf;
+}
+
+TEST(ufm_parse_both_message_shapes)
+{
+	struct ufm_event ev;
+	const char *l1 = "2024-05-01 09:12:03.514 [5002] [329] WARNING [Hardware] Switch [site1 / "
+			 "Switch: T3-E21-N-U47 / 1/17/1] [dev_id: 9c0591030090e000]: Link went down: "
+			 "(Switch:T3-E21-N-U47:1/17/1)9c0591030090e000:33 - (Switch:T4-E45-L-U51:1/4/2)"
+			 "fc6a1c0300244e00:8, cable S/N: MT2330FT09118\r";
+	CHECK_INT(ufm_parse_line(l1, strlen(l1), &ev), UFM_LINE_EVENT);
+	CHECK_INT(ev.code, 329);
+	CHECK_INT(ev.kind, UFM_EV_LINK_DOWN);
+	CHECK_STR(ev.self.name, "T3-E21-N-U47");
+	CHECK_STR(ev.self.port, "1/17/1");
+	CHECK_STR(ev.a.name, "T3-E21-N-U47");
+	CHECK_STR(ev.a.guid, "9c0591030090e000");
+	CHECK_INT(ev.a.num, 33);
+	CHECK_STR(ev.b.name, "T4-E45-L-U51");
+	CHECK_STR(ev.b.port, "1/4/2");
+	CHECK_INT(ev.b.num, 8);
+	CHECK_STR(ev.cable, "MT2330FT09118");
+	const char *l2 = "2024-05-01 09:30:00.250 [5300] [702] WARNING [Hardware] Switch [site1 / "
+			 "Switch: T2-E63-L-U36 / 1/19/1] [dev_id: 9c0591030090e200]: Peer Port "
+			 "T2-E63-L-U37:1/19/2 is considered by SM as unhealthy due to FLAPPING.";
+	CHECK_INT(ufm_parse_line(l2, strlen(l2), &ev), UFM_LINE_EVENT);
+	CHECK_INT(ev.kind, UFM_EV_SM_UNHEALTHY);
+	CHECK_STR(ev.a.name, "T2-E63-L-U37");
+	CHECK_STR(ev.a.port, "1/19/2");
+	CHECK_STR(ev.reason, "FLAPPING");
+	CHECK_STR(ev.self.port, "1/19/1");
+	const char *l3 = "2024-05-01 09:30:00.250 [5300] [702] INFO [Hardware] Switch [site1 / "
+			 "Switch: S / 1/5/1]: Peer Port S:1/5/1 is considered by SM as unhealthy "
+			 "due to MANUAL.";
+	CHECK_INT(ufm_parse_line(l3, strlen(l3), &ev), UFM_LINE_EVENT);
+	CHECK_INT(ev.kind, UFM_EV_MANUAL_OFF);
+	const char *l4 = "2024-05-01 09:30:00.250 [1] [394] INFO [Hardware] Switch [site1 / Switch:"
+			 " S / 1/5/1]: something else";
+	CHECK_INT(ufm_parse_line(l4, strlen(l4), &ev), UFM_LINE_OTHER);
+	CHECK_INT(ufm_parse_line("2024-05-01 garbage", 18, &ev), UFM_LINE_GARBAGE);
+	CHECK_INT(ufm_parse_line("", 0, &ev), UFM_LINE_GARBAGE);
+}
+
+TEST(ufm_fixture_decisions_text_and_json)
+{
+	struct strbuf p = STRBUF_INIT;
+	test_src_path(&p, "tests/data/fabric/ufm/event.log");
+	struct child c;
+	const char *args[] = { "fabric", "ufm", p.buf, "--json", NULL };
+	struct json_value *v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "disable"), 3);
+	CHECK_INT(arr_len(v, "tickets"), 3);
+	CHECK_INT(arr_len(v, "reenable"), 0);
+	CHECK_INT(arr_len(v, "incidents"), 0);
+	CHECK_STR(str_at(v, "disable.0.cause"), "flapping");
+	CHECK_STR(str_at(v, "disable.0.port.switch"), "T3-E21-N-U47");
+	CHECK_STR(str_at(v, "disable.0.port.port"), "1/17/1");
+	CHECK_STR(str_at(v, "disable.0.peer.switch"), "T4-E45-L-U51");
+	CHECK_STR(str_at(v, "disable.0.cable"), "MT2330FT09118");
+	CHECK_INT(num_at(v, "disable.0.downs"), 4);
+	CHECK_STR(str_at(v, "disable.0.first_seen"), "2024-05-01 09:12:03.514");
+	CHECK_CONTAINS(str_at(v, "disable.0.rest.body"), "\"port_id\":\"9c0591030090e000_33\"");
+	CHECK_STR(str_at(v, "disable.1.cause"), "sm_unhealthy");
+	CHECK_STR(str_at(v, "disable.1.port.switch"), "T2-E63-L-U37");
+	CHECK_STR(str_at(v, "disable.2.cause"), "errors");
+	/* the port disabled by hand is listed apart, its link downs are no fault */
+	CHECK_INT(arr_len(v, "manual"), 1);
+	CHECK_STR(str_at(v, "manual.0.port.switch"), "T3-E30-N-U47");
+	CHECK_INT(num_at(v, "manual.0.events_ignored"), 4);
+	/* CRLF lines parse; one garbage line, two of other codes */
+	CHECK_INT(num_at(v, "files.0.lines"), 21);
+	CHECK_INT(num_at(v, "files.0.garbage"), 1);
+	CHECK_INT(num_at(v, "files.0.skipped"), 2);
+	CHECK_INT(num_at(v, "files.0.events"), 18);
+	json_free(v);
+	child_release(&c);
+	const char *targs[] = { "fabric", "ufm", p.buf, NULL };
+	test_run_vigil(&c, targs, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "DISABLE T3-E21-N-U47 port 1/17/1");
+	CHECK_CONTAINS(c.out.buf, "cable S/N MT2330FT09118");
+	CHECK_CONTAINS(c.out.buf, "to apply: POST /ufmRest/actions");
+	CHECK_CONTAINS(c.out.buf, "disabled by hand (not a fault, nothing to do): T3-E30-N-U47");
+	CHECK_NOT_CONTAINS(c.out.buf, "DISABLE T3-E30");
+	child_release(&c);
+	const char *cargs[] = { "fabric", "ufm", p.buf, "--csv", NULL };
+	test_run_vigil(&c, cargs, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "action,ticket,switch,port,guid,port_num,peer_switch");
+	CHECK_CONTAINS(c.out.buf, "\"disable\",\"UFM-");
+	CHECK_CONTAINS(c.out.buf, "\"T3-E21-N-U47\",\"1/17/1\",\"9c0591030090e000\",\"33\"");
+	child_release(&c);
+	strbuf_release(&p);
+}
+
+TEST(ufm_one_ticket_for_many_events_on_one_link)
+{
+	struct strbuf log = STRBUF_INIT, p = STRBUF_INIT;
+	for (int i = 0; i < 20; i++)
+		line_329(&log, T0 + i * 60000LL, 7);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	struct child c;
+	const char *args[] = { "fabric", "ufm", log_path(&p, "event.log"), "--json", NULL };
+	struct json_value *v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "disable"), 1);
+	CHECK_INT(arr_len(v, "tickets"), 1);
+	CHECK_INT(num_at(v, "disable.0.downs"), 20);
+	CHECK_INT(num_at(v, "tickets.0.events"), 20);
+	json_free(v);
+	child_release(&c);
+	/* two downs are not flapping: nothing to act on */
+	strbuf_reset(&log);
+	line_329(&log, T0, 7);
+	line_329(&log, T0 + 60000, 7);
+	test_write(test_tmpdir(), "two.log", log.buf);
+	const char *a2[] = { "fabric", "ufm", log_path(&p, "two.log"), "--json", NULL };
+	v = run_json(&c, a2, 0);
+	CHECK_INT(arr_len(v, "disable"), 0);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&log);
+	strbuf_release(&p);
+}
+
+/* n events on n distinct links within 900 ms at t. */
+static void burst(struct strbuf *log, int64_t t, int n, int first_link)
+{
+	for (int i = 0; i < n; i++)
+		line_329(log, t + i * 900 / n, first_link + i);
+}
+
+TEST(ufm_burst_of_49_is_judged_and_50_is_an_incident)
+{
+	struct strbuf log = STRBUF_INIT, p = STRBUF_INIT;
+	struct child c;
+	burst(&log, T0, 49, 100);
+	test_write(test_tmpdir(), "b49.log", log.buf);
+	const char *a49[] = { "fabric", "ufm", log_path(&p, "b49.log"), "--json", NULL };
+	struct json_value *v = run_json(&c, a49, 0);
+	CHECK_INT(arr_len(v, "incidents"), 0);
+	CHECK_INT(num_at(v, "burst_events"), 0);
+	json_free(v);
+	child_release(&c);
+
+	strbuf_reset(&log);
+	burst(&log, T0, 50, 100);
+	test_write(test_tmpdir(), "b50.log", log.buf);
+	const char *a50[] = { "fabric", "ufm", log_path(&p, "b50.log"), "--json", NULL };
+	v = run_json(&c, a50, 0);
+	CHECK_INT(arr_len(v, "incidents"), 1);
+	/* the first event is not counted twice, the last group is not dropped */
+	CHECK_INT(num_at(v, "incidents.0.events"), 50);
+	CHECK_INT(num_at(v, "incidents.0.first_line"), 1);
+	CHECK_INT(num_at(v, "incidents.0.last_line"), 50);
+	CHECK_INT(num_at(v, "incidents.0.codes.329"), 50);
+	CHECK_INT(arr_len(v, "disable"), 0);
+	json_free(v);
+	child_release(&c);
+
+	/* 50 events spread over just 1 s or more are no burst */
+	strbuf_reset(&log);
+	for (int i = 0; i < 50; i++)
+		line_329(&log, T0 + i * 1000 / 49, 100 + i);
+	test_write(test_tmpdir(), "slow.log", log.buf);
+	const char *as[] = { "fabric", "ufm", log_path(&p, "slow.log"), "--json", NULL };
+	v = run_json(&c, as, 0);
+	CHECK_INT(arr_len(v, "incidents"), 0);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&log);
+	strbuf_release(&p);
+}
+
+TEST(ufm_burst_boundaries_keep_the_groups_around_it)
+{
+	/* link 7 goes down once before a 60-event burst and twice after it: three downs, flapping
+	 * (a duplicated first event would say 4, a dropped last group 1) */
+	struct strbuf log = STRBUF_INIT, p = STRBUF_INIT;
+	struct child c;
+	line_329(&log, T0, 7);
+	burst(&log, T0 + 100000, 60, 200);
+	line_329(&log, T0 + 200000, 7);
+	line_329(&log, T0 + 300000, 7);
+	/* and a second burst ends the log: the last group is an incident of its own */
+	burst(&log, T0 + 400000, 55, 400);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	const char *args[] = { "fabric", "ufm", log_path(&p, "event.log"), "--json", NULL };
+	struct json_value *v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "incidents"), 2);
+	CHECK_INT(num_at(v, "incidents.0.events"), 60);
+	CHECK_INT(num_at(v, "incidents.0.first_line"), 2);
+	CHECK_INT(num_at(v, "incidents.0.last_line"), 61);
+	CHECK_INT(num_at(v, "incidents.1.events"), 55);
+	CHECK_INT(num_at(v, "incidents.1.last_line"), 118);
+	CHECK_INT(num_at(v, "burst_events"), 115);
+	CHECK_INT(arr_len(v, "disable"), 1);
+	CHECK_INT(num_at(v, "disable.0.downs"), 3);
+	CHECK_STR(str_at(v, "disable.0.port.port"), "1/7/1");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&log);
+	strbuf_release(&p);
+}
+
+TEST(ufm_reenable_after_close_across_runs)
+{
+	struct strbuf log = STRBUF_INIT, p = STRBUF_INIT, st = STRBUF_INIT;
+	struct child c;
+	for (int i = 0; i < 3; i++)
+		line_329(&log, T0 + i * 60000LL, 9);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	test_mkdir(test_tmpdir(), "state");
+	strbuf_addf(&st, "%s/state", test_tmpdir());
+	log_path(&p, "event.log");
+	const char *args[] = { "fabric", "ufm", p.buf, "--state", st.buf, "--json", NULL };
+	struct json_value *v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "tickets"), 1);
+	CHECK(json_path(v, "tickets.0.new")->boolean);
+	char *id = xstrdup(str_at(v, "tickets.0.id"));
+	json_free(v);
+	child_release(&c);
+	/* the same log again: the same ticket, not a new one */
+	v = run_json(&c, args, 1);
+	CHECK_STR(str_at(v, "tickets.0.id"), id);
+	CHECK(!json_path(v, "tickets.0.new")->boolean);
+	json_free(v);
+	child_release(&c);
+	const char *close_args[] = { "fabric", "ufm", "close", id, "--state", st.buf, NULL };
+	test_run_vigil(&c, close_args, NULL);
+	CHECK_MSG(c.exit_code == 0, "%s", c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "closed");
+	child_release(&c);
+	/* closed: its port is to be re-enabled, the old events are not a new fault */
+	v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "disable"), 0);
+	CHECK_INT(arr_len(v, "reenable"), 1);
+	CHECK_STR(str_at(v, "reenable.0.ticket"), id);
+	CHECK_STR(str_at(v, "reenable.0.port"), "SW-A:1/9/1");
+	CHECK_CONTAINS(str_at(v, "reenable.0.rest.body"), "\"action\":\"enable\"");
+	json_free(v);
+	child_release(&c);
+	/* the link flaps again after the close: a new ticket, no re-enable */
+	for (int i = 0; i < 3; i++)
+		line_329(&log, T0 + 3600000LL + i * 60000LL, 9);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "reenable"), 0);
+	CHECK_INT(arr_len(v, "disable"), 1);
+	CHECK(strcmp(str_at(v, "tickets.0.id"), id) != 0);
+	CHECK_INT(num_at(v, "disable.0.downs"), 3);
+	json_free(v);
+	child_release(&c);
+	/* closing a ticket that is not there is a usage error naming it */
+	const char *bad[] = { "fabric", "ufm", "close", "UFM-00000000", "--state", st.buf, NULL };
+	test_run_vigil(&c, bad, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "no ticket 'UFM-00000000'");
+	child_release(&c);
+	free(id);
+	strbuf_release(&log);
+	strbuf_release(&p);
+	strbuf_release(&st);
+}
+
+TEST(ufm_manual_disable_is_not_a_fault)
+{
+	struct strbuf log = STRBUF_INIT, p = STRBUF_INIT;
+	struct child c;
+	ufm_format_time(T0 - 1000, &log);
+	strbuf_addstr(&log, " [1] [1401] INFO [Maintenance] Switch [site1 / Switch: SW-A / 1/4/1]: "
+			    "Port SW-A:1/4/1 was disabled by user admin\n");
+	for (int i = 0; i < 5; i++)
+		line_329(&log, T0 + i * 60000LL, 4);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	const char *args[] = { "fabric", "ufm", log_path(&p, "event.log"), "--json", NULL };
+	struct json_value *v = run_json(&c, args, 0);
+	CHECK_INT(arr_len(v, "disable"), 0);
+	CHECK_INT(arr_len(v, "manual"), 1);
+	CHECK_INT(num_at(v, "manual.0.events_ignored"), 5);
+	json_free(v);
+	child_release(&c);
+	/* enabled again by hand: later downs count again */
+	ufm_format_time(T0 + 3600000LL, &log);
+	strbuf_addstr(&log, " [2] [1402] INFO [Maintenance] Switch [site1 / Switch: SW-A / 1/4/1]: "
+			    "Port SW-A:1/4/1 was enabled by user admin\n");
+	for (int i = 0; i < 3; i++)
+		line_329(&log, T0 + 3700000LL + i * 60000LL, 4);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "disable"), 1);
+	CHECK_INT(arr_len(v, "manual"), 0);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&log);
+	strbuf_release(&p);
+}
+
+static void write_gz(const char *path, const char *data)
+{
+	gzFile f = gzopen(path, "wb");
+	CHECK(f != NULL);
+	CHECK_INT(gzwrite(f, data, (unsigned)strlen(data)), (int)strlen(data));
+	CHECK_INT(gzclose(f), Z_OK);
+}
+
+TEST(ufm_rotated_and_gzip_files_in_time_order)
+{
+	/* one down per file: oldest in event.log.2.gz, then .1, then event.log; given newest
+	 * first, they are merged by time: three downs within the window, in order */
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT, g = STRBUF_INIT, p0 = STRBUF_INIT,
+		      p1 = STRBUF_INIT, p2 = STRBUF_INIT;
+	line_329(&g, T0, 3);
+	line_329(&b, T0 + 600000, 3);
+	line_329(&a, T0 + 1200000, 3);
+	test_write(test_tmpdir(), "event.log", a.buf);
+	test_write(test_tmpdir(), "event.log.1", b.buf);
+	write_gz(log_path(&p2, "event.log.2.gz"), g.buf);
+	log_path(&p0, "event.log");
+	log_path(&p1, "event.log.1");
+	struct child c;
+	const char *args[] = { "fabric", "ufm", p0.buf, p1.buf, p2.buf, "--json", NULL };
+	struct json_value *v = run_json(&c, args, 1);
+	CHECK_INT(arr_len(v, "disable"), 1);
+	CHECK_INT(num_at(v, "disable.0.downs"), 3);
+	CHECK_STR(str_at(v, "disable.0.first_seen"), "2024-05-01 08:00:00.000");
+	CHECK_STR(str_at(v, "disable.0.last_seen"), "2024-05-01 08:20:00.000");
+	CHECK(json_path(v, "files.2.gzip")->boolean);
+	for (int i = 0; i < 3; i++) {
+		char k[32];
+		snprintf(k, sizeof(k), "files.%d.out_of_order", i);
+		CHECK_INT(num_at(v, k), 0);
+		snprintf(k, sizeof(k), "files.%d.events", i);
+		CHECK_INT(num_at(v, k), 1);
+	}
+	json_free(v);
+	child_release(&c);
+	/* a gzip file cut short is read as far as it goes and said so */
+	struct strbuf big = STRBUF_INIT, gzdata = STRBUF_INIT;
+	for (int i = 0; i < 2000; i++)
+		line_329(&big, T0 + i * 13 * 3600000LL, 3);
+	write_gz(log_path(&p2, "cut.gz"), big.buf);
+	CHECK_INT(strbuf_add(&gzdata, "", 0), 0);
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(read_file_bounded(p2.buf, &gzdata, 1 << 20, &err), 0);
+	test_write_bytes(test_tmpdir(), "cut2.gz", gzdata.buf, gzdata.len / 2);
+	const char *cargs[] = { "fabric", "ufm", log_path(&p2, "cut2.gz"), "--json", NULL };
+	v = run_json(&c, cargs, 0);
+	CHECK(json_path(v, "files.0.gzip_truncated")->boolean);
+	CHECK(num_at(v, "files.0.events") > 10);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&err);
+	strbuf_release(&big);
+	strbuf_release(&gzdata);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	strbuf_release(&g);
+	strbuf_release(&p0);
+	strbuf_release(&p1);
+	strbuf_release(&p2);
+}
+
+TEST(ufm_empty_garbage_fifo_and_cut_lines)
+{
+	struct strbuf p = STRBUF_INIT, log = STRBUF_INIT;
+	struct child c;
+	test_write(test_tmpdir(), "empty.log", "");
+	const char *a1[] = { "fabric", "ufm", log_path(&p, "empty.log"), NULL };
+	test_run_vigil(&c, a1, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "cannot tell");
+	child_release(&c);
+	/* binary garbage with NULs, and a line of 100 KiB */
+	char junk[70000];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)((i * 131 + 7) % 256);
+	test_write_bytes(test_tmpdir(), "junk.log", junk, sizeof(junk));
+	const char *a2[] = { "fabric", "ufm", log_path(&p, "junk.log"), "--json", NULL };
+	test_run_vigil(&c, a2, NULL);
+	CHECK_INT(c.exit_code, 3);
+	child_release(&c);
+	/* FIFO: refused, never waited on */
+	log_path(&p, "fifo.log");
+	CHECK_INT(mkfifo(p.buf, 0600), 0);
+	const char *a3[] = { "fabric", "ufm", p.buf, NULL };
+	test_run_vigil(&c, a3, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "FIFO");
+	child_release(&c);
+	/* a last line cut mid-write is not used; a line past 64 KiB is garbage, not a crash */
+	for (int i = 0; i < 3; i++)
+		line_329(&log, T0 + i * 60000LL, 5);
+	strbuf_addstr(&log, "2024-05-01 09:00:00.000 [9] [");
+	for (int i = 0; i < 70000; i++)
+		strbuf_addch(&log, 'x');
+	strbuf_addch(&log, '\n');
+	line_329(&log, T0 + 3 * 60000LL, 6);
+	strbuf_setlen(&log, log.len - 40); /* cut, no newline */
+	test_write(test_tmpdir(), "cut.log", log.buf);
+	const char *a4[] = { "fabric", "ufm", log_path(&p, "cut.log"), "--json", NULL };
+	struct json_value *v = run_json(&c, a4, 1);
+	CHECK(json_path(v, "files.0.last_line_cut")->boolean);
+	CHECK_INT(num_at(v, "files.0.events"), 3);
+	CHECK_INT(num_at(v, "files.0.garbage"), 2);
+	CHECK_INT(num_at(v, "files.0.lines"), 5);
+	json_free(v);
+	child_release(&c);
+	/* a missing file: exit 2 naming it */
+	const char *a5[] = { "fabric", "ufm", "/nonexistent/event.log", NULL };
+	test_run_vigil(&c, a5, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "cannot read '/nonexistent/event.log'");
+	child_release(&c);
+	strbuf_release(&p);
+	strbuf_release(&log);
+}
+
+TEST(ufm_state_never_read_or_written_through_a_link)
+{
+	struct strbuf log = STRBUF_INIT, p = STRBUF_INIT, st = STRBUF_INIT, target = STRBUF_INIT,
+		      link = STRBUF_INIT, after = STRBUF_INIT;
+	struct child c;
+	for (int i = 0; i < 3; i++)
+		line_329(&log, T0 + i * 60000LL, 9);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	test_mkdir(test_tmpdir(), "state");
+	test_write(test_tmpdir(), "precious", "do not touch\n");
+	strbuf_addf(&st, "%s/state", test_tmpdir());
+	strbuf_addf(&target, "%s/precious", test_tmpdir());
+	strbuf_addf(&link, "%s/state/" UFM_STATE_FILE, test_tmpdir());
+	CHECK_INT(symlink(target.buf, link.buf), 0);
+	const char *args[] = { "fabric", "ufm", log_path(&p, "event.log"), "--state", st.buf, NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "symbolic link");
+	child_release(&c);
+	const char *cl[] = { "fabric", "ufm", "close", "UFM-1", "--state", st.buf, NULL };
+	test_run_vigil(&c, cl, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(read_file_bounded(target.buf, &after, 4096, &err), 0);
+	CHECK_STR(after.buf, "do not touch\n");
+	strbuf_release(&err);
+	strbuf_release(&log);
+	strbuf_release(&p);
+	strbuf_release(&st);
+	strbuf_release(&target);
+	strbuf_release(&link);
+	strbuf_release(&after);
+}
+
+static const char listener_py[] =
+	"import http.server, json, os, sys, threading\n"
+	"class H(http.server.BaseHTTPRequestHandler):\n"
+	"    def do_POST(self):\n"
+	"        n = int(self.headers.get('Content-Length', 0))\n"
+	"        body = self.rfile.read(n).decode()\n"
+	"        with open(sys.argv[1], 'a') as f:\n"
+	"            f.write(json.dumps({'path': self.path, 'auth': self.headers.get("
+	"'Authorization', ''), 'body': body}) + '\\n')\n"
+	"        self.send_response(200)\n"
+	"        self.send_header('Content-Length', '2')\n"
+	"        self.end_headers()\n"
+	"        self.wfile.write(b'{}')\n"
+	"    def log_message(self, *a):\n"
+	"        pass\n"
+	"s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
+	"open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1]))\n"
+	"os.rename(sys.argv[2] + '.tmp', sys.argv[2])\n"
+	"threading.Timer(50, s.shutdown).start()\n"
+	"s.serve_forever()\n";
+
+TEST(ufm_apply_makes_the_rest_calls_with_credentials_off_the_command_line)
+{
+	if (access("/usr/bin/curl", X_OK) != 0)
+		SKIP("curl is not installed");
+	struct strbuf py = STRBUF_INIT, rec = STRBUF_INIT, portf = STRBUF_INIT, err = STRBUF_INIT,
+		      url = STRBUF_INIT, st = STRBUF_INIT, cred = STRBUF_INIT, log = STRBUF_INIT,
+		      p = STRBUF_INIT, text = STRBUF_INIT;
+	test_write(test_tmpdir(), "listener.py", listener_py);
+	strbuf_addf(&py, "%s/listener.py", test_tmpdir());
+	strbuf_addf(&rec, "%s/requests.jsonl", test_tmpdir());
+	strbuf_addf(&portf, "%s/port", test_tmpdir());
+	const char *pargv[] = { "python3", py.buf, rec.buf, portf.buf, NULL };
+	struct child srv;
+	child_init(&srv);
+	srv.argv = pargv;
+	srv.timeout_ms = 55000;
+	if (child_start(&srv, &err) < 0)
+		SKIP("python3 cannot be started");
+	for (int i = 0; i < 200 && access(portf.buf, R_OK) != 0; i++)
+		usleep(50000);
+	CHECK_MSG(read_file_bounded(portf.buf, &text, 64, &err) == 0, "listener did not start");
+	strbuf_addf(&url, "http://127.0.0.1:%s", text.buf);
+
+	for (int i = 0; i < 3; i++)
+		line_329(&log, T0 + i * 60000LL, 9);
+	test_write(test_tmpdir(), "event.log", log.buf);
+	test_write(test_tmpdir(), "creds", "ufmadmin:s3cr\"et\\pw\n");
+	chmod(log_path(&cred, "creds"), 0600);
+	test_mkdir(test_tmpdir(), "state");
+	strbuf_addf(&st, "%s/state", test_tmpdir());
+	const char *args[] = { "fabric", "ufm", log_path(&p, "event.log"), "--state", st.buf,
+			       "--apply", url.buf, "--credentials", cred.buf, "--json", NULL };
+	struct child c;
+	struct json_value *v = run_json(&c, args, 1);
+	CHECK_CONTAINS(c.err.buf, "disabled SW-A:1/9/1: done");
+	char *id = xstrdup(str_at(v, "tickets.0.id"));
+	json_free(v);
+	child_release(&c);
+	const char *cl[] = { "fabric", "ufm", "close", id, "--state", st.buf, NULL };
+	test_run_vigil(&c, cl, NULL);
+	CHECK_INT(c.exit_code, 0);
+	child_release(&c);
+	v = run_json(&c, args, 1);
+	CHECK_CONTAINS(c.err.buf, "enabled SW-A:1/9/1: done");
+	json_free(v);
+	child_release(&c);
+	/* re-enabled through --apply: not asked again */
+	const char *again[] = { "fabric", "ufm", p.buf, "--state", st.buf, "--json", NULL };
+	v = run_json(&c, again, 0);
+	CHECK_INT(arr_len(v, "reenable"), 0);
+	json_free(v);
+	child_release(&c);
+
+	strbuf_reset(&text);
+	CHECK_INT(read_file_bounded(rec.buf, &text, 1 << 20, &err), 0);
+	/* two requests: the disable, then the enable, as UFM's Actions REST API wants them */
+	CHECK_CONTAINS(text.buf, "\"path\": \"/ufmRest/actions\"");
+	CHECK_CONTAINS(text.buf, "\\\"port_id\\\":\\\"9c0591030090e000_9\\\"");
+	CHECK_CONTAINS(text.buf, "\\\"action\\\":\\\"disable\\\"");
+	CHECK_CONTAINS(text.buf, "\\\"action\\\":\\\"enable\\\"");
+	/* Basic ufmadmin:s3cr"et\pw */
+	CHECK_CONTAINS(text.buf, "\"auth\": \"Basic dWZtYWRtaW46czNjciJldFxwdw==\"");
+	child_kill(&srv, SIGKILL);
+	child_finish(&srv);
+	child_release(&srv);
+
+	/* the password never on curl's command line: a curl that records what it was given */
+	const char *dir = test_script("curl", "printf '%s\\n' \"$@\" > \"$0.argv\"; "
+					      "cat > \"$0.stdin\"; printf 200\n");
+	struct strbuf path_env = STRBUF_INIT, seen = STRBUF_INIT;
+	strbuf_addf(&path_env, "PATH=%s:/usr/bin:/bin", dir);
+	const char *env[] = { path_env.buf, NULL };
+	const char *fargs[] = { "fabric", "ufm", p.buf, "--apply", url.buf, "--credentials",
+				cred.buf, NULL };
+	test_run_vigil(&c, fargs, env);
+	CHECK_MSG(c.exit_code == 1, "%s", c.err.buf);
+	child_release(&c);
+	strbuf_reset(&text);
+	strbuf_addf(&seen, "%s/curl.argv", dir);
+	CHECK_INT(read_file_bounded(seen.buf, &text, 1 << 20, &err), 0);
+	CHECK_CONTAINS(text.buf, "/ufmRest/actions");
+	CHECK_NOT_CONTAINS(text.buf, "s3cr");
+	strbuf_reset(&text);
+	strbuf_reset(&seen);
+	strbuf_addf(&seen, "%s/curl.stdin", dir);
+	CHECK_INT(read_file_bounded(seen.buf, &text, 1 << 20, &err), 0);
+	CHECK_STR(text.buf, "user = \"ufmadmin:s3cr\\\"et\\\\pw\"\n");
+	free(id);
+	strbuf_release(&path_env);
+	strbuf_release(&seen);
+	strbuf_release(&py);
+	strbuf_release(&rec);
+	strbuf_release(&portf);
+	strbuf_release(&err);
+	strbuf_release(&url);
+	strbuf_release(&st);
+	strbuf_release(&cred);
+	strbuf_release(&log);
+	strbuf_release(&p);
+	strbuf_release(&text);
+}
+
+TEST(ufm_usage_errors)
+{
+	struct child c;
+	const char *a1[] = { "fabric", "ufm", NULL };
+	test_run_vigil(&c, a1, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	const char *a2[] = { "fabric", "ufm", "x.log", "--apply", "http://127.0.0.1:1", NULL };
+	test_run_vigil(&c, a2, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "--credentials");
+	child_release(&c);
+	const char *a3[] = { "fabric", "ufm", "x.log", "--flap-downs", "1", NULL };
+	test_run_vigil(&c, a3, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	const char *a4[] = { "fabric", "ufm", "close", "UFM-1", NULL };
+	test_run_vigil(&c, a4, NULL);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	const char *a5[] = { "fabric", "ufm", "--help", NULL };
+	test_run_vigil(&c, a5, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "--credentials FILE");
+	child_release(&c);
+}
+
+TEST_TIMEOUT(fuzz_ufm_parser, 300)
+{
+	const char *dir = getenv("VIGIL_FUZZ_DIR");
+	const char *secs = getenv("VIGIL_FUZZ_SECONDS");
+	struct strbuf bin = STRBUF_INIT, corpus = STRBUF_INIT, work = STRBUF_INIT,
+		      t = STRBUF_INIT, art = STRBUF_INIT;
+	if (!dir || !*dir)
+		SKIP("VIGIL_FUZZ_DIR not set (run through make test)");
+	strbuf_addf(&bin, "%s/ufm", dir);
+	if (access(bin.buf, X_OK) != 0)
+		SKIP("fuzz target not built (needs clang and libclang-rt-14-dev)");
+	strbuf_addf(&corpus, "%s/tests/fuzz/corpus/ufm", test_srcdir());
+	strbuf_addf(&work, "%s/corpus", test_tmpdir());
+	test_mkdir(test_tmpdir(), "corpus");
+	strbuf_addf(&t, "-max_total_time=%s", secs && *secs ? secs : "15");
+	strbuf_addf(&art, "-artifact_prefix=%s/", test_tmpdir());
+	const char *argv[] = { bin.buf, t.buf, "-max_len=65536", "-rss_limit_mb=2048", art.buf,
+			       work.buf, corpus.buf, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 600000;
+	c.merge_stderr = true;
+	c.out_cap = 64 << 10;
+	CHECK_INT(child_run(&c, NULL), 0);
+	CHECK_MSG(c.exited && c.exit_code == 0, "fuzzing 'ufm' found a problem:\n%s", c.out.buf);
+	child_release(&c);
+	strbuf_release(&bin);
+	strbuf_release(&corpus);
+	strbuf_release(&work);
+	strbuf_release(&t);
+	strbuf_release(&art);
+}
