@@ -331,7 +331,7 @@ void links_survey(const struct fabric *f, const struct fabric *expect, struct li
 				break;
 			}
 		if (x->peer < 0)
-			x->peer_port = hit->peer_port;
+			strlcpy_v(x->peer_name, expect->nodes[hit->peer].name, sizeof(x->peer_name));
 	}
 	free(xp);
 	free(in_link);
@@ -347,9 +347,11 @@ void links_survey_release(struct link_survey *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void json_name(struct json_writer *w, const struct fabric *f, int n)
+static void json_name(struct json_writer *w, const struct fabric *f, int n, const char *alt)
 {
-	if (n < 0)
+	if (n < 0 && alt && *alt)
+		json_string(w, alt);
+	else if (n < 0)
 		json_null(w);
 	else
 		json_string(w, f->nodes[n].name);
@@ -417,11 +419,11 @@ void links_write_json(const struct fabric *f, const struct link_survey *s, const
 		json_key(&w, "kind");
 		json_string(&w, lf_kind_name(x->kind));
 		json_key(&w, "switch");
-		json_name(&w, f, x->node);
+		json_name(&w, f, x->node, NULL);
 		json_key(&w, "port");
 		json_int(&w, x->port);
 		json_key(&w, "peer");
-		json_name(&w, f, x->peer);
+		json_name(&w, f, x->peer, x->peer_name);
 		json_key(&w, "peer_port");
 		if (x->peer_port >= 0)
 			json_int(&w, x->peer_port);
@@ -484,7 +486,10 @@ void links_write_text(const struct fabric *f, const struct link_survey *s, struc
 		strbuf_addf(out, " port %d", x->port);
 		if (x->peer >= 0 || x->peer_port >= 0) {
 			strbuf_addstr(out, " -> ");
-			add_name(out, f, x->peer);
+			if (x->peer < 0 && x->peer_name[0])
+				strbuf_add_excerpt(out, x->peer_name, 80);
+			else
+				add_name(out, f, x->peer);
 			if (x->peer_port >= 0)
 				strbuf_addf(out, " port %d", x->peer_port);
 		}
@@ -492,7 +497,10 @@ void links_write_text(const struct fabric *f, const struct link_survey *s, struc
 		strbuf_add_clean(out, x->detail);
 		strbuf_addf(out, "\n           %s: %s\n", action_name(x->act), x->advice);
 	}
-	if (s->down_unjudged)
+	if (s->down_unjudged && s->expect_given)
+		strbuf_addf(out, "%zu Down port%s the expected fabric does not cable (not judged)\n",
+			    s->down_unjudged, s->down_unjudged == 1 ? "" : "s");
+	else if (s->down_unjudged)
 		strbuf_addf(out, "%zu Down port%s with no peer expected (not judged: --expect TOPOLOGY "
 			    "names the ports that should be cabled)\n", s->down_unjudged,
 			    s->down_unjudged == 1 ? "" : "s");

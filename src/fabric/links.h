@@ -21,6 +21,7 @@ struct link_finding {
 	int want_width, want_speed; /* the fabric's mode for its class (narrow, slow) */
 	enum action act;
 	unsigned line;        /* the input line of the report it came from (0: none) */
+	char peer_name[FNODE_NAME_MAX]; /* the expected peer's name when peer is -1 (--expect) */
 	char detail[320];     /* what was seen, names cleaned */
 	const char *advice;   /* what to do, one sentence */
 };

@@ -280,7 +280,7 @@ static void set_name(struct fabric *f, int n, const char *name)
 			sp++;
 		nd->hca = xstrdup(sp ? sp : "");
 	}
-	if (!*name)
+	if (!buf[0])
 		return;
 	uint64_t h = hash_str(buf);
 	int prev = u64map_get(&fmap(f)->by_name, h);
@@ -836,8 +836,13 @@ static bool parse_line(struct lparse *lp, char *line, unsigned lineno)
 	const char *s = skip_ws(line);
 	if (!*s)
 		return true;
-	if (f->format == FABRIC_FMT_NONE)
+	if (f->format == FABRIC_FMT_NONE) {
+		/* both tools' outputs may open with '#' comments (ibnetdiscover's "# Topology
+		 * file: ..."): neutral until a line tells the format */
+		if (*s == '#')
+			return true;
 		f->format = line_format(s);
+	}
 	if (f->format == FABRIC_FMT_IBNETDISCOVER) {
 		if (*s == '#' || ibnd_decoration(s))
 			return true;
@@ -1166,6 +1171,18 @@ static int *ports_by_node(const struct fabric *f, size_t **start_out)
 	for (size_t i = 0; i < f->nr_ports; i++)
 		idx[fill[f->ports[i].node]++] = (int)i;
 	free(fill);
+	/* port order within a node, as the tools print them (insertion sort: a node's ports are
+	 * few, and mostly in order already) */
+	for (size_t n = 0; n < f->nr_nodes; n++)
+		for (size_t i = start[n] + 1; i < start[n + 1]; i++) {
+			int v = idx[i];
+			size_t j = i;
+			while (j > start[n] && f->ports[idx[j - 1]].port > f->ports[v].port) {
+				idx[j] = idx[j - 1];
+				j--;
+			}
+			idx[j] = v;
+		}
 	*start_out = start;
 	return idx;
 }
