@@ -114,9 +114,15 @@ size_t ib_count_gpus(const struct fsroot *root)
 }
 
 /* The last few lines of what a child said, clean, on one line. */
+static void buf_excerpt(const struct strbuf *s, struct strbuf *out);
+
 static void out_excerpt(const struct child *c, struct strbuf *out)
 {
-	const struct strbuf *s = &c->out;
+	buf_excerpt(&c->out, out);
+}
+
+static void buf_excerpt(const struct strbuf *s, struct strbuf *out)
+{
 	size_t end = s->len, lines = 0, start = end;
 	while (start > 0 && lines < 3) {
 		size_t e = start;
@@ -574,7 +580,8 @@ static void step_trouble(const struct child *c, const char *start_error, const c
 		strbuf_addch(out, ' ');
 		strbuf_add_clean(out, d.buf);
 		strbuf_addstr(out, ": ");
-		out_excerpt(c, out);
+		/* srun's own complaint is on stderr; the step's report on stdout */
+		buf_excerpt(c->err.len ? &c->err : &c->out, out);
 	}
 	strbuf_release(&d);
 }
@@ -617,7 +624,7 @@ void ib_pair_judge(struct ib_pair *p, struct check_result *res)
 	} else {
 		struct strbuf m = STRBUF_INIT;
 		step_trouble(&p->cli, p->cli_start_error, p->a, "client", &m);
-		if (why.len && !p->cli_start_error[0]) {
+		if (why.len && !p->cli_start_error[0] && p->cli.exited && !p->cli.exit_code) {
 			strbuf_addstr(&m, " (");
 			strbuf_addstr(&m, why.buf);
 			strbuf_addch(&m, ')');
