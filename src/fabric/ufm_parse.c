@@ -220,7 +220,9 @@ static const char *parse_paren_end(const char *s, const char *end, struct ufm_en
 /* "NAME:PORT" token (split at the last ':'). */
 static bool parse_name_port(const char *s, const char *end, struct ufm_end *e)
 {
-	const char *c = end;
+	if (end <= s)
+		return false;
+	const char *c = end - 1; /* *end is past the token */
 	while (c > s && *c != ':')
 		c--;
 	if (c == s || *c != ':')
