@@ -523,7 +523,8 @@ static void nccl_line(struct hlog *h, const struct line_ctx *lc, const char *s, 
 	l.rank = lc->label >= 0 ? lc->label : lc->brank >= 0 ? lc->brank : h->files[l.file].rank;
 	/* "host:pid:tid [dev] NCCL WARN": the host, taught to this stream too */
 	if (w) {
-		const char *a = s + text, *c = memchr(a, ':', (size_t)(w - a));
+		const char *a = s + text <= w ? s + text : s; /* a stamp-like prefix ran past it */
+		const char *c = memchr(a, ':', (size_t)(w - a));
 		size_t k = c ? (size_t)(c - a) : 0;
 		bool ok = k && k < HLOG_HOST_MAX && isalnum((unsigned char)a[0]);
 		for (size_t i = 0; ok && i < k; i++)

@@ -235,6 +235,8 @@ TEST(hang_logs_crlf_binary_long_lines_and_a_truncated_file)
 	for (int i = 0; i < 300; i++)
 		strbuf_addch(&in, (char)(i * 37 % 256));
 	strbuf_addch(&in, '\n');
+	/* a stamp-like prefix that runs past the NCCL WARN (found by the fuzzer: read overflow) */
+	strbuf_addstr(&in, "2026-12-01T04:50226- NCCL WARN ed w[rank2]\n");
 	strbuf_add(&in, "\0\0\0\xff\xfe", 5);
 	strbuf_addch(&in, '\n');
 	for (int i = 0; i < 20000; i++)
