@@ -233,11 +233,17 @@ static int host_cmp(const void *a, const void *b)
 	return c ? c : (x > y) - (x < y);
 }
 
+static const int *sort_rank;
+
 static int target_cmp_tier(const struct plan *p, int a, int b)
 {
-	/* the top tier first (the scarcest links), then the plan's order */
+	/* the top tier first (the scarcest links); within a tier each lower switch's first
+	 * uplink, then each one's second, ...: a stage spreads over all switches instead of
+	 * spending one switch's HCAs on its own uplinks first */
 	if (p->links[a].tier != p->links[b].tier)
 		return p->links[b].tier - p->links[a].tier;
+	if (sort_rank[a] != sort_rank[b])
+		return sort_rank[a] - sort_rank[b];
 	return a - b;
 }
 
@@ -452,6 +458,34 @@ int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p
 				}
 			}
 		}
+		/* a group joined below tier t (a pod) shares its HCAs among all its uplinks */
+		size_t *gup = xcalloc(nn + 1, sizeof(size_t)), *ghca = xcalloc(nn + 1, sizeof(size_t));
+		for (int t = 2; t <= maxtier; t++) {
+			memset(gup, 0, (nn + 1) * sizeof(size_t));
+			memset(ghca, 0, (nn + 1) * sizeof(size_t));
+			for (size_t i = 0; i < p->nr_links; i++) {
+				const struct plan_link *q = &p->links[i];
+				if (!q->usable)
+					continue;
+				if (q->tier == t)
+					gup[pl.comp[t][q->lo]]++;
+				else if (q->tier == 1)
+					ghca[pl.comp[t][q->hi]]++;
+			}
+			for (size_t g = 0; g < nn; g++) {
+				if (!gup[g] || !ghca[g])
+					continue;
+				unsigned b = (unsigned)((gup[g] + ghca[g] - 1) / ghca[g]);
+				if (b > p->lower_bound) {
+					p->lower_bound = b;
+					snprintf(p->bound_why, sizeof(p->bound_why),
+						 "the group under %.60s has %zu uplinks to tier %d over %zu HCAs",
+						 f->nodes[g].name, gup[g], t, ghca[g]);
+				}
+			}
+		}
+		free(gup);
+		free(ghca);
 		free(below);
 		free(seen);
 	}
@@ -463,8 +497,14 @@ int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p
 		for (size_t i = 0; i < p->nr_links; i++)
 			if (p->links[i].usable)
 				targets[nt++] = (int)i;
+		int *rank = xcalloc(p->nr_links + 1, sizeof(int));
+		for (size_t n = 0; n < nn; n++)
+			for (size_t e = pl.up_at[n]; e < pl.up_at[n + 1]; e++)
+				rank[pl.up[e].pl] = (int)(e - pl.up_at[n]);
 		sort_p = p;
+		sort_rank = rank;
 		qsort(targets, nt, sizeof(int), target_cmp);
+		free(rank);
 		pl.ca_stage = xcalloc(nn + 1, sizeof(int));
 		pl.exh_stage = xcalloc(nn + 1, sizeof(int));
 		pl.host_stage = xcalloc(nhosts + 1, sizeof(int));

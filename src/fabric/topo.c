@@ -951,6 +951,9 @@ void fabric_finish(struct fabric *f)
 {
 	struct fabric_map *m = fmap(f);
 	resolve_refs(f);
+	/* finishing again (ports added since) pairs everything afresh */
+	u64map_free(&m->ends);
+	u64map_free(&m->links);
 	for (size_t i = 0; i < f->nr_ports; i++) {
 		uint64_t k = end_key(f->ports[i].node, f->ports[i].port);
 		if (u64map_get(&m->ends, k) < 0)
@@ -1029,6 +1032,11 @@ int fat_tree_parse(const char *text, struct fat_tree_spec *spec, struct strbuf *
 		}
 		*eq = '\0';
 		const char *val = eq + 1;
+		if (strcmp(w, "speed") && strcmp(w, "hosts") && strcmp(w, "hcas") &&
+		    strcmp(w, "radix") && strcmp(w, "tiers")) {
+			rc = error_set(err, "no fat-tree key '%.20s' (there are: hosts, hcas, radix, tiers, speed)", w);
+			break;
+		}
 		if (!strcmp(w, "speed")) {
 			spec->speed = speed_from_name(val, strlen(val));
 			if (!spec->speed) {
