@@ -89,7 +89,6 @@ ddp_hang() {
 	"$V" diagnose hang "$a" --json >"$OUT/ddp-logs.json"
 	say "ddp: on the rings the killed ranks left, and the logs"
 	"$V" diagnose hang "$a" "$d/shm" | tee "$OUT/ddp-both.txt"
-	cp -r "$a" "$OUT/ddp-attempt"
 }
 
 # ---- 2. plain NCCL: vigil-nccl, rank 1 never enters at 16 MiB ----
@@ -153,11 +152,14 @@ STAGES=${STAGES:-ddp plain overhead}
 case " $STAGES " in *" ddp "*) say "1. DDP hang"; ddp_hang ;; esac
 case " $STAGES " in *" plain "*) say "2. plain NCCL hang"; plain_hang ;; esac
 case " $STAGES " in *" overhead "*)
-	say "3. overhead: vigil-nccl all_reduce 1M:4G, off/on/on/off"
-	nccl_bw off1 0; nccl_bw on1 1; nccl_bw on2 1; nccl_bw off2 0
-	say "3. overhead: DDP steps, off/on/on/off"
-	ddp_steps off1 0; ddp_steps on1 1; ddp_steps on2 1; ddp_steps off2 0
-	python3 - "$OUT" <<'PY' | tee "$OUT/overhead.txt"
+	ORDER=${ORDER:-off1 on1 on2 off2}
+	say "3. overhead: vigil-nccl all_reduce ${BW_SIZES:-1M:4G}, $ORDER"
+	for n in $ORDER; do nccl_bw "$n" "$(case $n in on*) echo 1 ;; *) echo 0 ;; esac)"; done
+	if [ "${STEPS:-1}" = 1 ]; then
+		say "3. overhead: DDP steps, $ORDER"
+		for n in $ORDER; do ddp_steps "$n" "$(case $n in on*) echo 1 ;; *) echo 0 ;; esac)"; done
+	fi
+	ORDER=$ORDER python3 - "$OUT" <<'PY' | tee "$OUT/overhead.txt"
 import json, sys, os
 o = sys.argv[1]
 def bw(name):
@@ -166,19 +168,23 @@ def bw(name):
         j = json.loads(line)
         rows[j["bytes"]] = j["time_us"]
     return rows
-runs = {n: bw(n) for n in ("off1", "on1", "on2", "off2")}
+order = os.environ["ORDER"].split()
+runs = {n: bw(n) for n in order}
+ons = [n for n in order if n.startswith("on")]
+offs = [n for n in order if n.startswith("off")]
 print("all_reduce, 2 ranks: time per collective (us), without and with the recorder")
-print(f"{'bytes':>12} {'off1':>10} {'on1':>10} {'on2':>10} {'off2':>10} {'on/off':>8}")
-for b in sorted(runs["off1"]):
-    t = [runs[n].get(b) for n in ("off1", "on1", "on2", "off2")]
-    if None in t:
+print(f"{'bytes':>12} " + " ".join(f"{n:>10}" for n in order) + f" {'on/off':>8}")
+for b in sorted(runs[order[0]]):
+    t = {n: runs[n].get(b) for n in order}
+    if None in t.values():
         continue
-    ratio = (t[1] + t[2]) / (t[0] + t[3])
-    print(f"{b:>12} {t[0]:>10.1f} {t[1]:>10.1f} {t[2]:>10.1f} {t[3]:>10.1f} {ratio:>8.3f}")
-print("DDP step (4 x 4096^2 MLP, batch 256, 2 ranks): median ms")
-s = {n: json.load(open(os.path.join(o, f"steps-{n}.json"))) for n in ("off1", "on1", "on2", "off2")}
-m = [s[n]["median_ms"] for n in ("off1", "on1", "on2", "off2")]
-print("  off1 %.2f  on1 %.2f  on2 %.2f  off2 %.2f  on/off %.3f" % (*m, (m[1] + m[2]) / (m[0] + m[3])))
+    ratio = (sum(t[n] for n in ons) / len(ons)) / (sum(t[n] for n in offs) / len(offs))
+    print(f"{b:>12} " + " ".join(f"{t[n]:>10.1f}" for n in order) + f" {ratio:>8.3f}")
+if all(os.path.exists(os.path.join(o, f"steps-{n}.json")) for n in order):
+    print("DDP step (4 x 4096^2 MLP, batch 256, 2 ranks): median ms")
+    s = {n: json.load(open(os.path.join(o, f"steps-{n}.json")))["median_ms"] for n in order}
+    ratio = (sum(s[n] for n in ons) / len(ons)) / (sum(s[n] for n in offs) / len(offs))
+    print("  " + "  ".join(f"{n} {s[n]:.2f}" for n in order) + f"  on/off {ratio:.3f}")
 PY
 	;;
 esac
@@ -187,3 +193,7 @@ for f in ddp-live ddp-dump ddp-logs plain-live; do
 	[ -f "$OUT/$f.txt" ] && { echo "-- $f"; head -c 900 "$OUT/$f.txt"; echo; }
 done
 [ -f "$OUT/overhead.txt" ] && cat "$OUT/overhead.txt"
+# few files come back from a device call: everything in one archive, the summaries beside it
+[ -d "$W/ddp/attempt-0" ] && cp -r "$W/ddp/attempt-0" "$OUT/ddp-attempt"
+tar czf /tmp/nccl-recorder-results.tar.gz -C "$OUT" . && mv /tmp/nccl-recorder-results.tar.gz "$OUT/results.tar.gz"
+find "$OUT" -mindepth 1 -maxdepth 1 ! -name results.tar.gz ! -name overhead.txt ! -name 'ddp-live.txt' -exec rm -rf {} +
