@@ -558,6 +558,8 @@ out:
 	free(pl.exh_stage);
 	free(pl.host_stage);
 	free(pl.path);
+	if (rc)
+		plan_release(p); /* a failed build leaves nothing to free */
 	return rc;
 }
 

@@ -56,7 +56,7 @@ struct plan {
 	char bound_why[160]; /* which constraint set the bound */
 };
 
-/* 0, or -1 with *err (no HCA with a usable link: nothing to plan). */
+/* 0, or -1 with *err (no HCA with a usable link: nothing to plan; p is then empty). */
 int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p,
 	       struct strbuf *err);
 void plan_release(struct plan *p);

@@ -93,7 +93,8 @@ void fabric_init(struct fabric *f);
 void fabric_release(struct fabric *f);
 
 /*
- * Parse len bytes of iblinkinfo or ibnetdiscover output (which one is told by the text) into f
+ * Parse len bytes of iblinkinfo or ibnetdiscover output (which one is told by the text, unless
+ * the caller set f->format first: the fuzzers force each) into f
  * (fabric_init'ed), then pair the ports into links. CRLF line ends, NUL bytes, truncated last
  * lines and garbage lines are survived; garbage is counted. 0, or -1 with *err when no port
  * line was understood at all ("no iblinkinfo or ibnetdiscover port line in N lines"): the

@@ -52,3 +52,5 @@ TEST_TIMEOUT(fuzz_rank_output_splitter, 300) { run_target("rankout"); }
 TEST_TIMEOUT(fuzz_run_report, 300) { run_target("runreport"); }
 TEST_TIMEOUT(fuzz_diagnose_rows, 300) { run_target("diag_rows"); }
 TEST_TIMEOUT(fuzz_diagnose_logs, 300) { run_target("diag_logs"); }
+TEST_TIMEOUT(fuzz_iblinkinfo_parser, 300) { run_target("iblinkinfo"); }
+TEST_TIMEOUT(fuzz_ibnetdiscover_parser, 300) { run_target("ibnetdiscover"); }
