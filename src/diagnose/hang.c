@@ -336,6 +336,14 @@ static void add_op(struct strbuf *out, const struct hang_comm *c)
 	if (c->have_op) {
 		strbuf_add_clean(out, c->op.func[0] ? c->op.func : "collective");
 		strbuf_addf(out, " #%llu", (unsigned long long)c->waiting);
+		/* NCCL's own count is per function: "the 50th AllReduce" is what a trainer counts */
+		if (c->op.func[0] && c->op.nccl_seq < UINT64_MAX - 1) {
+			unsigned long long n = (unsigned long long)c->op.nccl_seq + 1;
+			const char *sfx = n % 100 >= 11 && n % 100 <= 13 ? "th"
+					  : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+			strbuf_addf(out, ", its %llu%s ", n, sfx);
+			strbuf_add_clean(out, c->op.func);
+		}
 		if (c->op.bytes) {
 			strbuf_addstr(out, " (");
 			add_bytes(out, c->op.bytes);

@@ -73,7 +73,7 @@ static void bsetup(struct bfake *f)
 	memset(f, 0, sizeof(*f));
 	const char *dir = test_script("srun", srun_body);
 	test_script("ib_write_bw", bw_body);
-	char p[4400];
+	char p[4096];
 	const char *hosts[] = { "node01", "node02", "node03", "node04" };
 	for (size_t i = 0; i < 4; i++) {
 		char rel[256];

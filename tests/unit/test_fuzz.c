@@ -54,3 +54,6 @@ TEST_TIMEOUT(fuzz_diagnose_rows, 300) { run_target("diag_rows"); }
 TEST_TIMEOUT(fuzz_diagnose_logs, 300) { run_target("diag_logs"); }
 TEST_TIMEOUT(fuzz_iblinkinfo_parser, 300) { run_target("iblinkinfo"); }
 TEST_TIMEOUT(fuzz_ibnetdiscover_parser, 300) { run_target("ibnetdiscover"); }
+TEST_TIMEOUT(fuzz_nccl_ring_and_hang, 300) { run_target("nccl_ring"); }
+TEST_TIMEOUT(fuzz_hang_logs, 300) { run_target("hang_logs"); }
+TEST_TIMEOUT(fuzz_perftest_parser, 300) { run_target("perftest"); }

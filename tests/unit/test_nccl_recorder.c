@@ -339,7 +339,7 @@ TEST(nccl_recorder_names_the_rank_that_never_entered)
 	CHECK(json_get_number(json_get(main, "waiting_in"), "nccl_seq", &d) && d == 49);
 	CHECK(json_get_number(main, "nranks", &d) && d == 4);
 	CHECK_CONTAINS(json_get_string(v, "summary"), "rank 3 (host ");
-	CHECK_CONTAINS(json_get_string(v, "summary"), "never entered AllReduce #50 (1.0 MiB Float32)");
+	CHECK_CONTAINS(json_get_string(v, "summary"), "never entered AllReduce #50, its 50th AllReduce (1.0 MiB Float32)");
 	json_free(v);
 
 	const char *targs[] = { "diagnose", "hang", dump.buf, NULL };
@@ -633,4 +633,28 @@ TEST(nccl_ring_parser_refuses_short_and_wrong_files)
 	free(buf);
 	free(r);
 	strbuf_release(&err);
+}
+
+/* Recorded on the lent H200 (bench/nccl-recorder.sh): PyTorch 2.11 DDP on NCCL 2.28.9, rank 1
+ * stopped before its 50th all_reduce, the watchdog fired on rank 0 after 45 s. From the logs
+ * alone (no recorder file), rank 1 is named. */
+TEST(nccl_hang_real_torch_watchdog_logs_name_the_rank)
+{
+	struct strbuf dir = STRBUF_INIT;
+	test_src_path(&dir, "tests/data/hang/torch-2.11-device");
+	struct child c;
+	const char *args[] = { "diagnose", "hang", dir.buf, "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "source"), "logs");
+	CHECK_STR(json_get_string(json_get(v, "logs"), "verdict"), "culprit");
+	double d;
+	CHECK(json_get_number(json_path(v, "logs.groups.0.culprits.0"), "rank", &d) && d == 1);
+	CHECK_STR(json_get_string(json_path(v, "logs.groups.0.culprits.0"), "why"), "never_entered");
+	CHECK(json_get_number(json_path(v, "logs.groups.0"), "seq", &d) && d == 55);
+	CHECK_STR(json_get_string(json_path(v, "logs.groups.0"), "op"), "ALLREDUCE");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&dir);
 }

@@ -153,7 +153,7 @@ static void fake_setup(struct fake *f, int gpus, const char *help)
 		snprintf(rel, sizeof(rel), "proc/driver/nvidia/gpus/0000:%02x:00.0", 0x18 + g);
 		test_mkdir(f->root, rel);
 	}
-	char path[4400];
+	char path[4096];
 	snprintf(path, sizeof(path), "%s:/usr/bin:/bin", dir);
 	fake_env(f, "PATH=%s", path);
 	fake_env(f, "FAKE_DIR=%s", test_tmpdir());
