@@ -19,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* deeper switches are not planned (their links are uncovered): fat trees have 2 to 5 tiers */
+#define PLAN_MAX_TIERS 16
+
 struct edge {
 	int pl;    /* plan link */
 	int child; /* the lower node (down edges) or the upper one (up edges) */
@@ -291,22 +294,48 @@ int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p
 			good = false;
 		ok[i] = good;
 	}
-	/* tiers: leaves are the switches an HCA is cabled to, then one more per hop up */
+	/* tiers: leaves are the switches an HCA is cabled to, then one more per hop up; a
+	 * breadth-first walk over the usable links (linear, whatever the input's shape), stopped
+	 * at PLAN_MAX_TIERS: no fat tree is that deep, and the walks down recurse once per tier */
 	int maxtier = 0;
-	for (int t = 0;; t++) {
-		bool grew = false;
-		for (size_t i = 0; i < f->nr_links; i++) {
-			if (!ok[i])
+	{
+		size_t *at = xcalloc(nn + 2, sizeof(size_t));
+		for (size_t i = 0; i < f->nr_links; i++)
+			if (ok[i])
+				at[f->links[i].a + 1]++, at[f->links[i].b + 1]++;
+		for (size_t n = 0; n < nn; n++)
+			at[n + 1] += at[n];
+		int *adj = xmalloc((at[nn] + 1) * sizeof(int));
+		size_t *fill = xmalloc((nn + 1) * sizeof(size_t));
+		memcpy(fill, at, (nn + 1) * sizeof(size_t));
+		for (size_t i = 0; i < f->nr_links; i++)
+			if (ok[i]) {
+				adj[fill[f->links[i].a]++] = f->links[i].b;
+				adj[fill[f->links[i].b]++] = f->links[i].a;
+			}
+		free(fill);
+		int *queue = xmalloc((nn + 1) * sizeof(int));
+		size_t qh = 0, qt = 0;
+		for (size_t n = 0; n < nn; n++)
+			if (!f->nodes[n].is_switch)
+				queue[qt++] = (int)n;
+		while (qh < qt) {
+			int n = queue[qh++];
+			if (pl.tier[n] >= PLAN_MAX_TIERS)
 				continue;
-			int a = f->links[i].a, b = f->links[i].b;
-			if (pl.tier[a] == t && pl.tier[b] < 0 && f->nodes[b].is_switch)
-				pl.tier[b] = t + 1, grew = true;
-			else if (pl.tier[b] == t && pl.tier[a] < 0 && f->nodes[a].is_switch)
-				pl.tier[a] = t + 1, grew = true;
+			for (size_t e = at[n]; e < at[n + 1]; e++) {
+				int m = adj[e];
+				if (pl.tier[m] < 0 && f->nodes[m].is_switch) {
+					pl.tier[m] = pl.tier[n] + 1;
+					if (pl.tier[m] > maxtier)
+						maxtier = pl.tier[m];
+					queue[qt++] = m;
+				}
+			}
 		}
-		if (!grew)
-			break;
-		maxtier = t + 1;
+		free(queue);
+		free(adj);
+		free(at);
 	}
 	p->tiers = (unsigned)maxtier;
 

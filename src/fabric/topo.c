@@ -205,7 +205,7 @@ struct fabric_map {
 	struct u64map by_key;  /* hash(key) -> node (chains through same-hash nodes below) */
 	struct u64map by_name; /* hash(name) -> node, or -2 when two nodes share the name */
 	struct u64map ends;    /* node << 16 | port -> ports[] */
-	struct u64map links;   /* end << 32 | end -> links[] */
+	struct u64map links;   /* hash of both ends -> links[] (probed on: see fabric_finish) */
 	int *lid;              /* LID -> node, -1 */
 };
 
@@ -968,9 +968,22 @@ void fabric_finish(struct fabric *f)
 		if (ea == eb)
 			continue;
 		bool swap = eb < ea;
-		uint64_t lk = swap ? (eb << 32 | ea) : (ea << 32 | eb);
-		int li = u64map_get(&m->links, lk);
-		if (li >= 0)
+		uint64_t lo = swap ? eb : ea, hi = swap ? ea : eb;
+		/* two 48-bit ends do not fit one key: the key is their hash, and a probe past a
+		 * link with other ends (a collision) goes on to the next slot */
+		uint64_t lk = (mix64(lo) ^ (hi * 0x9e3779b97f4a7c15ULL)) >> 1;
+		bool seen = false;
+		for (;; lk++) {
+			int li = u64map_get(&m->links, lk);
+			if (li < 0)
+				break;
+			const struct flink *o = &f->links[li];
+			if (end_key(o->a, o->a_port) == lo && end_key(o->b, o->b_port) == hi) {
+				seen = true;
+				break;
+			}
+		}
+		if (seen)
 			continue;
 		f->links = grow_array(f->links, sizeof(*f->links), f->nr_links + 1, &f->alloc_links);
 		struct flink *l = &f->links[f->nr_links];

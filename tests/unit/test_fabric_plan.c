@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void gen(struct fabric *f, const char *words)
 {
@@ -347,4 +348,61 @@ TEST(fabric_plan_input_not_understood_is_unknown)
 	CHECK_CONTAINS(c.err.buf, "no HCA with a working link");
 	child_release(&c);
 	strbuf_release(&p);
+}
+
+/* a chain of 100,000 switches: tiers are found in one walk (not one pass per tier) and stop at
+ * 16, the walks down never recurse deeper; every switch link is listed uncovered */
+TEST(fabric_plan_deep_chain_is_bounded_not_quadratic)
+{
+	struct fabric f;
+	fabric_init(&f);
+	enum { N = 100000 };
+	int prev = -1;
+	char name[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "sw%d", i);
+		int s = fabric_add_node(&f, name, true, 0x1000 + (uint64_t)i, i + 1);
+		if (prev >= 0)
+			fabric_connect(&f, prev, 2, s, 1, 4, IBSP_NDR);
+		else {
+			int h1 = fabric_add_node(&f, "h1 mlx5_0", false, 0x10, 0);
+			int h2 = fabric_add_node(&f, "h2 mlx5_0", false, 0x20, 0);
+			fabric_connect(&f, h1, 1, s, 3, 4, IBSP_NDR);
+			fabric_connect(&f, h2, 1, s, 4, 4, IBSP_NDR);
+		}
+		prev = s;
+	}
+	fabric_finish(&f);
+	struct plan p;
+	struct plan_opts o = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	CHECK(plan_build(&f, &o, &p, &err) == 0);
+	CHECK_MSG(plan_verify(&f, &o, &p, &err) == 0, "%s", err.buf);
+	CHECK_INT(p.tiers, 16);
+	CHECK_INT(p.nr_stages, 1);
+	CHECK_INT(p.nr_uncovered, N - 1);
+	plan_release(&p);
+	fabric_release(&f);
+	strbuf_release(&err);
+}
+
+TEST(fabric_plan_output_never_written_through_a_link)
+{
+	const char *dir = test_tmpdir();
+	test_write(dir, "victim", "keep\n");
+	struct strbuf link = STRBUF_INIT, victim = STRBUF_INIT, got = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&link, "%s/plan.json", dir);
+	strbuf_addf(&victim, "%s/victim", dir);
+	CHECK(symlink(victim.buf, link.buf) == 0);
+	struct child c;
+	run_plan(&c, "--fat-tree", "hosts=4", "-o", link.buf);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "symbolic link");
+	child_release(&c);
+	CHECK(read_file_bounded(victim.buf, &got, 1024, &err) == READ_OK);
+	CHECK_STR(got.buf, "keep\n");
+	strbuf_release(&link);
+	strbuf_release(&victim);
+	strbuf_release(&got);
+	strbuf_release(&err);
 }
