@@ -146,7 +146,7 @@ void links_survey(const struct fabric *f, const struct fabric *expect, struct li
 		eff_w[i] = min_known(ra ? ra->width : 0, rb ? rb->width : 0);
 		eff_s[i] = min_known(ra ? ra->speed : 0, rb ? rb->speed : 0);
 		if (up) {
-			/* each end's own report counts: the mode is what ports run at */
+			/* one report per link (the first end's): the mode is what links run at */
 			if (ra) {
 				wv[cls[i]][nv[cls[i]]] = ra->width;
 				sv[cls[i]][nv[cls[i]]++] = ra->speed;
