@@ -183,6 +183,9 @@ const struct config_key config_keys_fixed[] = {
 	  "put the faulthandler hook on the trainer's PYTHONPATH (default true)" },
 	{ "run.drain", CONFIG_BOOL, 0, 0, 0, NULL, "run",
 	  "drain the hosts a run excludes (default true)" },
+	{ "run.nccl-recorder", CONFIG_BOOL, 0, 0, 0, NULL, "run",
+	  "load vigil's NCCL flight recorder (libnccl-profiler-vigil.so) into the ranks; on a hang "
+	  "vigil diagnose hang names the rank that stopped the collective (default false)" },
 	{ "run.agent-cache", CONFIG_BOOL, 0, 0, 0, NULL, "run",
 	  "ask each node's vigil agent for its cached result first; a node without a fresh one "
 	  "is checked afresh (default true)" },

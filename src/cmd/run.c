@@ -42,12 +42,14 @@ static const char run_usage[] =
 	"  --check-interval SEC  vigil check of the run's nodes while it runs (default 30; 0 off)\n"
 	"  --smoke CMD           the group-testing command, words split on spaces (default: CMD\n"
 	"                        with VIGIL_SMOKE=1: a trainer should then run a few steps only)\n"
+	"  --nccl-recorder       load vigil's NCCL flight recorder into the ranks: on a hang,\n"
+	"                        vigil diagnose hang names the rank that stopped the collective\n"
 	"  --json                the final outcome as one JSON object on stdout\n"
 	"  --config FILE         configuration file      -c, --set SEC.KEY=VALUE  one setting\n"
 	"\n"
 	"More settings in [run] (vigil help config run): check-timeout, node-poll, grace,\n"
 	"restart-delay, master-port, python-stacks, drain, stacks-timeout, smoke-timeout,\n"
-	"slow-steps, check-arg; fleet.command (the vigil the nodes run), fleet.srun-arg.\n"
+	"slow-steps, check-arg, nccl-recorder; fleet.command (the vigil the nodes run), fleet.srun-arg.\n"
 	"\n"
 	"Exit status:\n"
 	"  0  the trainer finished (every task ended with status 0)\n"
@@ -56,7 +58,7 @@ static const char run_usage[] =
 
 enum { OPT_NODES = 256, OPT_SPARES, OPT_TPN, OPT_RUN_DIR, OPT_MAX_RESTARTS, OPT_STEP_PATTERN,
        OPT_HANG_AFTER, OPT_HANG_FLOOR, OPT_STARTUP, OPT_SLOW, OPT_CHECK_INTERVAL, OPT_SMOKE,
-       OPT_JSON, OPT_CONFIG };
+       OPT_JSON, OPT_CONFIG, OPT_NCCL_RECORDER };
 
 static const struct option run_opts[] = {
 	{ "nodes", required_argument, NULL, OPT_NODES },
@@ -72,6 +74,7 @@ static const struct option run_opts[] = {
 	{ "check-interval", required_argument, NULL, OPT_CHECK_INTERVAL },
 	{ "smoke", required_argument, NULL, OPT_SMOKE },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "nccl-recorder", no_argument, NULL, OPT_NCCL_RECORDER },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "set", required_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
@@ -129,7 +132,7 @@ int cmd_run(int argc, char **argv)
 {
 	const char *config_path = NULL;
 	struct strlist sets = STRLIST_INIT, opts = STRLIST_INIT, smoke = STRLIST_INIT;
-	struct strbuf err = STRBUF_INIT, dir = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, dir = STRBUF_INIT, recorder_path = STRBUF_INIT;
 	struct config cfg;
 	int ret = EXIT_USAGE, c;
 	char self[4096];
@@ -153,6 +156,7 @@ int cmd_run(int argc, char **argv)
 		case OPT_CHECK_INTERVAL: set_opt(&opts, "check-interval", optarg); break;
 		case OPT_SMOKE: set_opt(&opts, "smoke", optarg); break;
 		case OPT_JSON: json = true; break;
+		case OPT_NCCL_RECORDER: set_opt(&opts, "nccl-recorder", "true"); break;
 		case OPT_CONFIG: config_path = optarg; break;
 		case 'c': strlist_add(&sets, optarg); break;
 		case 'h':
@@ -203,7 +207,7 @@ int cmd_run(int argc, char **argv)
 	detect_config_default(&o.detect);
 	unsigned slow_steps;
 	double grace;
-	bool pystacks, drain, agent_cache;
+	bool pystacks, drain, agent_cache, recorder;
 	if (get_count(&cfg, "nodes", 0, &o.nodes, &err) < 0 ||
 	    get_count(&cfg, "spares", 0, &o.spares, &err) < 0 ||
 	    get_count(&cfg, "tasks-per-node", 1, &o.tasks_per_node, &err) < 0 ||
@@ -224,6 +228,7 @@ int cmd_run(int argc, char **argv)
 	    config_get_bool(&cfg, "run", "python-stacks", true, &pystacks, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "drain", true, &drain, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "agent-cache", true, &agent_cache, &err) < 0 ||
+	    config_get_bool(&cfg, "run", "nccl-recorder", false, &recorder, &err) < 0 ||
 	    slurm_cmds_from_config(&cfg, &o.cmds, &err) < 0)
 		goto bad;
 	o.detect.slow_steps = slow_steps;
@@ -232,6 +237,24 @@ int cmd_run(int argc, char **argv)
 	o.drain = drain;
 	o.agent_cache = agent_cache;
 	o.json = json;
+	if (recorder) {
+		/* beside this vigil (a build tree), else where 'make install' puts it; the nodes
+		 * are expected to have it at the same path, as they have vigil */
+		char d[4096];
+		if (exe_dir(d, sizeof(d)))
+			strbuf_addf(&recorder_path, "%s/libnccl-profiler-vigil.so", d);
+		if (!recorder_path.len || access(recorder_path.buf, R_OK) != 0) {
+			strbuf_reset(&recorder_path);
+			strbuf_addf(&recorder_path, "%s/vigil/libnccl-profiler-vigil.so", VIGIL_LIBDIR);
+		}
+		if (access(recorder_path.buf, R_OK) != 0) {
+			usage_error("run", "--nccl-recorder: no libnccl-profiler-vigil.so beside vigil "
+					   "or in %s/vigil ('make' builds it, 'make install' installs it)",
+				    VIGIL_LIBDIR);
+			goto out;
+		}
+		o.nccl_recorder = recorder_path.buf;
+	}
 	o.scancel = config_get(&cfg, "slurm", "scancel");
 	o.step_pattern = config_get(&cfg, "run", "step-pattern");
 	if (o.step_pattern) {
@@ -322,5 +345,6 @@ out:
 	strlist_release(&smoke);
 	strbuf_release(&err);
 	strbuf_release(&dir);
+	strbuf_release(&recorder_path);
 	return ret;
 }

@@ -10,7 +10,9 @@
 #include "../lib/json.h"
 #include "../lib/run_group.h"
 #include "../sys/fsroot.h"
+#include "../diagnose/ncclring.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +35,8 @@ void stacks_result_release(struct stacks_result *r)
 		free(r->ranks[i].wchan);
 		free(r->ranks[i].py_stack);
 		free(r->ranks[i].native_stack);
+		free(r->ranks[i].ring_dir);
+		free(r->ranks[i].nccl_ring);
 		strlist_release(&r->ranks[i].errors);
 	}
 	free(r->ranks);
@@ -162,6 +166,7 @@ struct candidate {
 	pid_t pid;
 	long ppid, rank, local_rank;
 	unsigned long long start;
+	char *ring_dir;
 };
 
 /* Is pid this very program (vigil itself, another vigil stacks)? */
@@ -227,8 +232,12 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		}
 		if (!parse_long(env_value(&env, "LOCAL_RANK"), 1L << 24, &local))
 			local = -1;
+		/* the NCCL flight recorder's ring, where it loads the plugin */
+		const char *plugin = env_value(&env, "NCCL_PROFILER_PLUGIN");
+		const char *rdir = env_value(&env, "VIGIL_NCCL_RING_DIR");
+		char *ring_dir = plugin && *plugin ? xstrdup(rdir && *rdir ? rdir : "/dev/shm") : NULL;
 		ALLOC_GROW(c, nc + 1, alloc);
-		c[nc++] = (struct candidate){ (pid_t)pid, st.ppid, rank, local, st.start };
+		c[nc++] = (struct candidate){ (pid_t)pid, st.ppid, rank, local, st.start, ring_dir };
 	}
 	/*
 	 * A rank's own children (DataLoader workers, forked or spawned) carry its environment too:
@@ -251,7 +260,11 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		k->local_rank = c[i].local_rank;
 		k->pid = c[i].pid;
 		k->start_time = c[i].start;
+		k->ring_dir = c[i].ring_dir;
+		c[i].ring_dir = NULL;
 	}
+	for (size_t i = 0; i < nc; i++)
+		free(c[i].ring_dir);
 	/* sorted by rank, then pid */
 	for (size_t i = 1; i < r->nr; i++)
 		for (size_t j = i; j > 0 && (r->ranks[j - 1].rank > r->ranks[j].rank ||
@@ -552,6 +565,124 @@ static void native_stacks(struct stacks_result *r, const struct stacks_options *
 	free(runs);
 }
 
+/* ---- the NCCL flight recorder's rings ---- */
+
+/*
+ * Copy each rank's recorder ring (src/nccl/ring.h, in /dev/shm or its VIGIL_NCCL_RING_DIR) into
+ * ATTEMPT_DIR/nccl/HOST-rRANK-pPID.ring, for 'vigil diagnose hang' (the supervisor runs it on
+ * the attempt). The ring directory is shared and writable by anyone: a name there is believed
+ * only when it is a regular file (not followed), owned by the rank's own user, and says in its
+ * header that it is that pid's ring; nothing else is ever read or copied as root.
+ */
+static int ring_name_pid(const char *name, long pid)
+{
+	if (strncmp(name, "vigil-nccl-", 11))
+		return 0;
+	char tail[40];
+	snprintf(tail, sizeof(tail), "-%ld.ring", pid);
+	size_t n = strlen(name), t = strlen(tail);
+	if (n > t && !strcmp(name + n - t, tail))
+		return 1;
+	/* the plugin's fallback names: -PID.N.ring */
+	snprintf(tail, sizeof(tail), "-%ld.", pid);
+	const char *p = strstr(name + 11, tail);
+	return p && ends_with(p, ".ring") ? 1 : 0;
+}
+
+static void copy_ring(struct stacks_result *r, struct stacks_rank *k, int ncfd)
+{
+	struct stat pst, st;
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/%d", (int)k->pid);
+	if (stat(proc, &pst) != 0)
+		return;
+	DIR *d = opendir(k->ring_dir);
+	if (!d) {
+		rank_error(k, "no NCCL recorder ring: cannot read '%s': %s", k->ring_dir,
+			   strerror(errno));
+		return;
+	}
+	struct dirent *e;
+	bool found = false;
+	while (!found && (e = readdir(d))) {
+		if (!ring_name_pid(e->d_name, (long)k->pid))
+			continue;
+		int fd = openat(dirfd(d), e->d_name,
+				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		struct strbuf buf = STRBUF_INIT, err = STRBUF_INIT;
+		struct nrec_header h;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != pst.st_uid ||
+		    read_fd_bounded(fd, e->d_name, &buf, (size_t)1025 << 20, &err) != READ_OK ||
+		    buf.len < sizeof(h)) {
+			close(fd);
+			strbuf_release(&buf);
+			strbuf_release(&err);
+			continue;
+		}
+		close(fd);
+		memcpy(&h, buf.buf, sizeof(h));
+		if (nring_looks_like(buf.buf, buf.len) && h.pid == (int32_t)k->pid) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			h.reason = NREC_COPY;
+			h.dumped_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			memcpy(buf.buf, &h, sizeof(h));
+			char name[200];
+			snprintf(name, sizeof(name), "%s-r%ld-p%d.ring",
+				 r->host && *r->host ? r->host : "host", k->rank, (int)k->pid);
+			for (char *q = name; *q; q++)
+				if (*q == '/')
+					*q = '_';
+			unlinkat(ncfd, name, 0); /* an earlier copy of this attempt (or a planted name) */
+			if (create_file_beneath(ncfd, name, buf.buf, buf.len, 0644, &err) == 0) {
+				struct strbuf rel = STRBUF_INIT;
+				strbuf_addf(&rel, "nccl/%s", name);
+				k->nccl_ring = strbuf_detach(&rel, NULL);
+			} else {
+				rank_error(k, "NCCL recorder ring not copied: %s", err.buf);
+			}
+			found = true;
+		}
+		strbuf_release(&buf);
+		strbuf_release(&err);
+	}
+	closedir(d);
+	if (!found)
+		rank_error(k, "no NCCL recorder ring for pid %d in '%s' (the plugin declined, or "
+			      "NCCL was not initialised yet)", (int)k->pid, k->ring_dir);
+}
+
+static void nccl_rings(struct stacks_result *r, const struct stacks_options *o)
+{
+	bool any = false;
+	for (size_t i = 0; i < r->nr; i++)
+		any |= r->ranks[i].ring_dir != NULL;
+	if (!any)
+		return;
+	struct strbuf err = STRBUF_INIT;
+	int afd = open(o->attempt_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ncfd = afd >= 0 ? open_dir_beneath(afd, "nccl", 0755, &err) : -1;
+	if (ncfd < 0) {
+		if (afd < 0)
+			strbuf_addstr(&err, strerror(errno));
+		struct strbuf m = STRBUF_INIT;
+		strbuf_addf(&m, "NCCL recorder rings not copied: cannot make '%s/nccl': %s",
+			    o->attempt_dir, err.buf);
+		strlist_add(&r->errors, m.buf);
+		strbuf_release(&m);
+	} else {
+		for (size_t i = 0; i < r->nr; i++)
+			if (r->ranks[i].ring_dir)
+				copy_ring(r, &r->ranks[i], ncfd);
+		close(ncfd);
+	}
+	if (afd >= 0)
+		close(afd);
+	strbuf_release(&err);
+}
+
 int stacks_collect(struct stacks_result *r, const struct stacks_options *o, struct strbuf *err)
 {
 	struct stacks_options opt = *o;
@@ -563,6 +694,7 @@ int stacks_collect(struct stacks_result *r, const struct stacks_options *o, stru
 	r->attempt_dir = xstrdup(o->attempt_dir);
 	if (find_ranks(r, &opt, err) < 0)
 		return -1;
+	nccl_rings(r, &opt); /* first: the rings as the hang left them */
 	sample(r, &opt);
 	if (opt.no_signal) {
 		for (size_t i = 0; i < r->nr; i++)
@@ -631,6 +763,7 @@ void stacks_write_json(const struct stacks_result *r, struct strbuf *out)
 		json_str_or_null(&w, "wchan", k->wchan);
 		json_str_or_null(&w, "py_stack", k->py_stack);
 		json_str_or_null(&w, "native_stack", k->native_stack);
+		json_str_or_null(&w, "nccl_ring", k->nccl_ring);
 		json_strlist(&w, "errors", &k->errors);
 		json_close_object(&w);
 	}

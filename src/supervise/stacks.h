@@ -47,6 +47,8 @@ struct stacks_rank {
 	char *wchan;		/* NULL when unknown or running */
 	char *py_stack;		/* the new text of its pystack file, NULL when none */
 	char *native_stack;	/* eu-stack's output, NULL when none */
+	char *ring_dir;		/* where its NCCL recorder ring is (it loads the plugin), or NULL */
+	char *nccl_ring;	/* the copy of that ring in ATTEMPT_DIR/nccl/, NULL when none */
 	struct strlist errors;	/* why a part is missing, in words */
 	/* between the steps */
 	unsigned long long start_time, cpu0, cpu1;

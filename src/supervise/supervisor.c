@@ -821,6 +821,19 @@ static void task_env(struct sup *s, struct strlist *env, bool smoke)
 	}
 	if (smoke)
 		strlist_add(env, "VIGIL_SMOKE=1");
+	if (s->o->nccl_recorder && !smoke) {
+		/* the NCCL flight recorder: a ring per rank in /dev/shm that vigil stacks copies on a
+		 * hang, dumps into the attempt's nccl/ at exit (vigil diagnose hang reads both) */
+		strbuf_reset(&e);
+		strbuf_addf(&e, "NCCL_PROFILER_PLUGIN=%s", s->o->nccl_recorder);
+		strlist_add(env, e.buf);
+		strbuf_reset(&e);
+		strbuf_addf(&e, "VIGIL_NCCL_JOB=vigil-%s", s->o->job_id ? s->o->job_id : "run");
+		strlist_add(env, e.buf);
+		strbuf_reset(&e);
+		strbuf_addf(&e, "VIGIL_NCCL_DUMP_DIR=%s/nccl", s->attempt_dir);
+		strlist_add(env, e.buf);
+	}
 	strbuf_release(&e);
 }
 
@@ -835,6 +848,15 @@ static void do_launch(struct sup *s, const struct sup_action *x)
 	(void)port;
 	if (make_dir(s->attempt_dir, &e) < 0)
 		goto fail;
+	if (o->nccl_recorder) {
+		struct strbuf nd = STRBUF_INIT;
+		strbuf_addf(&nd, "%s/nccl", s->attempt_dir);
+		if (make_dir(nd.buf, &e) < 0) {
+			strbuf_release(&nd);
+			goto fail;
+		}
+		strbuf_release(&nd);
+	}
 	if (rankout_open(&s->ro, s->attempt_dir, world, on_rank_line, s, &e) < 0)
 		goto fail;
 	s->ro_open = true;
@@ -899,12 +921,14 @@ fail:
  * that fails or hangs costs the run nothing), keep its JSON in out_path and journal one
  * "diagnosis" event with its verdict in words.
  */
-static void diagnose(struct sup *s, const char *kind, const char *arg, const char *out_path)
+static struct json_value *diagnose(struct sup *s, const char *kind, const char *arg,
+				   const char *out_path)
 {
+	struct json_value *v = NULL;
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
-		return;
+		return NULL;
 	self[n] = '\0';
 	const char *argv[] = { self, "diagnose", kind, "--json", arg, NULL };
 	struct child c;
@@ -915,8 +939,13 @@ static void diagnose(struct sup *s, const char *kind, const char *arg, const cha
 	struct strbuf d = STRBUF_INIT;
 	if (child_run(&c, NULL) == 0 && c.exited && c.exit_code != 2 && c.out.len) {
 		write_file_atomic(out_path, c.out.buf, c.out.len, 0644, NULL);
-		struct json_value *v = json_parse(c.out.buf, c.out.len, NULL);
-		if (v && !strcmp(kind, "logs")) {
+		v = json_parse(c.out.buf, c.out.len, NULL);
+		if (v && !strcmp(kind, "hang")) {
+			const char *sum = json_get_string(v, "summary");
+			const char *src = json_get_string(v, "source");
+			strbuf_addf(&d, "hang (%s): %s", src ? src : "?",
+				    sum && *sum ? sum : "could not tell");
+		} else if (v && !strcmp(kind, "logs")) {
 			const struct json_value *root = json_get(v, "root");
 			const char *cause = root ? json_get_string(root, "cause") : NULL;
 			if (cause) {
@@ -944,7 +973,6 @@ static void diagnose(struct sup *s, const char *kind, const char *arg, const cha
 					strbuf_addf(&d, " (%s)", cause);
 			}
 		}
-		json_free(v);
 	} else {
 		/* too few steps, nothing readable: said, not guessed */
 		strbuf_addf(&d, "%s: could not tell", kind);
@@ -955,6 +983,7 @@ static void diagnose(struct sup *s, const char *kind, const char *arg, const cha
 	}
 	strbuf_release(&d);
 	child_release(&c);
+	return v;
 }
 
 static void do_stop(struct sup *s, const struct sup_action *x)
@@ -996,7 +1025,7 @@ static void do_stop(struct sup *s, const struct sup_action *x)
 		/* the first error in the ranks' output, not the cascade after it */
 		struct strbuf p = STRBUF_INIT;
 		strbuf_addf(&p, "%s/diagnosis-logs.json", s->attempt_dir);
-		diagnose(s, "logs", s->attempt_dir, p.buf);
+		json_free(diagnose(s, "logs", s->attempt_dir, p.buf));
 		strbuf_release(&p);
 	}
 	strbuf_release(&e);
@@ -1005,7 +1034,59 @@ static void do_stop(struct sup *s, const struct sup_action *x)
 
 /* ---- evidence ---- */
 
-static void diagnose(struct sup *s, const char *kind, const char *arg, const char *out_path);
+static struct json_value *diagnose(struct sup *s, const char *kind, const char *arg,
+				   const char *out_path);
+
+/*
+ * The ranks 'vigil diagnose hang' names (the recorder's culprits, else the logs'), as the hosts
+ * they ran on: rank r runs on hosts[r / G] (step.h). Suspects, not verdicts: a rank that never
+ * entered a collective may be a software bug as well as a sick host, so they are confirmed by
+ * a smoke run alone like the stacks' weaker suspects.
+ */
+static void hang_suspects(struct sup *s, const struct json_value *v, char *const *hosts,
+			  size_t nr_hosts, struct strlist *out)
+{
+	const struct json_value *lists[8];
+	size_t nl = 0;
+	const struct json_value *rc = json_path(v, "recorder.culprits");
+	if (rc && rc->type == JSON_ARRAY && rc->nr)
+		lists[nl++] = rc;
+	const struct json_value *groups = json_path(v, "logs.groups");
+	for (size_t g = 0; !nl && groups && groups->type == JSON_ARRAY && g < groups->nr && nl < 8;
+	     g++) {
+		const struct json_value *c = json_get(groups->items[g], "culprits");
+		if (c && c->type == JSON_ARRAY && c->nr)
+			lists[nl++] = c;
+	}
+	/* ranks that left no ring while every other waits: the likeliest culprits there are */
+	const char *state = json_get_string(json_get(v, "recorder"), "state");
+	const struct json_value *comms = json_path(v, "recorder.communicators");
+	for (size_t c = 0; !nl && state && !strcmp(state, "incomplete") && comms &&
+			   comms->type == JSON_ARRAY && c < comms->nr && nl < 8;
+	     c++) {
+		const char *cs = json_get_string(comms->items[c], "state");
+		const struct json_value *m = json_get(comms->items[c], "missing_ranks");
+		if (cs && !strcmp(cs, "incomplete") && m && m->type == JSON_ARRAY)
+			for (size_t i = 0; i < m->nr; i++) {
+				if (m->items[i]->type != JSON_NUMBER || m->items[i]->number < 0 ||
+				    !s->o->tasks_per_node)
+					continue;
+				size_t h = (size_t)m->items[i]->number / s->o->tasks_per_node;
+				if (h < nr_hosts && !strlist_has(out, hosts[h]))
+					strlist_add(out, hosts[h]);
+			}
+	}
+	for (size_t l = 0; l < nl; l++)
+		for (size_t i = 0; i < lists[l]->nr; i++) {
+			double r;
+			if (!json_get_number(lists[l]->items[i], "rank", &r) || r < 0 ||
+			    !s->o->tasks_per_node)
+				continue;
+			size_t h = (size_t)r / s->o->tasks_per_node;
+			if (h < nr_hosts && !strlist_has(out, hosts[h]))
+				strlist_add(out, hosts[h]);
+		}
+}
 
 static void do_evidence(struct sup *s, const struct sup_action *x)
 {
@@ -1015,7 +1096,7 @@ static void do_evidence(struct sup *s, const struct sup_action *x)
 		strbuf_addf(&j, "%s/journal.jsonl", s->o->run_dir);
 		strbuf_addf(&p, "%s/diagnosis-steps.json", s->attempt_dir);
 		journal_sync(&s->j, NULL);
-		diagnose(s, "steps", j.buf, p.buf);
+		json_free(diagnose(s, "steps", j.buf, p.buf));
 		strbuf_release(&j);
 		strbuf_release(&p);
 	}
@@ -1025,6 +1106,28 @@ static void do_evidence(struct sup *s, const struct sup_action *x)
 	sup_collect_evidence(s->o, s->attempt_dir, x->hosts.items, x->hosts.nr,
 			     s->ro_open ? &s->ro : NULL, world_of(s, x->hosts.nr), &summary,
 			     &suspects, &sick, &why);
+	if (s->m.fault == SUP_FAULT_HANG) {
+		/* which rank stopped the collective: the NCCL recorder's rings (copied by vigil
+		 * stacks just now) or the watchdog lines, before anything is stopped */
+		struct strbuf p = STRBUF_INIT;
+		struct strlist named = STRLIST_INIT;
+		strbuf_addf(&p, "%s/diagnosis-hang.json", s->attempt_dir);
+		struct json_value *v = diagnose(s, "hang", s->attempt_dir, p.buf);
+		if (v)
+			hang_suspects(s, v, x->hosts.items, x->hosts.nr, &named);
+		for (size_t i = 0; i < named.nr; i++)
+			if (!strlist_has(&sick, named.items[i]) &&
+			    !strlist_has(&suspects, named.items[i]))
+				strlist_add(&suspects, named.items[i]);
+		if (named.nr) {
+			strbuf_addstr(&summary, "; vigil diagnose hang names ");
+			for (size_t i = 0; i < named.nr; i++)
+				strbuf_addf(&summary, "%s%s", i ? ", " : "", named.items[i]);
+		}
+		json_free(v);
+		strlist_release(&named);
+		strbuf_release(&p);
+	}
 	say(s, "evidence: %s", summary.buf);
 	struct sup_event e = { .kind = SUP_EV_EVIDENCE_DONE, .text = summary.buf,
 			       .hosts = (const char *const *)suspects.items,
@@ -1213,7 +1316,7 @@ static void do_report(struct sup *s, const struct sup_action *x)
 		strbuf_addf(&j, "%s/journal.jsonl", s->o->run_dir);
 		strbuf_addf(&p, "%s/diagnosis-steps.json", s->o->run_dir);
 		journal_sync(&s->j, NULL);
-		diagnose(s, "steps", j.buf, p.buf);
+		json_free(diagnose(s, "steps", j.buf, p.buf));
 		strbuf_release(&j);
 		strbuf_release(&p);
 	}

@@ -48,6 +48,7 @@ struct sup_options {
 	bool drain;                /* drain excluded hosts in Slurm */
 	bool agent_cache;          /* ask the nodes' agents for their cached result first */
 	bool json;                 /* the final report as JSON on stdout */
+	const char *nccl_recorder; /* libnccl-profiler-vigil.so loaded into the ranks; NULL: not */
 	const char *const *smoke;  /* argv, NULL-terminated; NULL: CMD with VIGIL_SMOKE=1 */
 	const char *const *cmd;    /* the trainer, NULL-terminated */
 	const char *vigil_remote;  /* the vigil run on the nodes (fleet.command) */

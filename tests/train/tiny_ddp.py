@@ -43,6 +43,11 @@ def parse_args():
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--step-sleep", type=float, default=0.0,
                    help="seconds to sleep after each step (to be interrupted)")
+    p.add_argument("--stop-host-file", default=None,
+                   help="the rank on a host named in this file stops (sleeps) before the "
+                        "all_reduce of --stop-at-step (in a smoke run: of step 2): a rank "
+                        "that never enters a collective")
+    p.add_argument("--stop-at-step", type=int, default=0)
     p.add_argument("--bad-host-file", default=None,
                    help="a file naming hosts (Slurm node names, one a line) where every "
                         "rank fails after its first step: a host that passes every check "
@@ -111,7 +116,17 @@ def main():
         with open(args.bad_host_file) as f:
             bad = os.environ.get("SLURMD_NODENAME", "") in f.read().split()
 
+    stop_at = 0
+    if args.stop_host_file and args.stop_at_step and os.path.exists(args.stop_host_file):
+        with open(args.stop_host_file) as f:
+            if os.environ.get("SLURMD_NODENAME", "") in f.read().split():
+                stop_at = min(args.stop_at_step, 2) if smoke else args.stop_at_step
+
     dist.init_process_group(backend="gloo", init_method="env://", rank=rank, world_size=world)
+    # vigil's NCCL flight recorder, where vigil run loads it (gloo has no profiler plugin:
+    # the shim reports this trainer's own all_reduce calls the way NCCL would)
+    from nccl_shim import Recorder
+    rec = Recorder.from_env(rank, world)
 
     model = make_model(args.seed)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -147,7 +162,14 @@ def main():
         loss.backward()
         opt.step()
         avg = loss.detach().clone()
+        if step == stop_at:
+            say("stopping before the all_reduce of step %d (--stop-host-file)" % step)
+            while True:
+                time.sleep(3600)
+        h = rec.begin(avg.numel()) if rec else None
         dist.all_reduce(avg, op=dist.ReduceOp.SUM)
+        if rec:
+            rec.end(h)
         loss_val = avg.item() / world
         say("step %d loss %r" % (step, loss_val))
         if bad:

@@ -693,3 +693,67 @@ TEST_TIMEOUT(run_e2e_agent_cached_verdict, 400)
 	strbuf_release(&state);
 	strbuf_release(&j);
 }
+
+/*
+ * vigil run --nccl-recorder: the rank on n3 stops before the all_reduce of step 8 (it never
+ * enters it; the others wait in it). The trainer runs on gloo, so tests/train/nccl_shim.py
+ * reports its all_reduce calls to the recorder the way NCCL would. On the hang, vigil stacks
+ * copies every rank's ring into attempt-0/nccl, vigil diagnose hang names the rank that never
+ * entered, its host is a suspect, a smoke run alone confirms it (it stops there too), it is
+ * drained, and the run ends on the spare.
+ */
+TEST_TIMEOUT(run_e2e_nccl_recorder_names_the_rank_that_never_entered, 400)
+{
+	struct bed b;
+	bed_up(&b);
+	struct child c;
+	struct strbuf out = STRBUF_INIT;
+	char stop[700];
+	snprintf(stop, sizeof(stop), "%s/stop-hosts", b.dir);
+	test_write(b.dir, "stop-hosts", "n3\n");
+	const char *train[] = { "--steps", "40", "--ckpt-every", "5", "--step-sleep", "0.2",
+				"--stop-host-file", stop, "--stop-at-step", "8", NULL };
+	const char *extra[] = { "--nccl-recorder", "-c", "run.smoke-timeout=20", NULL };
+	start_run(&b, &c, extra, train);
+	finish_run(&c, &out);
+	CHECK_INT(c.exit_code, 0);
+	check_outcome(&b, &out, "n3", NULL);
+	check_journal_event(&b, "hang", NULL);
+
+	/* every rank's ring copied by vigil stacks */
+	char path[800];
+	snprintf(path, sizeof(path), "%s/attempt-0/nccl", b.run_dir);
+	DIR *d = opendir(path);
+	CHECK_MSG(d != NULL, "no %s", path);
+	int rings = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		rings += strstr(e->d_name, ".ring") != NULL;
+	if (d)
+		closedir(d);
+	CHECK_MSG(rings >= 4, "%d rings in %s", rings, path);
+
+	/* the verdict kept beside the attempt: rank 2 (n3: the run's hosts are n1..n4, one task
+	 * each) never entered the all_reduce the three others wait in */
+	snprintf(path, sizeof(path), "%s/attempt-0/diagnosis-hang.json", b.run_dir);
+	struct strbuf js = STRBUF_INIT;
+	CHECK_MSG(read_file_bounded(path, &js, 1 << 20, NULL) == 0, "no %s", path);
+	struct json_value *v = json_parse(js.buf, js.len, NULL);
+	CHECK(v != NULL);
+	CHECK_STR(json_get_string(v, "source"), "recorder");
+	CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "never_entered");
+	double r;
+	CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &r) && r == 2);
+	CHECK(json_path(v, "recorder.culprits.1") == NULL);
+	CHECK_CONTAINS(json_get_string(v, "summary"), "never entered AllReduce #8");
+	json_free(v);
+
+	/* the journal says it in words, and the evidence names n3 */
+	snprintf(path, sizeof(path), "%s/journal.jsonl", b.run_dir);
+	strbuf_reset(&js);
+	CHECK(read_file_bounded(path, &js, 16u << 20, NULL) == 0);
+	CHECK_CONTAINS(js.buf, "hang (recorder): rank 2");
+	CHECK_CONTAINS(js.buf, "vigil diagnose hang names n3");
+	strbuf_release(&js);
+	child_release(&c);
+	strbuf_release(&out);
+}
