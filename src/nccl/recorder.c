@@ -494,6 +494,9 @@ static void op_started(struct handle *hd)
 	struct nrec_record *r = &R.rec[hd->index % R.capacity];
 	if (r->stamp != 2 * hd->index + 2)
 		return; /* the slot was reused: this operation left the ring */
+	/* the first channel's start is the collective's: the others pay one load, no clock */
+	if (atomic_load_explicit((_Atomic uint64_t *)&r->started_ns, memory_order_relaxed))
+		return;
 	uint64_t zero = 0;
 	atomic_compare_exchange_strong((_Atomic uint64_t *)&r->started_ns, &zero, now_ns());
 	if (hd->kind == NREC_COLL)
@@ -533,7 +536,9 @@ static void child_started(void *parent, int tag)
 	struct handle *hd = (struct handle *)parent;
 	if (tag == TAG_KERNEL) {
 		atomic_fetch_add(&hd->ch_started, 1);
-		R.hdr->comms[hd->comm].flags |= NREC_COMM_KERNEL_EVENTS;
+		_Atomic uint32_t *flags = (_Atomic uint32_t *)&R.hdr->comms[hd->comm].flags;
+		if (!(atomic_load_explicit(flags, memory_order_relaxed) & NREC_COMM_KERNEL_EVENTS))
+			atomic_fetch_or(flags, NREC_COMM_KERNEL_EVENTS);
 		op_started(hd);
 	} else {
 		atomic_fetch_add(&hd->px_started, 1);
