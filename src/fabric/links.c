@@ -357,6 +357,33 @@ static void json_name(struct json_writer *w, const struct fabric *f, int n, cons
 		json_string(w, f->nodes[n].name);
 }
 
+/* A link's ticket: "LINK-" and 8 hex digits of FNV-1a over both ends' names and ports, the
+ * same from either end and on every run (a person files it once). */
+static void links_ticket_id(const struct fabric *f, const struct link_finding *x,
+			    struct json_writer *w)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	strbuf_addf(&a, "%s:%d", x->node >= 0 ? f->nodes[x->node].name : "?", x->port);
+	strbuf_addf(&b, "%s:%d",
+		    x->peer >= 0 ? f->nodes[x->peer].name : x->peer_name[0] ? x->peer_name : "?",
+		    x->peer_port);
+	const struct strbuf *lo = strcmp(a.buf, b.buf) <= 0 ? &a : &b;
+	const struct strbuf *hi = lo == &a ? &b : &a;
+	uint32_t h = 2166136261u;
+	for (const struct strbuf *p = lo;; p = hi) {
+		for (size_t i = 0; i < p->len; i++)
+			h = (h ^ (unsigned char)p->buf[i]) * 16777619u;
+		h = (h ^ '|') * 16777619u;
+		if (p == hi)
+			break;
+	}
+	char id[16];
+	snprintf(id, sizeof(id), "LINK-%08x", h);
+	json_string(w, id);
+	strbuf_release(&a);
+	strbuf_release(&b);
+}
+
 void links_write_json(const struct fabric *f, const struct link_survey *s, const char *source,
 		      struct strbuf *out)
 {
@@ -455,6 +482,69 @@ void links_write_json(const struct fabric *f, const struct link_survey *s, const
 		json_uint(&w, x->line);
 		json_close_object(&w);
 	}
+	json_close_array(&w);
+	/*
+	 * The same arrays as 'vigil fabric ufm' (issue 12: one JSON shape for the fabric's
+	 * decisions): disable, the ports to take out of service until the link is fixed (a link
+	 * narrower or slower than the fabric's, one stuck in Initialize, an expected port down);
+	 * tickets, one per physical link found at fault, asymmetric ends included (those need a
+	 * person, not a disable); reenable and incidents stay empty here (a survey keeps no state
+	 * and sees no bursts).
+	 */
+	json_key(&w, "disable");
+	json_open_array(&w);
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct link_finding *x = &s->f[i];
+		if (x->kind == LF_ASYMMETRIC)
+			continue;
+		json_open_object(&w);
+		json_key(&w, "ticket");
+		links_ticket_id(f, x, &w);
+		json_key(&w, "port");
+		json_open_object(&w);
+		json_key(&w, "switch");
+		json_name(&w, f, x->node, NULL);
+		json_key(&w, "port");
+		json_int(&w, x->port);
+		json_close_object(&w);
+		json_key(&w, "peer");
+		json_open_object(&w);
+		json_key(&w, "switch");
+		json_name(&w, f, x->peer, x->peer_name);
+		json_key(&w, "port");
+		if (x->peer_port >= 0)
+			json_int(&w, x->peer_port);
+		else
+			json_null(&w);
+		json_close_object(&w);
+		json_key(&w, "cause");
+		json_string(&w, lf_kind_name(x->kind));
+		json_key(&w, "detail");
+		json_string(&w, x->detail);
+		json_key(&w, "action");
+		json_string(&w, action_name(x->act));
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_key(&w, "tickets");
+	json_open_array(&w);
+	for (size_t i = 0; i < s->nr; i++) {
+		const struct link_finding *x = &s->f[i];
+		json_open_object(&w);
+		json_key(&w, "id");
+		links_ticket_id(f, x, &w);
+		json_key(&w, "cause");
+		json_string(&w, lf_kind_name(x->kind));
+		json_key(&w, "detail");
+		json_string(&w, x->detail);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_key(&w, "reenable");
+	json_open_array(&w);
+	json_close_array(&w);
+	json_key(&w, "incidents");
+	json_open_array(&w);
 	json_close_array(&w);
 	json_close_object(&w);
 	strbuf_addch(out, '\n');

@@ -394,3 +394,34 @@ TEST(fabric_links_generated_fabrics_read_back_in_every_form)
 		strbuf_release(&err);
 	}
 }
+
+/* The same arrays as vigil fabric ufm: ports to disable (not the asymmetric one: a person
+ * looks first), one ticket per link at fault, its id stable across runs; reenable and
+ * incidents empty. */
+TEST(fabric_links_json_has_ufms_decision_arrays)
+{
+	struct child c;
+	run_links(&c, "iblinkinfo-faults.txt", "--json", NULL);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *dis = json_get(v, "disable"), *tk = json_get(v, "tickets");
+	CHECK(dis && dis->type == JSON_ARRAY && dis->nr == 3);
+	CHECK(tk && tk->type == JSON_ARRAY && tk->nr == 4);
+	CHECK(json_get(v, "reenable") && json_get(v, "reenable")->nr == 0);
+	CHECK(json_get(v, "incidents") && json_get(v, "incidents")->nr == 0);
+	for (size_t i = 0; i < dis->nr; i++) {
+		CHECK(strcmp(json_get_string(dis->items[i], "cause"), "asymmetric") != 0);
+		CHECK(!strncmp(json_get_string(dis->items[i], "ticket"), "LINK-", 5));
+		CHECK(json_get_string(json_get(dis->items[i], "port"), "switch") != NULL);
+	}
+	CHECK_STR(json_get_string(dis->items[0], "cause"), "slow");
+	CHECK_STR(json_get_string(json_get(dis->items[0], "port"), "switch"), "ib-leaf-03");
+	char first[32];
+	snprintf(first, sizeof(first), "%s", json_get_string(tk->items[0], "id"));
+	json_free(v);
+	run_links(&c, "iblinkinfo-faults.txt", "--json", NULL);
+	v = test_parse_json(&c);
+	CHECK_STR(json_get_string(json_path(v, "tickets.0"), "id"), first);
+	json_free(v);
+	child_release(&c);
+}
