@@ -5,6 +5,7 @@
  * rank that stopped the collective named (or said to be unknown), in text and JSON.
  */
 #include "hanglogs.h"
+#include "logs.h"
 #include "../lib/json.h"
 #include "../lib/util.h"
 
@@ -584,24 +585,7 @@ static void judge_line(struct hlog *h, const char *s, size_t n, bool cut)
 		lc.t.ts = ts;
 	}
 	/* past the stamp ("2026-...Z ", ISO, "[  12.3]"), then srun's "3: " and torch's "[rank3]:" */
-	while (i < n && s[i] == ' ')
-		i++;
-	if (n - i > 19 && isdigit((unsigned char)s[i]) && s[i + 4] == '-' && s[i + 7] == '-' &&
-	    (s[i + 10] == 'T' || s[i + 10] == ' ') && s[i + 13] == ':') {
-		i += 11;
-		while (i < n && s[i] != ' ')
-			i++;
-		while (i < n && s[i] == ' ')
-			i++;
-	}
-	if (i < n && s[i] == '[' && n - i > 3 && (s[i + 1] == ' ' || isdigit((unsigned char)s[i + 1]))) {
-		size_t j = i + 1;
-		while (j < n && (s[j] == ' ' || s[j] == '.' || isdigit((unsigned char)s[j])))
-			j++;
-		if (j < n && s[j] == ']')
-			for (i = j + 1; i < n && s[i] == ' '; i++)
-				;
-	}
+	i = dlog_skip_stamp(s, n);
 	int64_t v = num_at(s + i, n - i, &used);
 	if (v >= 0 && used <= 7 && i + used + 1 < n && s[i + used] == ':' && s[i + used + 1] == ' ') {
 		lc.label = (long)v;

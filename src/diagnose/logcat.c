@@ -341,13 +341,9 @@ static long number_at(const char *s, size_t n, size_t *used)
 	return i ? v : -1;
 }
 
-/*
- * Past the line's time stamp (vigil run's or ISO) and dmesg's "[ 1.2]", then the prefixes that
- * name a rank: torch's "[rank3]:", srun --label's "3: ". Sets *rank when one names it.
- */
-static size_t text_start(const char *s, size_t n, long *rank)
+size_t dlog_skip_stamp(const char *s, size_t n)
 {
-	size_t i = 0, used;
+	size_t i = 0;
 	while (i < n && s[i] == ' ')
 		i++;
 	if (n - i > 19 && isdigit((unsigned char)s[i]) && s[i + 4] == '-' && s[i + 7] == '-' &&
@@ -368,6 +364,16 @@ static size_t text_start(const char *s, size_t n, long *rank)
 				i++;
 		}
 	}
+	return i;
+}
+
+/*
+ * Past the line's time stamp (dlog_skip_stamp), then the prefixes that name a rank: torch's
+ * "[rank3]:", srun --label's "3: ". Sets *rank when one names it.
+ */
+static size_t text_start(const char *s, size_t n, long *rank)
+{
+	size_t i = dlog_skip_stamp(s, n), used;
 	if (n - i > 6 && !memcmp(s + i, "[rank", 5)) {
 		long r = number_at(s + i + 5, n - i - 5, &used);
 		if (r >= 0 && i + 5 + used + 1 < n && s[i + 5 + used] == ']' &&

@@ -85,6 +85,11 @@ struct dlog_match {
  */
 bool dlog_classify(const char *line, size_t len, struct dlog_match *m);
 
+/* Where a line's text begins past its time stamp (vigil run's "2026-12-01T02:51:00.703Z ", ISO
+ * "2026-12-01 02:51:00", dmesg's "[  123.456]") and the spaces after it; 0 when it has none.
+ * Shared by the logs and hang classifiers. */
+size_t dlog_skip_stamp(const char *s, size_t n);
+
 struct dlog_occ {
 	enum dlog_tb tb;
 	double ts;          /* seconds in tb; 0 for NONE */

@@ -662,37 +662,3 @@ TEST(ufm_usage_errors)
 	CHECK_CONTAINS(c.out.buf, "--credentials FILE");
 	child_release(&c);
 }
-
-TEST_TIMEOUT(fuzz_ufm_parser, 300)
-{
-	const char *dir = getenv("VIGIL_FUZZ_DIR");
-	const char *secs = getenv("VIGIL_FUZZ_SECONDS");
-	struct strbuf bin = STRBUF_INIT, corpus = STRBUF_INIT, work = STRBUF_INIT,
-		      t = STRBUF_INIT, art = STRBUF_INIT;
-	if (!dir || !*dir)
-		SKIP("VIGIL_FUZZ_DIR not set (run through make test)");
-	strbuf_addf(&bin, "%s/ufm", dir);
-	if (access(bin.buf, X_OK) != 0)
-		SKIP("fuzz target not built (needs clang and libclang-rt-14-dev)");
-	strbuf_addf(&corpus, "%s/tests/fuzz/corpus/ufm", test_srcdir());
-	strbuf_addf(&work, "%s/corpus", test_tmpdir());
-	test_mkdir(test_tmpdir(), "corpus");
-	strbuf_addf(&t, "-max_total_time=%s", secs && *secs ? secs : "15");
-	strbuf_addf(&art, "-artifact_prefix=%s/", test_tmpdir());
-	const char *argv[] = { bin.buf, t.buf, "-max_len=65536", "-rss_limit_mb=2048", art.buf,
-			       work.buf, corpus.buf, NULL };
-	struct child c;
-	child_init(&c);
-	c.argv = argv;
-	c.timeout_ms = 600000;
-	c.merge_stderr = true;
-	c.out_cap = 64 << 10;
-	CHECK_INT(child_run(&c, NULL), 0);
-	CHECK_MSG(c.exited && c.exit_code == 0, "fuzzing 'ufm' found a problem:\n%s", c.out.buf);
-	child_release(&c);
-	strbuf_release(&bin);
-	strbuf_release(&corpus);
-	strbuf_release(&work);
-	strbuf_release(&t);
-	strbuf_release(&art);
-}
