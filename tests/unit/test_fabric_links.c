@@ -419,6 +419,7 @@ TEST(fabric_links_json_has_ufms_decision_arrays)
 	char first[32];
 	snprintf(first, sizeof(first), "%s", json_get_string(tk->items[0], "id"));
 	json_free(v);
+	child_release(&c);
 	run_links(&c, "iblinkinfo-faults.txt", "--json", NULL);
 	v = test_parse_json(&c);
 	CHECK_STR(json_get_string(json_path(v, "tickets.0"), "id"), first);

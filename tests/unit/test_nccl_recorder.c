@@ -341,6 +341,7 @@ TEST(nccl_recorder_names_the_rank_that_never_entered)
 	CHECK_CONTAINS(json_get_string(v, "summary"), "rank 3 (host ");
 	CHECK_CONTAINS(json_get_string(v, "summary"), "never entered AllReduce #50, its 50th AllReduce (1.0 MiB Float32)");
 	json_free(v);
+	child_release(&c);
 
 	const char *targs[] = { "diagnose", "hang", dump.buf, NULL };
 	test_run_vigil(&c, targs, NULL);
@@ -576,6 +577,7 @@ TEST(nccl_recorder_missing_ranks_duplicates_and_bad_files)
 	struct strbuf link = STRBUF_INIT;
 	strbuf_addf(&link, "%s/evil.ring", dump.buf);
 	CHECK(symlink(first.buf, link.buf) == 0);
+	child_release(&c);
 	test_run_vigil(&c, args, NULL);
 	CHECK_CONTAINS(c.out.buf, "evil.ring");
 	CHECK_CONTAINS(c.out.buf, "symbolic link, not a regular file");
@@ -585,9 +587,11 @@ TEST(nccl_recorder_missing_ranks_duplicates_and_bad_files)
 	strbuf_addf(&empty, "%s/empty", test_tmpdir());
 	mkdir(empty.buf, 0700);
 	const char *eargs[] = { "diagnose", "hang", empty.buf, NULL };
+	child_release(&c);
 	test_run_vigil(&c, eargs, NULL);
 	CHECK_INT(c.exit_code, 3);
 	const char *nargs[] = { "diagnose", "hang", NULL };
+	child_release(&c);
 	test_run_vigil(&c, nargs, NULL);
 	CHECK_INT(c.exit_code, 2);
 	child_release(&c);
