@@ -250,7 +250,7 @@ int diag_hang_main(int argc, char **argv)
 
 	struct hlog hl;
 	struct strbuf err = STRBUF_INIT;
-	hang_logs_from_paths(paths.items, (int)paths.nr, &hl, &err); /* inits and finishes hl */
+	hang_logs_from_paths(paths.items, (int)paths.nr, all, &hl, &err); /* inits and finishes hl */
 
 	struct strbuf out = STRBUF_INIT;
 	bool recorder = h.rings > 0;

@@ -53,12 +53,12 @@ static void walk_error(void *ctx, const char *display, const char *why)
 	hlog_file_error(((struct hang_walk *)ctx)->h, display, why);
 }
 
-int hang_logs_from_paths(char **paths, int n, struct hlog *out, struct strbuf *err)
+int hang_logs_from_paths(char **paths, int n, bool all, struct hlog *out, struct strbuf *err)
 {
 	struct hang_walk hw = { out, NULL, 0 };
-	/* every attempt: a hang is in the last one, but an earlier attempt's silent host is not
-	 * told apart from it by name, so the caller names the attempt directory to narrow it */
-	struct logwalk lw = { &hw, walk_file, walk_error, false, true };
+	/* a run directory's last attempt (the hang is there), every attempt with all: ranks of
+	 * different attempts are not told apart by name, so all mixes their silences */
+	struct logwalk lw = { &hw, walk_file, walk_error, all, true };
 	hlog_init(out);
 	hw.buf = xmalloc(READ_CHUNK);
 	for (int i = 0; i < n; i++)

@@ -17,7 +17,7 @@ static struct json_value *hang_json(char **paths, int n, struct strbuf *text, in
 {
 	struct hlog h;
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
-	int r = hang_logs_from_paths(paths, n, &h, &err);
+	int r = hang_logs_from_paths(paths, n, false, &h, &err);
 	if (ret)
 		*ret = r;
 	hlog_write_json(&h, &out);
@@ -322,7 +322,7 @@ TEST(hang_logs_nothing_found_is_unknown_never_no_hang)
 	strbuf_addf(&p, "%s/missing", dir);
 	struct strbuf err = STRBUF_INIT;
 	struct hlog h;
-	CHECK_INT(hang_logs_from_paths(paths, 1, &h, &err), -1);
+	CHECK_INT(hang_logs_from_paths(paths, 1, false, &h, &err), -1);
 	CHECK_MSG(strstr(err.buf, "cannot read '"), "%s", err.buf);
 	CHECK(h.verdict == HLOG_UNKNOWN);
 	hlog_release(&h);

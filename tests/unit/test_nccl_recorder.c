@@ -662,3 +662,44 @@ TEST(nccl_hang_real_torch_watchdog_logs_name_the_rank)
 	child_release(&c);
 	strbuf_release(&dir);
 }
+
+/* A vigil run directory: its last attempt by default, every attempt with --all (the hang of
+ * attempt 0 is not seen from attempt 1, where the run went on). */
+TEST(nccl_hang_run_directory_last_attempt_or_all)
+{
+	struct strbuf src = STRBUF_INIT, raw = STRBUF_INIT, run = STRBUF_INIT;
+	const char *names[] = { "rank-0.err", "rank-0.out", "rank-1.err", "rank-1.out" };
+	for (size_t i = 0; i < 4; i++) {
+		strbuf_reset(&src);
+		test_src_path(&src, "tests/data/hang/torch-2.11-device/");
+		strbuf_addstr(&src, names[i]);
+		strbuf_reset(&raw);
+		CHECK(read_file_bounded(src.buf, &raw, 1 << 20, NULL) == READ_OK);
+		char rel[64];
+		snprintf(rel, sizeof(rel), "run/attempt-0/%s", names[i]);
+		test_write_bytes(test_tmpdir(), rel, raw.buf, raw.len);
+	}
+	test_write(test_tmpdir(), "run/attempt-1/rank-0.out",
+		   "2026-12-01T05:50:00.000Z step 60 loss 0.1\n");
+	test_write(test_tmpdir(), "run/attempt-1/rank-1.out",
+		   "2026-12-01T05:50:00.000Z step 60 loss 0.1\n");
+	strbuf_addf(&run, "%s/run", test_tmpdir());
+	struct child c;
+	const char *last[] = { "diagnose", "hang", run.buf, "--json", NULL };
+	test_run_vigil(&c, last, NULL);
+	CHECK_INT(c.exit_code, 3);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(json_get(v, "logs"), "verdict"), "unknown");
+	json_free(v);
+	child_release(&c);
+	const char *all[] = { "diagnose", "hang", run.buf, "--all", "--json", NULL };
+	test_run_vigil(&c, all, NULL);
+	CHECK_INT(c.exit_code, 1);
+	v = test_parse_json(&c);
+	CHECK_STR(json_get_string(json_get(v, "logs"), "verdict"), "culprit");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&src);
+	strbuf_release(&raw);
+	strbuf_release(&run);
+}
