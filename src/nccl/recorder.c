@@ -195,6 +195,10 @@ static void dump(uint32_t reason);
 
 static void on_exit_dump(void)
 {
+	/* a forked child (a data loader worker that calls exit()) inherits this handler: the
+	 * ring and its dump are its parent's, not its to write or remove */
+	if (!R.hdr || R.hdr->pid != (int32_t)getpid())
+		return;
 	if (R.dump_dir[0])
 		dump(NREC_EXIT);
 	/* the live ring goes with the process that wrote it; a dump (if asked) stays */
@@ -206,7 +210,8 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	int e = errno;
-	dump(NREC_SIGNAL);
+	if (R.hdr && R.hdr->pid == (int32_t)getpid())
+		dump(NREC_SIGNAL);
 	errno = e;
 }
 

@@ -44,6 +44,7 @@ struct rank_plan {
 	bool second_comm;   /* also an idle communicator of ranks 0 and 1, 7 collectives */
 	enum { END_EXIT, END_PAUSE, END_KILLED } end;
 	bool finalize;
+	bool fork_exit; /* fork a child that calls exit() (a worker inheriting atexit handlers) */
 };
 
 struct drv {
@@ -209,6 +210,12 @@ static int rank_main(const struct rank_plan *p, const char *ring_dir, const char
 		drv_coll(&d, ctx, main_hash, p->rank, (uint64_t)i, i < p->started, i < p->done);
 	if (p->finalize)
 		d.v5->finalize(ctx);
+	if (p->fork_exit) {
+		pid_t k = fork();
+		if (k == 0)
+			exit(0);
+		waitpid(k, NULL, 0);
+	}
 	if (p->end == END_PAUSE || p->end == END_KILLED) {
 		/* tell the parent the work is done, then wait to be signalled or killed */
 		char ready[4200];
@@ -292,7 +299,7 @@ static void dirs(const char *name, struct strbuf *ring, struct strbuf *dump)
 static void four_ranks(struct rank_plan *p, int api, int culprit_colls)
 {
 	for (int r = 0; r < 4; r++) {
-		p[r] = (struct rank_plan){ r, 4, api, 50, 49, 50, true, END_EXIT, false };
+		p[r] = (struct rank_plan){ r, 4, api, 50, 49, 50, true, END_EXIT, false, false };
 		if (r == 3)
 			p[r].colls = p[r].done = p[r].started = culprit_colls;
 	}
@@ -378,7 +385,7 @@ TEST(nccl_recorder_live_rings_are_read_while_the_ranks_run)
 	json_free(v);
 	/* killed: their rings stay; the next process on the host sweeps the dead ones away */
 	CHECK_INT((int)count_files(ring.buf, ".ring"), 4);
-	struct rank_plan one = { 0, 1, 5, 1, 1, 1, false, END_EXIT, false };
+	struct rank_plan one = { 0, 1, 5, 1, 1, 1, false, END_EXIT, false, false };
 	pid_t pid;
 	run_ranks(&one, 1, ring.buf, NULL, NULL, &pid);
 	CHECK_INT((int)count_files(ring.buf, ".ring"), 0);
@@ -477,7 +484,7 @@ TEST(nccl_recorder_dumps_on_its_signal_only_where_free)
 {
 	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
 	dirs("sig", &ring, &dump);
-	struct rank_plan p = { 0, 1, 5, 3, 3, 3, false, END_PAUSE, false };
+	struct rank_plan p = { 0, 1, 5, 3, 3, 3, false, END_PAUSE, false, false };
 	pid_t pid;
 	run_ranks(&p, 1, ring.buf, dump.buf, "USR2", &pid);
 	CHECK_INT((int)count_files(dump.buf, ".ring"), 0);
@@ -702,4 +709,20 @@ TEST(nccl_hang_run_directory_last_attempt_or_all)
 	strbuf_release(&src);
 	strbuf_release(&raw);
 	strbuf_release(&run);
+}
+
+/* A forked child that calls exit() runs the atexit handlers it inherited: it must neither dump
+ * its parent's ring nor remove it. */
+TEST(nccl_recorder_forked_child_leaves_the_parents_ring_alone)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("fork", &ring, &dump);
+	struct rank_plan p = { 0, 1, 5, 3, 3, 3, false, END_PAUSE, false, true };
+	pid_t pid;
+	run_ranks(&p, 1, ring.buf, dump.buf, NULL, &pid);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 1);
+	CHECK_INT((int)count_files(dump.buf, ".ring"), 0);
+	reap(&pid, 1, SIGKILL);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
 }
