@@ -172,17 +172,14 @@ static void finish_comm(struct hang_comm *c, double now_s)
 				c->waiting = max_enq + 1; /* maybe a missing rank is in the next */
 			goto when;
 		}
-		size_t entered = 0, finished = 0, never = 0;
+		size_t finished = 0, never = 0;
 		for (size_t k = 0; k < c->nr; k++) {
 			struct hang_member *m = &c->m[k];
 			if (m->enqueued < w) {
 				m->role = 1;
 				never++;
 			} else if (m->done >= w) {
-				entered++;
 				finished++;
-			} else {
-				entered++;
 			}
 		}
 		if (never) {
@@ -210,7 +207,6 @@ static void finish_comm(struct hang_comm *c, double now_s)
 						c->culprits++;
 					}
 		}
-		(void)entered;
 	} else {
 		if (min_enq == max_enq) {
 			c->state = c->nr_missing ? HANG_INCOMPLETE : HANG_SAME_COUNT;
@@ -405,7 +401,7 @@ void hang_write_text(const struct hang *h, struct strbuf *out)
 	case HANG_BEHIND:
 		strbuf_addstr(out, c->culprits > 1 ? "Ranks " : "");
 		add_role_list(out, c, 1, 8);
-		strbuf_addstr(out, c->culprits > 1 ? " never entered " : " never entered ");
+		strbuf_addstr(out, " never entered ");
 		add_op(out, c);
 		strbuf_addf(out, "; the %zu other rank%s entered it", waiting, waiting == 1 ? "" : "s");
 		if (c->waited_s > 0)
@@ -420,8 +416,7 @@ void hang_write_text(const struct hang *h, struct strbuf *out)
 		break;
 	case HANG_NEVER_FINISHED:
 		add_role_list(out, c, 2, 8);
-		strbuf_addstr(out, c->culprits > 1 ? " entered and never finished " :
-						      " entered and never finished ");
+		strbuf_addstr(out, " entered and never finished ");
 		add_op(out, c);
 		strbuf_addstr(out, ", which the other ranks completed. Look at that GPU and its "
 				   "links (vigil check, vigil net) on its host.");

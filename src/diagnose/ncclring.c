@@ -21,13 +21,6 @@ static void field(char *dst, const char *src, size_t size)
 	dst[n] = 0;
 }
 
-static uint64_t get64(const void *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 int nring_parse(const void *buf, size_t len, struct nring *r, struct strbuf *err)
 {
 	memset(r, 0, sizeof(*r));
@@ -102,9 +95,9 @@ int nring_parse(const void *buf, size_t len, struct nring *r, struct strbuf *err
 		o->nccl_seq = rec.nccl_seq;
 		o->count = rec.count;
 		o->bytes = rec.bytes;
-		o->enqueued_ns = get64(&rec.enqueued_ns);
-		o->started_ns = get64(&rec.started_ns);
-		o->done_ns = get64(&rec.done_ns);
+		o->enqueued_ns = rec.enqueued_ns;
+		o->started_ns = rec.started_ns;
+		o->done_ns = rec.done_ns;
 		o->peer = rec.peer;
 		o->comm = rec.comm;
 		o->kind = rec.kind;

@@ -1043,49 +1043,56 @@ static struct json_value *diagnose(struct sup *s, const char *kind, const char *
  * entered a collective may be a software bug as well as a sick host, so they are confirmed by
  * a smoke run alone like the stacks' weaker suspects.
  */
+/* Rank r's host in the run: hosts[r / G] (step.h), added to out once. */
+static void add_rank_host(struct sup *s, double r, char *const *hosts, size_t nr_hosts,
+			  struct strlist *out)
+{
+	if (r < 0 || !s->o->tasks_per_node)
+		return;
+	size_t h = (size_t)r / s->o->tasks_per_node;
+	if (h < nr_hosts && !strlist_has(out, hosts[h]))
+		strlist_add(out, hosts[h]);
+}
+
+/* The hosts of a non-empty array of culprits ({"rank": R, ...}); false when there is none. */
+static bool add_culprit_hosts(struct sup *s, const struct json_value *list, char *const *hosts,
+			      size_t nr_hosts, struct strlist *out)
+{
+	if (!list || list->type != JSON_ARRAY || !list->nr)
+		return false;
+	for (size_t i = 0; i < list->nr; i++) {
+		double r;
+		if (json_get_number(list->items[i], "rank", &r))
+			add_rank_host(s, r, hosts, nr_hosts, out);
+	}
+	return true;
+}
+
 static void hang_suspects(struct sup *s, const struct json_value *v, char *const *hosts,
 			  size_t nr_hosts, struct strlist *out)
 {
-	const struct json_value *lists[8];
-	size_t nl = 0;
-	const struct json_value *rc = json_path(v, "recorder.culprits");
-	if (rc && rc->type == JSON_ARRAY && rc->nr)
-		lists[nl++] = rc;
+	/* the recorder's culprits, else the first process group's culprits in the logs */
+	if (add_culprit_hosts(s, json_path(v, "recorder.culprits"), hosts, nr_hosts, out))
+		return;
 	const struct json_value *groups = json_path(v, "logs.groups");
-	for (size_t g = 0; !nl && groups && groups->type == JSON_ARRAY && g < groups->nr && nl < 8;
-	     g++) {
-		const struct json_value *c = json_get(groups->items[g], "culprits");
-		if (c && c->type == JSON_ARRAY && c->nr)
-			lists[nl++] = c;
-	}
-	/* ranks that left no ring while every other waits: the likeliest culprits there are */
+	for (size_t g = 0; groups && groups->type == JSON_ARRAY && g < groups->nr; g++)
+		if (add_culprit_hosts(s, json_get(groups->items[g], "culprits"), hosts, nr_hosts,
+				      out))
+			return;
+	/* else the ranks that left no ring while every other waits: the likeliest culprits */
 	const char *state = json_get_string(json_get(v, "recorder"), "state");
 	const struct json_value *comms = json_path(v, "recorder.communicators");
-	for (size_t c = 0; !nl && state && !strcmp(state, "incomplete") && comms &&
-			   comms->type == JSON_ARRAY && c < comms->nr && nl < 8;
-	     c++) {
+	if (!state || strcmp(state, "incomplete") || !comms || comms->type != JSON_ARRAY)
+		return;
+	for (size_t c = 0; c < comms->nr; c++) {
 		const char *cs = json_get_string(comms->items[c], "state");
 		const struct json_value *m = json_get(comms->items[c], "missing_ranks");
-		if (cs && !strcmp(cs, "incomplete") && m && m->type == JSON_ARRAY)
-			for (size_t i = 0; i < m->nr; i++) {
-				if (m->items[i]->type != JSON_NUMBER || m->items[i]->number < 0 ||
-				    !s->o->tasks_per_node)
-					continue;
-				size_t h = (size_t)m->items[i]->number / s->o->tasks_per_node;
-				if (h < nr_hosts && !strlist_has(out, hosts[h]))
-					strlist_add(out, hosts[h]);
-			}
+		if (!cs || strcmp(cs, "incomplete") || !m || m->type != JSON_ARRAY)
+			continue;
+		for (size_t i = 0; i < m->nr; i++)
+			if (m->items[i]->type == JSON_NUMBER)
+				add_rank_host(s, m->items[i]->number, hosts, nr_hosts, out);
 	}
-	for (size_t l = 0; l < nl; l++)
-		for (size_t i = 0; i < lists[l]->nr; i++) {
-			double r;
-			if (!json_get_number(lists[l]->items[i], "rank", &r) || r < 0 ||
-			    !s->o->tasks_per_node)
-				continue;
-			size_t h = (size_t)r / s->o->tasks_per_node;
-			if (h < nr_hosts && !strlist_has(out, hosts[h]))
-				strlist_add(out, hosts[h]);
-		}
 }
 
 static void do_evidence(struct sup *s, const struct sup_action *x)
