@@ -613,7 +613,10 @@ static void copy_ring(struct stacks_result *r, struct stacks_rank *k, int ncfd)
 			continue;
 		struct strbuf buf = STRBUF_INIT, err = STRBUF_INIT;
 		struct nrec_header h;
+		/* the header first: a file that is not this pid's ring is not read whole */
 		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != pst.st_uid ||
+		    pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+		    !nring_looks_like(&h, sizeof(h)) || h.pid != (int32_t)k->pid ||
 		    read_fd_bounded(fd, e->d_name, &buf, (size_t)1025 << 20, &err) != READ_OK ||
 		    buf.len < sizeof(h)) {
 			close(fd);
