@@ -39,7 +39,7 @@ ifneq ($(SANITIZE),)
 ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 ALL_LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-LIBS := -ldl -lm -lpthread -lz
+LIBS := -ldl -lm -lpthread
 
 ifeq ($(V),1)
 Q :=

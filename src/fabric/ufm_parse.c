@@ -1,18 +1,18 @@
 /*
  * ufm_parse.c: one line of UFM's event.log into a struct ufm_event (REFERENCE.md §7), and the
- * reader of event.log files, plain or gzip'd (zlib in-process: a rotated event.log.2.gz is read
- * as a stream, never unpacked to disk). The parser runs on every line of logs of gigabytes, so
+ * reader of event.log files, plain or gzip'd (zlib in-process, loaded by src/lib/zlite.c: a rotated
+ * event.log.2.gz is read as a stream, never unpacked to disk). The parser runs on every line of logs of gigabytes, so
  * it walks the line once, by hand, and copies only the few fields it keeps.
  */
 #include "ufm.h"
 #include "../lib/fileio.h"
+#include "../lib/zlite.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 const int ufm_codes[UFM_NCODES] = { 110, 112, 113, 115, 116, 329, 702, 917, 918 };
 
@@ -464,8 +464,15 @@ int ufm_src_open(struct ufm_src *s, const char *path, struct strbuf *err)
 	unsigned char magic[2];
 	ssize_t m = pread(s->fd, magic, 2, 0);
 	if (m == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+		struct strbuf why = STRBUF_INIT;
+		if (zlite_load(&why) < 0) {
+			ufm_src_close(s);
+			error_set(err, "cannot read '%s': gzip'd, and %s", path, why.buf);
+			strbuf_release(&why);
+			return -1;
+		}
 		z_stream *z = xcalloc(1, sizeof(*z));
-		if (inflateInit2(z, 15 + 32) != Z_OK) {
+		if (zlite_inflate_init2(z, 15 + 32) != Z_OK) {
 			free(z);
 			ufm_src_close(s);
 			return error_set(err, "cannot read '%s': zlib could not start", path);
@@ -483,7 +490,7 @@ void ufm_src_close(struct ufm_src *s)
 		close(s->fd);
 	s->fd = -1;
 	if (s->z) {
-		inflateEnd(s->z);
+		zlite_inflate_end(s->z);
 		free(s->z);
 		s->z = NULL;
 	}
@@ -525,12 +532,12 @@ static ssize_t fill(struct ufm_src *s, char *dst, size_t room, struct strbuf *er
 			s->zpos = 0;
 			s->zend = (size_t)r;
 		}
-		z->next_in = (Bytef *)s->zbuf + s->zpos;
+		z->next_in = (const Bytef *)s->zbuf + s->zpos;
 		z->avail_in = (uInt)(s->zend - s->zpos);
 		z->next_out = (Bytef *)dst;
 		z->avail_out = (uInt)room;
 		s->in_member = true;
-		int rc = inflate(z, Z_NO_FLUSH);
+		int rc = zlite_inflate(z, Z_NO_FLUSH);
 		s->zpos = s->zend - z->avail_in;
 		size_t got = room - z->avail_out;
 		if (rc == Z_STREAM_END) {
@@ -543,7 +550,7 @@ static ssize_t fill(struct ufm_src *s, char *dst, size_t room, struct strbuf *er
 				s->zpos = s->zend;
 				s->gz_done = true;
 			}
-			inflateReset(z);
+			zlite_inflate_reset(z);
 			if (s->gz_done)
 				return (ssize_t)got;
 			if (got)
