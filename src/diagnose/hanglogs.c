@@ -305,7 +305,8 @@ static void pg_prefix(const char *s, size_t n, char name[HLOG_GROUP_MAX], long *
 	int64_t r = num_at(rk + 6, (size_t)(close - rk - 6), &used);
 	if (r >= 0 && rk + 6 + used == close)
 		*grank = (long)r;
-	const char *a = p + 4, *z = rk;
+	/* "[PG Rank 3]": the " Rank " found begins inside "[PG " itself, so no name between */
+	const char *a = p + 4, *z = rk < p + 4 ? p + 4 : rk;
 	const char *guid = find(a, (size_t)(z - a), "PG GUID ");
 	if (guid)
 		a = guid + 8;

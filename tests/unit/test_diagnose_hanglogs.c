@@ -447,3 +447,16 @@ TEST(hang_logs_refuses_fifos_and_planted_links)
 	strbuf_release(&t);
 	strbuf_release(&text);
 }
+
+/* "[PG Rank 3]": the " Rank " of the prefix begins inside "[PG " itself (found by the fuzzer:
+ * a negative length into memmem); the line is read, the group without a name, rank 3 kept. */
+TEST(hang_logs_pg_prefix_without_a_name)
+{
+	static const char line[] =
+		"[rank3]:[E1201 05:10:12.345678 123 ProcessGroupNCCL.cpp:2303] [PG Rank 3]  failure "
+		"detected by watchdog at work sequence id: 55 PG status: last enqueued work: 55, "
+		"last completed work: 54\n";
+	struct json_value *v = feed_json("rank-3.err", line, sizeof(line) - 1, 7, NULL);
+	CHECK(v != NULL);
+	json_free(v);
+}
