@@ -9,14 +9,18 @@
 #include "fabric.h"
 #include "../fabric/ufm.h"
 #include "../lib/fileio.h"
+#include "../lib/json.h"
 #include "../lib/run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char ufm_usage[] =
 	"usage: vigil fabric ufm FILE... [--state DIR] [--json|--csv] [options]\n"
@@ -35,13 +39,19 @@ static const char ufm_usage[] =
 	"  --flap-window SECS   that window (86400)\n"
 	"  --error-events N     error-counter alarms of one link within the window (3)\n"
 	"  --apply URL          make the REST calls on UFM at URL (https://ufm.example)\n"
-	"  --credentials FILE   USER:PASSWORD for --apply (the first line of FILE)\n"
+	"  --credentials FILE   USER:PASSWORD for --apply (the first line of FILE; mode 0600 or\n"
+	"                       stricter, yours or root's, not a link)\n"
+	"  --rest-timeout SECS  the deadline of one REST call (30)\n"
 	"\n"
-	"Without --apply the REST calls are printed, not made.\n"
+	"Without --apply the REST calls are printed, not made. --apply wants --state: each call\n"
+	"is written to DIR/ufm-intents.json before it is made and its outcome after, so a run\n"
+	"that dies between leaves the intent on disk; the next run takes it in (it asks UFM\n"
+	"the port's state with --apply, or lists the port as 'state unknown').\n"
 	"Exit: 0 nothing to act on, 1 ports to disable or re-enable, 2 usage error or a file\n"
 	"that cannot be read, 3 could not tell (no line of the logs was a UFM event).\n";
 
-#define CURL_TIMEOUT_MS 30000
+/* the deadline of one REST call (--rest-timeout), curl's own --max-time a little under it */
+static unsigned rest_timeout_s = 30;
 
 static void now_text(char *buf, size_t n)
 {
@@ -95,7 +105,10 @@ static int cmd_close(int argc, char **argv)
 	char now[64];
 	now_text(now, sizeof(now));
 	struct strbuf err = STRBUF_INIT;
-	int r = ufm_state_close(state, id, now, &err);
+	int lock = ufm_state_open(state, &err);
+	int r = lock < 0 ? -1 : ufm_state_close(state, id, now, &err);
+	if (lock >= 0)
+		close(lock);
 	if (r < 0) {
 		struct strbuf m = STRBUF_INIT;
 		strbuf_add_clean(&m, err.buf);
@@ -112,20 +125,50 @@ static int cmd_close(int argc, char **argv)
 	return EXIT_HEALTHY;
 }
 
-static bool cred_cb(void *arg, const char *data, size_t len)
-{
-	return strbuf_add(arg, data, len) == 0;
-}
-
-/* The credentials as a curl config line (user = "U:P"), or -1 with *err. */
+/*
+ * The credentials as a curl config line (user = "U:P"), or -1 with *err. The file holds the
+ * password of the fabric manager: as ssh does with a private key, one that others can read
+ * or write, that belongs to someone else, or that is a link, FIFO or device is refused.
+ */
 static int read_credentials(const char *path, struct strbuf *conf, struct strbuf *err)
 {
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return error_set(err, "credentials '%s': it is a symbolic link (give the file "
+					      "itself)",
+					 path);
+		return error_set(err, "cannot read credentials '%s': %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return error_set(err, "cannot read credentials '%s': %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return error_set(err, "credentials '%s': it is %s, not a regular file", path,
+				 file_kind(st.st_mode));
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		close(fd);
+		return error_set(err, "credentials '%s': it belongs to uid %u, not to you or root",
+				 path, (unsigned)st.st_uid);
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return error_set(err, "permissions %04o for '%s' are too open: others can read or "
+				      "change the UFM password (chmod 600 '%s')",
+				 (unsigned)(st.st_mode & 07777), path, path);
+	}
 	struct strbuf text = STRBUF_INIT;
-	strbuf_init(&text, 4097);
-	int r = read_file_stream(path, 0, 4096, cred_cb, &text, err);
+	int r = read_fd_bounded(fd, path, &text, 4096, err);
 	if (r != READ_OK) {
-		if (r == READ_MISSING)
-			error_set(err, "cannot read '%s': no such file", path);
+		if (r == READ_TRUNCATED)
+			error_set(err, "credentials '%s': it is longer than 4 KiB (one USER:PASSWORD "
+				       "line is wanted)",
+				  path);
 		strbuf_release(&text);
 		return -1;
 	}
@@ -134,6 +177,7 @@ static int read_credentials(const char *path, struct strbuf *conf, struct strbuf
 	if (n && text.buf[n - 1] == '\r')
 		n--;
 	if (!n || !memchr(text.buf, ':', n)) {
+		memset(text.buf, 0, text.len);
 		strbuf_release(&text);
 		return error_set(err, "'%s' holds no USER:PASSWORD line", path);
 	}
@@ -141,6 +185,7 @@ static int read_credentials(const char *path, struct strbuf *conf, struct strbuf
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)text.buf[i];
 		if (ch < ' ' || ch == 0x7f) {
+			memset(text.buf, 0, text.len);
 			strbuf_release(&text);
 			return error_set(err, "'%s': the credentials hold control bytes", path);
 		}
@@ -149,66 +194,216 @@ static int read_credentials(const char *path, struct strbuf *conf, struct strbuf
 		strbuf_addch(conf, (char)ch);
 	}
 	strbuf_addstr(conf, "\"\n");
+	memset(text.buf, 0, text.len);
 	strbuf_release(&text);
 	return 0;
 }
 
-/* One REST call through curl: 0 when UFM answered 2xx; -1 with *err. */
-static int rest_apply(const char *url, const char *conf, const char *path, const char *body,
-		      struct strbuf *err)
+/*
+ * curl's exit codes (curl(1), EXIT CODES) after which the request never reached UFM: the URL
+ * was malformed (3), the host not resolved (6), not connected to (7), TLS not set up (35,
+ * 51, 58, 60, 77, 83). After any other failure (28 a deadline, 52 no answer, 56 the
+ * connection broke...) it may have been sent and acted on.
+ */
+static bool curl_never_sent(int code)
 {
-	struct strbuf full = STRBUF_INIT;
+	static const int codes[] = { 1, 2, 3, 5, 6, 7, 35, 51, 53, 54, 58, 59, 60, 66, 77, 83 };
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if (code == codes[i])
+			return true;
+	return false;
+}
+
+/*
+ * One REST call through curl, with a deadline; the credentials on its stdin (-K -). body NULL
+ * is a GET whose answer goes to *answer. The outcome: DONE (2xx), NOT_APPLIED (UFM answered
+ * 4xx, or the request never left), UNKNOWN (5xx, a deadline, a broken connection: the call
+ * may have been acted on); *detail says which.
+ */
+static enum ufm_outcome rest_call(const char *url, const char *conf, const char *path,
+				  const char *body, struct strbuf *answer, struct strbuf *detail)
+{
+	struct strbuf full = STRBUF_INIT, maxt = STRBUF_INIT;
 	size_t ul = strlen(url);
 	while (ul && url[ul - 1] == '/')
 		ul--;
 	strbuf_add(&full, url, ul);
 	strbuf_addstr(&full, path);
-	const char *argv[] = { "curl", "-sS", "-K", "-", "-X", "POST", "-H",
-			       "Content-Type: application/json", "--data-binary", body, "-o",
-			       "/dev/null", "-w", "%{http_code}", "--max-time", "20", "--",
-			       full.buf, NULL };
+	strbuf_addf(&maxt, "%u", rest_timeout_s > 2 ? rest_timeout_s - 1 : rest_timeout_s);
+	const char *post[] = { "curl", "-sS", "-K", "-", "-X", "POST", "-H",
+			       "Content-Type: application/json", "--data-binary", body ? body : "",
+			       "-o", "/dev/null", "-w", "%{http_code}", "--max-time", maxt.buf,
+			       "--", full.buf, NULL };
+	const char *get[] = { "curl", "-sS", "-K", "-", "-w", "\n%{http_code}", "--max-time",
+			      maxt.buf, "--", full.buf, NULL };
 	struct child c;
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT;
 	child_init(&c);
-	c.argv = argv;
+	c.argv = body ? post : get;
 	c.stdin_data = conf;
 	c.stdin_len = strlen(conf);
-	c.timeout_ms = CURL_TIMEOUT_MS;
-	c.timeout_name = "30 s for one REST call";
-	c.out_cap = 4096;
-	int r = -1;
-	if (child_run(&c, err) < 0)
+	c.timeout_ms = rest_timeout_s * 1000u;
+	c.timeout_name = "--rest-timeout";
+	c.out_cap = body ? 4096 : 16u << 20;
+	enum ufm_outcome o = UFM_OUT_UNKNOWN;
+	if (child_run(&c, &err) < 0) {
+		/* curl could not be started: nothing was sent */
+		strbuf_addf(detail, "curl: %s", err.buf);
+		o = UFM_OUT_NOT_APPLIED;
 		goto out;
+	}
 	if (!c.exited || c.exit_code) {
 		struct strbuf how = STRBUF_INIT;
 		child_describe(&c, &how);
 		strbuf_rtrim(&c.err);
-		error_set(err, "curl %s: %s", how.buf, c.err.len ? c.err.buf : "no message");
+		strbuf_addf(detail, "curl %s: %s", how.buf, c.err.len ? c.err.buf : "no message");
 		strbuf_release(&how);
+		o = c.exited && curl_never_sent(c.exit_code) ? UFM_OUT_NOT_APPLIED : UFM_OUT_UNKNOWN;
 		goto out;
 	}
-	strbuf_trim(&c.out);
-	if (c.out.len != 3 || c.out.buf[0] != '2') {
-		error_set(err, "UFM answered HTTP %s", c.out.len ? c.out.buf : "(nothing)");
+	const char *code = c.out.buf;
+	size_t clen = c.out.len;
+	while (clen && (code[clen - 1] == '\n' || code[clen - 1] == '\r' || code[clen - 1] == ' '))
+		clen--;
+	if (!body) {
+		const char *nl = clen ? memrchr(code, '\n', clen) : NULL;
+		if (nl) {
+			if (answer)
+				strbuf_add(answer, code, (size_t)(nl - code));
+			clen -= (size_t)(nl + 1 - code);
+			code = nl + 1;
+		}
+	}
+	strbuf_add(&text, code, clen);
+	if (text.len != 3 || text.buf[0] < '1' || text.buf[0] > '5' ||
+	    !memchr("0123456789", text.buf[1], 10) || !memchr("0123456789", text.buf[2], 10)) {
+		strbuf_addstr(detail, "curl gave no HTTP status");
 		goto out;
 	}
-	r = 0;
+	strbuf_addf(detail, "HTTP %s", text.buf);
+	o = text.buf[0] == '2' ? UFM_OUT_DONE : text.buf[0] == '4' ? UFM_OUT_NOT_APPLIED
+								   : UFM_OUT_UNKNOWN;
 out:
 	child_release(&c);
 	strbuf_release(&full);
+	strbuf_release(&maxt);
+	strbuf_release(&err);
+	strbuf_release(&text);
+	return o;
+}
+
+/*
+ * What UFM says of a port now: 1 disabled, 0 not disabled, -1 it cannot tell us (*why).
+ * GET /ufmRest/resources/ports?system=GUID&active=false&show_disabled=true (the query of
+ * Mellanox/ufm_sdk_3.0 scripts/ufm_ports/load_ports.py; a port object there names itself
+ * "name": "<guid>_<number>" and carries "physical_state": "Link Up"). A port is disabled
+ * when its physical state is "Disabled" (the InfiniBand PortPhysicalState of an administered
+ * port, as ibstat prints it); any other state named is a port that is not; a port not in the
+ * answer, or an answer not understood, is not known.
+ */
+static int port_state(const char *url, const char *conf, const char *guid, unsigned num,
+		      struct strbuf *why)
+{
+	struct strbuf path = STRBUF_INIT, ans = STRBUF_INIT, d = STRBUF_INIT, name = STRBUF_INIT,
+		      perr = STRBUF_INIT;
+	int r = -1;
+	for (const char *g = guid; *g; g++)
+		if (!memchr("0123456789abcdefABCDEFx", *g, 23)) {
+			strbuf_addstr(why, "the port's GUID is not hexadecimal");
+			goto out;
+		}
+	if (!*guid || !num) {
+		strbuf_addstr(why, "the log named no GUID and port number for it");
+		goto out;
+	}
+	strbuf_addf(&path, "/ufmRest/resources/ports?system=%s&active=false&show_disabled=true",
+		    guid);
+	strbuf_addf(&name, "%s_%u", guid, num);
+	if (rest_call(url, conf, path.buf, NULL, &ans, &d) != UFM_OUT_DONE) {
+		strbuf_addf(why, "asking UFM: %s", d.buf);
+		goto out;
+	}
+	struct json_value *v = json_parse(ans.buf, ans.len, &perr);
+	if (!v || v->type != JSON_ARRAY) {
+		strbuf_addstr(why, "UFM's answer is not a list of ports");
+		json_free(v);
+		goto out;
+	}
+	strbuf_addf(why, "UFM's answer does not list port %s", name.buf);
+	for (size_t i = 0; i < v->nr; i++) {
+		const struct json_value *p = v->items[i];
+		const char *n = p->type == JSON_OBJECT ? json_get_string(p, "name") : NULL;
+		if (!n || strcasecmp(n, name.buf))
+			continue;
+		const char *ps = json_get_string(p, "physical_state");
+		strbuf_reset(why);
+		if (!ps || !*ps) {
+			strbuf_addstr(why, "UFM's answer gives the port no physical_state");
+			break;
+		}
+		r = !strcasecmp(ps, "Disabled");
+		strbuf_addstr(why, "UFM says its physical state is ");
+		strbuf_add_clean(why, ps);
+		break;
+	}
+	json_free(v);
+out:
+	strbuf_release(&path);
+	strbuf_release(&ans);
+	strbuf_release(&d);
+	strbuf_release(&name);
+	strbuf_release(&perr);
 	return r;
 }
 
-/* Make the calls; reenabled tickets are marked so. The number of failed calls. */
-static int apply_all(struct ufm *u, const char *url, const char *conf)
+/* The earlier runs' intents whose outcome is not known: ask UFM where it can be asked. */
+static void reconcile(struct ufm *u, const char *url, const char *conf)
+{
+	struct strbuf why = STRBUF_INIT, m = STRBUF_INIT;
+	for (size_t i = 0; i < u->nr_intents; i++) {
+		struct ufm_intent *in = &u->intents[i];
+		if (!in->carried || !ufm_intent_unknown(in))
+			continue;
+		strbuf_reset(&why);
+		strbuf_reset(&m);
+		int s = port_state(url, conf, in->guid, in->num, &why);
+		strbuf_add_clean(&m, in->port);
+		if (s < 0) {
+			struct strbuf w = STRBUF_INIT;
+			strbuf_add_clean(&w, why.buf);
+			fprintf(stderr, "vigil fabric ufm: ticket %s, %s: state still unknown (%s)\n",
+				in->ticket, m.buf, w.buf);
+			strbuf_release(&w);
+			continue;
+		}
+		bool applied = in->enable ? s == 0 : s == 1;
+		struct strbuf d = STRBUF_INIT;
+		strbuf_addf(&d, "reconciled: %s", why.buf);
+		ufm_intent_settle(u, i, applied ? UFM_OUT_DONE : UFM_OUT_NOT_APPLIED, d.buf);
+		fprintf(stderr, "vigil fabric ufm: ticket %s, %s: the %s of %s %s (%s)\n", in->ticket,
+			m.buf, in->enable ? "enable" : "disable", in->at,
+			applied ? "was applied" : "was not applied", in->detail);
+		strbuf_release(&d);
+	}
+	strbuf_release(&why);
+	strbuf_release(&m);
+}
+
+/*
+ * Make the calls, each written to the intents before it is made and with its outcome after.
+ * Returns the calls not made or failed; *stop set when the intents could not be written (no
+ * further call is made: a call the disk does not know of is the record lost).
+ */
+static int apply_all(struct ufm *u, const char *url, const char *conf, const char *state,
+		     bool *stop)
 {
 	struct strbuf p = STRBUF_INIT, b = STRBUF_INIT, why = STRBUF_INIT, err = STRBUF_INIT,
-		      d = STRBUF_INIT, m = STRBUF_INIT;
+		      d = STRBUF_INIT, m = STRBUF_INIT, det = STRBUF_INIT;
 	int failed = 0;
 	char now[64];
-	now_text(now, sizeof(now));
-	for (size_t i = 0; i < u->nr_disable + u->nr_reenable; i++) {
+	for (size_t i = 0; i < u->nr_disable + u->nr_reenable && !*stop; i++) {
 		bool enable = i >= u->nr_disable;
-		struct ufm_ticket *t;
+		size_t ti;
 		const char *guid;
 		unsigned num;
 		strbuf_reset(&p);
@@ -217,40 +412,78 @@ static int apply_all(struct ufm *u, const char *url, const char *conf)
 		strbuf_reset(&err);
 		strbuf_reset(&d);
 		strbuf_reset(&m);
+		strbuf_reset(&det);
 		if (!enable) {
 			const struct ufm_decision *dc = &u->disable[i];
 			const struct ufm_end *pe = &u->ends[dc->port_end].e;
-			t = &u->tickets[dc->ticket];
+			ti = (size_t)dc->ticket;
 			guid = pe->guid;
 			num = pe->num;
-			strbuf_addf(&d, "vigil fabric ufm: %s, ticket %s", dc->cause, t->id);
+			strbuf_addf(&d, "vigil fabric ufm: %s, ticket %s", dc->cause,
+				    u->tickets[ti].id);
 		} else {
-			t = &u->tickets[u->reenable[i - u->nr_disable]];
-			guid = t->guid;
-			num = t->num;
-			strbuf_addf(&d, "vigil fabric ufm: ticket %s closed", t->id);
+			ti = (size_t)u->reenable[i - u->nr_disable];
+			guid = u->tickets[ti].guid;
+			num = u->tickets[ti].num;
+			strbuf_addf(&d, "vigil fabric ufm: ticket %s closed", u->tickets[ti].id);
 		}
-		strbuf_add_clean(&m, enable ? t->port : t->port);
+		strbuf_add_clean(&m, u->tickets[ti].port);
 		if (!ufm_rest_call(guid, num, enable, d.buf, &p, &b, &why)) {
 			fprintf(stderr, "vigil fabric ufm: not applied to %s: %s\n", m.buf, why.buf);
 			failed++;
 			continue;
 		}
-		if (rest_apply(url, conf, p.buf, b.buf, &err) < 0) {
+		now_text(now, sizeof(now));
+		size_t k = ufm_intent_add(u, &u->tickets[ti], guid, num, enable, now);
+		if (ufm_intents_save(u, state, true, &err) < 0) {
 			struct strbuf e = STRBUF_INIT;
 			strbuf_add_clean(&e, err.buf);
+			fprintf(stderr, "vigil fabric ufm: %s %s not made: its intent could not be "
+					"recorded (%s); no further call is made\n",
+				enable ? "enable of" : "disable of", m.buf, e.buf);
+			strbuf_release(&e);
+			/* never made: nothing to carry */
+			u->intents[k].outcome = UFM_OUT_NOT_APPLIED;
+			u->intents[k].resolved = true;
+			*stop = true;
+			failed++;
+			break;
+		}
+		enum ufm_outcome o = rest_call(url, conf, p.buf, b.buf, NULL, &det);
+		ufm_intent_settle(u, k, o, det.buf);
+		if (o == UFM_OUT_DONE) {
+			/* an earlier run's unsettled call of the same kind is settled by this one */
+			for (size_t j = 0; j < u->nr_intents; j++)
+				if (j != k && u->intents[j].carried &&
+				    u->intents[j].enable == enable &&
+				    !strcmp(u->intents[j].ticket, u->tickets[ti].id) &&
+				    ufm_intent_unknown(&u->intents[j]))
+					ufm_intent_settle(u, j, UFM_OUT_DONE, "settled by a later call");
+		}
+		struct strbuf e = STRBUF_INIT;
+		strbuf_add_clean(&e, det.buf);
+		if (o == UFM_OUT_DONE)
+			fprintf(stderr, "vigil fabric ufm: %s %s: done (ticket %s)\n",
+				enable ? "enabled" : "disabled", m.buf, u->tickets[ti].id);
+		else if (o == UFM_OUT_NOT_APPLIED)
 			fprintf(stderr, "vigil fabric ufm: %s %s failed: %s\n",
 				enable ? "enable" : "disable", m.buf, e.buf);
-			strbuf_release(&e);
+		else
+			fprintf(stderr, "vigil fabric ufm: %s %s: state unknown, it may have been "
+					"applied: %s (ticket %s keeps it)\n",
+				enable ? "enable of" : "disable of", m.buf, e.buf, u->tickets[ti].id);
+		strbuf_release(&e);
+		if (o != UFM_OUT_DONE)
 			failed++;
-			continue;
-		}
-		fprintf(stderr, "vigil fabric ufm: %s %s: done (ticket %s)\n",
-			enable ? "enabled" : "disabled", m.buf, t->id);
-		if (enable) {
-			t->status = UFM_TICKET_REENABLED;
-			free(t->reenabled_at);
-			t->reenabled_at = xstrdup(now);
+		if (ufm_intents_save(u, state, true, &err) < 0) {
+			struct strbuf e2 = STRBUF_INIT;
+			strbuf_add_clean(&e2, err.buf);
+			fprintf(stderr, "vigil fabric ufm: the outcome of that call could not be "
+					"recorded (%s): its intent stays on disk and the next run "
+					"takes it in; no further call is made\n",
+				e2.buf);
+			strbuf_release(&e2);
+			*stop = true;
 		}
 	}
 	strbuf_release(&p);
@@ -259,7 +492,34 @@ static int apply_all(struct ufm *u, const char *url, const char *conf)
 	strbuf_release(&err);
 	strbuf_release(&d);
 	strbuf_release(&m);
+	strbuf_release(&det);
 	return failed;
+}
+
+/* A URL curl is handed as one argument: no control bytes or spaces (a newline would end a
+ * header or a config line somewhere), no user:password@ (ps would show it: --credentials). */
+static bool url_ok(const char *url, const char **why)
+{
+	if (!starts_with(url, "https://") && !starts_with(url, "http://")) {
+		*why = "--apply wants an http:// or https:// URL";
+		return false;
+	}
+	for (const char *s = url; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == 0x7f) {
+			*why = "--apply: the URL holds a space or a control byte";
+			return false;
+		}
+	const char *host = strstr(url, "//") + 2;
+	size_t hl = strcspn(host, "/?#");
+	if (memchr(host, '@', hl)) {
+		*why = "--apply: no user:password@ in the URL (ps shows it): use --credentials";
+		return false;
+	}
+	if (strlen(url) > 2048) {
+		*why = "--apply: the URL is longer than 2048 bytes";
+		return false;
+	}
+	return true;
 }
 
 static int opt_count(const char *opt, const char *arg, unsigned min, unsigned max, unsigned *out)
@@ -284,6 +544,7 @@ int cmd_fabric_ufm(int argc, char **argv)
 		{ "error-events", required_argument, NULL, 'E' },
 		{ "apply", required_argument, NULL, 'A' },
 		{ "credentials", required_argument, NULL, 'C' },
+		{ "rest-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -314,6 +575,10 @@ int cmd_fabric_ufm(int argc, char **argv)
 			if (opt_count("--flap-window", optarg, 1, 30 * 86400, &cfg.flap_window_s) < 0)
 				return EXIT_USAGE;
 			break;
+		case 'T':
+			if (opt_count("--rest-timeout", optarg, 1, 600, &rest_timeout_s) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'h':
 			fputs(ufm_usage, stdout);
 			return EXIT_HEALTHY;
@@ -333,8 +598,14 @@ int cmd_fabric_ufm(int argc, char **argv)
 		usage_error("fabric ufm", "--apply URL wants --credentials FILE, and the other way");
 		return EXIT_USAGE;
 	}
-	if (apply && !starts_with(apply, "https://") && !starts_with(apply, "http://")) {
-		usage_error("fabric ufm", "--apply wants an http:// or https:// URL");
+	const char *uwhy;
+	if (apply && !url_ok(apply, &uwhy)) {
+		usage_error("fabric ufm", "%s", uwhy);
+		return EXIT_USAGE;
+	}
+	if (apply && !state) {
+		usage_error("fabric ufm", "--apply wants --state DIR: a call that changes the fabric "
+					  "is recorded there before it is made");
 		return EXIT_USAGE;
 	}
 	if (argc - optind > 256) {
@@ -344,25 +615,39 @@ int cmd_fabric_ufm(int argc, char **argv)
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, conf = STRBUF_INIT,
 		      m = STRBUF_INIT;
 	struct ufm u;
-	int ret = EXIT_USAGE;
+	int ret = EXIT_USAGE, lock = -1;
+	bool stop = false;
 	ufm_init(&u, &cfg);
+	/* everything that could stop the run is checked before the first REST call */
+	if (state && (lock = ufm_state_open(state, &err)) < 0)
+		goto fail;
 	if (creds && read_credentials(creds, &conf, &err) < 0)
 		goto fail;
 	if (state && ufm_state_load(&u, state, &err) < 0)
 		goto fail;
+	if (state && ufm_intents_load(&u, state, &err) < 0)
+		goto fail;
+	if (apply)
+		reconcile(&u, apply, conf.buf);
 	if (ufm_read_files(&u, (const char *const *)argv + optind, (size_t)(argc - optind),
 			   &err) < 0)
 		goto fail;
 	ufm_decide(&u);
-	if (!ufm_understood(&u)) {
+	if (!ufm_understood(&u) && !ufm_unknown_count(&u)) {
 		fprintf(stderr, "vigil fabric ufm: no line of the input is a UFM event (empty, "
 				"or not an event.log): cannot tell\n");
 		ret = EXIT_UNKNOWN;
 		goto out;
 	}
 	int failed = 0;
-	if (apply)
-		failed = apply_all(&u, apply, conf.buf);
+	if (apply) {
+		/* the tickets on disk before any call: a call never names a ticket nobody kept */
+		if (ufm_state_save(&u, state, &err) < 0) {
+			strbuf_addstr(&err, "; no REST call was made");
+			goto fail;
+		}
+		failed = apply_all(&u, apply, conf.buf, state, &stop);
+	}
 	if (json)
 		ufm_write_json(&u, &out);
 	else if (csv)
@@ -370,11 +655,31 @@ int cmd_fabric_ufm(int argc, char **argv)
 	else
 		ufm_write_text(&u, &out);
 	fwrite(out.buf, 1, out.len, stdout);
-	if (state && ufm_state_save(&u, state, &err) < 0)
+	if (state && ufm_state_save(&u, state, &err) < 0) {
+		if (u.nr_intents)
+			strbuf_addf(&err, "; the REST calls are recorded in '%s/%s': the next run "
+					  "takes them in",
+				    state, UFM_INTENTS_FILE);
 		goto fail;
+	}
+	/* the tickets hold the outcomes now: keep only the intents still unsettled */
+	if (state && !stop && u.nr_intents && ufm_intents_save(&u, state, false, &err) < 0) {
+		struct strbuf e = STRBUF_INIT;
+		strbuf_add_clean(&e, err.buf);
+		fprintf(stderr, "vigil fabric ufm: %s (the settled intents stay there; the next run "
+				"takes them in again, harmlessly)\n",
+			e.buf);
+		strbuf_release(&e);
+	}
 	if (failed)
 		fprintf(stderr, "vigil fabric ufm: %d REST calls were not made or failed\n", failed);
-	ret = u.nr_disable || u.nr_reenable ? EXIT_UNHEALTHY : EXIT_HEALTHY;
+	if (ufm_unknown_count(&u))
+		fprintf(stderr, "vigil fabric ufm: %zu REST calls may or may not have been applied: "
+				"check those ports on UFM (the next --apply run asks UFM)\n",
+			ufm_unknown_count(&u));
+	ret = stop ? EXIT_USAGE
+	      : u.nr_disable || u.nr_reenable || ufm_unknown_count(&u) ? EXIT_UNHEALTHY
+								       : EXIT_HEALTHY;
 	goto out;
 fail:
 	strbuf_add_clean(&m, err.buf);
@@ -382,6 +687,8 @@ fail:
 	ret = EXIT_USAGE;
 out:
 	fflush(stdout);
+	if (lock >= 0)
+		close(lock);
 	ufm_release(&u);
 	strbuf_release(&err);
 	strbuf_release(&out);

@@ -62,7 +62,40 @@ void ufm_release(struct ufm *u)
 	free(u->disable);
 	free(u->reenable);
 	free(u->manual_ports);
+	for (size_t i = 0; i < u->nr_intents; i++) {
+		struct ufm_intent *in = &u->intents[i];
+		free(in->ticket);
+		free(in->port);
+		free(in->peer);
+		free(in->guid);
+		free(in->cable);
+		free(in->cause);
+		free(in->at);
+		free(in->detail);
+	}
+	free(u->intents);
 	memset(u, 0, sizeof(*u));
+}
+
+const char *ufm_outcome_name(enum ufm_outcome o)
+{
+	return o == UFM_OUT_DONE	  ? "done"
+	       : o == UFM_OUT_NOT_APPLIED ? "not_applied"
+	       : o == UFM_OUT_UNKNOWN	  ? "unknown"
+					  : "none";
+}
+
+bool ufm_intent_unknown(const struct ufm_intent *in)
+{
+	return !in->resolved && (in->outcome == UFM_OUT_NONE || in->outcome == UFM_OUT_UNKNOWN);
+}
+
+size_t ufm_unknown_count(const struct ufm *u)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < u->nr_intents; i++)
+		n += ufm_intent_unknown(&u->intents[i]);
+	return n;
 }
 
 unsigned ufm_add_file(struct ufm *u, const char *path)

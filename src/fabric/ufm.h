@@ -169,6 +169,31 @@ struct ufm_ticket {
 	bool is_new, touched;
 };
 
+/*
+ * A REST call that changes the fabric (disable or enable a port), written durably to
+ * DIR/ufm-intents.json before the call is made and again with its outcome after: a run that
+ * dies, or cannot write its state, between the two leaves the intent on disk, and the next
+ * run takes it in (the ticket is restored from it; an intent without a known outcome is asked
+ * of UFM, or carried as "state unknown").
+ */
+enum ufm_outcome {
+	UFM_OUT_NONE,    /* the call may have been made: nothing came back or was recorded */
+	UFM_OUT_DONE,    /* UFM answered 2xx (or, asked later, says the port is so) */
+	UFM_OUT_NOT_APPLIED, /* UFM refused it (4xx) or says the port is not so */
+	UFM_OUT_UNKNOWN, /* 5xx, a deadline, curl failed mid-call: it may have been applied */
+};
+struct ufm_intent {
+	char *ticket, *port, *peer, *guid, *cable, *cause;
+	char *at;        /* when the call was about to be made, UTC */
+	char *detail;    /* the outcome in words ("HTTP 200", "curl timed out ...") */
+	unsigned num;
+	bool enable;
+	enum ufm_outcome outcome;
+	bool carried;    /* from an earlier run */
+	bool resolved;   /* a later call or UFM's answer settled it */
+};
+const char *ufm_outcome_name(enum ufm_outcome o);
+
 struct ufm_decision {
 	int link;
 	int port_end, peer_end;  /* port_end: the port to disable */
@@ -210,7 +235,14 @@ struct ufm {
 	size_t nr_reenable, alloc_reenable;
 	int *manual_ports;        /* end indices still disabled by hand */
 	size_t nr_manual, alloc_manual;
+
+	struct ufm_intent *intents; /* this run's calls and the earlier runs' unsettled ones */
+	size_t nr_intents, alloc_intents;
 };
+/* Intents whose outcome is not known (carried from an earlier run, or this run's): the
+ * ports a person must look at. */
+size_t ufm_unknown_count(const struct ufm *u);
+bool ufm_intent_unknown(const struct ufm_intent *in);
 
 void ufm_init(struct ufm *u, const struct ufm_config *cfg);
 void ufm_release(struct ufm *u);
@@ -237,6 +269,26 @@ int ufm_state_save(const struct ufm *u, const char *dir, struct strbuf *err);
  * such ticket). */
 int ufm_state_close(const char *dir, const char *id, const char *now, struct strbuf *err);
 #define UFM_STATE_FILE "ufm-state.json"
+#define UFM_INTENTS_FILE "ufm-intents.json"
+#define UFM_LOCK_FILE "ufm.lock"
+
+/* Before anything is read or called: dir exists, is a directory (not a link), is not
+ * writable by others, and a file can be created, written, fsynced and removed in it; then
+ * DIR/ufm.lock is taken (one run at a time). The lock's fd (the caller closes it at the end),
+ * or -1 with *err. */
+int ufm_state_open(const char *dir, struct strbuf *err);
+/* DIR/ufm-intents.json: a missing file is none; a link, garbage, a file over 8 MiB: -1 with
+ * *err (never guessed: an intent lost is a port nobody knows is off). Loaded intents are
+ * carried; tickets they name that the state lacks are restored from them, a DONE enable
+ * marks its ticket reenabled. */
+int ufm_intents_load(struct ufm *u, const char *dir, struct strbuf *err);
+/* Write the intents (all: every one; else only those not settled). 0 or -1, *err. */
+int ufm_intents_save(const struct ufm *u, const char *dir, bool all, struct strbuf *err);
+/* Settle intent i with outcome o (its ticket updated as the outcome says). */
+void ufm_intent_settle(struct ufm *u, size_t i, enum ufm_outcome o, const char *detail);
+/* A new intent for ticket t (enable or disable), outcome NONE; its index. */
+size_t ufm_intent_add(struct ufm *u, const struct ufm_ticket *t, const char *guid,
+		      unsigned num, bool enable, const char *at);
 
 /* The UFM REST call that disables (enable false) or enables a port: "POST", path, JSON body.
  * false when the log named no GUID and port number for it (*why says so). */

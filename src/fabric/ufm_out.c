@@ -174,6 +174,21 @@ void ufm_write_text(const struct ufm *u, struct strbuf *out)
 		strbuf_add_clean(out, u->files[in->last_file].path);
 		strbuf_addf(out, " line %llu\n\n", (unsigned long long)in->last_line);
 	}
+	for (size_t i = 0; i < u->nr_intents; i++) {
+		const struct ufm_intent *in = &u->intents[i];
+		if (!ufm_intent_unknown(in))
+			continue;
+		strbuf_addstr(out, "STATE UNKNOWN ");
+		strbuf_add_clean(out, in->port);
+		strbuf_addstr(out, ", ticket ");
+		strbuf_add_clean(out, in->ticket);
+		strbuf_addf(out, "\n  a%s %s may have been applied at ", in->enable ? "n" : "",
+			    in->enable ? "enable" : "disable");
+		strbuf_add_clean(out, in->at);
+		strbuf_addstr(out, " (");
+		strbuf_add_clean(out, in->detail[0] ? in->detail : "no outcome was recorded");
+		strbuf_addstr(out, "): look at the port on UFM; the next run with --apply asks UFM\n\n");
+	}
 	for (size_t i = 0; i < u->nr_manual; i++) {
 		const struct ufm_end_rec *r = &u->ends[u->manual_ports[i]];
 		strbuf_addstr(out, "disabled by hand (not a fault, nothing to do): ");
@@ -205,10 +220,11 @@ void ufm_write_text(const struct ufm *u, struct strbuf *out)
 	if (u->links_dropped)
 		strbuf_addf(out, "note: %llu events named no port or passed %d links: not judged\n",
 			    (unsigned long long)u->links_dropped, UFM_MAX_LINKS);
-	strbuf_addf(out, "%zu to disable, %zu tickets, %zu to re-enable, %zu incidents; %llu "
-			 "lines in %zu files: %llu events kept, %llu of other codes, %llu not "
-			 "understood\n",
+	strbuf_addf(out, "%zu to disable, %zu tickets, %zu to re-enable, %zu incidents, %zu of "
+			 "unknown state; %llu lines in %zu files: %llu events kept, %llu of other "
+			 "codes, %llu not understood\n",
 		    u->nr_disable, u->nr_disable, u->nr_reenable, u->nr_incidents,
+		    ufm_unknown_count(u),
 		    (unsigned long long)lines, u->nr_files, (unsigned long long)ev,
 		    (unsigned long long)sk, (unsigned long long)ga);
 	strbuf_release(&p);
@@ -398,6 +414,39 @@ void ufm_write_json(const struct ufm *u, struct strbuf *out)
 		json_close_object(&w);
 	}
 	json_close_array(&w);
+	/* REST calls: this run's, with their outcome, and the earlier runs' that were unsettled */
+	for (int pass = 0; pass < 2; pass++) {
+		json_key(&w, pass ? "unknown" : "calls");
+		json_open_array(&w);
+		for (size_t i = 0; i < u->nr_intents; i++) {
+			const struct ufm_intent *in = &u->intents[i];
+			if (pass ? !ufm_intent_unknown(in) : in->carried && !in->resolved)
+				continue;
+			json_open_object(&w);
+			json_key(&w, "ticket");
+			json_string(&w, in->ticket);
+			json_key(&w, "action");
+			json_string(&w, in->enable ? "enable" : "disable");
+			json_key(&w, "port");
+			json_string(&w, in->port);
+			json_key(&w, "peer");
+			json_string(&w, in->peer);
+			json_key(&w, "guid");
+			json_string(&w, in->guid);
+			json_key(&w, "port_num");
+			json_uint(&w, in->num);
+			json_key(&w, "at");
+			json_string(&w, in->at);
+			json_key(&w, "outcome");
+			json_string(&w, ufm_outcome_name(in->outcome));
+			json_key(&w, "detail");
+			json_string(&w, in->detail);
+			json_key(&w, "earlier_run");
+			json_bool(&w, in->carried);
+			json_close_object(&w);
+		}
+		json_close_array(&w);
+	}
 	json_key(&w, "manual");
 	json_open_array(&w);
 	for (size_t i = 0; i < u->nr_manual; i++) {
@@ -536,6 +585,33 @@ void ufm_write_csv(const struct ufm *u, struct strbuf *out)
 		csv_field(out, "", false);
 		csv_field(out, "", false);
 		csv_field(out, t->closed_at, true);
+	}
+	for (size_t i = 0; i < u->nr_intents; i++) {
+		const struct ufm_intent *in = &u->intents[i];
+		if (!ufm_intent_unknown(in))
+			continue;
+		strbuf_reset(&n);
+		strbuf_addf(&n, "%u", in->num);
+		const char *colon = strrchr(in->port, ':');
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		strbuf_add(&a, in->port, colon ? (size_t)(colon - in->port) : strlen(in->port));
+		strbuf_addstr(&b, colon ? colon + 1 : "");
+		csv_field(out, "unknown", false);
+		csv_field(out, in->ticket, false);
+		csv_field(out, a.buf, false);
+		csv_field(out, b.buf, false);
+		csv_field(out, in->guid, false);
+		csv_field(out, in->num ? n.buf : "", false);
+		csv_field(out, in->peer, false);
+		csv_field(out, "", false);
+		csv_field(out, in->cable, false);
+		csv_field(out, in->enable ? "enable may have been applied"
+					  : "disable may have been applied",
+			  false);
+		csv_field(out, "", false);
+		csv_field(out, "", false);
+		csv_field(out, in->at, true);
 	}
 	for (size_t i = 0; i < u->nr_incidents; i++) {
 		const struct ufm_incident *in = &u->incidents[i];

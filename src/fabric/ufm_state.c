@@ -8,13 +8,26 @@
  *
  * Read bounded and never through a link (a planted link is an error, not an empty state: the
  * tickets it stands for would be forgotten); replaced with write_file_atomic().
+ *
+ * Beside it, DIR/ufm-intents.json, the journal of the REST calls that change the fabric:
+ *
+ *   {"version": 1, "intents": [{"ticket": "UFM-..", "action": "disable|enable", "port": ..,
+ *     "peer": .., "guid": .., "port_num": N, "cable": .., "cause": .., "at": "...",
+ *     "outcome": "none|done|not_applied|unknown", "detail": "HTTP 200"}]}
+ *
+ * written (atomically, durably) before each call and after it, so that no call is ever made
+ * that the disk does not know of; and DIR/ufm.lock, held (flock) for the whole run.
  */
 #include "ufm.h"
 #include "../lib/fileio.h"
 #include "../lib/json.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define STATE_MAX (8u << 20)
 #define STATE_TICKETS_MAX 100000
@@ -29,11 +42,11 @@ static bool text_cb(void *arg, const char *data, size_t len)
 	return strbuf_add(arg, data, len) == 0;
 }
 
-static int load(const char *dir, struct strbuf *text, struct json_value **root,
-		struct strbuf *err)
+static int load_file(const char *dir, const char *name, const char *array, const char *what,
+		     struct strbuf *text, struct json_value **root, struct strbuf *err)
 {
 	struct strbuf path = STRBUF_INIT;
-	strbuf_addf(&path, "%s/%s", dir, UFM_STATE_FILE);
+	strbuf_addf(&path, "%s/%s", dir, name);
 	strbuf_init(text, STATE_MAX + 1);
 	int r = read_file_stream(path.buf, READ_STREAM_NOFOLLOW | READ_STREAM_MISSING_OK,
 				 STATE_MAX, text_cb, text, err);
@@ -48,10 +61,11 @@ static int load(const char *dir, struct strbuf *text, struct json_value **root,
 	}
 	struct strbuf why = STRBUF_INIT;
 	*root = json_parse(text->buf, text->len, &why);
-	if (!*root || (*root)->type != JSON_OBJECT || !json_get(*root, "tickets") ||
-	    json_get(*root, "tickets")->type != JSON_ARRAY) {
-		error_set(err, "cannot read '%s': it is not vigil's ufm state (%s)", path.buf,
-			  why.len ? why.buf : "no tickets array");
+	if (!*root || (*root)->type != JSON_OBJECT || !json_get(*root, array) ||
+	    json_get(*root, array)->type != JSON_ARRAY) {
+		error_set(err, "cannot read '%s': it is not vigil's %s (%s); nothing was done "
+			       "(move it aside to start afresh)",
+			  path.buf, what, why.len ? why.buf : "no array of records");
 		json_free(*root);
 		*root = NULL;
 		strbuf_release(&why);
@@ -73,7 +87,7 @@ int ufm_state_load(struct ufm *u, const char *dir, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;
 	struct json_value *root;
-	int r = load(dir, &text, &root, err);
+	int r = load_file(dir, UFM_STATE_FILE, "tickets", "ufm state", &text, &root, err);
 	strbuf_release(&text);
 	if (r < 0)
 		return -1;
@@ -198,5 +212,265 @@ int ufm_state_close(const char *dir, const char *id, const char *now, struct str
 		  u.nr_tickets);
 out:
 	ufm_release(&u);
+	return r;
+}
+
+/* ---- the state directory, its lock ---- */
+
+int ufm_state_open(const char *dir, struct strbuf *err)
+{
+	struct stat st;
+	if (!*dir)
+		return error_set(err, "--state wants a directory");
+	if (lstat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			return error_set(err, "cannot use state directory '%s': it does not exist "
+					      "(make it first: mkdir -m 700 '%s'); nothing was done",
+					 dir, dir);
+		return error_set(err, "cannot use state directory '%s': %s", dir, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return error_set(err, "cannot use state directory '%s': it is %s, not a directory",
+				 dir, file_kind(st.st_mode));
+	/* others who can write there can plant a link, swap the state or hold the lock */
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return error_set(err, "cannot use state directory '%s': it belongs to uid %u, not to "
+				      "you or root",
+				 dir, (unsigned)st.st_uid);
+	if (st.st_mode & 022)
+		return error_set(err, "cannot use state directory '%s': permissions %04o, others can "
+				      "write in it (chmod 700 '%s')",
+				 dir, (unsigned)(st.st_mode & 07777), dir);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return error_set(err, "cannot use state directory '%s': %s", dir, strerror(errno));
+	/* A probe, written and synced as the state will be: a read-only, full or unsyncable
+	 * directory is found before any REST call, not after. */
+	char rnd[17], name[48], block[4096];
+	random_hex16(rnd);
+	snprintf(name, sizeof(name), ".ufm-probe.%s", rnd);
+	memset(block, 0, sizeof(block));
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int e = 0;
+	if (fd < 0)
+		e = errno;
+	else {
+		ssize_t n = write(fd, block, sizeof(block));
+		if (n != (ssize_t)sizeof(block))
+			e = n < 0 ? errno : ENOSPC;
+		else if (fsync(fd) < 0)
+			e = errno;
+		if (close(fd) < 0 && !e)
+			e = errno;
+		unlinkat(dfd, name, 0);
+		if (!e && fsync(dfd) < 0 && errno != EINVAL)
+			e = errno;
+	}
+	if (e) {
+		close(dfd);
+		return error_set(err, "cannot use state directory '%s': a file cannot be written and "
+				      "synced there (%s); nothing was done",
+				 dir, strerror(e));
+	}
+	int lfd = openat(dfd, UFM_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+			 0600);
+	e = errno;
+	close(dfd);
+	if (lfd < 0)
+		return error_set(err, "cannot use state directory '%s': %s: %s", dir, UFM_LOCK_FILE,
+				 e == ELOOP ? "it is a symbolic link" : strerror(e));
+	if (fstat(lfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(lfd);
+		return error_set(err, "cannot use state directory '%s': %s is not a regular file",
+				 dir, UFM_LOCK_FILE);
+	}
+	if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+		e = errno;
+		close(lfd);
+		if (e == EWOULDBLOCK)
+			return error_set(err, "another 'vigil fabric ufm' is using '%s' (its %s is "
+					      "held): try again when it is done",
+					 dir, UFM_LOCK_FILE);
+		return error_set(err, "cannot lock '%s/%s': %s", dir, UFM_LOCK_FILE, strerror(e));
+	}
+	return lfd;
+}
+
+/* ---- the intents ---- */
+
+static struct ufm_ticket *ticket_by_id(struct ufm *u, const char *id)
+{
+	for (size_t i = 0; i < u->nr_tickets; i++)
+		if (!strcmp(u->tickets[i].id, id))
+			return &u->tickets[i];
+	return NULL;
+}
+
+/* The ticket an intent names, restored from the intent when the state lost it (a run that
+ * made the call but could not save its tickets). */
+static struct ufm_ticket *intent_ticket(struct ufm *u, const struct ufm_intent *in)
+{
+	struct ufm_ticket *t = ticket_by_id(u, in->ticket);
+	if (t)
+		return t;
+	ALLOC_GROW(u->tickets, u->nr_tickets + 1, u->alloc_tickets);
+	t = &u->tickets[u->nr_tickets++];
+	memset(t, 0, sizeof(*t));
+	t->id = xstrdup(in->ticket);
+	t->port = xstrdup(in->port);
+	t->peer = xstrdup(in->peer);
+	t->guid = xstrdup(in->guid);
+	t->num = in->num;
+	t->cable = xstrdup(in->cable);
+	t->cause = xstrdup(in->cause);
+	t->opened = xstrdup(in->at);
+	/* an enable is asked only of a closed ticket */
+	t->closed_at = xstrdup(in->enable ? in->at : "");
+	t->reenabled_at = xstrdup("");
+	t->status = in->enable ? UFM_TICKET_CLOSED : UFM_TICKET_OPEN;
+	return t;
+}
+
+void ufm_intent_settle(struct ufm *u, size_t i, enum ufm_outcome o, const char *detail)
+{
+	struct ufm_intent *in = &u->intents[i];
+	in->outcome = o;
+	if (detail) {
+		free(in->detail);
+		in->detail = xstrdup(detail);
+	}
+	in->resolved = o == UFM_OUT_DONE || o == UFM_OUT_NOT_APPLIED;
+	struct ufm_ticket *t = intent_ticket(u, in);
+	if (o == UFM_OUT_DONE && in->enable && t->status == UFM_TICKET_CLOSED) {
+		t->status = UFM_TICKET_REENABLED;
+		free(t->reenabled_at);
+		t->reenabled_at = xstrdup(in->at);
+	}
+}
+
+size_t ufm_intent_add(struct ufm *u, const struct ufm_ticket *t, const char *guid,
+		      unsigned num, bool enable, const char *at)
+{
+	ALLOC_GROW(u->intents, u->nr_intents + 1, u->alloc_intents);
+	struct ufm_intent *in = &u->intents[u->nr_intents];
+	memset(in, 0, sizeof(*in));
+	in->ticket = xstrdup(t->id);
+	in->port = xstrdup(t->port);
+	in->peer = xstrdup(t->peer);
+	in->guid = xstrdup(guid);
+	in->num = num;
+	in->cable = xstrdup(t->cable);
+	in->cause = xstrdup(t->cause);
+	in->at = xstrdup(at);
+	in->detail = xstrdup("");
+	in->enable = enable;
+	in->outcome = UFM_OUT_NONE;
+	return u->nr_intents++;
+}
+
+int ufm_intents_load(struct ufm *u, const char *dir, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct json_value *root;
+	int r = load_file(dir, UFM_INTENTS_FILE, "intents", "ufm intents", &text, &root, err);
+	strbuf_release(&text);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return 0;
+	const struct json_value *arr = json_get(root, "intents");
+	size_t bad = 0;
+	for (size_t i = 0; i < arr->nr && u->nr_intents < STATE_TICKETS_MAX; i++) {
+		const struct json_value *o = arr->items[i];
+		const char *id = o->type == JSON_OBJECT ? json_get_string(o, "ticket") : NULL;
+		const char *act = id ? json_get_string(o, "action") : NULL;
+		const char *port = id ? json_get_string(o, "port") : NULL;
+		const char *oc = id ? json_get_string(o, "outcome") : NULL;
+		if (!id || !*id || !port || !act || (strcmp(act, "disable") && strcmp(act, "enable"))) {
+			bad++;
+			continue;
+		}
+		double v;
+		ALLOC_GROW(u->intents, u->nr_intents + 1, u->alloc_intents);
+		struct ufm_intent *in = &u->intents[u->nr_intents++];
+		memset(in, 0, sizeof(*in));
+		in->ticket = xstrdup(id);
+		in->port = xstrdup(port);
+		in->peer = str_or(o, "peer");
+		in->guid = str_or(o, "guid");
+		in->num = json_get_number(o, "port_num", &v) && v >= 0 && v < 100000 ? (unsigned)v : 0;
+		in->cable = str_or(o, "cable");
+		in->cause = str_or(o, "cause");
+		in->at = str_or(o, "at");
+		in->detail = str_or(o, "detail");
+		in->enable = !strcmp(act, "enable");
+		/* an outcome not understood is not known: the call may have been made */
+		in->outcome = !oc			      ? UFM_OUT_NONE
+			      : !strcmp(oc, "done")	      ? UFM_OUT_DONE
+			      : !strcmp(oc, "not_applied") ? UFM_OUT_NOT_APPLIED
+			      : !strcmp(oc, "none")	      ? UFM_OUT_NONE
+							      : UFM_OUT_UNKNOWN;
+		in->carried = true;
+	}
+	json_free(root);
+	if (bad)
+		return error_set(err, "cannot read '%s/%s': %zu of its records are not intents vigil "
+				      "wrote; nothing was done (look at it, then move it aside)",
+				 dir, UFM_INTENTS_FILE, bad);
+	/* outcomes recorded by a run that could not save its tickets: take them in now */
+	for (size_t i = 0; i < u->nr_intents; i++)
+		ufm_intent_settle(u, i, u->intents[i].outcome, NULL);
+	return 0;
+}
+
+int ufm_intents_save(const struct ufm *u, const char *dir, bool all, struct strbuf *err)
+{
+	struct strbuf out = STRBUF_INIT, path = STRBUF_INIT;
+	struct json_writer w;
+	json_writer_init(&w, &out, true);
+	json_open_object(&w);
+	json_key(&w, "version");
+	json_int(&w, 1);
+	json_key(&w, "intents");
+	json_open_array(&w);
+	for (size_t i = 0; i < u->nr_intents; i++) {
+		const struct ufm_intent *in = &u->intents[i];
+		if (!all && !ufm_intent_unknown(in))
+			continue;
+		json_open_object(&w);
+		json_key(&w, "ticket");
+		json_string(&w, in->ticket);
+		json_key(&w, "action");
+		json_string(&w, in->enable ? "enable" : "disable");
+		json_key(&w, "port");
+		json_string(&w, in->port);
+		json_key(&w, "peer");
+		json_string(&w, in->peer);
+		json_key(&w, "guid");
+		json_string(&w, in->guid);
+		json_key(&w, "port_num");
+		json_uint(&w, in->num);
+		json_key(&w, "cable");
+		json_string(&w, in->cable);
+		json_key(&w, "cause");
+		json_string(&w, in->cause);
+		json_key(&w, "at");
+		json_string(&w, in->at);
+		json_key(&w, "outcome");
+		json_string(&w, ufm_outcome_name(in->outcome));
+		json_key(&w, "detail");
+		json_string(&w, in->detail);
+		json_close_object(&w);
+	}
+	json_close_array(&w);
+	json_close_object(&w);
+	strbuf_addch(&out, '\n');
+	int r = json_writer_finish(&w, err);
+	if (!r) {
+		strbuf_addf(&path, "%s/%s", dir, UFM_INTENTS_FILE);
+		r = write_file_atomic(path.buf, out.buf, out.len, 0600, err);
+	}
+	strbuf_release(&out);
+	strbuf_release(&path);
 	return r;
 }

@@ -95,8 +95,16 @@ int read_file_stream(const char *path, unsigned flags, size_t max,
 			break;
 		got += (size_t)n;
 		if (max && got > max) {
-			rc = error_set(err, "cannot read '%s': it is longer than %zu MiB", path,
-				       max >> 20);
+			/* the bound in a unit that says it: 4096 is "4 KiB", never "0 MiB" */
+			if (!(max & ((1u << 20) - 1)))
+				rc = error_set(err, "cannot read '%s': it is longer than %zu MiB",
+					       path, max >> 20);
+			else if (!(max & 1023))
+				rc = error_set(err, "cannot read '%s': it is longer than %zu KiB",
+					       path, max >> 10);
+			else
+				rc = error_set(err, "cannot read '%s': it is longer than %zu bytes",
+					       path, max);
 			break;
 		}
 		if (!fn(arg, buf, (size_t)n))

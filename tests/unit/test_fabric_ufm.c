@@ -12,8 +12,15 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* the file names the journal and the lock have (ufm.h) */
+#ifndef UFM_INTENTS_FILE
+#define UFM_INTENTS_FILE "ufm-intents.json"
+#define UFM_LOCK_FILE "ufm.lock"
+#endif
 
 #define T0 1714550400000LL /* 2024-05-01 08:00:00.000 */
 
@@ -615,8 +622,11 @@ TEST(ufm_apply_makes_the_rest_calls_with_credentials_off_the_command_line)
 	struct strbuf path_env = STRBUF_INIT, seen = STRBUF_INIT;
 	strbuf_addf(&path_env, "PATH=%s:/usr/bin:/bin", dir);
 	const char *env[] = { path_env.buf, NULL };
+	test_mkdir(test_tmpdir(), "state2");
+	struct strbuf st2 = STRBUF_INIT;
+	strbuf_addf(&st2, "%s/state2", test_tmpdir());
 	const char *fargs[] = { "fabric", "ufm", p.buf, "--apply", url.buf, "--credentials",
-				cred.buf, NULL };
+				cred.buf, "--state", st2.buf, NULL };
 	test_run_vigil(&c, fargs, env);
 	CHECK_MSG(c.exit_code == 1, "%s", c.err.buf);
 	child_release(&c);
@@ -630,6 +640,7 @@ TEST(ufm_apply_makes_the_rest_calls_with_credentials_off_the_command_line)
 	strbuf_addf(&seen, "%s/curl.stdin", dir);
 	CHECK_INT(read_file_bounded(seen.buf, &text, 1 << 20, &err), 0);
 	CHECK_STR(text.buf, "user = \"ufmadmin:s3cr\\\"et\\\\pw\"\n");
+	strbuf_release(&st2);
 	free(id);
 	strbuf_release(&path_env);
 	strbuf_release(&seen);
@@ -643,6 +654,439 @@ TEST(ufm_apply_makes_the_rest_calls_with_credentials_off_the_command_line)
 	strbuf_release(&log);
 	strbuf_release(&p);
 	strbuf_release(&text);
+}
+
+/*
+ * A curl that records what it was given (argv, stdin, that it ran) and answers as UFM_FAKE
+ * says: 200 (default), 400, 500, "hang" (past --rest-timeout), "crash" (answers, then vigil
+ * dies before it can record the outcome: a power cut), "lose" (answers, then the state file
+ * cannot be written: a directory took its name). A GET of resources/ports answers the
+ * file curl.ports with 200.
+ */
+static const char fake_curl[] =
+	"printf '%s\\n' \"$@\" >> \"$0.argv\"; cat > \"$0.stdin\"; echo x >> \"$0.ran\"\n"
+	"case \"$*\" in *resources/ports*) cat \"$0.ports\"; printf '\\n200'; exit 0;; esac\n"
+	"case \"$UFM_FAKE\" in\n"
+	"400) printf 400;;\n"
+	"500) printf 500;;\n"
+	"hang) exec sleep 30;;\n"
+	"crash) printf 200; kill -9 $PPID;;\n"
+	"lose) rm -f \"$UFM_STATE/ufm-state.json\"; mkdir \"$UFM_STATE/ufm-state.json\"; printf 200;;\n"
+	"*) printf 200;;\n"
+	"esac\n";
+
+struct fake {
+	struct strbuf path_env, mode_env, state_env, ran, dir, cred, log, st;
+};
+
+/* The fake curl on PATH, credentials (0600), a log that makes SW-A:1/9/1 flap, a state dir. */
+static void fake_setup(struct fake *f, const char *state_name)
+{
+	memset(f, 0, sizeof(*f));
+	const char *dir = test_script("curl", fake_curl);
+	strbuf_addf(&f->dir, "%s", dir);
+	strbuf_addf(&f->path_env, "PATH=%s:/usr/bin:/bin", dir);
+	strbuf_addf(&f->ran, "%s/curl.ran", dir);
+	test_write(dir, "creds", "ufmadmin:pw\n");
+	strbuf_addf(&f->cred, "%s/creds", dir);
+	chmod(f->cred.buf, 0600);
+	struct strbuf l = STRBUF_INIT;
+	for (int i = 0; i < 3; i++)
+		line_329(&l, T0 + i * 60000LL, 9);
+	test_write(dir, "event.log", l.buf);
+	strbuf_reset(&l);
+	line_329(&l, T0 + 7200000LL, 4); /* later, another link, once: nothing to act on */
+	test_write(dir, "event.log.new", l.buf);
+	strbuf_release(&l);
+	strbuf_addf(&f->log, "%s/event.log", dir);
+	strbuf_addf(&f->st, "%s/%s", dir, state_name);
+	strbuf_addf(&f->state_env, "UFM_STATE=%s", f->st.buf);
+}
+
+static void fake_release(struct fake *f)
+{
+	strbuf_release(&f->path_env);
+	strbuf_release(&f->mode_env);
+	strbuf_release(&f->state_env);
+	strbuf_release(&f->ran);
+	strbuf_release(&f->dir);
+	strbuf_release(&f->cred);
+	strbuf_release(&f->log);
+	strbuf_release(&f->st);
+}
+
+static void fake_run(struct fake *f, struct child *c, const char *mode, const char *log,
+		     bool apply, const char *extra)
+{
+	strbuf_reset(&f->mode_env);
+	strbuf_addf(&f->mode_env, "UFM_FAKE=%s", mode);
+	const char *env[] = { f->path_env.buf, f->mode_env.buf, f->state_env.buf, NULL };
+	const char *args[16];
+	int n = 0;
+	args[n++] = "fabric";
+	args[n++] = "ufm";
+	args[n++] = log;
+	args[n++] = "--state";
+	args[n++] = f->st.buf;
+	args[n++] = "--json";
+	if (apply) {
+		args[n++] = "--apply";
+		args[n++] = "http://127.0.0.1:9";
+		args[n++] = "--credentials";
+		args[n++] = f->cred.buf;
+	}
+	if (extra) {
+		args[n++] = "--rest-timeout";
+		args[n++] = extra;
+	}
+	args[n] = NULL;
+	test_run_vigil(c, args, env);
+}
+
+static bool curl_ran(const struct fake *f)
+{
+	return access(f->ran.buf, F_OK) == 0;
+}
+
+/* issue 17: a --state that did not exist let the disable through, then lost its ticket. Now
+ * every state that cannot be written is refused before any REST call. */
+TEST(ufm_apply_refuses_a_state_it_cannot_write_before_any_call)
+{
+	struct fake f;
+	struct child c;
+	fake_setup(&f, "no-such-dir");
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "does not exist");
+	CHECK_MSG(!curl_ran(&f), "curl ran with no state to record it in");
+	child_release(&c);
+	/* a file, a link to a directory, a directory others can write to */
+	test_write(f.dir.buf, "no-such-dir", "x\n");
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "not a directory");
+	child_release(&c);
+	unlink(f.st.buf);
+	test_mkdir(f.dir.buf, "real");
+	struct strbuf real = STRBUF_INIT;
+	strbuf_addf(&real, "%s/real", f.dir.buf);
+	CHECK_INT(symlink(real.buf, f.st.buf), 0);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "symbolic link");
+	child_release(&c);
+	unlink(f.st.buf);
+	CHECK_INT(mkdir(f.st.buf, 0777), 0);
+	chmod(f.st.buf, 0777);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "others can write in it");
+	child_release(&c);
+	CHECK_MSG(!curl_ran(&f), "curl ran");
+	/* --apply without --state: nowhere to record the call */
+	const char *env[] = { f.path_env.buf, NULL };
+	const char *a[] = { "fabric", "ufm", f.log.buf, "--apply", "http://127.0.0.1:9",
+			    "--credentials", f.cred.buf, NULL };
+	test_run_vigil(&c, a, env);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "--apply wants --state DIR");
+	child_release(&c);
+	CHECK_MSG(!curl_ran(&f), "curl ran");
+	strbuf_release(&real);
+	fake_release(&f);
+}
+
+/* The call was made and UFM said 200, then vigil died before it could write the outcome: the
+ * intent is on disk; the next run, with logs that no longer name the link, lists the port as
+ * "state unknown", and the next --apply run asks UFM and settles it. */
+TEST(ufm_apply_crash_after_the_call_keeps_the_intent_and_reconciles)
+{
+	struct fake f;
+	struct child c;
+	fake_setup(&f, "state");
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	/* vigil run under a shell, so that its SIGKILL is the shell's business, not a failure */
+	struct strbuf nv = STRBUF_INIT;
+	strbuf_addf(&nv, "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	const char *cenv[] = { f.path_env.buf, "UFM_FAKE=crash", f.state_env.buf, nv.buf, NULL };
+	const char *cargv[] = { "/bin/sh", "-c", "\"$@\"; echo \"status $?\"", "sh",
+				test_vigil_bin(), "fabric", "ufm", f.log.buf, "--state", f.st.buf,
+				"--apply", "http://127.0.0.1:9", "--credentials", f.cred.buf, NULL };
+	child_init(&c);
+	c.argv = cargv;
+	c.env_add = cenv;
+	c.timeout_ms = 30000;
+	struct strbuf cerr = STRBUF_INIT;
+	CHECK_INT(child_run(&c, &cerr), 0);
+	CHECK_MSG(strstr(c.out.buf, "status 137") != NULL, "vigil was not killed: %s %s",
+		  c.out.buf, c.err.buf);
+	CHECK(curl_ran(&f));
+	child_release(&c);
+	strbuf_release(&cerr);
+	strbuf_release(&nv);
+	struct strbuf newlog = STRBUF_INIT;
+	strbuf_addf(&newlog, "%s.new", f.log.buf);
+	fake_run(&f, &c, "200", newlog.buf, false, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s\n%s", c.exit_code, c.out.buf, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 1);
+	CHECK_STR(str_at(v, "unknown.0.action"), "disable");
+	CHECK_STR(str_at(v, "unknown.0.port"), "SW-A:1/9/1");
+	CHECK_STR(str_at(v, "unknown.0.outcome"), "none");
+	CHECK(strncmp(str_at(v, "unknown.0.ticket"), "UFM-", 4) == 0);
+	json_free(v);
+	CHECK_CONTAINS(c.err.buf, "may or may not have been applied");
+	child_release(&c);
+	/* text says it in words */
+	const char *env[] = { f.path_env.buf, NULL };
+	const char *ta[] = { "fabric", "ufm", newlog.buf, "--state", f.st.buf, NULL };
+	test_run_vigil(&c, ta, env);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "STATE UNKNOWN SW-A:1/9/1");
+	CHECK_CONTAINS(c.out.buf, "a disable may have been applied at ");
+	child_release(&c);
+	/* with --apply, UFM is asked; it says the port is disabled: settled, the ticket stays */
+	test_write(f.dir.buf, "curl.ports",
+		   "[{\"name\": \"9c0591030090e000_9\", \"guid\": \"9c0591030090e000\", "
+		   "\"number\": 9, \"physical_state\": \"Disabled\", \"logical_state\": \"Down\"}, "
+		   "{\"name\": \"9c0591030090e000_10\", \"physical_state\": \"Link Up\"}]");
+	fake_run(&f, &c, "200", newlog.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "was applied");
+	v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 0);
+	json_free(v);
+	child_release(&c);
+	fake_run(&f, &c, "200", newlog.buf, false, NULL);
+	CHECK_INT(c.exit_code, 0);
+	v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 0);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&newlog);
+	fake_release(&f);
+}
+
+/* The call was made (200), then the state could not be written: the exit says so, the
+ * outcome is in the intents, and the next run restores the ticket from them. */
+TEST(ufm_apply_state_write_failing_after_the_call_loses_no_ticket)
+{
+	struct fake f;
+	struct child c;
+	struct strbuf sf = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT,
+		      newlog = STRBUF_INIT;
+	fake_setup(&f, "state");
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	fake_run(&f, &c, "lose", f.log.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "disabled SW-A:1/9/1: done");
+	CHECK_CONTAINS(c.err.buf, "the next run takes them in");
+	child_release(&c);
+	strbuf_addf(&sf, "%s/" UFM_STATE_FILE, f.st.buf);
+	CHECK_INT(rmdir(sf.buf), 0);
+	strbuf_addf(&newlog, "%s.new", f.log.buf);
+	fake_run(&f, &c, "200", newlog.buf, false, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 0);
+	CHECK_STR(str_at(v, "calls.0.outcome"), "done");
+	char *id = xstrdup(str_at(v, "calls.0.ticket"));
+	json_free(v);
+	child_release(&c);
+	CHECK_INT(read_file_bounded(sf.buf, &text, 1 << 20, &err), 0);
+	CHECK_CONTAINS(text.buf, id);
+	CHECK_CONTAINS(text.buf, "\"port\": \"SW-A:1/9/1\"");
+	/* the ticket can be closed and its port re-enabled: nothing was lost */
+	const char *cl[] = { "fabric", "ufm", "close", id, "--state", f.st.buf, NULL };
+	test_run_vigil(&c, cl, NULL);
+	CHECK_MSG(c.exit_code == 0, "%s", c.err.buf);
+	child_release(&c);
+	fake_run(&f, &c, "200", newlog.buf, false, NULL);
+	CHECK_INT(c.exit_code, 1);
+	v = test_parse_json(&c);
+	CHECK_STR(str_at(v, "reenable.0.ticket"), id);
+	json_free(v);
+	child_release(&c);
+	free(id);
+	strbuf_release(&sf);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	strbuf_release(&newlog);
+	fake_release(&f);
+}
+
+/* HTTP 500 or a deadline after the request went out: it may have been applied (carried);
+ * HTTP 400: UFM refused it (not applied, nothing carried). */
+TEST(ufm_apply_500_and_a_hung_curl_are_unknown_400_is_not_applied)
+{
+	struct fake f;
+	struct child c;
+	fake_setup(&f, "state");
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	fake_run(&f, &c, "500", f.log.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 1);
+	CHECK_STR(str_at(v, "unknown.0.detail"), "HTTP 500");
+	json_free(v);
+	CHECK_CONTAINS(c.err.buf, "state unknown, it may have been applied: HTTP 500");
+	child_release(&c);
+	/* the log still says disable: the next --apply makes the call again, 200 settles both */
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.err.buf);
+	v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 0);
+	json_free(v);
+	child_release(&c);
+	fake_run(&f, &c, "hang", f.log.buf, true, "1");
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.err.buf);
+	v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 1);
+	CHECK_CONTAINS(str_at(v, "unknown.0.detail"), "--rest-timeout");
+	json_free(v);
+	child_release(&c);
+	fake_run(&f, &c, "400", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.err.buf, "failed: HTTP 400");
+	v = test_parse_json(&c);
+	/* the hung call before is still unknown; the refused one is not */
+	CHECK_INT(arr_len(v, "unknown"), 1);
+	CHECK_STR(str_at(v, "calls.0.outcome"), "not_applied");
+	json_free(v);
+	child_release(&c);
+	fake_release(&f);
+}
+
+/* The credentials hold UFM's password: refused as ssh refuses a private key others can read. */
+TEST(ufm_credentials_others_can_read_are_refused)
+{
+	struct fake f;
+	struct child c;
+	fake_setup(&f, "state");
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	chmod(f.cred.buf, 0644);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "permissions 0644 for '");
+	CHECK_CONTAINS(c.err.buf, "are too open");
+	CHECK_MSG(!curl_ran(&f), "curl ran with world-readable credentials");
+	child_release(&c);
+	chmod(f.cred.buf, 0620);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "permissions 0620");
+	child_release(&c);
+	/* over the size limit, said in a unit that is right */
+	struct strbuf big = STRBUF_INIT;
+	strbuf_addstr(&big, "ufmadmin:");
+	for (int i = 0; i < 5000; i++)
+		strbuf_addch(&big, 'p');
+	test_write(f.dir.buf, "creds", big.buf);
+	chmod(f.cred.buf, 0600);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "longer than 4 KiB");
+	CHECK_NOT_CONTAINS(c.err.buf, "0 MiB");
+	child_release(&c);
+	/* a link (also /proc/self/fd/N), a FIFO */
+	test_write(f.dir.buf, "creds.real", "ufmadmin:pw\n");
+	struct strbuf real = STRBUF_INIT;
+	strbuf_addf(&real, "%s/creds.real", f.dir.buf);
+	chmod(real.buf, 0600);
+	unlink(f.cred.buf);
+	CHECK_INT(symlink(real.buf, f.cred.buf), 0);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "symbolic link");
+	child_release(&c);
+	unlink(f.cred.buf);
+	CHECK_INT(mkfifo(f.cred.buf, 0600), 0);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "FIFO");
+	child_release(&c);
+	const char *env[] = { f.path_env.buf, NULL };
+	const char *a[] = { "fabric", "ufm", f.log.buf, "--state", f.st.buf, "--apply",
+			    "http://127.0.0.1:9", "--credentials", "/proc/self/fd/0", NULL };
+	test_run_vigil(&c, a, env);
+	CHECK_INT(c.exit_code, 2);
+	child_release(&c);
+	CHECK_MSG(!curl_ran(&f), "curl ran");
+	strbuf_release(&big);
+	strbuf_release(&real);
+	fake_release(&f);
+}
+
+/* Two runs at once would each write the state the other loses: the second is refused. The
+ * intents file garbage, cut mid-record, too big or a link: refused, nothing called. A URL
+ * with a newline, a space or user:password@: refused. */
+TEST(ufm_state_lock_and_damaged_intents_are_refused)
+{
+	struct fake f;
+	struct child c;
+	struct strbuf lk = STRBUF_INIT, in = STRBUF_INIT;
+	fake_setup(&f, "state");
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	strbuf_addf(&lk, "%s/" UFM_LOCK_FILE, f.st.buf);
+	int fd = open(lk.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	CHECK_INT(flock(fd, LOCK_EX), 0);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "another 'vigil fabric ufm' is using");
+	child_release(&c);
+	const char *cl[] = { "fabric", "ufm", "close", "UFM-1", "--state", f.st.buf, NULL };
+	test_run_vigil(&c, cl, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "another 'vigil fabric ufm' is using");
+	child_release(&c);
+	close(fd);
+	CHECK_MSG(!curl_ran(&f), "curl ran");
+	strbuf_addf(&in, "%s/" UFM_INTENTS_FILE, f.st.buf);
+	const char *bad[] = {
+		"garbage\n",
+		"{\"version\": 1, \"intents\": [{\"ticket\": \"UFM-1\", \"action\": \"disa",
+		"{\"version\": 1, \"intents\": [{\"ticket\": \"UFM-1\", \"action\": \"reboot\", "
+		"\"port\": \"X:1\"}]}\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		test_write(f.st.buf, UFM_INTENTS_FILE, bad[i]);
+		fake_run(&f, &c, "200", f.log.buf, true, NULL);
+		CHECK_MSG(c.exit_code == 2, "case %zu: exit %d", i, c.exit_code);
+		CHECK_CONTAINS(c.err.buf, UFM_INTENTS_FILE);
+		CHECK_CONTAINS(c.err.buf, "nothing was done");
+		child_release(&c);
+	}
+	int big = open(in.buf, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	CHECK(big >= 0);
+	CHECK_INT(ftruncate(big, 9 << 20), 0);
+	close(big);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "longer than 8 MiB");
+	child_release(&c);
+	unlink(in.buf);
+	CHECK_INT(symlink("/etc/passwd", in.buf), 0);
+	fake_run(&f, &c, "200", f.log.buf, true, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "symbolic link");
+	child_release(&c);
+	unlink(in.buf);
+	CHECK_MSG(!curl_ran(&f), "curl ran");
+	const char *urls[] = { "http://127.0.0.1:9/\nx", "http://127.0.0.1:9/ $(touch x)",
+			       "https://admin:pw@ufm.example" };
+	for (size_t i = 0; i < 3; i++) {
+		const char *env[] = { f.path_env.buf, NULL };
+		const char *a[] = { "fabric", "ufm", f.log.buf, "--state", f.st.buf, "--apply",
+				    urls[i], "--credentials", f.cred.buf, NULL };
+		test_run_vigil(&c, a, env);
+		CHECK_MSG(c.exit_code == 2, "url %zu: exit %d", i, c.exit_code);
+		child_release(&c);
+	}
+	CHECK_MSG(!curl_ran(&f), "curl ran");
+	strbuf_release(&lk);
+	strbuf_release(&in);
+	fake_release(&f);
 }
 
 TEST(ufm_usage_errors)
