@@ -1058,8 +1058,15 @@ int fat_tree_parse(const char *text, struct fat_tree_spec *spec, struct strbuf *
 			}
 			continue;
 		}
-		if (!parse_u64(val, &v) || v > 1000000) {
+		if (!parse_u64(val, &v)) {
 			rc = error_set(err, "%.20s wants a whole number, not '%.20s'", w, val);
+			break;
+		}
+		/* a number that is whole but too big is told the limit, not "not a number" */
+		if (v > 1000000) {
+			rc = error_set(err, "%.20s=%.20s is more than the planner takes (at most "
+					    "1000000)",
+				       w, val);
 			break;
 		}
 		if (!strcmp(w, "hosts"))

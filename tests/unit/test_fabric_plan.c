@@ -307,6 +307,9 @@ TEST(fabric_plan_fat_tree_file_and_bad_descriptions)
 		{ "hosts=8,colour=red", "no fat-tree key 'colour'" },
 		{ "hosts=8,hcas=99", "hcas wants" }, { "hosts=9999,radix=8,tiers=2", "do not fit" },
 		{ "hosts=8 speed=fast", "speed wants" }, { "hosts", "KEY=VALUE" },
+		/* issue 17: a whole number over the limit was "wants a whole number" */
+		{ "hosts=1000000000", "hosts=1000000000 is more than the planner takes (at most 1000000)" },
+		{ "hosts=8,radix=99999999999999999999", "radix wants a whole number" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		run_plan(&c, "--fat-tree", bad[i][0], NULL, NULL);
