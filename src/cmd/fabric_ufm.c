@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -261,6 +262,10 @@ static enum ufm_outcome rest_call(const char *url, const char *conf, const char 
 		o = c.exited && curl_never_sent(c.exit_code) ? UFM_OUT_NOT_APPLIED : UFM_OUT_UNKNOWN;
 		goto out;
 	}
+	if (c.out.truncated) {
+		strbuf_addf(detail, "UFM's answer is longer than %zu MiB", c.out_cap >> 20);
+		goto out;
+	}
 	const char *code = c.out.buf;
 	size_t clen = c.out.len;
 	while (clen && (code[clen - 1] == '\n' || code[clen - 1] == '\r' || code[clen - 1] == ' '))
@@ -298,8 +303,9 @@ out:
  * Mellanox/ufm_sdk_3.0 scripts/ufm_ports/load_ports.py; a port object there names itself
  * "name": "<guid>_<number>" and carries "physical_state": "Link Up"). A port is disabled
  * when its physical state is "Disabled" (the InfiniBand PortPhysicalState of an administered
- * port, as ibstat prints it); any other state named is a port that is not; a port not in the
- * answer, or an answer not understood, is not known.
+ * port, as ibstat prints it); one of the other physical states of the InfiniBand spec is a
+ * port that is not; a state not among those, a port not in the answer, listed twice with
+ * different states, or an answer not understood, is not known.
  */
 static int port_state(const char *url, const char *conf, const char *guid, unsigned num,
 		      struct strbuf *why)
@@ -330,21 +336,48 @@ static int port_state(const char *url, const char *conf, const char *guid, unsig
 		goto out;
 	}
 	strbuf_addf(why, "UFM's answer does not list port %s", name.buf);
+	/* every entry of that name must agree: one answer that says two things says nothing */
 	for (size_t i = 0; i < v->nr; i++) {
 		const struct json_value *p = v->items[i];
 		const char *n = p->type == JSON_OBJECT ? json_get_string(p, "name") : NULL;
 		if (!n || strcasecmp(n, name.buf))
 			continue;
 		const char *ps = json_get_string(p, "physical_state");
-		strbuf_reset(why);
 		if (!ps || !*ps) {
+			strbuf_reset(why);
 			strbuf_addstr(why, "UFM's answer gives the port no physical_state");
+			r = -1;
 			break;
 		}
-		r = !strcasecmp(ps, "Disabled");
+		/* the InfiniBand physical port states (IBTA PortInfo PortPhysicalState, as
+		 * ibstat and UFM write them): Disabled, or one of those of an enabled port;
+		 * anything else is not understood, so not known */
+		static const char *const up[] = { "Link Up", "LinkUp", "Polling", "Sleep",
+						  "Link Error Recovery", "LinkErrorRecovery",
+						  "PhyTest", "Port Configuration Training" };
+		int s = -1;
+		if (!strcasecmp(ps, "Disabled"))
+			s = 1;
+		for (size_t k = 0; k < sizeof(up) / sizeof(up[0]); k++)
+			if (!strcasecmp(ps, up[k]))
+				s = 0;
+		if (s < 0) {
+			strbuf_reset(why);
+			strbuf_addstr(why, "UFM gives a physical state vigil does not know: ");
+			strbuf_add_clean(why, ps);
+			r = -1;
+			break;
+		}
+		if (r >= 0 && s != r) {
+			strbuf_reset(why);
+			strbuf_addstr(why, "UFM's answer lists the port twice, disabled and not");
+			r = -1;
+			break;
+		}
+		r = s;
+		strbuf_reset(why);
 		strbuf_addstr(why, "UFM says its physical state is ");
 		strbuf_add_clean(why, ps);
-		break;
 	}
 	json_free(v);
 out:
@@ -509,6 +542,12 @@ static bool url_ok(const char *url, const char **why)
 			*why = "--apply: the URL holds a space or a control byte";
 			return false;
 		}
+	/* the API path is appended: after a '?' or '#' it would be a query or a fragment, and
+	 * the POST would go to the page at URL, whose 200 would read as done */
+	if (strpbrk(url, "?#")) {
+		*why = "--apply: the URL is UFM's base (https://ufm.example), without ? or #";
+		return false;
+	}
 	const char *host = strstr(url, "//") + 2;
 	size_t hl = strcspn(host, "/?#");
 	if (memchr(host, '@', hl)) {
@@ -553,6 +592,9 @@ int cmd_fabric_ufm(int argc, char **argv)
 	struct ufm_config cfg;
 	int c;
 	ufm_config_default(&cfg);
+	/* under ulimit -f a write past the limit must fail (EFBIG, said) rather than kill vigil
+	 * between a REST call and the record of its outcome */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc >= 2 && !strcmp(argv[1], "close"))
 		return cmd_close(argc - 1, argv + 1);
 	optind = 1;

@@ -255,9 +255,21 @@ int ufm_state_open(const char *dir, struct strbuf *err)
 	if (fd < 0)
 		e = errno;
 	else {
-		ssize_t n = write(fd, block, sizeof(block));
-		if (n != (ssize_t)sizeof(block))
-			e = n < 0 ? errno : ENOSPC;
+		/* a short write is followed by another: its errno names the cause (ENOSPC, or
+		 * EFBIG under ulimit -f), not a guess */
+		size_t done = 0;
+		while (done < sizeof(block)) {
+			ssize_t n = write(fd, block + done, sizeof(block) - done);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				e = n < 0 ? errno : EIO;
+				break;
+			}
+			done += (size_t)n;
+		}
+		if (e)
+			;
 		else if (fsync(fd) < 0)
 			e = errno;
 		if (close(fd) < 0 && !e)

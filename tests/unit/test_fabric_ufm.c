@@ -845,7 +845,15 @@ TEST(ufm_apply_crash_after_the_call_keeps_the_intent_and_reconciles)
 	CHECK_CONTAINS(c.out.buf, "STATE UNKNOWN SW-A:1/9/1");
 	CHECK_CONTAINS(c.out.buf, "a disable may have been applied at ");
 	child_release(&c);
-	/* with --apply, UFM is asked; it says the port is disabled: settled, the ticket stays */
+	/* with --apply, UFM is asked; a state it gives that is not an InfiniBand physical
+	 * state (here with a bidi control inside) settles nothing */
+	test_write(f.dir.buf, "curl.ports",
+		   "[{\"name\": \"9c0591030090e000_9\", \"physical_state\": \"Dis\\u202eabled\"}]");
+	fake_run(&f, &c, "200", newlog.buf, true, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "state still unknown (UFM gives a physical state vigil does not know");
+	child_release(&c);
+	/* it says the port is disabled: settled, the ticket stays */
 	test_write(f.dir.buf, "curl.ports",
 		   "[{\"name\": \"9c0591030090e000_9\", \"guid\": \"9c0591030090e000\", "
 		   "\"number\": 9, \"physical_state\": \"Disabled\", \"logical_state\": \"Down\"}, "
@@ -910,6 +918,56 @@ TEST(ufm_apply_state_write_failing_after_the_call_loses_no_ticket)
 	free(id);
 	strbuf_release(&sf);
 	strbuf_release(&text);
+	strbuf_release(&err);
+	strbuf_release(&newlog);
+	fake_release(&f);
+}
+
+/* The same as an unprivileged user in a jail (bubblewrap): the state directory made
+ * read-only between the call and the record of its outcome, as chmod does. The intent
+ * written before the call is what the next run finds. */
+TEST(ufm_apply_state_made_read_only_after_the_call_in_a_jail)
+{
+	if (access("/usr/bin/bwrap", X_OK) != 0)
+		SKIP("bubblewrap is not installed");
+	struct fake f;
+	struct child c;
+	fake_setup(&f, "state");
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	test_script("curl", "echo x >> \"$0.ran\"; cat > /dev/null; chmod 500 \"$UFM_STATE\"; "
+			    "printf 200");
+	struct strbuf nv = STRBUF_INIT, cmd = STRBUF_INIT;
+	strbuf_addf(&nv, "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	const char *env[] = { f.path_env.buf, f.state_env.buf, nv.buf, NULL };
+	const char *argv[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
+			       "/proc", "--bind", f.dir.buf, f.dir.buf, "--unshare-user", "--uid",
+			       "65534", "--gid", "65534", "--", test_vigil_bin(), "fabric", "ufm",
+			       f.log.buf, "--state", f.st.buf, "--apply", "http://127.0.0.1:9",
+			       "--credentials", f.cred.buf, NULL };
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(child_run(&c, &err), 0);
+	if (c.exited && c.exit_code != 2 && strstr(c.err.buf, "bwrap"))
+		SKIP("bubblewrap cannot make a user namespace here");
+	CHECK_MSG(c.exited && c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "disabled SW-A:1/9/1: done");
+	CHECK_CONTAINS(c.err.buf, "its intent stays on disk");
+	child_release(&c);
+	CHECK_INT(chmod(f.st.buf, 0700), 0);
+	struct strbuf newlog = STRBUF_INIT;
+	strbuf_addf(&newlog, "%s.new", f.log.buf);
+	fake_run(&f, &c, "200", newlog.buf, false, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 1);
+	CHECK_STR(str_at(v, "unknown.0.port"), "SW-A:1/9/1");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&nv);
+	strbuf_release(&cmd);
 	strbuf_release(&err);
 	strbuf_release(&newlog);
 	fake_release(&f);
@@ -1074,8 +1132,9 @@ TEST(ufm_state_lock_and_damaged_intents_are_refused)
 	unlink(in.buf);
 	CHECK_MSG(!curl_ran(&f), "curl ran");
 	const char *urls[] = { "http://127.0.0.1:9/\nx", "http://127.0.0.1:9/ $(touch x)",
-			       "https://admin:pw@ufm.example" };
-	for (size_t i = 0; i < 3; i++) {
+			       "https://admin:pw@ufm.example", "http://127.0.0.1:9/#",
+			       "http://127.0.0.1:9/x?y=" };
+	for (size_t i = 0; i < 5; i++) {
 		const char *env[] = { f.path_env.buf, NULL };
 		const char *a[] = { "fabric", "ufm", f.log.buf, "--state", f.st.buf, "--apply",
 				    urls[i], "--credentials", f.cred.buf, NULL };
