@@ -48,8 +48,9 @@ static const char ufm_usage[] =
 	"is written to DIR/ufm-intents.json before it is made and its outcome after, so a run\n"
 	"that dies between leaves the intent on disk; the next run takes it in (it asks UFM\n"
 	"the port's state with --apply, or lists the port as 'state unknown').\n"
-	"Exit: 0 nothing to act on, 1 ports to disable or re-enable, 2 usage error or a file\n"
-	"that cannot be read, 3 could not tell (no line of the logs was a UFM event).\n";
+	"Exit: 0 nothing to act on, 1 ports to disable or re-enable or of unknown state, 2 usage\n"
+	"error, a file that cannot be read or a state that cannot be written, 3 could not tell\n"
+	"(no line of the logs was a UFM event).\n";
 
 /* the deadline of one REST call (--rest-timeout), curl's own --max-time a little under it */
 static unsigned rest_timeout_s = 30;
