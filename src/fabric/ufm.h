@@ -282,6 +282,9 @@ int ufm_state_open(const char *dir, struct strbuf *err);
  * carried; tickets they name that the state lacks are restored from them, a DONE enable
  * marks its ticket reenabled. */
 int ufm_intents_load(struct ufm *u, const char *dir, struct strbuf *err);
+/* The same from text already read (shown names it in messages): the fuzz target's door. */
+int ufm_intents_parse(struct ufm *u, const char *text, size_t len, const char *shown,
+		      struct strbuf *err);
 /* Write the intents (all: every one; else only those not settled). 0 or -1, *err. */
 int ufm_intents_save(const struct ufm *u, const char *dir, bool all, struct strbuf *err);
 /* Settle intent i with outcome o (its ticket updated as the outcome says). */

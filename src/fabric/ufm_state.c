@@ -380,16 +380,11 @@ size_t ufm_intent_add(struct ufm *u, const struct ufm_ticket *t, const char *gui
 	return u->nr_intents++;
 }
 
-int ufm_intents_load(struct ufm *u, const char *dir, struct strbuf *err)
+/* The intents of a parsed journal into u (carried), their tickets restored and recorded
+ * outcomes taken in. */
+static int intents_take(struct ufm *u, const struct json_value *root, const char *shown,
+			struct strbuf *err)
 {
-	struct strbuf text = STRBUF_INIT;
-	struct json_value *root;
-	int r = load_file(dir, UFM_INTENTS_FILE, "intents", "ufm intents", &text, &root, err);
-	strbuf_release(&text);
-	if (r < 0)
-		return -1;
-	if (r == 1)
-		return 0;
 	const struct json_value *arr = json_get(root, "intents");
 	size_t bad = 0;
 	for (size_t i = 0; i < arr->nr && u->nr_intents < STATE_TICKETS_MAX; i++) {
@@ -424,15 +419,48 @@ int ufm_intents_load(struct ufm *u, const char *dir, struct strbuf *err)
 							      : UFM_OUT_UNKNOWN;
 		in->carried = true;
 	}
-	json_free(root);
 	if (bad)
-		return error_set(err, "cannot read '%s/%s': %zu of its records are not intents vigil "
+		return error_set(err, "cannot read '%s': %zu of its records are not intents vigil "
 				      "wrote; nothing was done (look at it, then move it aside)",
-				 dir, UFM_INTENTS_FILE, bad);
+				 shown, bad);
 	/* outcomes recorded by a run that could not save its tickets: take them in now */
 	for (size_t i = 0; i < u->nr_intents; i++)
 		ufm_intent_settle(u, i, u->intents[i].outcome, NULL);
 	return 0;
+}
+
+int ufm_intents_load(struct ufm *u, const char *dir, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT, path = STRBUF_INIT;
+	struct json_value *root;
+	int r = load_file(dir, UFM_INTENTS_FILE, "intents", "ufm intents", &text, &root, err);
+	strbuf_release(&text);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return 0;
+	strbuf_addf(&path, "%s/%s", dir, UFM_INTENTS_FILE);
+	r = intents_take(u, root, path.buf, err);
+	json_free(root);
+	strbuf_release(&path);
+	return r;
+}
+
+int ufm_intents_parse(struct ufm *u, const char *text, size_t len, const char *shown,
+		      struct strbuf *err)
+{
+	struct strbuf why = STRBUF_INIT;
+	struct json_value *root = json_parse(text, len, &why);
+	int r;
+	if (!root || root->type != JSON_OBJECT || !json_get(root, "intents") ||
+	    json_get(root, "intents")->type != JSON_ARRAY)
+		r = error_set(err, "cannot read '%s': it is not vigil's ufm intents (%s)", shown,
+			      why.len ? why.buf : "no array of records");
+	else
+		r = intents_take(u, root, shown, err);
+	json_free(root);
+	strbuf_release(&why);
+	return r;
 }
 
 int ufm_intents_save(const struct ufm *u, const char *dir, bool all, struct strbuf *err)

@@ -3,7 +3,9 @@
  * line of the input, and the whole judge (burst window, links, decisions, writers) on the
  * events they make. No crash, leak or UB; a parsed event's strings are NUL-terminated within
  * their arrays and hold no byte at or below a space; its code is the one in the line; the
- * JSON written parses back; the incident counts add up to the burst events.
+ * JSON written parses back; the incident counts add up to the burst events. Input that
+ * begins with '{' is also read as the intent journal (ufm-intents.json): a ticket for every
+ * intent taken, the unknown count within the intents, the writers' JSON parses back.
  */
 #include "../../src/fabric/ufm.h"
 #include "../../src/lib/json.h"
@@ -67,6 +69,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start = i + 1;
 	}
 	ufm_finish(&u);
+	if (size && data[0] == '{') {
+		struct strbuf ierr = STRBUF_INIT;
+		size_t before = u.nr_tickets;
+		if (ufm_intents_parse(&u, (const char *)data, size, "fuzz", &ierr) == 0) {
+			if (ufm_unknown_count(&u) > u.nr_intents)
+				__builtin_trap();
+			for (size_t i = 0; i < u.nr_intents; i++) {
+				bool found = false;
+				for (size_t t = 0; t < u.nr_tickets; t++)
+					found |= !strcmp(u.tickets[t].id, u.intents[i].ticket);
+				if (!found)
+					__builtin_trap();
+			}
+		} else if (!ierr.len || u.nr_tickets < before) {
+			__builtin_trap();
+		}
+		strbuf_release(&ierr);
+	}
 	ufm_decide(&u);
 	uint64_t in_incidents = 0;
 	for (size_t i = 0; i < u.nr_incidents; i++) {
