@@ -232,11 +232,13 @@ static enum ufm_outcome rest_call(const char *url, const char *conf, const char 
 	strbuf_add(&full, url, ul);
 	strbuf_addstr(&full, path);
 	strbuf_addf(&maxt, "%u", rest_timeout_s > 2 ? rest_timeout_s - 1 : rest_timeout_s);
-	const char *post[] = { "curl", "-sS", "-K", "-", "-X", "POST", "-H",
+	/* -q first: no ~/.curlrc, whose output=, location or write-out would change what is sent
+	 * or what the answer is read as */
+	const char *post[] = { "curl", "-q", "-sS", "-K", "-", "-X", "POST", "-H",
 			       "Content-Type: application/json", "--data-binary", body ? body : "",
 			       "-o", "/dev/null", "-w", "%{http_code}", "--max-time", maxt.buf,
 			       "--", full.buf, NULL };
-	const char *get[] = { "curl", "-sS", "-K", "-", "-w", "\n%{http_code}", "--max-time",
+	const char *get[] = { "curl", "-q", "-sS", "-K", "-", "-w", "\n%{http_code}", "--max-time",
 			      maxt.buf, "--", full.buf, NULL };
 	struct child c;
 	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT;

@@ -191,6 +191,10 @@ int ufm_state_close(const char *dir, const char *id, const char *now, struct str
 	struct ufm u;
 	ufm_init(&u, NULL);
 	int r = ufm_state_load(&u, dir, err);
+	/* a ticket only the journal still knows (a run that could not save its state) can be
+	 * closed too */
+	if (r >= 0)
+		r = ufm_intents_load(&u, dir, err);
 	if (r < 0)
 		goto out;
 	r = -1;
