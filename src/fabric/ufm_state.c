@@ -210,6 +210,17 @@ int ufm_state_close(const char *dir, const char *id, const char *now, struct str
 		free(t->closed_at);
 		t->closed_at = xstrdup(now);
 		r = save(u.tickets, u.nr_tickets, dir, err);
+		/* a person closing the ticket has seen to its port: a disable of unknown outcome
+		 * is settled (the port is to be re-enabled now, whatever it is) */
+		bool settled = false;
+		for (size_t k = 0; k < u.nr_intents; k++)
+			if (!u.intents[k].enable && !strcmp(u.intents[k].ticket, id) &&
+			    ufm_intent_unknown(&u.intents[k])) {
+				u.intents[k].resolved = true;
+				settled = true;
+			}
+		if (!r && (settled || u.nr_intents))
+			r = ufm_intents_save(&u, dir, false, err);
 		goto out;
 	}
 	error_set(err, "no ticket '%s' in '%s/%s' (%zu tickets there)", id, dir, UFM_STATE_FILE,

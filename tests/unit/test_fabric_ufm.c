@@ -1015,8 +1015,26 @@ TEST(ufm_apply_500_and_a_hung_curl_are_unknown_400_is_not_applied)
 	/* the hung call before is still unknown; the refused one is not */
 	CHECK_INT(arr_len(v, "unknown"), 1);
 	CHECK_STR(str_at(v, "calls.0.outcome"), "not_applied");
+	char *id = xstrdup(str_at(v, "unknown.0.ticket"));
 	json_free(v);
 	child_release(&c);
+	/* closing the ticket (a person saw to the port) settles the unknown disable; its port
+	 * is to be re-enabled */
+	const char *cl[] = { "fabric", "ufm", "close", id, "--state", f.st.buf, NULL };
+	test_run_vigil(&c, cl, NULL);
+	CHECK_MSG(c.exit_code == 0, "%s", c.err.buf);
+	child_release(&c);
+	struct strbuf newlog = STRBUF_INIT;
+	strbuf_addf(&newlog, "%s.new", f.log.buf);
+	fake_run(&f, &c, "200", newlog.buf, false, NULL);
+	CHECK_INT(c.exit_code, 1);
+	v = test_parse_json(&c);
+	CHECK_INT(arr_len(v, "unknown"), 0);
+	CHECK_STR(str_at(v, "reenable.0.ticket"), id);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&newlog);
+	free(id);
 	fake_release(&f);
 }
 
