@@ -784,6 +784,30 @@ TEST(ufm_apply_refuses_a_state_it_cannot_write_before_any_call)
 	CHECK_CONTAINS(c.err.buf, "others can write in it");
 	child_release(&c);
 	CHECK_MSG(!curl_ran(&f), "curl ran");
+	/* under ulimit -f the probe's write fails (EFBIG, said); SIGXFSZ used to kill vigil */
+	unlink(f.st.buf);
+	rmdir(f.st.buf);
+	CHECK_INT(mkdir(f.st.buf, 0700), 0);
+	{
+		struct strbuf nv = STRBUF_INIT, err = STRBUF_INIT;
+		strbuf_addf(&nv, "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+		const char *uenv[] = { f.path_env.buf, nv.buf, NULL };
+		const char *uargv[] = { "/bin/sh", "-c", "ulimit -f 1; \"$@\"; echo \"status $?\"",
+					"sh", test_vigil_bin(), "fabric", "ufm", f.log.buf, "--state",
+					f.st.buf, "--apply", "http://127.0.0.1:9", "--credentials",
+					f.cred.buf, NULL };
+		child_init(&c);
+		c.argv = uargv;
+		c.env_add = uenv;
+		c.timeout_ms = 30000;
+		CHECK_INT(child_run(&c, &err), 0);
+		CHECK_MSG(strstr(c.out.buf, "status 2") != NULL, "%s %s", c.out.buf, c.err.buf);
+		CHECK_CONTAINS(c.err.buf, "File too large");
+		child_release(&c);
+		strbuf_release(&nv);
+		strbuf_release(&err);
+	}
+	CHECK_MSG(!curl_ran(&f), "curl ran");
 	/* --apply without --state: nowhere to record the call */
 	const char *env[] = { f.path_env.buf, NULL };
 	const char *a[] = { "fabric", "ufm", f.log.buf, "--apply", "http://127.0.0.1:9",
