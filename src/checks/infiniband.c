@@ -49,6 +49,41 @@ int ib_parse_state(const char *s)
 	return (int)v;
 }
 
+/*
+ * The names the kernel writes beside the numbers (drivers/infiniband/core/sysfs.c: state_show's
+ * state_name[] and phys_state_to_str(), "%d: %s"): a number and a name that disagree ("1:
+ * ACTIVE") are no state either can be trusted for. A number past the table is written with
+ * "<unknown>".
+ */
+static const char *const ib_state_names[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE",
+					      "ACTIVE_DEFER" };
+static const char *const ib_phys_names[] = { "<unknown>", "Sleep", "Polling", "Disabled",
+					     "PortConfigurationTraining", "LinkUp",
+					     "LinkErrorRecovery", "Phy Test" };
+
+const char *ib_port_state_name(int num, bool phys)
+{
+	if (num < 0)
+		return NULL;
+	if (phys)
+		return (size_t)num < ARRAY_SIZE(ib_phys_names) ? ib_phys_names[num] : "<unknown>";
+	return (size_t)num < ARRAY_SIZE(ib_state_names) ? ib_state_names[num] : "<unknown>";
+}
+
+bool ib_state_agrees(const char *s, int num, bool phys)
+{
+	const char *want = ib_port_state_name(num, phys), *c = strchr(s, ':');
+	if (!want || !c)
+		return false;
+	c++;
+	while (*c == ' ')
+		c++;
+	size_t n = strlen(c);
+	while (n && (c[n - 1] == '\n' || c[n - 1] == ' '))
+		n--;
+	return n == strlen(want) && !memcmp(c, want, n);
+}
+
 bool ib_parse_rate(const char *s, double *gbps)
 {
 	char *end;
@@ -77,6 +112,20 @@ static int port_attr(const struct fsroot *root, const struct ib_port *p, const c
 	return r;
 }
 
+/* A state whose number and name disagree: the port is unknown, both quoted. */
+static void disagree(struct ib_port *p, const char *attr, const char *text, int num, bool phys)
+{
+	if (num < 0 || ib_state_agrees(text, num, phys) || p->error[0])
+		return;
+	struct strbuf q = STRBUF_INIT;
+	strbuf_add_excerpt(&q, text, 40);
+	snprintf(p->error, sizeof(p->error),
+		 "'" IB_CLASS_DIR "/%s/ports/%u/%s' holds '%s': the number %d is %s, the name is "
+		 "not",
+		 p->hca, p->port, attr, q.buf, num, ib_port_state_name(num, phys));
+	strbuf_release(&q);
+}
+
 static void read_port(const struct fsroot *root, struct ib_port *p)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
@@ -89,6 +138,8 @@ static void read_port(const struct fsroot *root, struct ib_port *p)
 		  sizeof(p->layer_error));
 	p->state_num = ib_parse_state(p->state);
 	p->phys_num = ib_parse_state(p->phys_state);
+	disagree(p, "state", p->state, p->state_num, false);
+	disagree(p, "phys_state", p->phys_state, p->phys_num, true);
 	if (!ib_parse_rate(p->rate, &p->rate_gbps))
 		p->rate_gbps = 0;
 	for (int c = 0; c < IBC__COUNT; c++) {

@@ -77,6 +77,10 @@ struct ib_options {
 
 /* "4: ACTIVE" -> 4; -1 when there is no leading number. */
 int ib_parse_state(const char *s);
+/* The kernel's name of a state number (phys: of a phys_state), and whether text like "4: ACTIVE"
+ * names its number as the kernel does. */
+const char *ib_port_state_name(int num, bool phys);
+bool ib_state_agrees(const char *s, int num, bool phys);
 /* "400 Gb/sec (4X NDR)" -> 400; false when unparsable. */
 bool ib_parse_rate(const char *s, double *gbps);
 

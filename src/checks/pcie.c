@@ -139,8 +139,16 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 		return false;
 	}
 	if (!d->has_link) {
+		/* GPUs, NVSwitches and NICs are PCIe endpoints: the kernel makes the four link
+		 * attributes for every PCIe function, so none at all is a tree that cannot be
+		 * judged (or a conventional PCI slot of a VM), never a link left out of the count */
 		t->no_link++;
-		return false;
+		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_unreadable", dev,
+			       "%s has no PCIe link attributes in sysfs (current_link_speed, "
+			       "current_link_width, max_link_*): its link cannot be judged",
+			       dev);
+		finding_detail(f, "bdf", "%s", d->bdf);
+		return true;
 	}
 	if (d->link_error[0]) {
 		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_unreadable", dev,
@@ -149,14 +157,16 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 		finding_detail(f, "error", "%s", d->link_error);
 		return true;
 	}
-	if (!d->max_width && !d->max_gts) {
-		t->no_link++; /* no link of its own (an endpoint integrated in the root complex) */
-		return false;
-	}
 	t->links++;
 	t->kinds[kind]++;
 	if (link_nonsense(d)) {
 		link_unreadable(d, dev, "the device may be off the bus", res);
+		return true;
+	}
+	if (!d->max_width) {
+		/* a maximum of x0 is config space giving nothing: there is no width to count as
+		 * full (x0 of x16 is a link down, the width failure below) */
+		link_unreadable(d, dev, "the device reports no maximum width", res);
 		return true;
 	}
 	if (d->cur_width < d->max_width) {

@@ -599,8 +599,28 @@ static bool eval_fs(const struct storage_fs *fs, const struct storage_options *o
 			   n->error);
 		return true;
 	}
+	if (!n->total || n->free > n->total || n->avail > n->total || n->avail > n->free ||
+	    (n->itotal && n->ifree > n->itotal)) {
+		/* a dead FUSE daemon or a stale network mount answers statfs with zeros or with
+		 * numbers no filesystem has: nothing about its space can be told from them */
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "statfs", p,
+			       "statfs of %s gives numbers no filesystem has (%s): its space "
+			       "cannot be told (a dead FUSE or network mount?)",
+			       p,
+			       !n->total		 ? "a size of 0 blocks"
+			       : n->free > n->total	 ? "more free than its size"
+			       : n->avail > n->total	 ? "more available than its size"
+			       : n->avail > n->free	 ? "more available than free"
+						 : "more free inodes than inodes");
+		finding_detail_num(f, "total_bytes", (double)n->total);
+		finding_detail_num(f, "free_bytes", (double)n->free);
+		finding_detail_num(f, "avail_bytes", (double)n->avail);
+		finding_detail_num(f, "inodes", (double)n->itotal);
+		finding_detail_num(f, "inodes_free", (double)n->ifree);
+		return true;
+	}
 	bool bad = false;
-	uint64_t used = n->total >= n->free ? n->total - n->free : 0;
+	uint64_t used = n->total - n->free;
 	if (n->total && used + n->avail) {
 		double pct = 100.0 * (double)used / (double)(used + n->avail);
 		if (pct >= opt->threshold - 5) {

@@ -56,6 +56,8 @@ int active_out_option(const char *cmd, int c, const char *arg, struct active_out
 
 /* Validate a GPU list such as 0,1,4-7. */
 bool active_gpu_list_ok(const char *s);
+/* How many GPUs a list such as 0,1,4-7 names; 0 when it cannot be told. */
+int active_gpu_list_count(const char *s);
 
 /* 'vigil check --deep': engine_deep() with progress on a terminal if asked. */
 void active_deep(const struct config *cfg, double seconds, bool progress, struct report *rep);

@@ -141,6 +141,7 @@ struct net_args {
 	unsigned mib, reps;
 	const char *gpus;
 	bool rank_mode;
+	int fault_rank, nranks; /* -1 and 0 when not given */
 };
 
 static int net_parse(const char *sub, int argc, char **argv, struct net_args *a)
@@ -246,6 +247,10 @@ static int net_parse(const char *sub, int argc, char **argv, struct net_args *a)
 			}
 			if (c == NOPT_RANK)
 				a->rank_mode = true;
+			if (c == NOPT_FAULT_RANK)
+				a->fault_rank = v;
+			if (c == NOPT_NRANKS)
+				a->nranks = v;
 			break;
 		case NOPT_RDV:
 			if (!*optarg) {
@@ -304,7 +309,27 @@ static int net_parse(const char *sub, int argc, char **argv, struct net_args *a)
 		usage_error("net", "--json and --reason cannot be used together");
 		return -1;
 	}
+	int known = a->nranks ? a->nranks : a->gpus ? active_gpu_list_count(a->gpus) : 0;
+	if (a->fault_rank >= 0 && known && (known < 2 || a->fault_rank >= known)) {
+		usage_error("net", "--fault-hang-rank %d cannot happen in a run of %d rank%s%s",
+			    a->fault_rank, known, known == 1 ? "" : "s",
+			    known < 2 ? " (a collective needs two)" : "");
+		return -1;
+	}
 	return 0;
+}
+
+/* An injected fault the run could not have: a usage error, never a healthy verdict. */
+static bool fault_possible(const struct net_args *a, const struct nc_run *r)
+{
+	if (a->fault_rank < 0 || !r->started || r->nranks <= 0)
+		return true;
+	if (r->nranks >= 2 && a->fault_rank < r->nranks)
+		return true;
+	usage_error("net", "--fault-hang-rank %d cannot happen: the run had %d rank%s%s",
+		    a->fault_rank, r->nranks, r->nranks == 1 ? "" : "s",
+		    r->nranks < 2 ? " (a collective needs two)" : "");
+	return false;
 }
 
 /* ---- figures ---- */
@@ -378,6 +403,7 @@ static int net_run(const char *sub, int argc, char **argv)
 	a.timeout = 60;
 	a.mib = 1024;
 	a.reps = 10;
+	a.fault_rank = -1;
 	int pr = net_parse(sub, argc, argv, &a);
 	if (pr) {
 		if (pr > 0) {
@@ -415,6 +441,12 @@ static int net_run(const char *sub, int argc, char **argv)
 		rep.duration_ms = mono_ms() - t0;
 		/* the floor is the model's, as the ranks named their GPUs */
 		model = run.gpu_name[0] ? run.gpu_name : NULL;
+		if (!fault_possible(&a, &run)) {
+			nc_run_release(&run);
+			gs_procs_release(&procs);
+			report_release(&rep);
+			goto out_env;
+		}
 		if (stress_limits_get(&lim, model, &a.he.cfg, &err) == 0) {
 			nccl_evaluate(&run, &end, &lim, a.floor_set, &rep);
 			gs_procs_report(&procs, "nccl", "NCCL test", &rep);

@@ -56,6 +56,30 @@ bool active_gpu_list_ok(const char *s)
 	return s[0] != ',' && s[0] != '-';
 }
 
+int active_gpu_list_count(const char *s)
+{
+	int n = 0;
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+		if (end == s)
+			return 0;
+		if (*end == '-') {
+			const char *t = end + 1;
+			b = strtol(t, &end, 10);
+			if (end == t || b < a)
+				return 0;
+		}
+		if (b - a >= 1 << 20)
+			return 0;
+		n += (int)(b - a + 1);
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return 0;
+	}
+	return n;
+}
+
 static int print_report(const struct report *rep, const char *title, const char *figures,
 			const struct active_out *o)
 {

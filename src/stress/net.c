@@ -184,6 +184,30 @@ void nccl_evaluate(const struct nc_run *r, const struct gs_end *end, const struc
 			   : end->describe ? end->describe : "no output");
 		goto out;
 	}
+	if (r->nranks == 1) {
+		/* a collective of one rank moves nothing between GPUs: its bus bandwidth is 0 by
+		 * nccl-tests' formula (busbw = algbw * 2(n-1)/n), so no floor can judge it, on one
+		 * host or across hosts. Wrong data is still wrong */
+		struct nc_size *one = NULL;
+		size_t n1 = nc_sizes(r, &one);
+		uint64_t wrong = 0;
+		for (size_t i = 0; i < n1; i++)
+			wrong += one[i].wrong;
+		free(one);
+		if (wrong) {
+			struct finding *f = result_add(&res, STATUS_FAIL, ACTION_INVESTIGATE,
+						       "nccl_wrong", "",
+						       "%llu elements wrong after a one-rank "
+						       "collective",
+						       (unsigned long long)wrong);
+			f->severity = SEV_CRITICAL;
+		}
+		result_add(&res, STATUS_SKIPPED, ACTION_NONE, "one_rank", "",
+			   "a collective needs two ranks: this run had one (%s); its bus "
+			   "bandwidth is 0 by definition, so nothing was measured",
+			   !strcmp(r->mode, "rank") ? "--nranks 1" : "one GPU on this host");
+		goto out;
+	}
 	bool one_host = !strcmp(r->mode, "local") || !strcmp(r->mode, "single-process");
 	bool floor_on = lim->busbw_floor > 0 && (one_host || floor_configured);
 	struct nc_size *sz = NULL;

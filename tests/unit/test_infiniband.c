@@ -64,6 +64,16 @@ TEST(ib_parse_state_and_rate)
 	CHECK_INT(ib_parse_state("4: ACTIVE"), 4);
 	CHECK_INT(ib_parse_state("5: LinkUp"), 5);
 	CHECK_INT(ib_parse_state("ACTIVE"), -1);
+	/* the kernel's names beside the numbers; a disagreeing pair is no state */
+	CHECK(ib_state_agrees("4: ACTIVE\n", 4, false));
+	CHECK(ib_state_agrees("5: ACTIVE_DEFER", 5, false));
+	CHECK(ib_state_agrees("7: Phy Test", 7, true));
+	CHECK(ib_state_agrees("9: <unknown>", 9, true));
+	CHECK(!ib_state_agrees("1: ACTIVE", 1, false));
+	CHECK(!ib_state_agrees("4: ACTIVEX", 4, false));
+	CHECK(!ib_state_agrees("4: active", 4, false));
+	CHECK(!ib_state_agrees("2: LinkUp", 2, true));
+	CHECK(!ib_state_agrees("4:", 4, false));
 	CHECK_INT(ib_parse_state(""), -1);
 	CHECK(ib_parse_rate("400 Gb/sec (4X NDR)", &g) && g == 400);
 	CHECK(ib_parse_rate("2.5 Gb/sec (1X SDR)", &g) && g == 2.5);

@@ -280,6 +280,48 @@ TEST(net_cli_nccl_passes_options_and_prints_the_table)
 	child_release(&c);
 }
 
+/*
+ * One GPU: the helper runs a one-rank all_reduce, whose busbw is 0 by its formula (the shape is
+ * vigil-nccl's own, as on the lent 1 x H200). It used to fail 1 GiB and up against the H200
+ * floor ("busbw 0.0 GB/s, below the floor 289"): a healthy single-GPU host called unhealthy.
+ */
+TEST(net_cli_nccl_one_rank_is_skipped_not_below_the_floor)
+{
+	const char *dir = fake("vigil-nccl", "nccl-single-gpu.jsonl", NULL);
+	struct child c;
+	const char *args[] = { "net", "nccl", "--json", NULL };
+	run_net(&c, dir, args);
+	CHECK_MSG(c.exit_code == 0, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_NOT_CONTAINS(c.out.buf, "below the floor");
+	CHECK_CONTAINS(c.out.buf, "\"one_rank\"");
+	CHECK_CONTAINS(c.out.buf, "a collective needs two ranks");
+	CHECK_CONTAINS(c.out.buf, "\"status\": \"skipped\"");
+	child_release(&c);
+
+	/* an injected hang of a rank the run does not have is a usage error, never healthy */
+	const char *args2[] = { "net", "nccl", "--fault-hang-rank", "1", NULL };
+	run_net(&c, dir, args2);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "--fault-hang-rank 1 cannot happen: the run had 1 rank");
+	child_release(&c);
+	/* and where the ranks are known up front, before anything runs */
+	const char *dir2 = fake("vigil-nccl", "nccl-single-gpu.jsonl", "touch \"$0.ran\"");
+	struct strbuf marker = STRBUF_INIT;
+	strbuf_addf(&marker, "%s/vigil-nccl.ran", dir2);
+	const char *args3[] = { "net", "nccl", "--gpus", "0", "--fault-hang-rank", "1", NULL };
+	run_net(&c, dir2, args3);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "cannot happen in a run of 1 rank (a collective needs two)");
+	child_release(&c);
+	const char *args4[] = { "net", "nccl", "--gpus", "0-3", "--fault-hang-rank", "4", NULL };
+	run_net(&c, dir2, args4);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "cannot happen in a run of 4 ranks");
+	child_release(&c);
+	CHECK(access(marker.buf, F_OK) != 0);
+	strbuf_release(&marker);
+}
+
 TEST(net_cli_nccl_hang_exit_1)
 {
 	const char *dir = fake("vigil-nccl", "nccl-hang.jsonl", NULL);
