@@ -16,8 +16,11 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -723,6 +726,228 @@ TEST(nccl_recorder_forked_child_leaves_the_parents_ring_alone)
 	CHECK_INT((int)count_files(ring.buf, ".ring"), 1);
 	CHECK_INT((int)count_files(dump.buf, ".ring"), 0);
 	reap(&pid, 1, SIGKILL);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* ---- issue 17: a recorder never kills a trainer, never removes a live ring, and a damaged
+ * ring is unknown, never evidence ---- */
+
+
+/* In a child: a private mount namespace with a 1 MiB tmpfs at dir, nearly filled (what a
+ * /dev/shm full of other jobs' files looks like). 0, or -1 where this host cannot. */
+static int tiny_tmpfs(const char *dir, size_t leave)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=1m") != 0)
+		return -1;
+	char fill[4200];
+	snprintf(fill, sizeof(fill), "%s/filler", dir);
+	int fd = open(fill, O_WRONLY | O_CREAT, 0600);
+	static char zero[4096];
+	for (size_t n = 0; fd >= 0 && n + leave < (1u << 20); n += sizeof(zero))
+		if (write(fd, zero, sizeof(zero)) != (ssize_t)sizeof(zero))
+			break;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* /dev/shm nearly full: ftruncate succeeds, and the trainer died of SIGBUS on the recorder's
+ * first store into the ring. Now the recorder reserves the pages first, and declines. */
+TEST(nccl_recorder_full_ring_dir_declines_instead_of_sigbus)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT, errf = STRBUF_INIT;
+	dirs("full", &ring, &dump);
+	strbuf_addf(&errf, "%s/full-stderr", test_tmpdir());
+	const char *plugin = plugin_path();
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (tiny_tmpfs(ring.buf, 8192) != 0)
+			_exit(77);
+		int e = open(errf.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		setenv("VIGIL_NCCL_RING_DIR", ring.buf, 1);
+		setenv("VIGIL_NCCL_RING_MIB", "1", 1);
+		setenv("RANK", "0", 1);
+		void *lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+		if (!lib)
+			_exit(44);
+		struct drv d = { .api = 5 };
+		d.v5 = dlsym(lib, "ncclProfiler_v5");
+		void *ctx = NULL;
+		int mask = 0;
+		int r = d.v5->init(&ctx, 1, &mask, "c", 1, 2, 0, NULL);
+		/* where init succeeds, NCCL records into the ring: 1,000 collectives (125 KiB of
+		 * records) is where the sparse ring met the full tmpfs */
+		for (int i = 0; r == 0 && i < 1000; i++)
+			drv_coll(&d, ctx, 1, 0, (uint64_t)i, true, true);
+		/* the trainer goes on (NCCL without the plugin); the ring is nowhere */
+		_exit(r != 0 && count_files(ring.buf, ".ring") == 0 ? 0 : 1);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		test_skip("no private mount namespace for a small tmpfs here");
+	struct strbuf msg = STRBUF_INIT;
+	CHECK(read_file_bounded(errf.buf, &msg, 1 << 16, NULL) == READ_OK);
+	/* SIGBUS, or ASan's report of it (ASan turns it into exit 1) */
+	CHECK_MSG(!WIFSIGNALED(st), "the trainer died of signal %d", WTERMSIG(st));
+	CHECK_NOT_CONTAINS(msg.buf, "BUS on");
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	CHECK_CONTAINS(msg.buf, "vigil nccl recorder: not recording: cannot reserve its ring in '");
+	CHECK_CONTAINS(msg.buf, "No space left on device");
+	strbuf_release(&msg);
+	strbuf_release(&errf);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* A rank in a pid namespace of its own (a container sharing the ring directory): its child
+ * there runs plan p (pid 1 of the namespace, a /proc of its own). Writes that child's pid as
+ * seen from here to *inner; returns the pid of the process between, or -1 (skipped). */
+static pid_t rank_in_new_pidns(const struct rank_plan *p, const char *ring_dir, pid_t *inner)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t mid = fork();
+	if (mid == 0) {
+		close(fds[0]);
+		if (unshare(CLONE_NEWNS | CLONE_NEWPID) != 0 ||
+		    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+			_exit(77);
+		pid_t k = fork();
+		if (k == 0) {
+			if (mount("proc", "/proc", "proc", 0, NULL) != 0)
+				_exit(78);
+			rank_main(p, ring_dir, NULL, NULL);
+		}
+		if (write(fds[1], &k, sizeof(k)) != (ssize_t)sizeof(k))
+			_exit(79);
+		int st;
+		waitpid(k, &st, 0);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 80);
+	}
+	close(fds[1]);
+	*inner = 0;
+	if (read(fds[0], inner, sizeof(*inner)) != (ssize_t)sizeof(*inner))
+		*inner = 0;
+	close(fds[0]);
+	return mid;
+}
+
+/* The sweep of dead rings took kill(pid, 0) for proof: from another pid namespace sharing
+ * /dev/shm, a live rank's pid does not exist, and its ring was removed. Now a ring is removed
+ * only where its header's pid namespace is the sweeper's and that pid is gone or another
+ * process (another start time). */
+TEST(nccl_recorder_sweep_keeps_live_rings_of_other_pid_namespaces)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("pidns", &ring, &dump);
+	/* a live rank here */
+	struct rank_plan live = { 0, 2, 5, 3, 3, 3, false, END_PAUSE, false, false };
+	pid_t lpid;
+	run_ranks(&live, 1, ring.buf, NULL, NULL, &lpid);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 1);
+	/* a rank in another pid namespace starts (and sweeps), records, exits */
+	struct rank_plan other = { 1, 2, 5, 3, 3, 3, false, END_EXIT, false, false };
+	pid_t inner, mid = rank_in_new_pidns(&other, ring.buf, &inner);
+	CHECK(mid > 0);
+	int st;
+	CHECK(waitpid(mid, &st, 0) == mid);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 77 || WEXITSTATUS(st) == 78)) {
+		reap(&lpid, 1, SIGKILL);
+		test_skip("no new pid namespace here");
+	}
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	CHECK_MSG(count_files(ring.buf, ".ring") == 1, "the live rank's ring was removed");
+
+	/* the other way: a live ring of the other namespace (pid 1 there) outlives this one's
+	 * sweep */
+	other.end = END_PAUSE;
+	mid = rank_in_new_pidns(&other, ring.buf, &inner);
+	CHECK(mid > 0 && inner > 0);
+	char ready[4200];
+	snprintf(ready, sizeof(ready), "%s/ready-1", ring.buf);
+	for (int t = 0; t < 1000 && access(ready, F_OK) != 0; t++)
+		usleep(10000);
+	unlink(ready);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 2);
+	struct rank_plan next = { 0, 1, 5, 1, 1, 1, false, END_EXIT, false, false };
+	pid_t npid;
+	run_ranks(&next, 1, ring.buf, NULL, NULL, &npid);
+	CHECK_MSG(count_files(ring.buf, ".ring") == 2, "a live ring was removed");
+	kill(inner, SIGKILL);
+	waitpid(mid, NULL, 0);
+	reap(&lpid, 1, SIGKILL);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* The first ring file in dir (its name into *name), read whole into *raw. */
+static void first_ring(const char *dir, struct strbuf *name, struct strbuf *raw)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	strbuf_reset(name);
+	strbuf_reset(raw);
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, ".ring") && !name->len)
+			strbuf_addstr(name, e->d_name);
+	if (d)
+		closedir(d);
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s/%s", dir, name->buf);
+	CHECK(read_file_bounded(path.buf, raw, 8 << 20, NULL) == READ_OK);
+	strbuf_release(&path);
+}
+
+/* A pid reused by another process (another start time) is provably gone; the same pid and
+ * start time is not; a file of another user, or of the old format, is never removed. */
+TEST(nccl_recorder_sweep_removes_only_provably_dead_owners)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT, name = STRBUF_INIT, raw = STRBUF_INIT;
+	dirs("reuse", &ring, &dump);
+	struct rank_plan live = { 0, 2, 5, 3, 3, 3, false, END_PAUSE, false, false };
+	pid_t lpid;
+	run_ranks(&live, 1, ring.buf, NULL, NULL, &lpid);
+	first_ring(ring.buf, &name, &raw);
+	CHECK(raw.len > sizeof(struct nrec_header));
+	struct nrec_header *h = (struct nrec_header *)raw.buf;
+	CHECK_INT((int)h->version, 2);
+	CHECK(h->start_ticks > 0 && h->pidns_ino > 0);
+	/* names the sweep considers: PREFIX-PID.N.ring */
+	char *dot = strstr(name.buf, ".ring");
+	CHECK(dot != NULL);
+	*dot = 0;
+	char n[4][300];
+	for (int i = 0; i < 4; i++)
+		snprintf(n[i], sizeof(n[i]), "%s.%d.ring", name.buf, 5 + i);
+	test_write_bytes(ring.buf, n[0], raw.buf, raw.len); /* the same process: kept */
+	h->start_ticks++;
+	test_write_bytes(ring.buf, n[1], raw.buf, raw.len); /* the pid, reused: removed */
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, "%s/%s", ring.buf, n[2]);
+	test_write_bytes(ring.buf, n[2], raw.buf, raw.len); /* another user's: kept */
+	CHECK(chown(p.buf, 65534, 65534) == 0);
+	h->version = 1;
+	test_write_bytes(ring.buf, n[3], raw.buf, raw.len); /* the old format: kept */
+	struct rank_plan next = { 1, 2, 5, 1, 1, 1, false, END_EXIT, false, false };
+	pid_t npid;
+	run_ranks(&next, 1, ring.buf, NULL, NULL, &npid);
+	struct stat st;
+	for (int i = 0; i < 4; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/%s", ring.buf, n[i]);
+		CHECK_MSG((stat(p.buf, &st) == 0) == (i != 1), "%s: %s", n[i],
+			  i == 1 ? "not removed" : "removed");
+	}
+	reap(&lpid, 1, SIGKILL);
+	strbuf_release(&p);
+	strbuf_release(&name);
+	strbuf_release(&raw);
 	strbuf_release(&ring);
 	strbuf_release(&dump);
 }
