@@ -571,14 +571,15 @@ TEST(nccl_recorder_missing_ranks_duplicates_and_bad_files)
 	struct child c;
 	const char *args[] = { "diagnose", "hang", dump.buf, "--json", NULL };
 	test_run_vigil(&c, args, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3); /* the missing rank decides it: could not tell */
 	struct json_value *v = test_parse_json(&c);
 	CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+	CHECK(json_path(v, "recorder.culprits.0") == NULL);
 	double d;
 	CHECK(json_get_number(json_path(v, "recorder.communicators.0"), "ranks_seen", &d) && d == 3);
 	const struct json_value *miss = json_path(v, "recorder.communicators.0.missing_ranks.0");
 	CHECK(miss != NULL);
-	CHECK_CONTAINS(json_get_string(v, "summary"), "some ranks left no file");
+	CHECK_CONTAINS(json_get_string(v, "summary"), "some ranks have no readable file");
 	CHECK_CONTAINS(c.out.buf, "cut.ring");
 	CHECK_CONTAINS(c.out.buf, "cut short");
 	CHECK_CONTAINS(c.out.buf, "junk.ring");
@@ -623,7 +624,9 @@ TEST(nccl_ring_parser_refuses_short_and_wrong_files)
 	hd.header_size = sizeof(hd);
 	hd.record_size = sizeof(struct nrec_record);
 	hd.capacity = 4;
-	hd.ncomms = 1000; /* more than the table: clamped */
+	hd.ncomms = 1000; /* more than the table, which the writer then shares: clamped */
+	hd.comms[NREC_COMMS_MAX - 1].flags = NREC_COMM_SHARED;
+	hd.comms[0].coll_enqueued = 9; /* every operation counted by its communicator */
 	hd.written = 9;
 	size_t len = sizeof(hd) + 4 * sizeof(struct nrec_record);
 	char *buf = calloc(1, len);
@@ -949,5 +952,201 @@ TEST(nccl_recorder_sweep_removes_only_provably_dead_owners)
 	strbuf_release(&name);
 	strbuf_release(&raw);
 	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* Two ranks' dumps (rank 0 enqueues c0 and completes d0, rank 1 c1 and d1) in dump/; the
+ * path of rank r's dump into *path. */
+static void two_ranks(const char *name, int c0, int d0, int c1, int d1, struct strbuf *dump)
+{
+	struct strbuf ring = STRBUF_INIT;
+	dirs(name, &ring, dump);
+	struct rank_plan p[2] = {
+		{ 0, 2, 5, c0, d0, c0, false, END_EXIT, false, false },
+		{ 1, 2, 5, c1, d1, c1, false, END_EXIT, false, false },
+	};
+	pid_t pids[2];
+	run_ranks(p, 2, ring.buf, dump->buf, NULL, pids);
+	strbuf_release(&ring);
+}
+
+static void rank_dump(const char *dir, int rank, struct strbuf *path, struct strbuf *raw)
+{
+	char want[16];
+	snprintf(want, sizeof(want), "-r%d-", rank);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	strbuf_reset(path);
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, want) && strstr(e->d_name, ".ring") && !path->len)
+			strbuf_addf(path, "%s/%s", dir, e->d_name);
+	if (d)
+		closedir(d);
+	CHECK_MSG(path->len, "no dump of rank %d in %s", rank, dir);
+	strbuf_reset(raw);
+	CHECK(read_file_bounded(path->buf, raw, 8 << 20, NULL) == READ_OK);
+}
+
+static void put(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, buf, len) == (ssize_t)len);
+	close(fd);
+}
+
+static void run_hang(struct child *c, const char *dir, struct json_value **v)
+{
+	const char *args[] = { "diagnose", "hang", dir, "--json", NULL };
+	test_run_vigil(c, args, NULL);
+	*v = test_parse_json(c);
+	CHECK(*v != NULL);
+}
+
+/* Rank 1 stops before the 50th collective; rank 0 (the victim) waits in it. The victim's ring
+ * cut short made 'diagnose hang' say the missing rank (the victim) is "likely the one that
+ * never entered", exit 1. A rank with no readable file is unknown: exit 3, no culprit. */
+TEST(nccl_hang_truncated_ring_of_the_victim_is_unknown_not_evidence)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("cutv", 50, 49, 49, 49, &dump);
+	for (int victim_cut = 1; victim_cut >= 0; victim_cut--) {
+		int who = victim_cut ? 0 : 1;
+		rank_dump(dump.buf, who, &path, &raw);
+		put(path.buf, raw.buf, raw.len - 4096); /* the end of its records gone */
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "rank %d cut: exit %d", who, c.exit_code);
+		CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_NOT_CONTAINS(json_get_string(v, "summary"), "likely");
+		CHECK_CONTAINS(json_get_string(v, "summary"), "cannot tell");
+		CHECK_CONTAINS(c.out.buf, "cut short: 8192 records announced, room for 8160");
+		json_free(v);
+		child_release(&c);
+		put(path.buf, raw.buf, raw.len);
+	}
+	/* whole again: rank 1 named */
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_INT(c.exit_code, 1);
+	double d;
+	CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &d) && d == 1);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* Two healthy ranks, idle after the same 50 collectives. A damaged counter in rank 1's ring
+ * (it "enqueued 49") made it the rank that never entered, exit 1, a healthy rank blamed. The
+ * counters are checked against `written` and against the records: damaged is unknown. */
+TEST(nccl_hang_damaged_ring_is_unknown_never_a_culprit)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("dmg", 50, 50, 50, 50, &dump);
+	rank_dump(dump.buf, 1, &path, &raw);
+	struct nrec_header h;
+	for (int variant = 0; variant < 4; variant++) {
+		struct strbuf bad = STRBUF_INIT;
+		strbuf_add(&bad, raw.buf, raw.len);
+		memcpy(&h, bad.buf, sizeof(h));
+		struct nrec_record *rec = (struct nrec_record *)(bad.buf + sizeof(h));
+		const char *why = "";
+		switch (variant) {
+		case 0: /* one counter damaged */
+			h.comms[0].coll_enqueued = h.comms[0].coll_done = h.comms[0].coll_started = 49;
+			why = "the counters disagree: 50 operations in the ring, 49 counted";
+			break;
+		case 1: /* counters and written agree, the records do not */
+			h.comms[0].coll_enqueued = h.comms[0].coll_done = h.comms[0].coll_started = 49;
+			h.written = 49;
+			rec[48].op_index = 50;
+			why = "record 48 says collective 50 of communicator 0, which counted 49";
+			break;
+		case 2: /* indexes that go backwards */
+			rec[20].op_index = 40;
+			why = "its indexes go backwards";
+			break;
+		case 3: /* more completed than enqueued */
+			h.comms[0].coll_done = 51;
+			why = "communicator 0's counters disagree: 50 collectives enqueued, 50 "
+			      "started, 51 completed";
+			break;
+		}
+		memcpy(bad.buf, &h, sizeof(h));
+		put(path.buf, bad.buf, bad.len);
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "variant %d: exit %d", variant, c.exit_code);
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_CONTAINS(c.out.buf, path.buf);
+		CHECK_CONTAINS(c.out.buf, why);
+		json_free(v);
+		child_release(&c);
+		strbuf_release(&bad);
+	}
+	put(path.buf, raw.buf, raw.len);
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_INT(c.exit_code, 0);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* A 3 GiB sparse file whose header claims 3 GiB of records took 1 GB of memory and was
+ * refused with an empty message. Its size is checked before anything is read: a clear
+ * message naming the file, at once; and one within the bound that the file cannot hold. */
+TEST(nccl_hang_huge_sparse_ring_is_refused_at_once_by_name)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("huge", 50, 49, 49, 49, &dump);
+	rank_dump(dump.buf, 0, &path, &raw);
+	struct nrec_header h;
+	memcpy(&h, raw.buf, sizeof(h));
+	uint64_t three = (uint64_t)3 << 30;
+	h.capacity = (uint32_t)((three - sizeof(h)) / sizeof(struct nrec_record));
+	/* in place of rank 0's dump: rank 0 is then unknown */
+	CHECK(unlink(path.buf) == 0);
+	struct strbuf big = STRBUF_INIT;
+	strbuf_addf(&big, "%s/huge.ring", dump.buf);
+	int fd = open(big.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
+	CHECK(ftruncate(fd, (off_t)three) == 0);
+	close(fd);
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_INT(c.exit_code, 3);
+	CHECK(json_path(v, "recorder.culprits.0") == NULL);
+	CHECK_CONTAINS(c.out.buf, "cannot use '");
+	CHECK_CONTAINS(c.out.buf, "huge.ring': recorder header claims 25165693 records, more "
+				  "than the recorder ever makes (8388608, 1024 MiB)");
+	json_free(v);
+	child_release(&c);
+	/* within the bound, but the file is 1 MiB: cut short, without reading or allocating */
+	h.capacity = 8000000;
+	fd = open(big.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
+	CHECK(ftruncate(fd, 1 << 20) == 0);
+	close(fd);
+	run_hang(&c, dump.buf, &v);
+	CHECK_CONTAINS(c.out.buf, "huge.ring': recorder file cut short: 8000000 records "
+				  "announced, room for 8061");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&big);
+	strbuf_release(&raw);
+	strbuf_release(&path);
 	strbuf_release(&dump);
 }
