@@ -1150,3 +1150,137 @@ TEST(nccl_hang_huge_sparse_ring_is_refused_at_once_by_name)
 	strbuf_release(&path);
 	strbuf_release(&dump);
 }
+
+/* Two files for one rank: another process's (another pid), or a copy of the real one planted
+ * by another user with more written (which "the one that saw more" used to keep). Doubt:
+ * no culprit, exit 3. */
+TEST(nccl_hang_two_rings_for_one_rank_are_doubt)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("dup", 50, 50, 50, 50, &dump);
+	rank_dump(dump.buf, 1, &path, &raw);
+	struct nrec_header h;
+	memcpy(&h, raw.buf, sizeof(h));
+	struct strbuf bad = STRBUF_INIT, planted = STRBUF_INIT;
+	for (int variant = 0; variant < 2; variant++) {
+		strbuf_reset(&bad);
+		strbuf_add(&bad, raw.buf, raw.len);
+		struct nrec_header f = h;
+		/* rank 1 "behind" at 49, consistent in itself: records 0..48 only */
+		f.comms[0].coll_enqueued = f.comms[0].coll_done = f.comms[0].coll_started = 49;
+		f.written = 49;
+		if (variant == 0)
+			f.pid = h.pid + 100000; /* another process claiming rank 1 */
+		memcpy(bad.buf, &f, sizeof(f));
+		strbuf_reset(&planted);
+		strbuf_addf(&planted, "%s/planted.ring", dump.buf);
+		put(planted.buf, bad.buf, bad.len);
+		if (variant == 1)
+			CHECK(chown(planted.buf, 65534, 65534) == 0); /* the same pid, another owner */
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "variant %d: exit %d", variant, c.exit_code);
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+		double d;
+		CHECK(json_get_number(json_path(v, "recorder.communicators.0"), "duplicate_ranks", &d) &&
+		      d == 1);
+		CHECK_CONTAINS(json_get_string(v, "summary"), "more than one recorder file");
+		json_free(v);
+		child_release(&c);
+		unlink(planted.buf);
+	}
+	strbuf_release(&planted);
+	strbuf_release(&bad);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* Header fields at their limits, and names that are not files: each refused by name, none
+ * a culprit, none blocks (a FIFO named like a ring). */
+TEST(nccl_hang_hostile_headers_and_names_are_refused)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("hostile", 50, 50, 50, 50, &dump);
+	rank_dump(dump.buf, 1, &path, &raw);
+	struct nrec_header h;
+	memcpy(&h, raw.buf, sizeof(h));
+	for (int variant = 0; variant < 5; variant++) {
+		struct nrec_header f = h;
+		const char *why = "";
+		switch (variant) {
+		case 0: f.capacity = UINT32_MAX; why = "claims 4294967295 records"; break;
+		case 1: f.comms[0].rank = -1; why = "communicator 0 says rank -1 of 2"; break;
+		case 2: f.comms[0].rank = INT32_MAX; why = "says rank 2147483647 of 2"; break;
+		case 3: f.comms[0].coll_enqueued = UINT64_MAX; why = "counters"; break;
+		case 4: f.version = 1; why = "recorder format version 1, this vigil reads version 2 only (an older"; break;
+		}
+		struct strbuf bad = STRBUF_INIT;
+		strbuf_add(&bad, raw.buf, raw.len);
+		memcpy(bad.buf, &f, sizeof(f));
+		put(path.buf, bad.buf, bad.len);
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "variant %d: exit %d", variant, c.exit_code);
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_CONTAINS(c.out.buf, why);
+		json_free(v);
+		child_release(&c);
+		strbuf_release(&bad);
+	}
+	put(path.buf, raw.buf, raw.len);
+	/* a FIFO and a directory named like rings: refused, nothing blocks */
+	struct strbuf fifo = STRBUF_INIT;
+	strbuf_addf(&fifo, "%s/fifo.ring", dump.buf);
+	CHECK(mkfifo(fifo.buf, 0600) == 0);
+	strbuf_reset(&fifo);
+	strbuf_addf(&fifo, "%s/dir.ring", dump.buf);
+	CHECK(mkdir(fifo.buf, 0700) == 0);
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_CONTAINS(c.out.buf, "fifo.ring': a FIFO, not a regular file");
+	CHECK_CONTAINS(c.out.buf, "dir.ring': a directory, not a regular file");
+	CHECK_INT(c.exit_code, 3); /* idle, but with files refused: not healthy */
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&fifo);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* The dump directory full when the trainer exits or gets its dump signal: the dump fails
+ * (no half file left), the trainer exits normally or lives on. */
+TEST(nccl_recorder_full_dump_dir_loses_the_dump_not_the_trainer)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("dfull", &ring, &dump);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (tiny_tmpfs(dump.buf, 0) != 0)
+			_exit(77);
+		pid_t k = fork();
+		if (k == 0) {
+			struct rank_plan p = { 0, 1, 5, 50, 50, 50, false, END_EXIT, false, false };
+			rank_main(&p, ring.buf, dump.buf, "USR1");
+		}
+		int st;
+		waitpid(k, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			_exit(1);
+		/* no dump, no temporary left */
+		_exit(count_files(dump.buf, ".ring") == 0 && count_files(dump.buf, ".tmp") == 0 ? 0 : 2);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		test_skip("no private mount namespace for a small tmpfs here");
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
