@@ -35,7 +35,8 @@ static const char hang_usage[] =
 	"  --json   one JSON object: recorder (communicators, culprits, files) and logs\n"
 	"  --all    every attempt of a vigil run directory, not only the last\n"
 	"Exit: 0 nothing inside NCCL (every rank idle at the same count), 1 ranks named,\n"
-	"2 usage or unreadable argument, 3 could not tell (no recorder file, nothing in the logs).\n";
+	"2 usage or unreadable argument, 3 could not tell (no recorder file and nothing in the logs,\n"
+	"or ranks with no readable ring decide it: incomplete).\n";
 
 struct ring_reader {
 	struct hang *h;
