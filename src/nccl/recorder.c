@@ -298,7 +298,7 @@ static void sweep_dead(const char *dir, const char *prefix, const struct ident *
 			continue;
 		char *end;
 		long pid = strtol(e->d_name + plen, &end, 10);
-		if (end == e->d_name + plen || (*end != '.' && *end) || !ends_with_ring(end) ||
+		if (end == e->d_name + plen || !ends_with_ring(end) ||
 		    pid == (long)getpid())
 			continue;
 		int fd = openat(dirfd(d), e->d_name,
