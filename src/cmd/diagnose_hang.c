@@ -35,23 +35,37 @@ static const char hang_usage[] =
 	"  --json   one JSON object: recorder (communicators, culprits, files) and logs\n"
 	"  --all    every attempt of a vigil run directory, not only the last\n"
 	"Exit: 0 nothing inside NCCL (every rank idle at the same count), 1 ranks named,\n"
-	"2 usage or unreadable argument, 3 could not tell (no recorder file, nothing in the logs).\n";
-
-/* The largest ring file read: the recorder's own bound (1024 MiB) and its header. */
-#define RING_FILE_MAX ((size_t)1025 << 20)
+	"2 usage or unreadable argument, 3 could not tell (no recorder file and nothing in the logs,\n"
+	"or ranks with no readable ring decide it: incomplete).\n";
 
 struct ring_reader {
 	struct hang *h;
 	size_t unreadable;
 };
 
+/*
+ * One ring file: opened without following a link (inside a directory) and without blocking
+ * (a FIFO), checked to be a regular file on the descriptor itself (a name swapped after the
+ * directory was listed), then parsed in bounded memory from its real size (nring_read_fd): a
+ * header that claims more than the file holds is refused before anything is allocated. Every
+ * refusal names the file and why; its rank is then unknown to the analysis.
+ */
 static void read_ring_at(struct ring_reader *rr, int dirfd, const char *name, const char *display,
 			 bool follow)
 {
-	struct strbuf buf = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT;
 	struct stat st;
-	int fd = -1;
-	if (fstatat(dirfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) != 0) {
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+					 (follow ? 0 : O_NOFOLLOW));
+	if (fd < 0) {
+		if (errno == ELOOP && !follow)
+			strbuf_addf(&err, "cannot read '%s': a symbolic link, not a regular file",
+				    display);
+		else
+			strbuf_addf(&err, "cannot read '%s': %s", display, strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) != 0) {
 		strbuf_addf(&err, "cannot read '%s': %s", display, strerror(errno));
 		goto fail;
 	}
@@ -60,36 +74,25 @@ static void read_ring_at(struct ring_reader *rr, int dirfd, const char *name, co
 			    file_kind(st.st_mode));
 		goto fail;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
-					 (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0) {
-		strbuf_addf(&err, "cannot read '%s': %s", display, strerror(errno));
-		goto fail;
-	}
-	if (read_fd_bounded(fd, display, &buf, RING_FILE_MAX, &err) != READ_OK)
-		goto fail;
 	struct nring *r = xmalloc(sizeof(*r));
-	struct strbuf why = STRBUF_INIT;
-	if (nring_parse(buf.buf, buf.len, r, &why) == 0) {
+	if (nring_read_fd(fd, (uint64_t)st.st_size, r, &why) == 0) {
+		r->file_uid = (uint32_t)st.st_uid;
 		hang_add_ring(rr->h, display, r);
-	} else {
-		strbuf_addf(&err, "cannot use '%s': %s", display, why.buf);
-		hang_add_error(rr->h, display, err.buf);
-		rr->unreadable++;
+		free(r);
+		close(fd);
+		strbuf_release(&err);
+		strbuf_release(&why);
+		return;
 	}
 	free(r);
-	strbuf_release(&why);
-	close(fd);
-	strbuf_release(&buf);
-	strbuf_release(&err);
-	return;
+	strbuf_addf(&err, "cannot use '%s': %s", display, why.len ? why.buf : "unreadable");
 fail:
 	if (fd >= 0)
 		close(fd);
 	hang_add_error(rr->h, display, err.buf);
 	rr->unreadable++;
-	strbuf_release(&buf);
 	strbuf_release(&err);
+	strbuf_release(&why);
 }
 
 /* The names in dirfd, sorted: ring files, and (for the caller) attempt-N and nccl. */
@@ -303,7 +306,8 @@ int diag_hang_main(int argc, char **argv)
 	int code;
 	if (recorder && hang_found(&h))
 		code = EXIT_UNHEALTHY;
-	else if (recorder && h.all_idle)
+	else if (recorder && h.all_idle && !rr.unreadable)
+		/* idle is a verdict of health: a file refused may be the one rank that is not */
 		code = logs_say ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 	else if (logs_say)
 		code = EXIT_UNHEALTHY;

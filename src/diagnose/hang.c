@@ -88,8 +88,11 @@ void hang_add_ring(struct hang *h, const char *name, const struct nring *r)
 		/* the same process twice (live ring and dump): keep the one that saw more */
 		struct hang_member *m = NULL;
 		for (size_t k = 0; k < c->nr; k++)
+			/* the same process: its pid, host and rank, and a file of the same owner
+			 * (a file another user planted that claims it is another rank file, a
+			 * duplicate: doubt) */
 			if (c->m[k].pid == r->pid && !strcmp(c->m[k].host, r->host) &&
-			    c->m[k].comm_rank == rc->rank) {
+			    c->m[k].comm_rank == rc->rank && c->m[k].file_uid == r->file_uid) {
 				m = &c->m[k];
 				break;
 			}
@@ -103,6 +106,7 @@ void hang_add_ring(struct hang *h, const char *name, const struct nring *r)
 		}
 		memset(m, 0, sizeof(*m));
 		m->comm_rank = rc->rank;
+		m->file_uid = r->file_uid;
 		m->global_rank = r->global_rank;
 		m->pid = r->pid;
 		snprintf(m->host, sizeof(m->host), "%s", r->host);
@@ -140,6 +144,15 @@ static int cmp_member(const void *a, const void *b)
 static void finish_comm(struct hang_comm *c, double now_s)
 {
 	qsort(c->m, c->nr, sizeof(*c->m), cmp_member);
+	/* one rank, two processes (or two owners): which is the rank cannot be told, and a
+	 * verdict on either would rest on a file anyone could have put there. Doubt, no verdict */
+	for (size_t k = 1; k < c->nr; k++)
+		if (c->m[k].comm_rank == c->m[k - 1].comm_rank &&
+		    (k < 2 || c->m[k - 2].comm_rank != c->m[k].comm_rank)) {
+			if (!c->nr_dup)
+				c->dup_rank = c->m[k].comm_rank;
+			c->nr_dup++;
+		}
 	/* the ranks with no file */
 	if (c->nranks > 0 && c->nranks <= HANG_RANKS_MAX) {
 		for (int32_t r = 0, k = 0; r < c->nranks; r++) {
@@ -162,12 +175,17 @@ static void finish_comm(struct hang_comm *c, double now_s)
 	}
 	if (!c->nr)
 		return;
+	if (c->nr_dup) {
+		c->state = HANG_INCOMPLETE;
+		return;
+	}
 	uint64_t w;
 	if (completion) {
 		w = min_done + 1;
 		if (min_done == max_enq) {
 			c->state = c->nr_missing ? HANG_INCOMPLETE : HANG_IDLE;
 			c->waiting = 0;
+			c->min_done_all = c->nr_missing > 0;
 			if (c->nr_missing)
 				c->waiting = max_enq + 1; /* maybe a missing rank is in the next */
 			goto when;
@@ -282,7 +300,8 @@ void hang_finish(struct hang *h, double now_s)
 
 bool hang_found(const struct hang *h)
 {
-	return h->main && h->main->state != HANG_SAME_COUNT;
+	/* incomplete: ranks unknown (no file, a damaged one, two for one rank) decide it */
+	return h->main && h->main->state != HANG_SAME_COUNT && h->main->state != HANG_INCOMPLETE;
 }
 
 /* ---- output ---- */
@@ -327,6 +346,8 @@ static void add_role_list(struct strbuf *out, const struct hang_comm *c, int rol
 		strbuf_addf(out, " (and %zu more)", total - n);
 }
 
+static void add_comm(struct strbuf *out, const struct hang_comm *c);
+
 static void add_op(struct strbuf *out, const struct hang_comm *c)
 {
 	if (c->have_op) {
@@ -352,7 +373,13 @@ static void add_op(struct strbuf *out, const struct hang_comm *c)
 	} else {
 		strbuf_addf(out, "collective #%llu", (unsigned long long)c->waiting);
 	}
-	strbuf_addf(out, " of communicator %016llx", (unsigned long long)c->hash);
+	strbuf_addstr(out, " of ");
+	add_comm(out, c);
+}
+
+static void add_comm(struct strbuf *out, const struct hang_comm *c)
+{
+	strbuf_addf(out, "communicator %016llx", (unsigned long long)c->hash);
 	if (c->name[0]) {
 		strbuf_addstr(out, " '");
 		strbuf_add_clean(out, c->name);
@@ -366,7 +393,7 @@ static void add_missing(struct strbuf *out, const struct hang_comm *c)
 {
 	if (!c->nr_missing)
 		return;
-	strbuf_addf(out, " No recorder file from %zu of its ranks (communicator rank%s ",
+	strbuf_addf(out, " No readable recorder file from %zu of its ranks (communicator rank%s ",
 		    c->nr_missing, c->nr_missing > 1 ? "s" : "");
 	for (size_t i = 0; i < c->nr_missing && i < 16; i++)
 		strbuf_addf(out, "%s%d", i ? ", " : "", c->missing[i]);
@@ -447,10 +474,27 @@ void hang_write_text(const struct hang *h, struct strbuf *out)
 			    (unsigned long long)c->waiting, (unsigned long long)c->hash);
 		break;
 	case HANG_INCOMPLETE:
-		strbuf_addf(out, "Every rank with a recorder file is waiting in ");
-		add_op(out, c);
-		strbuf_addstr(out, ", and some ranks left no file: one of them is likely the one "
-				   "that never entered.");
+		if (c->nr_dup) {
+			strbuf_addf(out, "Communicator %016llx has more than one recorder file for "
+					 "%zu of its ranks (communicator rank %d first), from different "
+					 "processes or owners: which one is the rank cannot be told, so "
+					 "the recorder names no culprit. Check the files (a file in a "
+					 "shared directory can be planted).",
+				    (unsigned long long)c->hash, c->nr_dup, c->dup_rank);
+		} else if (c->min_done_all) {
+			strbuf_addf(out, "Every rank with a readable recorder file completed every "
+					 "collective it enqueued (%llu) on ",
+				    (unsigned long long)(c->waiting ? c->waiting - 1 : 0));
+			add_comm(out, c);
+			strbuf_addstr(out, ", and some ranks have no readable file: the recorder "
+					   "cannot tell whether one of them stopped.");
+		} else {
+			strbuf_addf(out, "Every rank with a readable recorder file is waiting in ");
+			add_op(out, c);
+			strbuf_addstr(out, ", and some ranks have no readable file: the recorder "
+					   "cannot tell which rank stopped (look at the stacks of those "
+					   "ranks: vigil stacks).");
+		}
 		break;
 	case HANG_IDLE:
 		break;
@@ -541,6 +585,8 @@ void hang_write_json(const struct hang *h, struct json_writer *w)
 		} else {
 			json_null(w);
 		}
+		json_key(w, "duplicate_ranks");
+		json_uint(w, c->nr_dup);
 		json_key(w, "missing_ranks");
 		json_open_array(w);
 		for (size_t k = 0; k < c->nr_missing; k++)

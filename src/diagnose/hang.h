@@ -27,8 +27,10 @@
  *                   and some ranks enqueued fewer collectives than the others
  *   same_count      completion is not reported and every rank enqueued the same number: all
  *                   idle above NCCL, or all inside the last one, the recorder cannot tell
- *   incomplete      ranks are missing (no file) and the present ones are all waiting: one of
- *                   the missing may be the culprit
+ *   incomplete      ranks are unknown and they decide it: missing (no file, or a file refused
+ *                   as cut short or damaged) while the present ones are all waiting or all
+ *                   idle, or one rank seen in two processes or from two owners' files (doubt,
+ *                   never evidence). No culprit is named; `vigil diagnose hang` exits 3
  */
 #ifndef VIGIL_DIAGNOSE_HANG_H
 #define VIGIL_DIAGNOSE_HANG_H
@@ -53,6 +55,7 @@ const char *hang_state_name(enum hang_state s);
 
 struct hang_member {
 	int32_t comm_rank, global_rank, pid;
+	uint32_t file_uid;
 	char host[65];
 	char file[256];
 	uint64_t enqueued, started, done;
@@ -78,6 +81,9 @@ struct hang_comm {
 	int32_t *missing;     /* comm ranks with no file */
 	size_t nr_missing, alloc_missing;
 	size_t culprits;      /* members named (role 1 or 2, or 3 when stuck inside) */
+	size_t nr_dup;        /* comm ranks with more than one file (processes or owners) */
+	int32_t dup_rank;     /* the first of them */
+	bool min_done_all;    /* incomplete: every rank read completed all it enqueued */
 };
 
 struct hang_file {

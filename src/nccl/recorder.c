@@ -159,18 +159,135 @@ static void safe_part(char *dst, size_t size, const char *src)
 	}
 }
 
-static bool pid_alive(long pid)
+/* ".ring" or ".N.ring", what follows the pid in our names */
+static bool ends_with_ring(const char *p)
 {
-	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	if (!strcmp(p, ".ring"))
+		return true;
+	if (*p != '.' || !(p[1] >= '0' && p[1] <= '9'))
+		return false;
+	p++;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return !strcmp(p, ".ring");
+}
+
+/* Field 22 of /proc/PID/stat (after the comm's last ')'), the start time in clock ticks since
+ * boot; 0 when it cannot be read. "self" for this process. */
+static uint64_t start_ticks(const char *pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* ") S ppid ...": p is at the space before field 3; each step moves to the next
+	 * field's space, so 19 steps reach the space before field 22 */
+	p++;
+	for (int f = 2; f < 21 && p; f++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(p + 1, &end, 10);
+	return errno || end == p + 1 ? 0 : (uint64_t)v;
+}
+
+static bool read_boot_id(uint8_t id[16])
+{
+	char buf[64];
+	memset(id, 0, 16);
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	int k = 0;
+	for (char *p = buf; *p && k < 32; p++) {
+		int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (v < 0)
+			continue;
+		id[k / 2] = (uint8_t)(id[k / 2] << 4 | v);
+		k++;
+	}
+	return k == 32;
+}
+
+/* Who this process is, beyond its pid: its pid namespace, start time and boot. */
+struct ident {
+	uint64_t ns_dev, ns_ino, start;
+	uint8_t boot[16];
+	bool ok; /* all of it read, and /proc is this pid namespace's */
+};
+
+static void self_ident(struct ident *id)
+{
+	memset(id, 0, sizeof(*id));
+	struct stat st;
+	char link[32] = "";
+	/* /proc mounted from another pid namespace (unshare -p without a new /proc) would show
+	 * other processes under our pids: then nothing read there is about us */
+	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = 0;
+	if (strtol(link, NULL, 10) != (long)getpid() || stat("/proc/self/ns/pid", &st) != 0)
+		return;
+	id->ns_dev = (uint64_t)st.st_dev;
+	id->ns_ino = (uint64_t)st.st_ino;
+	id->start = start_ticks("self");
+	id->ok = id->start && read_boot_id(id->boot);
+}
+
+/*
+ * Whether the ring whose header is h is provably its owner's no longer: written on another
+ * boot, or in our own pid namespace by a pid that is gone or now another process (another
+ * start time). A ring of another pid namespace (a container sharing /dev/shm), of an older
+ * format, or whose owner cannot be told is kept: a recorder never removes a live rank's ring.
+ */
+static bool owner_gone(const struct nrec_header *h, const struct ident *me)
+{
+	static const uint8_t zero[16];
+	if (!me->ok || h->version != NREC_VERSION || h->pid <= 0 || !h->start_ticks ||
+	    !memcmp(h->boot_id, zero, 16))
+		return false;
+	if (memcmp(h->boot_id, me->boot, 16))
+		return true; /* a configured ring dir survived a reboot */
+	if (h->pidns_dev != me->ns_dev || h->pidns_ino != me->ns_ino)
+		return false;
+	char pid[24];
+	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%s", pid);
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return errno == ENOENT;
+	uint64_t t = start_ticks(pid);
+	return t && t != h->start_ticks;
 }
 
 /*
  * Remove the rings of this host's processes that died without cleaning up (SIGKILL): they
  * would fill /dev/shm, which is memory. Only files named like ours, for this host and job,
- * regular, owned by us, whose pid is gone.
+ * regular (not followed), owned by us, whose header names the pid in the name and an owner
+ * that is provably gone (owner_gone).
  */
-static void sweep_dead(const char *dir, const char *prefix)
+static void sweep_dead(const char *dir, const char *prefix, const struct ident *me)
 {
+	if (!me->ok)
+		return;
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
@@ -181,11 +298,22 @@ static void sweep_dead(const char *dir, const char *prefix)
 			continue;
 		char *end;
 		long pid = strtol(e->d_name + plen, &end, 10);
-		if (end == e->d_name + plen || strcmp(end, ".ring") || pid_alive(pid))
+		if (end == e->d_name + plen || !ends_with_ring(end) ||
+		    pid == (long)getpid())
 			continue;
-		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_uid == geteuid())
+		int fd = openat(dirfd(d), e->d_name,
+				O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		struct stat st, lst;
+		static struct nrec_header h; /* 16 KiB: not on a trainer thread's stack */
+		bool gone = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+			    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+			    !memcmp(h.magic, NREC_MAGIC, 8) && h.pid == pid && owner_gone(&h, me);
+		close(fd);
+		/* the name still the file read (not swapped since): then remove it */
+		if (gone && fstatat(dirfd(d), e->d_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    lst.st_ino == st.st_ino && lst.st_dev == st.st_dev)
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
@@ -228,6 +356,22 @@ static int parse_signal(const char *v)
 	return *end || n <= 0 || n >= NSIG || n == SIGKILL || n == SIGSTOP ? 0 : (int)n;
 }
 
+/*
+ * The recorder declines (init fails and NCCL runs on without it): one line on stderr with the
+ * reason, so that a trainer's log says why no ring exists. Never more than that: a recorder
+ * never stops a trainer.
+ */
+static void decline(const char *dir, const char *what, int err)
+{
+	char clean[256];
+	size_t i = 0;
+	for (; dir[i] && i + 1 < sizeof(clean); i++)
+		clean[i] = (unsigned char)dir[i] < 0x20 || dir[i] == 0x7f ? '?' : dir[i];
+	clean[i] = 0;
+	fprintf(stderr, "vigil nccl recorder: not recording: %s in '%s': %s\n", what, clean,
+		strerror(err));
+}
+
 static int setup_once(void)
 {
 	char host[64] = "", job[64], jraw[128], dir[PATH_MAX];
@@ -249,7 +393,9 @@ static int setup_once(void)
 
 	char prefix[256];
 	snprintf(prefix, sizeof(prefix), "vigil-nccl-%s-%s-", job, shost);
-	sweep_dead(dir, prefix);
+	struct ident me;
+	self_ident(&me);
+	sweep_dead(dir, prefix, &me);
 
 	int fd = -1;
 	for (int i = 0; i < 8 && fd < 0; i++) {
@@ -257,25 +403,34 @@ static int setup_once(void)
 				     (long)getpid(), i)
 			  : snprintf(R.path, sizeof(R.path), "%s/%s%ld.ring", dir, prefix,
 				     (long)getpid());
-		if (w < 0 || (size_t)w >= sizeof(R.path))
+		if (w < 0 || (size_t)w >= sizeof(R.path)) {
+			errno = ENAMETOOLONG;
 			break;
+		}
 		/* O_EXCL and O_NOFOLLOW: a name planted in a shared directory is never followed
 		 * or reused; another name is tried */
 		fd = open(R.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	}
 	if (fd < 0) {
+		decline(dir, "cannot make its ring there", errno);
 		R.path[0] = 0;
 		return -1;
 	}
-	if (ftruncate(fd, (off_t)size) != 0) {
+	/* the pages reserved now, not at the first store: ftruncate alone makes a sparse file,
+	 * and a store into a page tmpfs cannot supply (a nearly full /dev/shm) is SIGBUS in the
+	 * trainer. posix_fallocate fails instead (ENOSPC), and the recorder declines */
+	int fe = posix_fallocate(fd, 0, (off_t)size);
+	if (fe != 0) {
 		close(fd);
 		unlink(R.path);
 		R.path[0] = 0;
+		decline(dir, "cannot reserve its ring", fe);
 		return -1;
 	}
 	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED) {
+		decline(dir, "cannot map its ring", errno);
 		unlink(R.path);
 		R.path[0] = 0;
 		return -1;
@@ -283,6 +438,7 @@ static int setup_once(void)
 	/* private: NCCL's handles (one per ring slot), allocated once, here, not per event */
 	R.handles = calloc(records, sizeof(struct handle));
 	if (!R.handles) {
+		decline(dir, "no memory for its handles", ENOMEM);
 		munmap(m, size);
 		unlink(R.path);
 		R.path[0] = 0;
@@ -302,6 +458,10 @@ static int setup_once(void)
 	h->global_rank = env_rank();
 	h->api_version = R.api;
 	h->created_ns = now_ns();
+	h->pidns_dev = me.ns_dev;
+	h->pidns_ino = me.ns_ino;
+	h->start_ticks = me.start;
+	memcpy(h->boot_id, me.boot, sizeof(h->boot_id));
 	copy_name(h->host, sizeof(h->host), host);
 	copy_name(h->job, sizeof(h->job), jraw);
 

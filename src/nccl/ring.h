@@ -19,10 +19,12 @@
 #ifndef VIGIL_NCCL_RING_H
 #define VIGIL_NCCL_RING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define NREC_MAGIC "VIGILNR1"
-#define NREC_VERSION 1u
+/* 2: the owner's pid namespace, start time and boot id (the sweep of dead rings); 1 lacked them */
+#define NREC_VERSION 2u
 #define NREC_COMMS_MAX 64u
 #define NREC_NAME_MAX 48u
 #define NREC_FUNC_MAX 16u
@@ -101,11 +103,22 @@ struct nrec_header {
 	uint64_t dumped_ns;       /* when this copy was taken (0 for the live ring) */
 	char host[64];
 	char job[64];
-	uint8_t pad[64];
+	/* who owns the ring, so that another process removes it only when that owner is provably
+	 * gone: a pid means nothing outside its pid namespace, and a pid is reused */
+	uint64_t pidns_dev;       /* st_dev and st_ino of the writer's /proc/self/ns/pid */
+	uint64_t pidns_ino;
+	uint64_t start_ticks;     /* the writer's start time, field 22 of /proc/self/stat (0 unknown) */
+	uint8_t boot_id[16];      /* /proc/sys/kernel/random/boot_id as bytes (zeros unknown) */
+	uint8_t pad[24];
 	struct nrec_comm comms[NREC_COMMS_MAX];
 };
 
 _Static_assert(sizeof(struct nrec_comm) == 256, "nrec_comm layout");
 _Static_assert(sizeof(struct nrec_record) == 128, "nrec_record layout");
+/* version 2 took its new fields from the padding: magic, pid and every field vigil stacks reads
+ * are where version 1 had them, and the header's size is unchanged */
+_Static_assert(offsetof(struct nrec_header, pid) == 24, "nrec_header pid");
+_Static_assert(offsetof(struct nrec_header, comms) == 264, "nrec_header layout");
+
 
 #endif

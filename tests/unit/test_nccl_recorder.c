@@ -16,8 +16,11 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -568,14 +571,15 @@ TEST(nccl_recorder_missing_ranks_duplicates_and_bad_files)
 	struct child c;
 	const char *args[] = { "diagnose", "hang", dump.buf, "--json", NULL };
 	test_run_vigil(&c, args, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3); /* the missing rank decides it: could not tell */
 	struct json_value *v = test_parse_json(&c);
 	CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+	CHECK(json_path(v, "recorder.culprits.0") == NULL);
 	double d;
 	CHECK(json_get_number(json_path(v, "recorder.communicators.0"), "ranks_seen", &d) && d == 3);
 	const struct json_value *miss = json_path(v, "recorder.communicators.0.missing_ranks.0");
 	CHECK(miss != NULL);
-	CHECK_CONTAINS(json_get_string(v, "summary"), "some ranks left no file");
+	CHECK_CONTAINS(json_get_string(v, "summary"), "some ranks have no readable file");
 	CHECK_CONTAINS(c.out.buf, "cut.ring");
 	CHECK_CONTAINS(c.out.buf, "cut short");
 	CHECK_CONTAINS(c.out.buf, "junk.ring");
@@ -620,7 +624,9 @@ TEST(nccl_ring_parser_refuses_short_and_wrong_files)
 	hd.header_size = sizeof(hd);
 	hd.record_size = sizeof(struct nrec_record);
 	hd.capacity = 4;
-	hd.ncomms = 1000; /* more than the table: clamped */
+	hd.ncomms = 1000; /* more than the table, which the writer then shares: clamped */
+	hd.comms[NREC_COMMS_MAX - 1].flags = NREC_COMM_SHARED;
+	hd.comms[0].coll_enqueued = 9; /* every operation counted by its communicator */
 	hd.written = 9;
 	size_t len = sizeof(hd) + 4 * sizeof(struct nrec_record);
 	char *buf = calloc(1, len);
@@ -723,6 +729,558 @@ TEST(nccl_recorder_forked_child_leaves_the_parents_ring_alone)
 	CHECK_INT((int)count_files(ring.buf, ".ring"), 1);
 	CHECK_INT((int)count_files(dump.buf, ".ring"), 0);
 	reap(&pid, 1, SIGKILL);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* ---- issue 17: a recorder never kills a trainer, never removes a live ring, and a damaged
+ * ring is unknown, never evidence ---- */
+
+
+/* In a child: a private mount namespace with a 1 MiB tmpfs at dir, nearly filled (what a
+ * /dev/shm full of other jobs' files looks like). 0, or -1 where this host cannot. */
+static int tiny_tmpfs(const char *dir, size_t leave)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", dir, "tmpfs", 0, "size=1m") != 0)
+		return -1;
+	char fill[4200];
+	snprintf(fill, sizeof(fill), "%s/filler", dir);
+	int fd = open(fill, O_WRONLY | O_CREAT, 0600);
+	static char zero[4096];
+	for (size_t n = 0; fd >= 0 && n + leave < (1u << 20); n += sizeof(zero))
+		if (write(fd, zero, sizeof(zero)) != (ssize_t)sizeof(zero))
+			break;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* /dev/shm nearly full: ftruncate succeeds, and the trainer died of SIGBUS on the recorder's
+ * first store into the ring. Now the recorder reserves the pages first, and declines. */
+TEST(nccl_recorder_full_ring_dir_declines_instead_of_sigbus)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT, errf = STRBUF_INIT;
+	dirs("full", &ring, &dump);
+	strbuf_addf(&errf, "%s/full-stderr", test_tmpdir());
+	const char *plugin = plugin_path();
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (tiny_tmpfs(ring.buf, 8192) != 0)
+			_exit(77);
+		int e = open(errf.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(e, 2);
+		setenv("VIGIL_NCCL_RING_DIR", ring.buf, 1);
+		setenv("VIGIL_NCCL_RING_MIB", "1", 1);
+		setenv("RANK", "0", 1);
+		void *lib = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+		if (!lib)
+			_exit(44);
+		struct drv d = { .api = 5 };
+		d.v5 = dlsym(lib, "ncclProfiler_v5");
+		void *ctx = NULL;
+		int mask = 0;
+		int r = d.v5->init(&ctx, 1, &mask, "c", 1, 2, 0, NULL);
+		/* where init succeeds, NCCL records into the ring: 1,000 collectives (125 KiB of
+		 * records) is where the sparse ring met the full tmpfs */
+		for (int i = 0; r == 0 && i < 1000; i++)
+			drv_coll(&d, ctx, 1, 0, (uint64_t)i, true, true);
+		/* the trainer goes on (NCCL without the plugin); the ring is nowhere */
+		_exit(r != 0 && count_files(ring.buf, ".ring") == 0 ? 0 : 1);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		test_skip("no private mount namespace for a small tmpfs here");
+	struct strbuf msg = STRBUF_INIT;
+	CHECK(read_file_bounded(errf.buf, &msg, 1 << 16, NULL) == READ_OK);
+	/* SIGBUS, or ASan's report of it (ASan turns it into exit 1) */
+	CHECK_MSG(!WIFSIGNALED(st), "the trainer died of signal %d", WTERMSIG(st));
+	CHECK_NOT_CONTAINS(msg.buf, "BUS on");
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	CHECK_CONTAINS(msg.buf, "vigil nccl recorder: not recording: cannot reserve its ring in '");
+	CHECK_CONTAINS(msg.buf, "No space left on device");
+	strbuf_release(&msg);
+	strbuf_release(&errf);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* A rank in a pid namespace of its own (a container sharing the ring directory): its child
+ * there runs plan p (pid 1 of the namespace, a /proc of its own). Writes that child's pid as
+ * seen from here to *inner; returns the pid of the process between, or -1 (skipped). */
+static pid_t rank_in_new_pidns(const struct rank_plan *p, const char *ring_dir, pid_t *inner)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t mid = fork();
+	if (mid == 0) {
+		close(fds[0]);
+		if (unshare(CLONE_NEWNS | CLONE_NEWPID) != 0 ||
+		    mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+			_exit(77);
+		pid_t k = fork();
+		if (k == 0) {
+			if (mount("proc", "/proc", "proc", 0, NULL) != 0)
+				_exit(78);
+			rank_main(p, ring_dir, NULL, NULL);
+		}
+		if (write(fds[1], &k, sizeof(k)) != (ssize_t)sizeof(k))
+			_exit(79);
+		int st;
+		waitpid(k, &st, 0);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 80);
+	}
+	close(fds[1]);
+	*inner = 0;
+	if (read(fds[0], inner, sizeof(*inner)) != (ssize_t)sizeof(*inner))
+		*inner = 0;
+	close(fds[0]);
+	return mid;
+}
+
+/* The sweep of dead rings took kill(pid, 0) for proof: from another pid namespace sharing
+ * /dev/shm, a live rank's pid does not exist, and its ring was removed. Now a ring is removed
+ * only where its header's pid namespace is the sweeper's and that pid is gone or another
+ * process (another start time). */
+TEST(nccl_recorder_sweep_keeps_live_rings_of_other_pid_namespaces)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("pidns", &ring, &dump);
+	/* a live rank here */
+	struct rank_plan live = { 0, 2, 5, 3, 3, 3, false, END_PAUSE, false, false };
+	pid_t lpid;
+	run_ranks(&live, 1, ring.buf, NULL, NULL, &lpid);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 1);
+	/* a rank in another pid namespace starts (and sweeps), records, exits */
+	struct rank_plan other = { 1, 2, 5, 3, 3, 3, false, END_EXIT, false, false };
+	pid_t inner, mid = rank_in_new_pidns(&other, ring.buf, &inner);
+	CHECK(mid > 0);
+	int st;
+	CHECK(waitpid(mid, &st, 0) == mid);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 77 || WEXITSTATUS(st) == 78)) {
+		reap(&lpid, 1, SIGKILL);
+		test_skip("no new pid namespace here");
+	}
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	CHECK_MSG(count_files(ring.buf, ".ring") == 1, "the live rank's ring was removed");
+
+	/* the other way: a live ring of the other namespace (pid 1 there) outlives this one's
+	 * sweep */
+	other.end = END_PAUSE;
+	mid = rank_in_new_pidns(&other, ring.buf, &inner);
+	CHECK(mid > 0 && inner > 0);
+	char ready[4200];
+	snprintf(ready, sizeof(ready), "%s/ready-1", ring.buf);
+	for (int t = 0; t < 1000 && access(ready, F_OK) != 0; t++)
+		usleep(10000);
+	unlink(ready);
+	CHECK_INT((int)count_files(ring.buf, ".ring"), 2);
+	struct rank_plan next = { 0, 1, 5, 1, 1, 1, false, END_EXIT, false, false };
+	pid_t npid;
+	run_ranks(&next, 1, ring.buf, NULL, NULL, &npid);
+	CHECK_MSG(count_files(ring.buf, ".ring") == 2, "a live ring was removed");
+	kill(inner, SIGKILL);
+	waitpid(mid, NULL, 0);
+	reap(&lpid, 1, SIGKILL);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* The first ring file in dir (its name into *name), read whole into *raw. */
+static void first_ring(const char *dir, struct strbuf *name, struct strbuf *raw)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	strbuf_reset(name);
+	strbuf_reset(raw);
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, ".ring") && !name->len)
+			strbuf_addstr(name, e->d_name);
+	if (d)
+		closedir(d);
+	struct strbuf path = STRBUF_INIT;
+	strbuf_addf(&path, "%s/%s", dir, name->buf);
+	CHECK(read_file_bounded(path.buf, raw, 8 << 20, NULL) == READ_OK);
+	strbuf_release(&path);
+}
+
+/* A pid reused by another process (another start time) is provably gone; the same pid and
+ * start time is not; a file of another user, or of the old format, is never removed. */
+TEST(nccl_recorder_sweep_removes_only_provably_dead_owners)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT, name = STRBUF_INIT, raw = STRBUF_INIT;
+	dirs("reuse", &ring, &dump);
+	struct rank_plan live = { 0, 2, 5, 3, 3, 3, false, END_PAUSE, false, false };
+	pid_t lpid;
+	run_ranks(&live, 1, ring.buf, NULL, NULL, &lpid);
+	first_ring(ring.buf, &name, &raw);
+	CHECK(raw.len > sizeof(struct nrec_header));
+	struct nrec_header *h = (struct nrec_header *)raw.buf;
+	CHECK_INT((int)h->version, 2);
+	CHECK(h->start_ticks > 0 && h->pidns_ino > 0);
+	/* names the sweep considers: PREFIX-PID.N.ring */
+	char *dot = strstr(name.buf, ".ring");
+	CHECK(dot != NULL);
+	*dot = 0;
+	char n[4][300];
+	for (int i = 0; i < 4; i++)
+		snprintf(n[i], sizeof(n[i]), "%s.%d.ring", name.buf, 5 + i);
+	test_write_bytes(ring.buf, n[0], raw.buf, raw.len); /* the same process: kept */
+	h->start_ticks++;
+	test_write_bytes(ring.buf, n[1], raw.buf, raw.len); /* the pid, reused: removed */
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, "%s/%s", ring.buf, n[2]);
+	test_write_bytes(ring.buf, n[2], raw.buf, raw.len); /* another user's: kept */
+	CHECK(chown(p.buf, 65534, 65534) == 0);
+	h->version = 1;
+	test_write_bytes(ring.buf, n[3], raw.buf, raw.len); /* the old format: kept */
+	struct rank_plan next = { 1, 2, 5, 1, 1, 1, false, END_EXIT, false, false };
+	pid_t npid;
+	run_ranks(&next, 1, ring.buf, NULL, NULL, &npid);
+	struct stat st;
+	for (int i = 0; i < 4; i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/%s", ring.buf, n[i]);
+		CHECK_MSG((stat(p.buf, &st) == 0) == (i != 1), "%s: %s", n[i],
+			  i == 1 ? "not removed" : "removed");
+	}
+	reap(&lpid, 1, SIGKILL);
+	strbuf_release(&p);
+	strbuf_release(&name);
+	strbuf_release(&raw);
+	strbuf_release(&ring);
+	strbuf_release(&dump);
+}
+
+/* Two ranks' dumps (rank 0 enqueues c0 and completes d0, rank 1 c1 and d1) in dump/; the
+ * path of rank r's dump into *path. */
+static void two_ranks(const char *name, int c0, int d0, int c1, int d1, struct strbuf *dump)
+{
+	struct strbuf ring = STRBUF_INIT;
+	dirs(name, &ring, dump);
+	struct rank_plan p[2] = {
+		{ 0, 2, 5, c0, d0, c0, false, END_EXIT, false, false },
+		{ 1, 2, 5, c1, d1, c1, false, END_EXIT, false, false },
+	};
+	pid_t pids[2];
+	run_ranks(p, 2, ring.buf, dump->buf, NULL, pids);
+	strbuf_release(&ring);
+}
+
+static void rank_dump(const char *dir, int rank, struct strbuf *path, struct strbuf *raw)
+{
+	char want[16];
+	snprintf(want, sizeof(want), "-r%d-", rank);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	strbuf_reset(path);
+	while (d && (e = readdir(d)))
+		if (strstr(e->d_name, want) && strstr(e->d_name, ".ring") && !path->len)
+			strbuf_addf(path, "%s/%s", dir, e->d_name);
+	if (d)
+		closedir(d);
+	CHECK_MSG(path->len, "no dump of rank %d in %s", rank, dir);
+	strbuf_reset(raw);
+	CHECK(read_file_bounded(path->buf, raw, 8 << 20, NULL) == READ_OK);
+}
+
+static void put(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, buf, len) == (ssize_t)len);
+	close(fd);
+}
+
+static void run_hang(struct child *c, const char *dir, struct json_value **v)
+{
+	const char *args[] = { "diagnose", "hang", dir, "--json", NULL };
+	test_run_vigil(c, args, NULL);
+	*v = test_parse_json(c);
+	CHECK(*v != NULL);
+}
+
+/* Rank 1 stops before the 50th collective; rank 0 (the victim) waits in it. The victim's ring
+ * cut short made 'diagnose hang' say the missing rank (the victim) is "likely the one that
+ * never entered", exit 1. A rank with no readable file is unknown: exit 3, no culprit. */
+TEST(nccl_hang_truncated_ring_of_the_victim_is_unknown_not_evidence)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("cutv", 50, 49, 49, 49, &dump);
+	for (int victim_cut = 1; victim_cut >= 0; victim_cut--) {
+		int who = victim_cut ? 0 : 1;
+		rank_dump(dump.buf, who, &path, &raw);
+		put(path.buf, raw.buf, raw.len - 4096); /* the end of its records gone */
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "rank %d cut: exit %d", who, c.exit_code);
+		CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_NOT_CONTAINS(json_get_string(v, "summary"), "likely");
+		CHECK_CONTAINS(json_get_string(v, "summary"), "cannot tell");
+		CHECK_CONTAINS(c.out.buf, "cut short: 8192 records announced, room for 8160");
+		json_free(v);
+		child_release(&c);
+		put(path.buf, raw.buf, raw.len);
+	}
+	/* whole again: rank 1 named */
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_INT(c.exit_code, 1);
+	double d;
+	CHECK(json_get_number(json_path(v, "recorder.culprits.0"), "rank", &d) && d == 1);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* Two healthy ranks, idle after the same 50 collectives. A damaged counter in rank 1's ring
+ * (it "enqueued 49") made it the rank that never entered, exit 1, a healthy rank blamed. The
+ * counters are checked against `written` and against the records: damaged is unknown. */
+TEST(nccl_hang_damaged_ring_is_unknown_never_a_culprit)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("dmg", 50, 50, 50, 50, &dump);
+	rank_dump(dump.buf, 1, &path, &raw);
+	struct nrec_header h;
+	for (int variant = 0; variant < 4; variant++) {
+		struct strbuf bad = STRBUF_INIT;
+		strbuf_add(&bad, raw.buf, raw.len);
+		memcpy(&h, bad.buf, sizeof(h));
+		struct nrec_record *rec = (struct nrec_record *)(bad.buf + sizeof(h));
+		const char *why = "";
+		switch (variant) {
+		case 0: /* one counter damaged */
+			h.comms[0].coll_enqueued = h.comms[0].coll_done = h.comms[0].coll_started = 49;
+			why = "the counters disagree: 50 operations in the ring, 49 counted";
+			break;
+		case 1: /* counters and written agree, the records do not */
+			h.comms[0].coll_enqueued = h.comms[0].coll_done = h.comms[0].coll_started = 49;
+			h.written = 49;
+			rec[48].op_index = 50;
+			why = "record 48 says collective 50 of communicator 0, which counted 49";
+			break;
+		case 2: /* indexes that go backwards */
+			rec[20].op_index = 40;
+			why = "its indexes go backwards";
+			break;
+		case 3: /* more completed than enqueued */
+			h.comms[0].coll_done = 51;
+			why = "communicator 0's counters disagree: 50 collectives enqueued, 50 "
+			      "started, 51 completed";
+			break;
+		}
+		memcpy(bad.buf, &h, sizeof(h));
+		put(path.buf, bad.buf, bad.len);
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "variant %d: exit %d", variant, c.exit_code);
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_CONTAINS(c.out.buf, path.buf);
+		CHECK_CONTAINS(c.out.buf, why);
+		json_free(v);
+		child_release(&c);
+		strbuf_release(&bad);
+	}
+	put(path.buf, raw.buf, raw.len);
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_INT(c.exit_code, 0);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* A 3 GiB sparse file whose header claims 3 GiB of records took 1 GB of memory and was
+ * refused with an empty message. Its size is checked before anything is read: a clear
+ * message naming the file, at once; and one within the bound that the file cannot hold. */
+TEST(nccl_hang_huge_sparse_ring_is_refused_at_once_by_name)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("huge", 50, 49, 49, 49, &dump);
+	rank_dump(dump.buf, 0, &path, &raw);
+	struct nrec_header h;
+	memcpy(&h, raw.buf, sizeof(h));
+	uint64_t three = (uint64_t)3 << 30;
+	h.capacity = (uint32_t)((three - sizeof(h)) / sizeof(struct nrec_record));
+	/* in place of rank 0's dump: rank 0 is then unknown */
+	CHECK(unlink(path.buf) == 0);
+	struct strbuf big = STRBUF_INIT;
+	strbuf_addf(&big, "%s/huge.ring", dump.buf);
+	int fd = open(big.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
+	CHECK(ftruncate(fd, (off_t)three) == 0);
+	close(fd);
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_INT(c.exit_code, 3);
+	CHECK(json_path(v, "recorder.culprits.0") == NULL);
+	CHECK_CONTAINS(c.out.buf, "cannot use '");
+	CHECK_CONTAINS(c.out.buf, "huge.ring': recorder header claims 25165693 records, more "
+				  "than the recorder ever makes (8388608, 1024 MiB)");
+	json_free(v);
+	child_release(&c);
+	/* within the bound, but the file is 1 MiB: cut short, without reading or allocating */
+	h.capacity = 8000000;
+	fd = open(big.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h));
+	CHECK(ftruncate(fd, 1 << 20) == 0);
+	close(fd);
+	run_hang(&c, dump.buf, &v);
+	CHECK_CONTAINS(c.out.buf, "huge.ring': recorder file cut short: 8000000 records "
+				  "announced, room for 8061");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&big);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* Two files for one rank: another process's (another pid), or a copy of the real one planted
+ * by another user with more written (which "the one that saw more" used to keep). Doubt:
+ * no culprit, exit 3. */
+TEST(nccl_hang_two_rings_for_one_rank_are_doubt)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("dup", 50, 50, 50, 50, &dump);
+	rank_dump(dump.buf, 1, &path, &raw);
+	struct nrec_header h;
+	memcpy(&h, raw.buf, sizeof(h));
+	struct strbuf bad = STRBUF_INIT, planted = STRBUF_INIT;
+	for (int variant = 0; variant < 2; variant++) {
+		strbuf_reset(&bad);
+		strbuf_add(&bad, raw.buf, raw.len);
+		struct nrec_header f = h;
+		/* rank 1 "behind" at 49, consistent in itself: records 0..48 only */
+		f.comms[0].coll_enqueued = f.comms[0].coll_done = f.comms[0].coll_started = 49;
+		f.written = 49;
+		if (variant == 0)
+			f.pid = h.pid + 100000; /* another process claiming rank 1 */
+		memcpy(bad.buf, &f, sizeof(f));
+		strbuf_reset(&planted);
+		strbuf_addf(&planted, "%s/planted.ring", dump.buf);
+		put(planted.buf, bad.buf, bad.len);
+		if (variant == 1)
+			CHECK(chown(planted.buf, 65534, 65534) == 0); /* the same pid, another owner */
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "variant %d: exit %d", variant, c.exit_code);
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_STR(json_get_string(json_get(v, "recorder"), "state"), "incomplete");
+		double d;
+		CHECK(json_get_number(json_path(v, "recorder.communicators.0"), "duplicate_ranks", &d) &&
+		      d == 1);
+		CHECK_CONTAINS(json_get_string(v, "summary"), "more than one recorder file");
+		json_free(v);
+		child_release(&c);
+		unlink(planted.buf);
+	}
+	strbuf_release(&planted);
+	strbuf_release(&bad);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* Header fields at their limits, and names that are not files: each refused by name, none
+ * a culprit, none blocks (a FIFO named like a ring). */
+TEST(nccl_hang_hostile_headers_and_names_are_refused)
+{
+	struct strbuf dump = STRBUF_INIT, path = STRBUF_INIT, raw = STRBUF_INIT;
+	two_ranks("hostile", 50, 50, 50, 50, &dump);
+	rank_dump(dump.buf, 1, &path, &raw);
+	struct nrec_header h;
+	memcpy(&h, raw.buf, sizeof(h));
+	for (int variant = 0; variant < 5; variant++) {
+		struct nrec_header f = h;
+		const char *why = "";
+		switch (variant) {
+		case 0: f.capacity = UINT32_MAX; why = "claims 4294967295 records"; break;
+		case 1: f.comms[0].rank = -1; why = "communicator 0 says rank -1 of 2"; break;
+		case 2: f.comms[0].rank = INT32_MAX; why = "says rank 2147483647 of 2"; break;
+		case 3: f.comms[0].coll_enqueued = UINT64_MAX; why = "counters"; break;
+		case 4: f.version = 1; why = "recorder format version 1, this vigil reads version 2 only (an older"; break;
+		}
+		struct strbuf bad = STRBUF_INIT;
+		strbuf_add(&bad, raw.buf, raw.len);
+		memcpy(bad.buf, &f, sizeof(f));
+		put(path.buf, bad.buf, bad.len);
+		struct child c;
+		struct json_value *v;
+		run_hang(&c, dump.buf, &v);
+		CHECK_MSG(c.exit_code == 3, "variant %d: exit %d", variant, c.exit_code);
+		CHECK(json_path(v, "recorder.culprits.0") == NULL);
+		CHECK_CONTAINS(c.out.buf, why);
+		json_free(v);
+		child_release(&c);
+		strbuf_release(&bad);
+	}
+	put(path.buf, raw.buf, raw.len);
+	/* a FIFO and a directory named like rings: refused, nothing blocks */
+	struct strbuf fifo = STRBUF_INIT;
+	strbuf_addf(&fifo, "%s/fifo.ring", dump.buf);
+	CHECK(mkfifo(fifo.buf, 0600) == 0);
+	strbuf_reset(&fifo);
+	strbuf_addf(&fifo, "%s/dir.ring", dump.buf);
+	CHECK(mkdir(fifo.buf, 0700) == 0);
+	struct child c;
+	struct json_value *v;
+	run_hang(&c, dump.buf, &v);
+	CHECK_CONTAINS(c.out.buf, "fifo.ring': a FIFO, not a regular file");
+	CHECK_CONTAINS(c.out.buf, "dir.ring': a directory, not a regular file");
+	CHECK_INT(c.exit_code, 3); /* idle, but with files refused: not healthy */
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&fifo);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	strbuf_release(&dump);
+}
+
+/* The dump directory full when the trainer exits or gets its dump signal: the dump fails
+ * (no half file left), the trainer exits normally or lives on. */
+TEST(nccl_recorder_full_dump_dir_loses_the_dump_not_the_trainer)
+{
+	struct strbuf ring = STRBUF_INIT, dump = STRBUF_INIT;
+	dirs("dfull", &ring, &dump);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (tiny_tmpfs(dump.buf, 0) != 0)
+			_exit(77);
+		pid_t k = fork();
+		if (k == 0) {
+			struct rank_plan p = { 0, 1, 5, 50, 50, 50, false, END_EXIT, false, false };
+			rank_main(&p, ring.buf, dump.buf, "USR1");
+		}
+		int st;
+		waitpid(k, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			_exit(1);
+		/* no dump, no temporary left */
+		_exit(count_files(dump.buf, ".ring") == 0 && count_files(dump.buf, ".tmp") == 0 ? 0 : 2);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+		test_skip("no private mount namespace for a small tmpfs here");
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 	strbuf_release(&ring);
 	strbuf_release(&dump);
 }
