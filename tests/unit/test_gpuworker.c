@@ -12,6 +12,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static size_t count_lines(const char *path)
@@ -254,4 +255,189 @@ TEST_TIMEOUT(agent_gpu_worker_off_runs_a_fresh_gpu_check_each_cycle, 120)
 	strbuf_release(&prom);
 	strbuf_release(&log);
 	strbuf_release(&e1);
+}
+
+/*
+ * ---- NVML's own Xid events against the kernel log (issue 17) ----
+ * A root made here: the healthy 8xH200 snapshot with Xid events supported (or not) and the
+ * events the driver "raises", a /dev/kmsg of the test's choosing, a boot id. The kernel lines
+ * carry stamps of this machine's CLOCK_MONOTONIC, so that they compare with the agent's watch,
+ * as /dev/kmsg's do on a host.
+ */
+#define XW_BOOT "0a1b2c3d-0000-4000-8000-00000000b007"
+
+static double test_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* events: "supported" (every GPU says 0x8f) or not; extra: lines for the snapshot's top. */
+static void xw_root(const char *dir, bool supported, const char *extra, const char *kmsg)
+{
+	struct strbuf src = STRBUF_INIT, snap = STRBUF_INIT, p = STRBUF_INIT;
+	test_src_path(&p, "tests/scenarios/gpu-healthy-8xh200/root/nvml.snapshot");
+	CHECK_INT(read_file_bounded(p.buf, &src, 1 << 20, NULL), READ_OK);
+	for (const char *s = src.buf; *s;) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) + 1 : strlen(s);
+		strbuf_add(&snap, s, n);
+		if (!strncmp(s, "device_count", 12) && extra)
+			strbuf_addstr(&snap, extra);
+		if (!strncmp(s, "[gpu ", 5) && supported)
+			strbuf_addstr(&snap, "supported_event_types 0x8f\n");
+		s += n;
+	}
+	test_write(dir, "root/nvml.snapshot", snap.buf);
+	test_write(dir, "root/proc/sys/kernel/random/boot_id", XW_BOOT "\n");
+	test_write(dir, "root/dev/kmsg", kmsg);
+	test_mkdir(dir, "state");
+	strbuf_release(&src);
+	strbuf_release(&snap);
+	strbuf_release(&p);
+}
+
+/* A /dev/kmsg: the boot banner, the driver loading, and (at stamp xid_at, if > 0) Xid 79 on the
+ * GPU at 0000:18:00.0, as the driver prints it (tests/scenarios/kernel-xid79). */
+static void xw_kmsg(struct strbuf *out, double xid_at)
+{
+	strbuf_addstr(out, "6,0,0,-;Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075) "
+			   "#45-Ubuntu SMP PREEMPT_DYNAMIC\n"
+			   "6,1,9900000,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  "
+			   "550.90.07  Release Build\n");
+	if (xid_at > 0)
+		strbuf_addf(out, "4,2,%.0f,-;NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', "
+			    "name=<unknown>, GPU has fallen off the bus.\n", xid_at * 1e6);
+}
+
+/* 'vigil agent --once' over the root; its exit code, the cached report in *rep. */
+static int xw_agent(const char *dir, const char *const *extra_env, const char *cycles,
+		    struct strbuf *rep, struct strbuf *err)
+{
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, p = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	strbuf_addf(&state, "%s/state", dir);
+	const char *args[] = { "agent", "--only", "gpu,kernel", "--root", root.buf, "--state-dir",
+			       state.buf, "--listen", "off", "--interval", "1", "--jitter", "0",
+			       "-c", "gpu.timeout=2", cycles ? "--cycles" : "--once", cycles, NULL };
+	struct child c;
+	test_run_vigil(&c, args, extra_env);
+	int code = c.exited ? c.exit_code : -1;
+	strbuf_reset(err);
+	strbuf_addstr(err, c.err.buf);
+	child_release(&c);
+	strbuf_addf(&p, "%s/agent-report.json", state.buf);
+	strbuf_reset(rep);
+	read_file_bounded(p.buf, rep, 8 << 20, NULL);
+	strbuf_release(&root);
+	strbuf_release(&state);
+	strbuf_release(&p);
+	return code;
+}
+
+/* NVML reported Xid 79; the kernel log no longer shows it (rotated, cleared, flooded away): the
+ * verdict is still unhealthy, from NVML's record, and stays so after the agent restarts (the
+ * record is the agent's, durably). Before: "kernel log clean", healthy. */
+TEST_TIMEOUT(agent_nvml_xid79_stands_when_the_log_lost_it, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
+	xw_kmsg(&kmsg, 0);
+	xw_root(dir, true, "xid_event 0 79\n", kmsg.buf);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "\"verdict\": \"unhealthy\"");
+	CHECK_CONTAINS(rep.buf, "Xid 79 on GPU 0000:18:00.0: GPU has fallen off the bus (reported by "
+				"NVML; not in the kernel log)");
+	CHECK_CONTAINS(rep.buf, "\"action\": \"REBOOT\"");
+	struct strbuf p = STRBUF_INIT, rec = STRBUF_INIT;
+	strbuf_addf(&p, "%s/state/nvml-xid.json", dir);
+	CHECK_INT(read_file_bounded(p.buf, &rec, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(rec.buf, "\"boot_id\": \"" XW_BOOT "\"");
+	CHECK_CONTAINS(rec.buf, "\"xid\": 79");
+
+	/* restarted, and NVML (a new worker) says nothing more: the record still holds */
+	xw_root(dir, true, NULL, kmsg.buf);
+	code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "(reported by NVML; not in the kernel log)");
+
+	/* another boot: the record was that boot's, the node is healthy again */
+	test_write(dir, "root/proc/sys/kernel/random/boot_id", "0a1b2c3d-0000-4000-8000-0000000b0008\n");
+	code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 0, "exit %d: %s", code, err.buf);
+	CHECK_NOT_CONTAINS(rep.buf, "reported by NVML");
+	strbuf_release(&p);
+	strbuf_release(&rec);
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
+}
+
+/* The record of an agent that watched GPU 0000:18:00.0 from..to in this boot. */
+static void xw_plant_record(const char *dir, double from, double to)
+{
+	struct strbuf r = STRBUF_INIT;
+	strbuf_addf(&r, "{\"version\": 1, \"boot_id\": \"%s\", \"rc\": 0, \"gpus\": [{\"bdf\": "
+		    "\"0000:18:00.0\", \"rc\": 0, \"windows\": [[%.3f, %.3f]]}], \"events\": []}\n",
+		    XW_BOOT, from, to);
+	test_write(dir, "state/nvml-xid.json", r.buf);
+	strbuf_release(&r);
+}
+
+/* The kernel log shows Xid 79 at a moment NVML was watching that GPU, and NVML never reported
+ * it: doubtful (unknown, no drain), saying why. Before: unhealthy, REBOOT (and with --slurm, a
+ * drain) from a line any local user can make the kernel print. */
+TEST_TIMEOUT(agent_kernel_xid79_nvml_never_reported_is_doubtful, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
+	double now = test_mono();
+	xw_kmsg(&kmsg, now - 100);
+	xw_root(dir, true, NULL, kmsg.buf);
+	xw_plant_record(dir, now - 1000, now - 10);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 3, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "\"verdict\": \"unknown\"");
+	CHECK_CONTAINS(rep.buf, "Xid 79 on GPU 0000:18:00.0 appears in the kernel log but NVML, "
+				"watching it since ");
+	CHECK_CONTAINS(rep.buf, "never reported it: doubtful (another process may have printed it)");
+	CHECK_NOT_CONTAINS(rep.buf, "\"action\": \"REBOOT\"");
+
+	/* the same line before the watch began: NVML cannot tell, the line stands as before */
+	xw_plant_record(dir, now - 50, now - 10);
+	code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "\"nvml\": \"not watched by NVML when it was logged\"");
+
+	/* and NVML did report it: it stands, saying so */
+	xw_plant_record(dir, now - 1000, now - 10);
+	xw_root(dir, true, "xid_event 0 79\n", kmsg.buf);
+	code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "\"nvml\": \"reported by NVML (1 times");
+	CHECK_NOT_CONTAINS(rep.buf, "doubtful");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
+}
+
+/* GPUs (or a VM) without Xid events: today's verdict from the log, and the finding says why NVML
+ * did not weigh in. */
+TEST_TIMEOUT(agent_xid_events_unsupported_keeps_the_log_verdict, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
+	double now = test_mono();
+	xw_kmsg(&kmsg, now - 100);
+	xw_root(dir, false, NULL, kmsg.buf);
+	xw_plant_record(dir, now - 1000, now - 10);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "\"nvml\": \"NVML has no Xid events for this GPU\"");
+	CHECK_NOT_CONTAINS(rep.buf, "doubtful");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
 }
