@@ -7,6 +7,7 @@
  */
 #include "../harness.h"
 #include "../../src/agent/gpuworker.h"
+#include "../../src/agent/xidwatch.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/sys/fsroot.h"
 
@@ -440,4 +441,116 @@ TEST_TIMEOUT(agent_xid_events_unsupported_keeps_the_log_verdict, 60)
 	strbuf_release(&kmsg);
 	strbuf_release(&rep);
 	strbuf_release(&err);
+}
+
+/* Attacks on the record: a link planted in its place (to a file the attacker wants clobbered or
+ * read), garbage, a huge file, windows from the future. Each is set aside and the record starts
+ * anew: nothing is doubted on its word (the log's Xid 79 stands), the link's target is untouched. */
+TEST_TIMEOUT(agent_nvml_xid_record_planted_or_damaged_is_set_aside, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, p = STRBUF_INIT,
+		      t = STRBUF_INIT, got = STRBUF_INIT;
+	double now = test_mono();
+	xw_kmsg(&kmsg, now - 100);
+	xw_root(dir, true, NULL, kmsg.buf);
+	strbuf_addf(&p, "%s/state/nvml-xid.json", dir);
+	strbuf_addf(&t, "%s/elsewhere.json", dir);
+	for (int round = 0; round < 4; round++) {
+		unlink(p.buf);
+		strbuf_reset(&got);
+		strbuf_addf(&got, "%s.damaged", p.buf);
+		unlink(got.buf);
+		if (round == 0) {
+			/* a link to a record that would make the line doubtful */
+			xw_plant_record(dir, now - 1000, now - 10);
+			CHECK(rename(p.buf, t.buf) == 0);
+			CHECK(symlink(t.buf, p.buf) == 0);
+		} else if (round == 1) {
+			test_write(dir, "state/nvml-xid.json", "{\"version\": 1, \"boot_id\": \x01\x02");
+		} else if (round == 2) {
+			struct strbuf big = STRBUF_INIT;
+			strbuf_addf(&big, "{\"version\": 1, \"boot_id\": \"%s\", \"pad\": \"", XW_BOOT);
+			while (big.len < XIDWATCH_FILE_MAX + 10)
+				strbuf_addstr(&big, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+			strbuf_addstr(&big, "\"}");
+			test_write(dir, "state/nvml-xid.json", big.buf);
+			strbuf_release(&big);
+		} else {
+			/* a window that ends where this boot's clock has not been yet */
+			xw_plant_record(dir, now - 1000, now + 100000);
+		}
+		int code = xw_agent(dir, NULL, NULL, &rep, &err);
+		CHECK_MSG(code == 1, "round %d: exit %d: %s", round, code, err.buf);
+		CHECK_MSG(strstr(err.buf, "set aside"), "round %d: %s", round, err.buf);
+		CHECK_NOT_CONTAINS(rep.buf, "doubtful");
+		struct stat st;
+		CHECK(lstat(p.buf, &st) == 0 && S_ISREG(st.st_mode)); /* written anew, a file */
+	}
+	/* the link's target was read by nobody and written by nobody */
+	strbuf_reset(&got);
+	CHECK_INT(read_file_bounded(t.buf, &got, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(got.buf, "\"windows\": [[");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
+	strbuf_release(&p);
+	strbuf_release(&t);
+	strbuf_release(&got);
+}
+
+/* A library that reports Xids for a GPU nobody registered (index 12 of 8), a flood of 150,000
+ * application Xids ahead of one Xid 79: the stray events are counted, not findings; the flood
+ * is taken over two drains (each bounded) and the 79 behind it still comes through. */
+TEST_TIMEOUT(agent_nvml_xid_flood_and_stray_gpu, 90)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, p = STRBUF_INIT,
+		      rec = STRBUF_INIT;
+	xw_kmsg(&kmsg, 0);
+	xw_root(dir, true, "xid_event 12 79\n", kmsg.buf);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 0, "exit %d: %s", code, err.buf);
+	CHECK_NOT_CONTAINS(rep.buf, "reported by NVML");
+	strbuf_addf(&p, "%s/state/nvml-xid.json", dir);
+	CHECK_INT(read_file_bounded(p.buf, &rec, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(rec.buf, "\"foreign\": 1");
+
+	unlink(p.buf);
+	xw_root(dir, true, "xid_event 1 13 repeat=150000\nxid_event 0 79\n", kmsg.buf);
+	code = xw_agent(dir, NULL, "2", &rep, &err);
+	CHECK_MSG(code == 0, "exit %d: %s", code, err.buf); /* --cycles: 0 unless it failed */
+	CHECK_CONTAINS(rep.buf, "\"verdict\": \"unhealthy\"");
+	CHECK_CONTAINS(rep.buf, "Xid 79 on GPU 0000:18:00.0: GPU has fallen off the bus (reported by NVML");
+	strbuf_reset(&rec);
+	CHECK_INT(read_file_bounded(p.buf, &rec, 1 << 20, NULL), READ_OK);
+	CHECK_CONTAINS(rec.buf, "\"count\": 150000");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
+	strbuf_release(&p);
+	strbuf_release(&rec);
+}
+
+/* NVML's event wait hangs (in the driver): the worker is killed at the deadline and the record
+ * NVML already gave stands; the agent finishes its cycle. */
+TEST_TIMEOUT(agent_nvml_event_wait_hangs_the_record_survives, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, e = STRBUF_INIT;
+	xw_kmsg(&kmsg, 0);
+	xw_root(dir, true, "xid_event 0 79\n", kmsg.buf);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	xw_root(dir, true, NULL, kmsg.buf);
+	test_write(dir, "event-hang", "");
+	strbuf_addf(&e, "VIGIL_FAKE_NVML_EVENT_HANG=%s/event-hang", dir);
+	const char *env[] = { e.buf, NULL };
+	code = xw_agent(dir, env, NULL, &rep, &err);
+	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "Xid 79 on GPU 0000:18:00.0: GPU has fallen off the bus (reported by NVML");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
+	strbuf_release(&e);
 }
