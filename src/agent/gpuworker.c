@@ -334,7 +334,6 @@ static void xw_take(struct gpu_worker *w, const char *json, size_t len)
 	struct nvml_xid_drain *d = v ? xmalloc(sizeof(*d)) : NULL;
 	if (d && xidwatch_drain_from_json(v, d, &err) == 0) {
 		xidwatch_merge(xw, d);
-		w->xw_merges++;
 		strbuf_reset(&err);
 		if (w->xw_path && xidwatch_save(xw, w->xw_path, &err) < 0) {
 			free(xw->error);

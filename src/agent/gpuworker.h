@@ -49,7 +49,6 @@ struct gpu_worker {
 	struct xid_watch *xw;
 	char *xw_path;
 	bool xw_off;
-	unsigned xw_merges; /* drains merged in this agent's life */
 };
 
 void gpu_worker_init(struct gpu_worker *w, const struct check_def *def,
@@ -62,15 +61,15 @@ int gpu_worker_send(struct gpu_worker *w, double now, unsigned timeout_ms, struc
 void gpu_worker_wait(struct gpu_worker *w, struct check_result *res);
 /*
  * Ask the running worker (between runs) for what NVML queued, and merge it into the record:
- * 0, or -1 (no worker, no record, or it did not answer within 3 s: then it is killed, and a new
- * one starts at the next run; what earlier drains said is kept).
+ * 0, or -1 (no worker, no record, or it did not answer within the gpu check's timeout, at most
+ * 3 s: then it is killed, and a new one starts at the next run; what earlier drains said is kept).
  */
 int gpu_worker_drain(struct gpu_worker *w);
 /*
  * After a cycle's checks ran (the kernel log read): take a last drain, then weigh rep's Xid
  * findings against NVML's record (xidwatch_judge()). Returns how many findings changed or were
- * added; the caller runs report_finish(). Nothing happens without a worker or before NVML's
- * first drain in this agent's life.
+ * added; the caller runs report_finish(). Nothing happens without a worker (def NULL) or a
+ * boot id; a drain that could not be taken leaves the record as earlier drains made it.
  */
 unsigned gpu_worker_xid_judge(struct gpu_worker *w, struct report *rep);
 /* CPU seconds of every worker so far, as they said. */

@@ -534,6 +534,24 @@ static bool log_has(const struct check_result *k, const char *bdf, unsigned xid)
 	return false;
 }
 
+/*
+ * Whether NVML's own readings this cycle back the line or cannot be trusted to contradict it: the
+ * gpu check could not tell (a call stuck in the driver, as after a GPU falls off the bus), or it
+ * finds that very GPU unhealthy (lost, say: a lost GPU's Xid may never reach the event set).
+ */
+static bool nvml_backs(const struct report *rep, const char *bdf)
+{
+	const struct check_result *g = result_named((struct report *)rep, "gpu");
+	if (!g || g->status == STATUS_UNKNOWN)
+		return true;
+	for (size_t j = 0; j < g->nr; j++) {
+		const struct finding *f = &g->findings[j];
+		if (f->status >= STATUS_WARN && f->device && strstr(f->device, bdf))
+			return true;
+	}
+	return false;
+}
+
 unsigned xidwatch_judge(const struct xid_watch *w, struct report *rep, double mono_now,
 			double window_s)
 {
@@ -565,6 +583,11 @@ unsigned xidwatch_judge(const struct xid_watch *w, struct report *rep, double mo
 		if (!boot_time(f, "first", &first) || !boot_time(f, "last", &last) ||
 		    !(win = window_over(g, first, last)) || last > mono_now) {
 			finding_detail(f, "nvml", "not watched by NVML when it was logged");
+			continue;
+		}
+		if (nvml_backs(rep, bdf)) {
+			finding_detail(f, "nvml", "not reported by NVML, but NVML's own readings of "
+				       "this GPU are not healthy this cycle");
 			continue;
 		}
 		make_doubtful(f, bdf, xid, win);

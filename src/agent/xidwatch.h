@@ -13,7 +13,9 @@
  *   - an Xid finding of the kernel log whose lines all fall inside one window of that GPU (with
  *     XIDWATCH_MARGIN_S either side), for which NVML reported no such Xid on that GPU in this
  *     boot, is doubtful: unknown, not fail (and so never a drain under the default
- *     slurm.on-unknown = nothing), its message saying why;
+ *     slurm.on-unknown = nothing), its message saying why; unless NVML's own readings this
+ *     cycle do not contradict it (the gpu check could not tell, or finds that GPU unhealthy: a
+ *     GPU that fell off the bus may never post its Xid);
  *   - an Xid NVML reported on a GPU stands even when the kernel log no longer shows it: a finding
  *     with the catalog's policy (src/logs/xid.c) is added to the kernel result (to the gpu result
  *     when the kernel check did not run), sticky ones until the next boot, the others while

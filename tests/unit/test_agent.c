@@ -881,6 +881,8 @@ static struct nvml_xid_drain *xw_drain(double since, double at)
 static void xw_report(struct report *rep, const char *bdf, unsigned xid, double first, double last)
 {
 	report_init(rep, "h", 1000);
+	struct check_result *g = report_add(rep, "gpu");
+	result_add(g, STATUS_OK, ACTION_NONE, "gpu", "GPU 0 (0000:18:00.0)", "GPU 0 healthy");
 	struct check_result *k = report_add(rep, "kernel");
 	char dev[64];
 	snprintf(dev, sizeof(dev), "GPU %s (GPU-0000)", bdf);
@@ -909,7 +911,17 @@ TEST(xidwatch_doubt_needs_a_whole_watch_and_the_same_xid)
 	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
 	report_finish(&rep);
 	CHECK_STR(verdict_name(rep.verdict), "unknown");
-	CHECK_CONTAINS(rep.results[0].findings[0].message, "doubtful");
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "doubtful");
+	report_release(&rep);
+
+	/* NVML's own readings find that GPU lost, or could not be taken: no doubt this cycle */
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	rep.results[0].findings[0].status = STATUS_FAIL;
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	report_release(&rep);
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	rep.results[0].status = STATUS_UNKNOWN;
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
 	report_release(&rep);
 
 	/* the lines reach past the last drain (less the margin): not judged by NVML */
