@@ -552,6 +552,44 @@ static bool nvml_backs(const struct report *rep, const char *bdf)
 	return false;
 }
 
+/*
+ * A sticky Xid NVML reported, that the log says a GPU reset cleared: the reset stands only if
+ * NVML's watch of that GPU broke since the report. The worker holds the GPU open through NVML,
+ * and a GPU with an NVML client cannot be reset (nvidia-smi -r wants none: docs/SLURM.md), so
+ * while the watch that took the report has not ended there was no reset, whatever a line says.
+ */
+static const struct xidwatch_window *reset_is_doubtful(const struct xidwatch_gpu *g,
+							const struct xidwatch_event *e)
+{
+	const struct xidwatch_window *newest = NULL;
+	for (size_t i = 0; g && i < g->nr_win; i++)
+		if (!newest || g->win[i].from > newest->from)
+			newest = &g->win[i];
+	return newest && !g->rc && newest->from <= e->first && newest->to >= e->last ? newest
+										   : NULL;
+}
+
+static void restore_sticky(struct finding *f, unsigned xid, const struct xidwatch_gpu *g,
+			   const struct xidwatch_window *win)
+{
+	struct xid_policy pol;
+	struct strbuf msg = STRBUF_INIT;
+	xid_classify((int)xid, -1, -1, &pol);
+	if (!pol.sticky || pol.status < STATUS_WARN)
+		return;
+	finding_detail(f, "kernel_log_says", "%s", f->message);
+	finding_detail(f, "nvml", "reported by NVML, which has watched GPU %s without a break since "
+		       "%.3f s after boot: no reset could have happened", g->bdf, win->from);
+	strbuf_addf(&msg, "Xid %u on GPU %s: %s (reported by NVML; the GPU reset the kernel log "
+		    "shows after it is doubtful)%s%s", xid, g->bdf, pol.meaning,
+		    xid_action_text(pol.action)[0] ? "; " : "", xid_action_text(pol.action));
+	free(f->message);
+	f->message = strbuf_detach(&msg, NULL);
+	f->status = pol.status;
+	f->action = pol.action;
+	f->severity = pol.severity;
+}
+
 unsigned xidwatch_judge(const struct xid_watch *w, struct report *rep, double mono_now,
 			double window_s)
 {
@@ -562,6 +600,19 @@ unsigned xidwatch_judge(const struct xid_watch *w, struct report *rep, double mo
 		char bdf[32];
 		unsigned xid;
 		double first, last;
+		const char *state = detail_get(f, "state");
+		if (f->status == STATUS_OK && state && starts_with(state, "cleared by a GPU reset") &&
+		    finding_xid(f, &xid) && finding_bdf(f, bdf)) {
+			const struct xidwatch_event *e = event_find(w, bdf, xid);
+			const struct xidwatch_gpu *g = gpu_find(w, bdf);
+			const struct xidwatch_window *win = e ? reset_is_doubtful(g, e) : NULL;
+			if (win) {
+				enum status before = f->status;
+				restore_sticky(f, xid, g, win);
+				changed += f->status != before;
+			}
+			continue;
+		}
 		if (f->status < STATUS_WARN || f->status == STATUS_UNKNOWN || !finding_xid(f, &xid) ||
 		    !finding_bdf(f, bdf))
 			continue;

@@ -20,7 +20,9 @@
  *     with the catalog's policy (src/logs/xid.c) is added to the kernel result (to the gpu result
  *     when the kernel check did not run), sticky ones until the next boot, the others while
  *     recent (kernel.window); where the log has the same Xid on the same GPU, the log's finding
- *     (which knows about GPU resets after it) is the one kept;
+ *     (which knows about GPU resets after it) is the one kept, unless it says a GPU reset cleared
+ *     a sticky one during an unbroken watch of that GPU (the worker holds it open: no reset can
+ *     happen), then the Xid stands;
  *   - everything else is as before: lines with no boot-relative time (a saved dmesg -T), lines
  *     from before the watch began or after its last drain, GPUs or VMs without Xid events
  *     (NVML_ERROR_NOT_SUPPORTED), an NVML without the event API.

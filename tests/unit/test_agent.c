@@ -1038,3 +1038,54 @@ TEST(xidwatch_drain_json_refuses_what_is_no_address)
 		strbuf_release(&err);
 	}
 }
+
+/* The log says a GPU reset cleared a sticky Xid 79 (a line anyone can forge); NVML reported the
+ * 79 and has watched that GPU without a break since (its worker holds the GPU: no reset can
+ * happen): the 79 stands. After a break in the watch (the worker was replaced, a reset was
+ * possible) the log's reset is believed. */
+TEST(xidwatch_reset_marker_does_not_clear_what_nvml_watched_since)
+{
+	struct xid_watch w;
+	struct report rep;
+	xidwatch_init(&w, "boot");
+	struct nvml_xid_drain *d = xw_drain(100, 300);
+	d->nr_ev = 1;
+	strlcpy_v(d->ev[0].bdf, "0000:18:00.0", sizeof(d->ev[0].bdf));
+	d->ev[0].xid = 79;
+	d->ev[0].count = 1;
+	xidwatch_merge(&w, d);
+	d->nr_ev = 0;
+	d->at = 500;
+	xidwatch_merge(&w, d);
+
+	xw_report(&rep, "0000:18:00.0", 79, 250, 250);
+	struct finding *f = &rep.results[1].findings[0];
+	f->status = STATUS_OK;
+	f->action = ACTION_NONE;
+	finding_detail(f, "state", "cleared by a GPU reset or re-initialisation");
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "the GPU reset the kernel log shows after "
+							    "it is doubtful");
+	report_release(&rep);
+
+	/* a new worker since (a new watch from 700): a reset could have happened in between */
+	struct nvml_xid_drain *n = xw_drain(700, 800);
+	xidwatch_merge(&w, n);
+	xw_report(&rep, "0000:18:00.0", 79, 250, 250);
+	f = &rep.results[1].findings[0];
+	f->status = STATUS_OK;
+	f->action = ACTION_NONE;
+	finding_detail(f, "state", "cleared by a GPU reset or re-initialisation");
+	report_finish(&rep);
+	CHECK_INT(xidwatch_judge(&w, &rep, 900, 3600), 0);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	report_release(&rep);
+	free(d);
+	free(n);
+	xidwatch_release(&w);
+}
