@@ -590,6 +590,36 @@ static void restore_sticky(struct finding *f, unsigned xid, const struct xidwatc
 	f->severity = pol.severity;
 }
 
+/*
+ * Whether NVML watched every GPU it knows, each with its events, all through first..last: then
+ * an address none of them has is no GPU of this host that NVML could see (a GPU that fell off the
+ * bus before the watch began is still one the gpu check misses: nvml_backs() then holds).
+ */
+static bool watched_all(const struct xid_watch *w, double first, double last)
+{
+	if (!w->nr_gpus || w->rc)
+		return false;
+	for (size_t i = 0; i < w->nr_gpus; i++)
+		if (w->gpus[i].rc || !window_over(&w->gpus[i], first, last))
+			return false;
+	return true;
+}
+
+static void make_stranger(struct finding *f, const char *bdf, unsigned xid)
+{
+	struct strbuf msg = STRBUF_INIT;
+	finding_detail(f, "kernel_log_says", "%s", f->message);
+	finding_detail(f, "nvml", "watching every GPU it knows at the time, none at %s", bdf);
+	strbuf_addf(&msg, "Xid %u on GPU %s appears in the kernel log but NVML, watching every GPU "
+		    "of this host then, knows no GPU at that address: doubtful (another process may "
+		    "have printed it)", xid, bdf);
+	free(f->message);
+	f->message = strbuf_detach(&msg, NULL);
+	f->status = STATUS_UNKNOWN;
+	f->severity = severity_default(STATUS_UNKNOWN);
+	f->action = ACTION_INVESTIGATE;
+}
+
 unsigned xidwatch_judge(const struct xid_watch *w, struct report *rep, double mono_now,
 			double window_s)
 {
@@ -623,6 +653,12 @@ unsigned xidwatch_judge(const struct xid_watch *w, struct report *rep, double mo
 			continue;
 		}
 		const struct xidwatch_gpu *g = gpu_find(w, bdf);
+		if (!g && boot_time(f, "first", &first) && boot_time(f, "last", &last) &&
+		    last <= mono_now && watched_all(w, first, last) && !nvml_backs(rep, bdf)) {
+			make_stranger(f, bdf, xid);
+			changed++;
+			continue;
+		}
 		if (!g || g->rc) {
 			finding_detail(f, "nvml", "%s", !g ? "GPU not watched by NVML"
 				       : g->rc == NVML_ERROR_NOT_SUPPORTED

@@ -12,7 +12,8 @@
  * Then, for a cycle's report (xidwatch_judge()):
  *   - an Xid finding of the kernel log whose lines all fall inside one window of that GPU (with
  *     XIDWATCH_MARGIN_S either side), for which NVML reported no such Xid on that GPU in this
- *     boot, is doubtful: unknown, not fail (and so never a drain under the default
+ *     boot, is doubtful (so is one naming an address none of the GPUs has, while NVML watched
+ *     every GPU it knows): unknown, not fail (and so never a drain under the default
  *     slurm.on-unknown = nothing), its message saying why; unless NVML's own readings this
  *     cycle do not contradict it (the gpu check could not tell, or finds that GPU unhealthy: a
  *     GPU that fell off the bus may never post its Xid);

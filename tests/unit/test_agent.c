@@ -941,10 +941,22 @@ TEST(xidwatch_doubt_needs_a_whole_watch_and_the_same_xid)
 	CHECK_INT(xidwatch_judge(&w, &rep, 250, 3600), 0);
 	report_release(&rep);
 
-	/* a GPU NVML does not know: stands */
+	/* a GPU NVML does not know, while it watched all it knows: doubtful too */
 	xw_report(&rep, "0000:99:00.0", 79, 200, 300);
-	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "knows no GPU at that address: doubtful");
 	report_release(&rep);
+	/* ... but not when one of the GPUs it knows was not watched then */
+	struct nvml_xid_drain *d2 = xw_drain(100, 500);
+	d2->gpus[1].rc = NVML_ERROR_NOT_SUPPORTED;
+	struct xid_watch w2;
+	xidwatch_init(&w2, "boot");
+	xidwatch_merge(&w2, d2);
+	xw_report(&rep, "0000:99:00.0", 79, 200, 300);
+	CHECK_INT(xidwatch_judge(&w2, &rep, 600, 3600), 0);
+	report_release(&rep);
+	xidwatch_release(&w2);
+	free(d2);
 	free(d);
 	xidwatch_release(&w);
 }

@@ -554,3 +554,30 @@ TEST_TIMEOUT(agent_nvml_event_wait_hangs_the_record_survives, 60)
 	strbuf_release(&err);
 	strbuf_release(&e);
 }
+
+/* A forged Xid 79 on an address no GPU of this host has, while NVML watched all eight: doubtful.
+ * Before: unhealthy, REBOOT, for a GPU that does not exist. */
+TEST_TIMEOUT(agent_kernel_xid_on_an_address_nvml_does_not_know_is_doubtful, 60)
+{
+	static const char *const bdfs[] = { "18", "2a", "3a", "5d", "9a", "ab", "ba", "db" };
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, r = STRBUF_INIT;
+	double now = test_mono();
+	strbuf_addf(&kmsg, "6,0,0,-;Linux version 6.8.0-45-generic (buildd@x) #45-Ubuntu SMP\n"
+			   "4,1,%.0f,-;NVRM: Xid (PCI:0000:ee:00): 79, pid='<unknown>', "
+			   "name=<unknown>, GPU has fallen off the bus.\n", (now - 100) * 1e6);
+	xw_root(dir, true, NULL, kmsg.buf);
+	strbuf_addf(&r, "{\"version\": 1, \"boot_id\": \"%s\", \"rc\": 0, \"gpus\": [", XW_BOOT);
+	for (size_t i = 0; i < ARRAY_SIZE(bdfs); i++)
+		strbuf_addf(&r, "%s{\"bdf\": \"0000:%s:00.0\", \"rc\": 0, \"windows\": [[%.3f, %.3f]]}",
+			    i ? ", " : "", bdfs[i], now - 1000, now - 10);
+	strbuf_addstr(&r, "], \"events\": []}\n");
+	test_write(dir, "state/nvml-xid.json", r.buf);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 3, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "knows no GPU at that address: doubtful");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
+	strbuf_release(&r);
+}
