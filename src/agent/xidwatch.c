@@ -467,9 +467,13 @@ static const struct xidwatch_event *event_find(const struct xid_watch *w, const 
 
 static const struct xidwatch_window *window_over(const struct xidwatch_gpu *g, double a, double b)
 {
-	for (size_t i = 0; i < g->nr_win; i++)
-		if (a >= g->win[i].from + XIDWATCH_MARGIN_S && b <= g->win[i].to - XIDWATCH_MARGIN_S)
+	for (size_t i = 0; i < g->nr_win; i++) {
+		/* printk's clock (sched_clock) and CLOCK_MONOTONIC (NTP-slewed) part by some ppm of
+		 * the uptime: a line stamped just after the watch began may be from before it */
+		double start = g->win[i].from * (1 + XIDWATCH_DRIFT_PPM / 1e6) + XIDWATCH_MARGIN_S;
+		if (a >= start && b <= g->win[i].to - XIDWATCH_MARGIN_S)
 			return &g->win[i];
+	}
 	return NULL;
 }
 

@@ -55,6 +55,11 @@
 /* Slack between a kernel stamp and NVML's watch: the driver prints and posts the event on one
  * path, within milliseconds; a line this close to a window's edge is not judged by it. */
 #define XIDWATCH_MARGIN_S 2.0
+/* And at a window's start, this much of the uptime more: printk stamps with sched_clock, the
+ * watch with CLOCK_MONOTONIC, which NTP slews (by up to 500 ppm, by far less on a synced host);
+ * a real Xid printed just before the watch began must not read as inside it. (At the end no such
+ * slack is needed: a real Xid's event is in the drain taken after its line, whatever the stamp.) */
+#define XIDWATCH_DRIFT_PPM 200.0
 
 struct xidwatch_window {
 	double from, to;

@@ -936,6 +936,20 @@ TEST(xidwatch_doubt_needs_a_whole_watch_and_the_same_xid)
 	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
 	report_release(&rep);
 
+	/* 100 s into a watch that began 11.6 days after boot: within the clocks' drift, stands */
+	struct xid_watch wd;
+	struct nvml_xid_drain *dd = xw_drain(1e6, 1e6 + 5000);
+	xidwatch_init(&wd, "boot");
+	xidwatch_merge(&wd, dd);
+	xw_report(&rep, "0000:18:00.0", 79, 1e6 + 100, 1e6 + 100);
+	CHECK_INT(xidwatch_judge(&wd, &rep, 1e6 + 6000, 3600), 0);
+	report_release(&rep);
+	xw_report(&rep, "0000:18:00.0", 79, 1e6 + 300, 1e6 + 300);
+	CHECK_INT(xidwatch_judge(&wd, &rep, 1e6 + 6000, 3600), 1);
+	report_release(&rep);
+	xidwatch_release(&wd);
+	free(dd);
+
 	/* a line after "now" (a clock that is not this one): stands */
 	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
 	CHECK_INT(xidwatch_judge(&w, &rep, 250, 3600), 0);

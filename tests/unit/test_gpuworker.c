@@ -376,7 +376,9 @@ TEST_TIMEOUT(agent_nvml_xid79_stands_when_the_log_lost_it, 60)
 	strbuf_release(&err);
 }
 
-/* The record of an agent that watched GPU 0000:18:00.0 from..to in this boot. */
+/* The record of an agent that watched GPU 0000:18:00.0 from..to in this boot. The tests watch
+ * from a tenth of the uptime, so that the slack at a window's start (XIDWATCH_DRIFT_PPM of it)
+ * fits on a host up for months, and put the line 5 s before now. */
 static void xw_plant_record(const char *dir, double from, double to)
 {
 	struct strbuf r = STRBUF_INIT;
@@ -395,9 +397,9 @@ TEST_TIMEOUT(agent_kernel_xid79_nvml_never_reported_is_doubtful, 60)
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
 	double now = test_mono();
-	xw_kmsg(&kmsg, now - 100);
+	xw_kmsg(&kmsg, now - 5);
 	xw_root(dir, true, NULL, kmsg.buf);
-	xw_plant_record(dir, now - 1000, now - 10);
+	xw_plant_record(dir, now * 0.1, now - 1);
 	int code = xw_agent(dir, NULL, NULL, &rep, &err);
 	CHECK_MSG(code == 3, "exit %d: %s", code, err.buf);
 	CHECK_CONTAINS(rep.buf, "\"verdict\": \"unknown\"");
@@ -407,13 +409,13 @@ TEST_TIMEOUT(agent_kernel_xid79_nvml_never_reported_is_doubtful, 60)
 	CHECK_NOT_CONTAINS(rep.buf, "\"action\": \"REBOOT\"");
 
 	/* the same line before the watch began: NVML cannot tell, the line stands as before */
-	xw_plant_record(dir, now - 50, now - 10);
+	xw_plant_record(dir, now - 3, now - 1);
 	code = xw_agent(dir, NULL, NULL, &rep, &err);
 	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
 	CHECK_CONTAINS(rep.buf, "\"nvml\": \"not watched by NVML when it was logged\"");
 
 	/* and NVML did report it: it stands, saying so */
-	xw_plant_record(dir, now - 1000, now - 10);
+	xw_plant_record(dir, now * 0.1, now - 1);
 	xw_root(dir, true, "xid_event 0 79\n", kmsg.buf);
 	code = xw_agent(dir, NULL, NULL, &rep, &err);
 	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
@@ -431,9 +433,9 @@ TEST_TIMEOUT(agent_xid_events_unsupported_keeps_the_log_verdict, 60)
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
 	double now = test_mono();
-	xw_kmsg(&kmsg, now - 100);
+	xw_kmsg(&kmsg, now - 5);
 	xw_root(dir, false, NULL, kmsg.buf);
-	xw_plant_record(dir, now - 1000, now - 10);
+	xw_plant_record(dir, now * 0.1, now - 1);
 	int code = xw_agent(dir, NULL, NULL, &rep, &err);
 	CHECK_MSG(code == 1, "exit %d: %s", code, err.buf);
 	CHECK_CONTAINS(rep.buf, "\"nvml\": \"NVML has no Xid events for this GPU\"");
@@ -452,7 +454,7 @@ TEST_TIMEOUT(agent_nvml_xid_record_planted_or_damaged_is_set_aside, 60)
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, p = STRBUF_INIT,
 		      t = STRBUF_INIT, got = STRBUF_INIT;
 	double now = test_mono();
-	xw_kmsg(&kmsg, now - 100);
+	xw_kmsg(&kmsg, now - 5);
 	xw_root(dir, true, NULL, kmsg.buf);
 	strbuf_addf(&p, "%s/state/nvml-xid.json", dir);
 	strbuf_addf(&t, "%s/elsewhere.json", dir);
@@ -463,7 +465,7 @@ TEST_TIMEOUT(agent_nvml_xid_record_planted_or_damaged_is_set_aside, 60)
 		unlink(got.buf);
 		if (round == 0) {
 			/* a link to a record that would make the line doubtful */
-			xw_plant_record(dir, now - 1000, now - 10);
+			xw_plant_record(dir, now * 0.1, now - 1);
 			CHECK(rename(p.buf, t.buf) == 0);
 			CHECK(symlink(t.buf, p.buf) == 0);
 		} else if (round == 1) {
@@ -478,7 +480,7 @@ TEST_TIMEOUT(agent_nvml_xid_record_planted_or_damaged_is_set_aside, 60)
 			strbuf_release(&big);
 		} else {
 			/* a window that ends where this boot's clock has not been yet */
-			xw_plant_record(dir, now - 1000, now + 100000);
+			xw_plant_record(dir, now * 0.1, now + 100000);
 		}
 		int code = xw_agent(dir, NULL, NULL, &rep, &err);
 		CHECK_MSG(code == 1, "round %d: exit %d: %s", round, code, err.buf);
@@ -565,12 +567,12 @@ TEST_TIMEOUT(agent_kernel_xid_on_an_address_nvml_does_not_know_is_doubtful, 60)
 	double now = test_mono();
 	strbuf_addf(&kmsg, "6,0,0,-;Linux version 6.8.0-45-generic (buildd@x) #45-Ubuntu SMP\n"
 			   "4,1,%.0f,-;NVRM: Xid (PCI:0000:ee:00): 79, pid='<unknown>', "
-			   "name=<unknown>, GPU has fallen off the bus.\n", (now - 100) * 1e6);
+			   "name=<unknown>, GPU has fallen off the bus.\n", (now - 5) * 1e6);
 	xw_root(dir, true, NULL, kmsg.buf);
 	strbuf_addf(&r, "{\"version\": 1, \"boot_id\": \"%s\", \"rc\": 0, \"gpus\": [", XW_BOOT);
 	for (size_t i = 0; i < ARRAY_SIZE(bdfs); i++)
 		strbuf_addf(&r, "%s{\"bdf\": \"0000:%s:00.0\", \"rc\": 0, \"windows\": [[%.3f, %.3f]]}",
-			    i ? ", " : "", bdfs[i], now - 1000, now - 10);
+			    i ? ", " : "", bdfs[i], now * 0.1, now - 1);
 	strbuf_addstr(&r, "], \"events\": []}\n");
 	test_write(dir, "state/nvml-xid.json", r.buf);
 	int code = xw_agent(dir, NULL, NULL, &rep, &err);
