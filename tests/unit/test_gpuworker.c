@@ -278,7 +278,8 @@ static double test_mono(void)
 static void xw_root(const char *dir, bool supported, const char *extra, const char *kmsg)
 {
 	struct strbuf src = STRBUF_INIT, snap = STRBUF_INIT, p = STRBUF_INIT;
-	test_src_path(&p, "tests/scenarios/gpu-healthy-8xh200/root/nvml.snapshot");
+	test_src_path(&p, "tests/scenarios/gpu-healthy-8xh200/root");
+	strbuf_addstr(&p, "/nvml.snapshot");
 	CHECK_INT(read_file_bounded(p.buf, &src, 1 << 20, NULL), READ_OK);
 	for (const char *s = src.buf; *s;) {
 		const char *nl = strchr(s, '\n');
