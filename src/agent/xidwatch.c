@@ -481,6 +481,11 @@ static bool finding_xid(const struct finding *f, unsigned *xid)
 {
 	const char *s = detail_get(f, "xid");
 	char *end;
+	/* "fallen off the bus" with no Xid logged is the kernel check's Xid 79 (its policy) */
+	if (f->code && !strcmp(f->code, "gpu_off_bus")) {
+		*xid = 79;
+		return true;
+	}
 	if (!f->code || strcmp(f->code, "xid") || !s)
 		return false;
 	unsigned long v = strtoul(s, &end, 10);
@@ -498,9 +503,13 @@ static void make_doubtful(struct finding *f, const char *bdf, unsigned xid,
 	finding_detail(f, "kernel_log_says", "%s", f->message);
 	finding_detail(f, "nvml", "watching GPU %s from %.3f to %.3f s after boot; no Xid %u "
 		       "reported", bdf, win->from, win->to, xid);
-	strbuf_addf(&msg, "Xid %u on GPU %s appears in the kernel log but NVML, watching it "
-		    "since %.0f s after boot, never reported it: doubtful (another process may have "
-		    "printed it)", xid, bdf, win->from);
+	if (!strcmp(f->code, "gpu_off_bus"))
+		strbuf_addf(&msg, "GPU %s fallen off the bus", bdf);
+	else
+		strbuf_addf(&msg, "Xid %u on GPU %s", xid, bdf);
+	strbuf_addf(&msg, " appears in the kernel log but NVML, watching it since %.0f s after "
+		    "boot, never reported it and reads the GPU healthy: doubtful (another process "
+		    "may have printed it)", win->from);
 	free(f->message);
 	f->message = strbuf_detach(&msg, NULL);
 	f->status = STATUS_UNKNOWN;

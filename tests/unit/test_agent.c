@@ -955,6 +955,15 @@ TEST(xidwatch_doubt_needs_a_whole_watch_and_the_same_xid)
 	CHECK_INT(xidwatch_judge(&w, &rep, 250, 3600), 0);
 	report_release(&rep);
 
+	/* "fallen off the bus" with no Xid, on a GPU NVML reads healthy and never saw a 79 */
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	free(rep.results[1].findings[0].code);
+	rep.results[1].findings[0].code = xstrdup("gpu_off_bus");
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "GPU 0000:18:00.0 fallen off the bus "
+							    "appears in the kernel log");
+	report_release(&rep);
+
 	/* a GPU NVML does not know, while it watched all it knows: doubtful too */
 	xw_report(&rep, "0000:99:00.0", 79, 200, 300);
 	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);

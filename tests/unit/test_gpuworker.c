@@ -406,7 +406,7 @@ TEST_TIMEOUT(agent_kernel_xid79_nvml_never_reported_is_doubtful, 60)
 	CHECK_CONTAINS(rep.buf, "\"verdict\": \"unknown\"");
 	CHECK_CONTAINS(rep.buf, "Xid 79 on GPU 0000:18:00.0 appears in the kernel log but NVML, "
 				"watching it since ");
-	CHECK_CONTAINS(rep.buf, "never reported it: doubtful (another process may have printed it)");
+	CHECK_CONTAINS(rep.buf, "never reported it and reads the GPU healthy: doubtful (another process may have printed it)");
 	CHECK_NOT_CONTAINS(rep.buf, "\"action\": \"REBOOT\"");
 
 	/* the same line before the watch began: NVML cannot tell, the line stands as before */
@@ -583,4 +583,27 @@ TEST_TIMEOUT(agent_kernel_xid_on_an_address_nvml_does_not_know_is_doubtful, 60)
 	strbuf_release(&rep);
 	strbuf_release(&err);
 	strbuf_release(&r);
+}
+
+/* The driver's three-line "fallen off the bus" (no Xid), forged for a GPU that NVML watched,
+ * never saw an Xid 79 on, and reads healthy: doubtful. Before: unhealthy, REBOOT. */
+TEST_TIMEOUT(agent_kernel_off_bus_nvml_reads_healthy_is_doubtful, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
+	double now = test_mono();
+	xw_kmsg(&kmsg, 0);
+	/* the shape of tests/scenarios/kernel-off-bus */
+	strbuf_addf(&kmsg, "3,3,%1$.0f,-;NVRM: The NVIDIA GPU 0000:18:00.0\n"
+			   "3,4,%1$.0f,-;NVRM: (PCI ID: 10de:2335) installed in this system has\n"
+			   "3,5,%1$.0f,-;NVRM: fallen off the bus and is not responding to commands.\n",
+		    (now - 5) * 1e6);
+	xw_root(dir, true, NULL, kmsg.buf);
+	xw_plant_record(dir, now * 0.1, now - 1);
+	int code = xw_agent(dir, NULL, NULL, &rep, &err);
+	CHECK_MSG(code == 3, "exit %d: %s", code, err.buf);
+	CHECK_CONTAINS(rep.buf, "GPU 0000:18:00.0 fallen off the bus appears in the kernel log");
+	strbuf_release(&kmsg);
+	strbuf_release(&rep);
+	strbuf_release(&err);
 }
