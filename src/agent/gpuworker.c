@@ -3,7 +3,9 @@
 #include "../checks/runner.h"
 #include "../core/report.h"
 #include "../gpu/nvml.h"
+#include "../lib/fileio.h"
 #include "../lib/json.h"
+#include "xidwatch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +18,10 @@
 #include <unistd.h>
 
 #define ANSWER_CAP (8u << 20)
+#define DRAIN_CAP (1u << 20)
+/* How long the agent waits for a drain alone (after the kernel log was read): NVML's wait with
+ * a zero timeout returns at once; a worker that does not answer by then is stuck and killed. */
+#define DRAIN_WAIT_MS 3000
 
 struct gpu_worker_unreaped {
 	pid_t pid;
@@ -56,7 +62,26 @@ static double self_cpu(void)
 	return s;
 }
 
-/* The worker: one request line in, one answer out, until its pipe closes. */
+/* "E LEN\n" and a drain as JSON: what NVML queued since the last one (xidwatch.h). */
+static int send_drain(int out)
+{
+	struct nvml_xid_drain *d = xmalloc(sizeof(*d));
+	struct strbuf js = STRBUF_INIT, head = STRBUF_INIT;
+	nvml_xid_drain(d);
+	xidwatch_drain_json(d, &js);
+	strbuf_addf(&head, "E %zu\n", js.len);
+	int r = write_all(out, head.buf, head.len) < 0 || write_all(out, js.buf, js.len) < 0 ? -1 : 0;
+	strbuf_release(&js);
+	strbuf_release(&head);
+	free(d);
+	return r;
+}
+
+/*
+ * The worker: one request line in, one answer out, until its pipe closes. "D" asks for a drain
+ * of NVML's Xid events alone; a run first sends what NVML queued (once NVML is open: so that a
+ * run stuck in NVML loses none of it), then the result.
+ */
 __attribute__((noreturn)) static void worker_main(const struct gpu_worker *w, int in, int out)
 {
 	char line[128];
@@ -74,6 +99,13 @@ __attribute__((noreturn)) static void worker_main(const struct gpu_worker *w, in
 		}
 		line[n] = '\0';
 		n = 0;
+		if (!strcmp(line, "D")) {
+			if (send_drain(out) < 0)
+				_exit(1);
+			continue;
+		}
+		if (nvml_xid_ready() && send_drain(out) < 0)
+			_exit(1);
 		double now = 0;
 		unsigned timeout_ms = 0;
 		if (sscanf(line, "%lf %u", &now, &timeout_ms) != 2)
@@ -264,6 +296,109 @@ static void set_unknown(struct check_result *res, const char *msg)
 	res->status = STATUS_UNKNOWN;
 }
 
+/* ---- NVML's Xid record (xidwatch.h), kept here, in the agent: it outlives any worker ---- */
+
+/* The record, loaded at first use: none without a boot id (its times would have no boot). */
+static struct xid_watch *xw_get(struct gpu_worker *w)
+{
+	struct strbuf boot = STRBUF_INIT, p = STRBUF_INIT;
+	if (w->xw || w->xw_off)
+		return w->xw;
+	if (fsroot_read_attr(w->ctx.root, "/proc/sys/kernel/random/boot_id", &boot, NULL) !=
+		    READ_OK || !boot.len) {
+		w->xw_off = true;
+		goto out;
+	}
+	w->xw = xmalloc(sizeof(*w->xw));
+	xidwatch_init(w->xw, boot.buf);
+	if (w->ctx.state_dir) {
+		strbuf_addf(&p, "%s/%s", w->ctx.state_dir, XIDWATCH_FILE);
+		w->xw_path = strbuf_detach(&p, NULL);
+		xidwatch_load(w->xw, w->xw_path, xidwatch_mono_now());
+		if (w->xw->error)
+			fprintf(stderr, "vigil agent: %s\n", w->xw->error);
+	}
+out:
+	strbuf_release(&boot);
+	strbuf_release(&p);
+	return w->xw;
+}
+
+/* A drain from the worker: merged into the record, which is written at once (a worker killed
+ * next, or the agent, loses nothing NVML already said). */
+static void xw_take(struct gpu_worker *w, const char *json, size_t len)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct xid_watch *xw = xw_get(w);
+	struct json_value *v = xw ? json_parse(json, len, &err) : NULL;
+	struct nvml_xid_drain *d = v ? xmalloc(sizeof(*d)) : NULL;
+	if (d && xidwatch_drain_from_json(v, d, &err) == 0) {
+		xidwatch_merge(xw, d);
+		strbuf_reset(&err);
+		if (w->xw_path && xidwatch_save(xw, w->xw_path, &err) < 0) {
+			free(xw->error);
+			xw->error = strbuf_detach(&err, NULL);
+		}
+	}
+	free(d);
+	json_free(v);
+	strbuf_release(&err);
+}
+
+enum { MSG_OK, MSG_TIMEOUT, MSG_ENDED, MSG_BAD };
+
+/*
+ * Read until a whole message is at the front of in: a drain ("E LEN"), merged and consumed on
+ * the way (want_result false: that is the message), or the result ("CPU_S LEN": *body is where
+ * its LEN bytes start). MSG_TIMEOUT at the deadline, MSG_ENDED at EOF, MSG_BAD for anything else.
+ */
+static int read_msg(struct gpu_worker *w, struct strbuf *in, bool want_result, uint64_t deadline,
+		    double *cpu, size_t *body, size_t *len)
+{
+	for (;;) {
+		char *nl = memchr(in->buf, '\n', in->len);
+		if (nl) {
+			size_t hl = (size_t)(nl - in->buf) + 1, n = 0;
+			if (in->len >= 2 && in->buf[0] == 'E' && in->buf[1] == ' ') {
+				if (sscanf(in->buf + 2, "%zu", &n) != 1 || n > DRAIN_CAP)
+					return MSG_BAD;
+				if (in->len - hl >= n) {
+					xw_take(w, in->buf + hl, n);
+					memmove(in->buf, in->buf + hl + n, in->len - hl - n);
+					strbuf_setlen(in, in->len - hl - n);
+					if (!want_result)
+						return MSG_OK;
+					continue;
+				}
+			} else {
+				if (!want_result || sscanf(in->buf, "%lf %zu", cpu, len) != 2 ||
+				    *len > ANSWER_CAP)
+					return MSG_BAD;
+				if (in->len - hl >= *len) {
+					*body = hl;
+					return MSG_OK;
+				}
+			}
+		} else if (in->len >= 64) {
+			return MSG_BAD;
+		}
+		uint64_t now = mono_ms();
+		if (now >= deadline)
+			return MSG_TIMEOUT;
+		struct pollfd p = { w->resp_fd, POLLIN, 0 };
+		int r = poll(&p, 1, (int)(deadline - now));
+		if (r <= 0)
+			continue;
+		char buf[16384];
+		ssize_t got = read(w->resp_fd, buf, sizeof(buf));
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0)
+			return MSG_ENDED;
+		strbuf_add(in, buf, (size_t)got);
+	}
+}
+
 void gpu_worker_wait(struct gpu_worker *w, struct check_result *res)
 {
 	struct strbuf in = STRBUF_INIT, why = STRBUF_INIT;
@@ -274,50 +409,31 @@ void gpu_worker_wait(struct gpu_worker *w, struct check_result *res)
 		return;
 	}
 	w->pending = false;
-	for (;;) {
-		uint64_t now = mono_ms();
-		if (now >= w->deadline_ms) {
-			strbuf_addf(&why, "timed out after %.1f s (a read may be stuck in the kernel)",
-				    w->timeout_ms / 1000.0);
-			set_unknown(res, why.buf);
-			res->duration_ms = now - w->sent_ms;
-			w->timeouts++;
-			drop(w, NULL);
-			goto out;
-		}
-		struct pollfd p = { w->resp_fd, POLLIN, 0 };
-		int r = poll(&p, 1, (int)(w->deadline_ms - now));
-		if (r <= 0)
-			continue;
-		char buf[16384];
-		ssize_t got = read(w->resp_fd, buf, sizeof(buf));
-		if (got < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (got <= 0) {
-			int st = 0;
-			drop(w, &st);
-			if (WIFSIGNALED(st))
-				strbuf_addf(&why, "the gpu worker crashed (%s)", strsignal(WTERMSIG(st)));
-			else
-				strbuf_addf(&why, "the gpu worker ended without a result (exit %d)",
-					    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			set_unknown(res, why.buf);
-			goto out;
-		}
-		strbuf_add(&in, buf, (size_t)got);
-		if (!head) {
-			char *nl = memchr(in.buf, '\n', in.len);
-			if (!nl && in.len < 64)
-				continue;
-			if (!nl || sscanf(in.buf, "%lf %zu", &cpu, &want) != 2 || want > ANSWER_CAP) {
-				drop(w, NULL);
-				set_unknown(res, "the gpu worker answered something else than a result");
-				goto out;
-			}
-			head = (size_t)(nl - in.buf) + 1;
-		}
-		if (in.len - head >= want)
-			break;
+	int r = read_msg(w, &in, true, w->deadline_ms, &cpu, &head, &want);
+	if (r == MSG_TIMEOUT) {
+		strbuf_addf(&why, "timed out after %.1f s (a read may be stuck in the kernel)",
+			    w->timeout_ms / 1000.0);
+		set_unknown(res, why.buf);
+		res->duration_ms = mono_ms() - w->sent_ms;
+		w->timeouts++;
+		drop(w, NULL);
+		goto out;
+	}
+	if (r == MSG_ENDED) {
+		int st = 0;
+		drop(w, &st);
+		if (WIFSIGNALED(st))
+			strbuf_addf(&why, "the gpu worker crashed (%s)", strsignal(WTERMSIG(st)));
+		else
+			strbuf_addf(&why, "the gpu worker ended without a result (exit %d)",
+				    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		set_unknown(res, why.buf);
+		goto out;
+	}
+	if (r == MSG_BAD) {
+		drop(w, NULL);
+		set_unknown(res, "the gpu worker answered something else than a result");
+		goto out;
 	}
 	w->cpu_now_s = cpu;
 	struct strbuf err = STRBUF_INIT;
@@ -332,6 +448,47 @@ void gpu_worker_wait(struct gpu_worker *w, struct check_result *res)
 out:
 	strbuf_release(&in);
 	strbuf_release(&why);
+}
+
+int gpu_worker_drain(struct gpu_worker *w)
+{
+	struct strbuf in = STRBUF_INIT;
+	double cpu;
+	size_t body, len;
+	int ret = -1;
+	if (!w->pid || w->pending || !xw_get(w))
+		return -1;
+	if (send_line(w->req_fd, "D\n", 2) < 0) {
+		drop(w, NULL);
+		return -1;
+	}
+	unsigned ms = w->timeout_ms && w->timeout_ms < DRAIN_WAIT_MS ? w->timeout_ms : DRAIN_WAIT_MS;
+	int r = read_msg(w, &in, false, mono_ms() + ms, &cpu, &body, &len);
+	if (r == MSG_OK) {
+		ret = 0;
+	} else {
+		/* stuck in NVML's wait, or gone: what it said before is kept; a new one next cycle */
+		if (r == MSG_TIMEOUT)
+			w->timeouts++;
+		drop(w, NULL);
+	}
+	strbuf_release(&in);
+	return ret;
+}
+
+unsigned gpu_worker_xid_judge(struct gpu_worker *w, struct report *rep)
+{
+	double window = 3600;
+	if (!w->def)
+		return 0;
+	gpu_worker_drain(w);
+	/* what earlier drains said (this agent's, or before a restart in this boot) still holds
+	 * when this one could not be taken */
+	if (!xw_get(w))
+		return 0;
+	if (w->ctx.cfg)
+		config_get_double(w->ctx.cfg, "kernel", "window", 3600, &window, NULL);
+	return xidwatch_judge(w->xw, rep, xidwatch_mono_now(), window);
 }
 
 double gpu_worker_cpu(const struct gpu_worker *w)
@@ -358,6 +515,12 @@ void gpu_worker_release(struct gpu_worker *w)
 		}
 	}
 	reap_old(w);
+	if (w->xw)
+		xidwatch_release(w->xw);
+	free(w->xw);
+	w->xw = NULL;
+	free(w->xw_path);
+	w->xw_path = NULL;
 	free(w->unreaped);
 	w->unreaped = NULL;
 	w->nr_unreaped = 0;

@@ -12,7 +12,9 @@
  *
  * Protocol (private to this file): request "NOW TIMEOUT_MS\n"; answer "CPU_S LEN\n" and LEN bytes
  * of one check result as JSON, CPU_S being the worker's own CPU so far (getrusage), since the
- * agent cannot reap a process that is still running to count it.
+ * agent cannot reap a process that is still running to count it. Before it, once NVML is open,
+ * "E LEN\n" and a drain of NVML's Xid events as JSON (xidwatch.h); request "D\n" is answered
+ * with a drain alone.
  *
  * Ownership: struct gpu_worker borrows def and the ctx it was started with (cfg, strings); they
  * must outlive it. gpu_worker_release() stops the worker and frees the rest.
@@ -25,6 +27,8 @@
 #include <sys/types.h>
 
 struct gpu_worker_unreaped;
+struct xid_watch;
+struct report;
 
 struct gpu_worker {
 	const struct check_def *def;
@@ -40,6 +44,11 @@ struct gpu_worker {
 	unsigned starts, timeouts;
 	struct gpu_worker_unreaped *unreaped; /* killed, not reaped yet (stuck in the kernel) */
 	size_t nr_unreaped;
+	/* NVML's Xid record (xidwatch.h), loaded at first use from STATE_DIR/nvml-xid.json; NULL
+	 * with xw_off when there is no boot id. Kept here, not in the worker: it survives any. */
+	struct xid_watch *xw;
+	char *xw_path;
+	bool xw_off;
 };
 
 void gpu_worker_init(struct gpu_worker *w, const struct check_def *def,
@@ -50,6 +59,19 @@ void gpu_worker_release(struct gpu_worker *w);
 int gpu_worker_send(struct gpu_worker *w, double now, unsigned timeout_ms, struct strbuf *err);
 /* Wait for the answer until the deadline and fill res (check_result_init'ed by the caller). */
 void gpu_worker_wait(struct gpu_worker *w, struct check_result *res);
+/*
+ * Ask the running worker (between runs) for what NVML queued, and merge it into the record:
+ * 0, or -1 (no worker, no record, or it did not answer within the gpu check's timeout, at most
+ * 3 s: then it is killed, and a new one starts at the next run; what earlier drains said is kept).
+ */
+int gpu_worker_drain(struct gpu_worker *w);
+/*
+ * After a cycle's checks ran (the kernel log read): take a last drain, then weigh rep's Xid
+ * findings against NVML's record (xidwatch_judge()). Returns how many findings changed or were
+ * added; the caller runs report_finish(). Nothing happens without a worker (def NULL) or a
+ * boot id; a drain that could not be taken leaves the record as earlier drains made it.
+ */
+unsigned gpu_worker_xid_judge(struct gpu_worker *w, struct report *rep);
 /* CPU seconds of every worker so far, as they said. */
 double gpu_worker_cpu(const struct gpu_worker *w);
 

@@ -165,6 +165,8 @@ static int collect(void *arg, struct report *rep, struct strbuf *err)
 		res.status = STATUS_UNKNOWN;
 	}
 	put_gpu_result(rep, c->gpu.def, &res);
+	/* the kernel log's Xids against the driver's own events (NVML), now that it was read */
+	gpu_worker_xid_judge(&c->gpu, rep);
 	rep->duration_ms = mono_ms() - t0;
 	report_finish(rep);
 out:

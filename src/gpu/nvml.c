@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <stddef.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef VIGIL_LIBDIR
@@ -101,6 +102,11 @@ struct nvml_fns {
 	nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int *);
 	nvmlReturn_t (*nvlink_error)(nvmlDevice_t, unsigned, int, unsigned long long *);
 	nvmlReturn_t (*field_values)(nvmlDevice_t, int, nvmlFieldValue_t *);
+	nvmlReturn_t (*event_set_create)(nvmlEventSet_t *);
+	nvmlReturn_t (*event_set_free)(nvmlEventSet_t);
+	nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+	nvmlReturn_t (*supported_events)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*event_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
 };
 
 /* Newest name first: a library that has it is new enough for its semantics. */
@@ -144,6 +150,11 @@ static const struct nvml_sym {
 	{ F(nvlink_state), false, { "nvmlDeviceGetNvLinkState" } },
 	{ F(nvlink_error), false, { "nvmlDeviceGetNvLinkErrorCounter" } },
 	{ F(field_values), false, { "nvmlDeviceGetFieldValues" } },
+	{ F(event_set_create), false, { "nvmlEventSetCreate" } },
+	{ F(event_set_free), false, { "nvmlEventSetFree" } },
+	{ F(register_events), false, { "nvmlDeviceRegisterEvents" } },
+	{ F(supported_events), false, { "nvmlDeviceGetSupportedEventTypes" } },
+	{ F(event_wait), false, { "nvmlEventSetWait_v2", "nvmlEventSetWait" } },
 #undef F
 };
 
@@ -151,6 +162,7 @@ struct nvml_lib {
 	void *dl;
 	struct nvml_fns fn;
 	bool pci_v1; /* only the plain nvmlDeviceGetPciInfo: the bus id is in busIdLegacy */
+	bool wait_v1; /* only the plain nvmlEventSetWait: no MIG instance ids */
 };
 
 static int lib_resolve(struct nvml_lib *lib, const char *path, struct strbuf *err)
@@ -172,6 +184,8 @@ static int lib_resolve(struct nvml_lib *lib, const char *path, struct strbuf *er
 		memcpy((char *)&lib->fn + s->off, &p, sizeof(p));
 		if (s->off == offsetof(struct nvml_fns, pci_info))
 			lib->pci_v1 = !strcmp(s->names[k - 1], "nvmlDeviceGetPciInfo");
+		if (s->off == offsetof(struct nvml_fns, event_wait))
+			lib->wait_v1 = !strcmp(s->names[k - 1], "nvmlEventSetWait");
 	}
 	return 0;
 }
@@ -622,4 +636,134 @@ read:
 out:
 	dlclose(lib.dl);
 	return 0;
+}
+
+/* ---- Xid events ---- */
+
+/* The event set, made once in the process that keeps NVML open. */
+static struct {
+	bool tried;
+	int rc;
+	nvmlEventSet_t set;
+	double since;
+	nvmlDevice_t dev[NVML_MAX_GPUS_WATCHED];
+	struct nvml_xid_gpu gpus[NVML_MAX_GPUS_WATCHED];
+	size_t nr;
+} xw;
+
+static double mono_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void xid_register(const struct nvml_lib *lib)
+{
+	const struct nvml_fns *f = &lib->fn;
+	xw.tried = true;
+	if (!f->event_set_create || !f->register_events || !f->event_wait) {
+		xw.rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		return;
+	}
+	unsigned count = 0;
+	if ((xw.rc = f->count(&count)))
+		return;
+	if (count > NVML_MAX_GPUS_WATCHED)
+		count = NVML_MAX_GPUS_WATCHED;
+	if ((xw.rc = f->event_set_create(&xw.set)))
+		return;
+	/* since: before the first registration, so that nothing raised after it predates it */
+	xw.since = mono_seconds();
+	for (unsigned i = 0; i < count; i++) {
+		struct nvml_xid_gpu *g = &xw.gpus[xw.nr];
+		nvmlDevice_t dev = NULL;
+		memset(g, 0, sizeof(*g));
+		g->rc = f->handle(i, &dev);
+		if (!g->rc) {
+			struct nvml_gpu tmp;
+			nvml_gpu_clear(&tmp, i);
+			read_pci(lib, dev, &tmp);
+			strlcpy_v(g->bdf, tmp.bdf, sizeof(g->bdf));
+		}
+		unsigned long long types = 0;
+		/* A GPU or VM without Xid events says NVML_ERROR_NOT_SUPPORTED: it is not watched
+		 * (the kernel log alone is judged there, as before). */
+		if (!g->rc && f->supported_events && !(g->rc = f->supported_events(dev, &types)) &&
+		    !(types & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))
+			g->rc = NVML_ERROR_NOT_SUPPORTED;
+		if (!g->rc)
+			g->rc = f->register_events(dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR, xw.set);
+		/* an address is how a kernel line names the GPU: without one, nothing to match */
+		if (!g->rc && !g->bdf[0])
+			g->rc = NVML_ERROR_UNKNOWN;
+		xw.dev[xw.nr++] = g->rc ? NULL : dev;
+	}
+}
+
+static void xid_note(struct nvml_xid_drain *d, const char *bdf, unsigned xid)
+{
+	for (size_t i = 0; i < d->nr_ev; i++)
+		if (d->ev[i].xid == xid && !strcmp(d->ev[i].bdf, bdf)) {
+			d->ev[i].count++;
+			return;
+		}
+	if (d->nr_ev == NVML_XID_DISTINCT_MAX) {
+		d->dropped++;
+		return;
+	}
+	struct nvml_xid_event *e = &d->ev[d->nr_ev++];
+	strlcpy_v(e->bdf, bdf, sizeof(e->bdf));
+	e->xid = xid;
+	e->count = 1;
+}
+
+bool nvml_xid_ready(void)
+{
+	return kept.ready;
+}
+
+void nvml_xid_drain(struct nvml_xid_drain *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (!kept.ready) {
+		d->rc = NVML_ERROR_UNINITIALIZED;
+		return;
+	}
+	const struct nvml_fns *f = &kept.lib.fn;
+	if (!xw.tried)
+		xid_register(&kept.lib);
+	d->rc = xw.rc;
+	d->since = xw.since;
+	d->nr_gpus = xw.nr;
+	memcpy(d->gpus, xw.gpus, xw.nr * sizeof(xw.gpus[0]));
+	if (d->rc)
+		return;
+	for (unsigned n = 0;; n++) {
+		if (n == NVML_XID_WAITS_MAX) {
+			d->flooded = true;
+			break;
+		}
+		nvmlEventData_t ev;
+		memset(&ev, 0, sizeof(ev));
+		double before = mono_seconds();
+		int rc = f->event_wait(xw.set, &ev, 0);
+		if (rc == NVML_ERROR_TIMEOUT) {
+			d->at = before;
+			break;
+		}
+		if (rc) {
+			d->wait_rc = rc;
+			break;
+		}
+		size_t i = 0;
+		while (i < xw.nr && (!xw.dev[i] || xw.dev[i] != ev.device))
+			i++;
+		if (i == xw.nr || !(ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR)) {
+			d->foreign++;
+			continue;
+		}
+		xid_note(d, xw.gpus[i].bdf,
+			 ev.eventData > 0xffffffu ? 999u : (unsigned)ev.eventData);
+	}
 }

@@ -22,6 +22,8 @@
 
 #include <stddef.h>
 
+#define NVML_MAX_GPUS_WATCHED 64 /* GPUs one event set registers (hosts have 8 or 16) */
+
 #include "../lib/strbuf.h"
 #include "../sys/fsroot.h"
 
@@ -167,6 +169,24 @@ _Static_assert(offsetof(nvmlFieldValue_t, timestamp) == 8, "nvmlFieldValue_t.tim
 _Static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28, "nvmlFieldValue_t.nvmlReturn at 28");
 _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t.value at 32");
 
+/*
+ * NVML's events (nvml.h): an event set, the devices registered on it, and what a wait returns.
+ * nvmlEventSetWait_v2 fills all of nvmlEventData_t; the older nvmlEventSetWait the first 24
+ * bytes (no gpuInstanceId/computeInstanceId), so the larger struct is safe for both.
+ */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+typedef struct nvmlEventData_st {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;  /* the Xid for nvmlEventTypeXidCriticalError (999: unknown) */
+	unsigned int gpuInstanceId;    /* 0xFFFFFFFF when not attributable to a MIG instance */
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x0000000000000008ULL /* nvmlEventTypeXidCriticalError */
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t is 32 bytes in NVML's ABI");
+_Static_assert(offsetof(nvmlEventData_t, eventData) == 16, "nvmlEventData_t.eventData at 16");
+_Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "gpuInstanceId at 24");
+
 /* "GPU is lost", "Not Supported", ... (NVML's own words); "error N" for codes vigil does not know. */
 const char *nvml_error_name(int rc);
 
@@ -298,6 +318,50 @@ int nvml_read_host(const struct fsroot *root, struct nvml_host *h, struct strbuf
  * that exists to read NVML again and again; the process's exit releases it.
  */
 void nvml_keep_open(bool keep);
+
+/*
+ * ---- the driver's own Xid events (the agent's gpu worker) ----
+ *
+ * A second source of Xids that no user can write to: the kernel log echoes text a user chose
+ * (issue 17), NVML's Xid event comes from the driver. nvml_xid_drain() works only in a process
+ * that keeps NVML open (nvml_keep_open(), after a first nvml_read_host() that initialised it):
+ * its first call creates one event set and registers every GPU that supports
+ * nvmlEventTypeXidCriticalError on it (since = that moment); each call then takes what the
+ * driver queued, with a zero timeout (never waits for an event: the worker's cycle is not
+ * stalled), until NVML says NVML_ERROR_TIMEOUT (nothing more). at is the moment just before that
+ * last, empty wait: every Xid the driver raised before at on a watched GPU is in this drain or
+ * an earlier one. Times are CLOCK_MONOTONIC seconds, the clock /dev/kmsg stamps its records
+ * with, so a kernel line and a watch compare without the wall clock (which may jump).
+ */
+#define NVML_XID_DISTINCT_MAX 64   /* distinct (GPU, Xid) pairs a drain keeps; the rest counted */
+#define NVML_XID_WAITS_MAX 100000  /* events one drain takes; a flood beyond is left for the next */
+
+struct nvml_xid_gpu {
+	char bdf[32]; /* "" when NVML did not say the address */
+	int rc;       /* 0: registered (watched); else why not (NVML_ERROR_NOT_SUPPORTED: no events) */
+};
+struct nvml_xid_event {
+	char bdf[32];  /* of the registered device it came for */
+	unsigned xid;  /* 999: NVML did not know it */
+	uint64_t count;
+};
+struct nvml_xid_drain {
+	int rc;              /* 0, or why there is no watch at all (no event API, NVML not open) */
+	int wait_rc;         /* 0 (drained to the end), or the error a wait said: the drain is not
+			      * complete, at is not a moment up to which everything was seen */
+	double since, at;    /* CLOCK_MONOTONIC seconds */
+	struct nvml_xid_gpu gpus[NVML_MAX_GPUS_WATCHED];
+	size_t nr_gpus;
+	struct nvml_xid_event ev[NVML_XID_DISTINCT_MAX];
+	size_t nr_ev;
+	uint64_t dropped;    /* events beyond NVML_XID_DISTINCT_MAX distinct pairs */
+	uint64_t foreign;    /* events for a device not registered, or not an Xid */
+	bool flooded;        /* stopped at NVML_XID_WAITS_MAX: not drained to the end */
+};
+/* Fill d (zeroed here) with what NVML queued since the last call. */
+void nvml_xid_drain(struct nvml_xid_drain *d);
+/* Whether NVML is kept open in this process (a drain can be taken). */
+bool nvml_xid_ready(void);
 
 /* "00000000:1B:00.0" -> "0000:1b:00.0" (sysfs spelling); false if it does not parse. */
 bool nvml_bus_id_to_bdf(const char *bus_id, char *out, size_t n);

@@ -18,6 +18,7 @@
 #include "../../src/gpu/snapshot.h"
 
 #include <errno.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdarg.h>
 
@@ -47,6 +48,16 @@ static struct section global;
 static struct section gpus[MAX_GPUS];
 static struct nvmlDevice_st devs[MAX_GPUS];
 static unsigned nr_sections; /* highest [gpu N] + 1 */
+static double fake_mono(void);
+static double first_init_mono;
+
+struct fake_event {
+	unsigned gpu, xid;
+	double after;
+	unsigned long long repeat, served;
+};
+static struct fake_event *events;
+static size_t nr_events, alloc_events;
 
 /* ---- snapshot parsing ---- */
 
@@ -66,6 +77,9 @@ static void snapshot_free(void)
 	for (unsigned i = 0; i < MAX_GPUS; i++)
 		section_clear(&gpus[i]);
 	nr_sections = 0;
+	free(events);
+	events = NULL;
+	nr_events = alloc_events = 0;
 }
 
 static char *dup_str(const char *s)
@@ -110,12 +124,13 @@ static int section_put(struct section *s, const char *key, const char *val)
 
 static const char *const global_keys[] = {
 	"init", "driver_version", "nvml_version", "cuda_driver_version", "device_count",
+	"event_set_create", "event_wait",
 };
 
 static bool known_gpu_key(const char *key)
 {
 	static const char *const keys[] = {
-		"handle",
+		"handle", "supported_event_types", "register_events",
 #define X(field, k) k,
 		NVML_GPU_STRINGS(X)
 #undef X
@@ -203,6 +218,54 @@ static int parse_nvlink(struct section *sec, char *rest, const char *path, unsig
 	return 0;
 }
 
+/*
+ * Xid events the driver raises: "xid_event GPU XID [after=SECONDS] [repeat=N]", GPU an index
+ * (one beyond the GPUs the snapshot has is served too, with a handle nobody registered: a
+ * library that misbehaves), SECONDS after the first nvmlInit (default 0: at once), N copies.
+ */
+
+static int parse_xid_event(char *rest, const char *path, unsigned line)
+{
+	struct fake_event e = { .repeat = 1 };
+	char *save = NULL, *end;
+	char *w = strtok_r(rest, " \t", &save);
+	char *x = w ? strtok_r(NULL, " \t", &save) : NULL;
+	if (!w || !x)
+		return bad(path, line, "xid_event wants GPU XID [after=S] [repeat=N]");
+	errno = 0;
+	unsigned long g = strtoul(w, &end, 10);
+	if (*end || errno || g >= MAX_GPUS)
+		return bad(path, line, "xid_event GPU '%s' is not an index below %d", w, MAX_GPUS);
+	unsigned long xid = strtoul(x, &end, 10);
+	if (*end || errno || xid > 100000)
+		return bad(path, line, "xid_event XID '%s' is not a number", x);
+	e.gpu = (unsigned)g;
+	e.xid = (unsigned)xid;
+	while ((w = strtok_r(NULL, " \t", &save))) {
+		if (!strncmp(w, "after=", 6)) {
+			e.after = strtod(w + 6, &end);
+			if (*end || !(e.after >= 0))
+				return bad(path, line, "xid_event after '%s' is not seconds", w + 6);
+		} else if (!strncmp(w, "repeat=", 7)) {
+			e.repeat = strtoull(w + 7, &end, 10);
+			if (*end || !e.repeat)
+				return bad(path, line, "xid_event repeat '%s' is not a count", w + 7);
+		} else {
+			return bad(path, line, "unknown xid_event word '%s'", w);
+		}
+	}
+	if (nr_events == alloc_events) {
+		size_t na = alloc_events ? 2 * alloc_events : 16;
+		struct fake_event *n = realloc(events, na * sizeof(*n));
+		if (!n)
+			return NVML_ERROR_MEMORY;
+		events = n;
+		alloc_events = na;
+	}
+	events[nr_events++] = e;
+	return 0;
+}
+
 static int parse_line(char *s, struct section **cur, const char *path, unsigned line)
 {
 	trim(&s);
@@ -225,6 +288,11 @@ static int parse_line(char *s, struct section **cur, const char *path, unsigned 
 	if (*val)
 		*val++ = '\0';
 	trim(&val);
+	if (!strcmp(s, "xid_event")) {
+		if (*cur != &global)
+			return bad(path, line, "xid_event inside a [gpu N] section");
+		return parse_xid_event(val, path, line);
+	}
 	if (!strcmp(s, "nvlink")) {
 		if (*cur == &global)
 			return bad(path, line, "nvlink outside a [gpu N] section");
@@ -446,6 +514,8 @@ static nvmlReturn_t do_init(void)
 	for (unsigned i = 0; i < MAX_GPUS; i++)
 		devs[i].index = i;
 	init_count = 1;
+	if (!first_init_mono)
+		first_init_mono = fake_mono();
 	note_first_init();
 	return NVML_SUCCESS;
 }
@@ -855,3 +925,143 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int n, nvmlFieldValue_t 
 	return NVML_SUCCESS;
 }
 #endif
+
+/*
+ * ---- events ----
+ * One event set at a time is enough for vigil (its gpu worker makes one). A GPU is registered
+ * when its snapshot section says "supported_event_types" with the Xid bit (0x8) and
+ * "register_events" is not !CODE; absent, NVML_ERROR_NOT_SUPPORTED, as on a GPU or VM without
+ * events. An event fires once its "after" has passed since the first nvmlInit and is served, in
+ * snapshot order, to a wait on a set that registered its GPU. "event_wait !CODE" makes every
+ * wait fail so; while the file $VIGIL_FAKE_NVML_EVENT_HANG names exists, a wait never returns.
+ */
+struct nvmlEventSet_st {
+	bool registered[MAX_GPUS];
+	bool live;
+};
+static struct nvmlEventSet_st the_set;
+
+static double fake_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	const char *v = NULL;
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!set)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (lookup(&global, "event_set_create")) {
+		int rc = get(&global, "event_set_create", &v);
+		if (rc)
+			return rc;
+	}
+	if (the_set.live)
+		return NVML_ERROR_INSUFFICIENT_RESOURCES;
+	memset(&the_set, 0, sizeof(the_set));
+	the_set.live = true;
+	*set = &the_set;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+	if (set != &the_set || !the_set.live)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	the_set.live = false;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t dev, unsigned long long *t);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t dev, unsigned long long *t)
+{
+	DEV(dev, s);
+	return t ? get_u64(s, "supported_event_types", t) : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types,
+					     nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t dev, unsigned long long types,
+				      nvmlEventSet_t set)
+{
+	DEV(dev, s);
+	unsigned long long have = 0;
+	const char *v = NULL;
+	if (set != &the_set || !the_set.live)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	int rc = get_u64(s, "supported_event_types", &have);
+	if (rc)
+		return rc;
+	if (lookup(s, "register_events") && (rc = get(s, "register_events", &v)))
+		return rc;
+	if (types & ~have)
+		return NVML_ERROR_NOT_SUPPORTED;
+	the_set.registered[dev->index] = true;
+	return NVML_SUCCESS;
+}
+
+static void event_hang_if_asked(void)
+{
+	const char *hang = getenv("VIGIL_FAKE_NVML_EVENT_HANG");
+	while (hang && *hang && access(hang, F_OK) == 0)
+		pause();
+}
+
+static nvmlReturn_t do_wait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned timeout_ms,
+			    bool v2)
+{
+	const char *v = NULL;
+	(void)timeout_ms; /* nothing new arrives while a test waits: no event is due later */
+	event_hang_if_asked();
+	if (!init_count)
+		return NVML_ERROR_UNINITIALIZED;
+	if (set != &the_set || !the_set.live || !data)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (lookup(&global, "event_wait")) {
+		int rc = get(&global, "event_wait", &v);
+		if (rc)
+			return rc;
+	}
+	unsigned n = 0;
+	do_count(&n);
+	double now = fake_mono() - first_init_mono;
+	for (size_t i = 0; i < nr_events; i++) {
+		struct fake_event *e = &events[i];
+		if (e->served >= e->repeat || e->after > now)
+			continue;
+		/* a GPU the snapshot has gets its events only where registered; one beyond them
+		 * comes with a handle nobody registered */
+		if (e->gpu < n && !the_set.registered[e->gpu])
+			continue;
+		e->served++;
+		data->device = &devs[e->gpu];
+		data->eventType = NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
+		data->eventData = e->xid;
+		if (v2) {
+			data->gpuInstanceId = 0xFFFFFFFFu;
+			data->computeInstanceId = 0xFFFFFFFFu;
+		}
+		return NVML_SUCCESS;
+	}
+	return NVML_ERROR_TIMEOUT;
+}
+
+#ifndef FAKE_NVML_LEGACY
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms)
+{
+	return do_wait(set, data, ms, true);
+}
+#endif
+
+EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms);
+nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned ms)
+{
+	return do_wait(set, data, ms, false);
+}

@@ -8,6 +8,7 @@
 #include "../../src/agent/agent.h"
 #include "../../src/agent/cache.h"
 #include "../../src/agent/http.h"
+#include "../../src/agent/xidwatch.h"
 #include "../../src/checks/runner.h"
 #include "../../src/lib/fileio.h"
 
@@ -858,4 +859,268 @@ TEST(agent_cached_age_limit_follows_the_agents_own_interval)
 	strbuf_release(&path);
 	strbuf_release(&js);
 	strbuf_release(&err);
+}
+
+/*
+ * ---- NVML's Xid record and the judgement of kernel Xid lines (xidwatch.c), in virtual time:
+ * every moment is given, as CLOCK_MONOTONIC seconds of one boot ----
+ */
+
+static struct nvml_xid_drain *xw_drain(double since, double at)
+{
+	struct nvml_xid_drain *d = xcalloc(1, sizeof(*d));
+	d->since = since;
+	d->at = at;
+	d->nr_gpus = 2;
+	strlcpy_v(d->gpus[0].bdf, "0000:18:00.0", sizeof(d->gpus[0].bdf));
+	strlcpy_v(d->gpus[1].bdf, "0000:2a:00.0", sizeof(d->gpus[1].bdf));
+	return d;
+}
+
+/* A report whose kernel result has Xid xid on bdf, its lines first..last s after boot. */
+static void xw_report(struct report *rep, const char *bdf, unsigned xid, double first, double last)
+{
+	report_init(rep, "h", 1000);
+	struct check_result *g = report_add(rep, "gpu");
+	result_add(g, STATUS_OK, ACTION_NONE, "gpu", "GPU 0 (0000:18:00.0)", "GPU 0 healthy");
+	struct check_result *k = report_add(rep, "kernel");
+	char dev[64];
+	snprintf(dev, sizeof(dev), "GPU %s (GPU-0000)", bdf);
+	struct finding *f = result_add(k, STATUS_FAIL, ACTION_REBOOT, "xid", dev,
+				       "Xid %u on GPU %s: GPU has fallen off the bus", xid, bdf);
+	finding_detail_num(f, "xid", xid);
+	finding_detail(f, "first", "%.3f s after boot (line 3)", first);
+	finding_detail(f, "last", "%.3f s after boot (line 9)", last);
+	report_finish(rep);
+}
+
+TEST(xidwatch_doubt_needs_a_whole_watch_and_the_same_xid)
+{
+	struct xid_watch w;
+	struct report rep;
+	xidwatch_init(&w, "boot");
+	struct nvml_xid_drain *d = xw_drain(100, 500);
+	/* NVML reported Xid 13 on that GPU: no word about a 79 */
+	d->nr_ev = 1;
+	strlcpy_v(d->ev[0].bdf, "0000:18:00.0", sizeof(d->ev[0].bdf));
+	d->ev[0].xid = 13;
+	d->ev[0].count = 1;
+	xidwatch_merge(&w, d);
+
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "unknown");
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "doubtful");
+	report_release(&rep);
+
+	/* NVML's own readings find that GPU lost, or could not be taken: no doubt this cycle */
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	rep.results[0].findings[0].status = STATUS_FAIL;
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	report_release(&rep);
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	rep.results[0].status = STATUS_UNKNOWN;
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	report_release(&rep);
+
+	/* the lines reach past the last drain (less the margin): not judged by NVML */
+	xw_report(&rep, "0000:18:00.0", 79, 200, 499);
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	report_release(&rep);
+
+	/* a first line before the watch began: the group may hold a real one */
+	xw_report(&rep, "0000:18:00.0", 79, 50, 300);
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	report_release(&rep);
+
+	/* 100 s into a watch that began 11.6 days after boot: within the clocks' drift, stands */
+	struct xid_watch wd;
+	struct nvml_xid_drain *dd = xw_drain(1e6, 1e6 + 5000);
+	xidwatch_init(&wd, "boot");
+	xidwatch_merge(&wd, dd);
+	xw_report(&rep, "0000:18:00.0", 79, 1e6 + 100, 1e6 + 100);
+	CHECK_INT(xidwatch_judge(&wd, &rep, 1e6 + 6000, 3600), 0);
+	report_release(&rep);
+	xw_report(&rep, "0000:18:00.0", 79, 1e6 + 300, 1e6 + 300);
+	CHECK_INT(xidwatch_judge(&wd, &rep, 1e6 + 6000, 3600), 1);
+	report_release(&rep);
+	xidwatch_release(&wd);
+	free(dd);
+
+	/* a line after "now" (a clock that is not this one): stands */
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	CHECK_INT(xidwatch_judge(&w, &rep, 250, 3600), 0);
+	report_release(&rep);
+
+	/* "fallen off the bus" with no Xid, on a GPU NVML reads healthy and never saw a 79 */
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	free(rep.results[1].findings[0].code);
+	rep.results[1].findings[0].code = xstrdup("gpu_off_bus");
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "GPU 0000:18:00.0 fallen off the bus "
+							    "appears in the kernel log");
+	report_release(&rep);
+
+	/* a GPU NVML does not know, while it watched all it knows: doubtful too */
+	xw_report(&rep, "0000:99:00.0", 79, 200, 300);
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "knows no GPU at that address: doubtful");
+	report_release(&rep);
+	/* ... but not when one of the GPUs it knows was not watched then */
+	struct nvml_xid_drain *d2 = xw_drain(100, 500);
+	d2->gpus[1].rc = NVML_ERROR_NOT_SUPPORTED;
+	struct xid_watch w2;
+	xidwatch_init(&w2, "boot");
+	xidwatch_merge(&w2, d2);
+	xw_report(&rep, "0000:99:00.0", 79, 200, 300);
+	CHECK_INT(xidwatch_judge(&w2, &rep, 600, 3600), 0);
+	report_release(&rep);
+	xidwatch_release(&w2);
+	free(d2);
+	free(d);
+	xidwatch_release(&w);
+}
+
+TEST(xidwatch_drain_that_stopped_short_claims_no_watch)
+{
+	struct xid_watch w;
+	struct report rep;
+	xidwatch_init(&w, "boot");
+	/* flooded: events up to some moment unknown; the window must not be claimed */
+	struct nvml_xid_drain *d = xw_drain(100, 500);
+	d->flooded = true;
+	xidwatch_merge(&w, d);
+	CHECK_INT(w.gpus[0].nr_win, 0);
+	d->flooded = false;
+	d->wait_rc = NVML_ERROR_GPU_IS_LOST;
+	xidwatch_merge(&w, d);
+	CHECK_INT(w.gpus[0].nr_win, 0);
+	xw_report(&rep, "0000:18:00.0", 79, 200, 300);
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 0);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	report_release(&rep);
+
+	/* many worker restarts: at most XIDWATCH_MAX_WINDOWS, the oldest dropped */
+	for (int i = 0; i < 40; i++) {
+		struct nvml_xid_drain *r = xw_drain(1000 + 10 * i, 1005 + 10 * i);
+		xidwatch_merge(&w, r);
+		free(r);
+	}
+	CHECK_INT(w.gpus[0].nr_win, XIDWATCH_MAX_WINDOWS);
+	for (size_t i = 0; i < w.gpus[0].nr_win; i++)
+		CHECK(w.gpus[0].win[i].from >= 1000 + 10 * (40 - XIDWATCH_MAX_WINDOWS));
+	/* a gap between two workers is not watched time */
+	xw_report(&rep, "0000:18:00.0", 79, 1387, 1388);
+	CHECK_INT(xidwatch_judge(&w, &rep, 2000, 3600), 0);
+	report_release(&rep);
+
+	/* distinct Xids beyond the bound are counted, the record stays bounded */
+	for (unsigned i = 0; i < XIDWATCH_MAX_EVENTS + 50; i++) {
+		struct nvml_xid_drain *r = xw_drain(3000, 3001);
+		r->nr_ev = 1;
+		snprintf(r->ev[0].bdf, sizeof(r->ev[0].bdf), "0000:18:00.0");
+		r->ev[0].xid = 1000 + i;
+		r->ev[0].count = 2;
+		xidwatch_merge(&w, r);
+		free(r);
+	}
+	CHECK_INT(w.nr_ev, XIDWATCH_MAX_EVENTS);
+	CHECK_INT(w.dropped, 100);
+	/* and the file it makes parses back, whole */
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	xidwatch_serialize(&w, &text);
+	struct xid_watch back;
+	xidwatch_init(&back, "boot");
+	CHECK_MSG(xidwatch_parse(&back, text.buf, text.len, 4000, &err) == 0, "%s", err.buf);
+	CHECK_INT(back.nr_ev, XIDWATCH_MAX_EVENTS);
+	CHECK_INT(back.gpus[0].nr_win, XIDWATCH_MAX_WINDOWS);
+	/* read by a boot whose clock is younger than the record: set aside */
+	struct xid_watch young;
+	xidwatch_init(&young, "boot");
+	CHECK(xidwatch_parse(&young, text.buf, text.len, 500, &err) < 0);
+	CHECK_INT(young.nr_ev, 0);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	xidwatch_release(&back);
+	xidwatch_release(&young);
+	free(d);
+	xidwatch_release(&w);
+}
+
+/* What the worker sends is checked before it reaches a message: an address with a terminal
+ * escape or bidi control is refused, a count of 0 or a negative time too. */
+TEST(xidwatch_drain_json_refuses_what_is_no_address)
+{
+	static const char *const bad[] = {
+		"{\"rc\":0,\"since\":1,\"at\":2,\"gpus\":[{\"bdf\":\"0000:18:00.0\\u001b[31m\",\"rc\":0}],\"events\":[]}",
+		"{\"rc\":0,\"since\":1,\"at\":2,\"gpus\":[],\"events\":[{\"bdf\":\"0000:18:00.0\\u202e\",\"xid\":79,\"count\":1}]}",
+		"{\"rc\":0,\"since\":1,\"at\":2,\"gpus\":[],\"events\":[{\"bdf\":\"0000:18:00.0\",\"xid\":79,\"count\":0}]}",
+		"{\"rc\":0,\"since\":-1,\"at\":2,\"gpus\":[],\"events\":[]}",
+		"[1,2]",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct strbuf err = STRBUF_INIT;
+		struct nvml_xid_drain *d = xcalloc(1, sizeof(*d));
+		struct json_value *v = json_parse(bad[i], strlen(bad[i]), &err);
+		CHECK_MSG(v, "%zu: %s", i, err.buf);
+		CHECK_MSG(xidwatch_drain_from_json(v, d, &err) < 0, "%zu accepted", i);
+		json_free(v);
+		free(d);
+		strbuf_release(&err);
+	}
+}
+
+/* The log says a GPU reset cleared a sticky Xid 79 (a line anyone can forge); NVML reported the
+ * 79 and has watched that GPU without a break since (its worker holds the GPU: no reset can
+ * happen): the 79 stands. After a break in the watch (the worker was replaced, a reset was
+ * possible) the log's reset is believed. */
+TEST(xidwatch_reset_marker_does_not_clear_what_nvml_watched_since)
+{
+	struct xid_watch w;
+	struct report rep;
+	xidwatch_init(&w, "boot");
+	struct nvml_xid_drain *d = xw_drain(100, 300);
+	d->nr_ev = 1;
+	strlcpy_v(d->ev[0].bdf, "0000:18:00.0", sizeof(d->ev[0].bdf));
+	d->ev[0].xid = 79;
+	d->ev[0].count = 1;
+	xidwatch_merge(&w, d);
+	d->nr_ev = 0;
+	d->at = 500;
+	xidwatch_merge(&w, d);
+
+	xw_report(&rep, "0000:18:00.0", 79, 250, 250);
+	struct finding *f = &rep.results[1].findings[0];
+	f->status = STATUS_OK;
+	f->action = ACTION_NONE;
+	finding_detail(f, "state", "cleared by a GPU reset or re-initialisation");
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	CHECK_INT(xidwatch_judge(&w, &rep, 600, 3600), 1);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "unhealthy");
+	CHECK_CONTAINS(rep.results[1].findings[0].message, "the GPU reset the kernel log shows after "
+							    "it is doubtful");
+	report_release(&rep);
+
+	/* a new worker since (a new watch from 700): a reset could have happened in between */
+	struct nvml_xid_drain *n = xw_drain(700, 800);
+	xidwatch_merge(&w, n);
+	xw_report(&rep, "0000:18:00.0", 79, 250, 250);
+	f = &rep.results[1].findings[0];
+	f->status = STATUS_OK;
+	f->action = ACTION_NONE;
+	finding_detail(f, "state", "cleared by a GPU reset or re-initialisation");
+	report_finish(&rep);
+	CHECK_INT(xidwatch_judge(&w, &rep, 900, 3600), 0);
+	report_finish(&rep);
+	CHECK_STR(verdict_name(rep.verdict), "healthy");
+	report_release(&rep);
+	free(d);
+	free(n);
+	xidwatch_release(&w);
 }

@@ -46,6 +46,7 @@ TEST_TIMEOUT(fuzz_kernel_log_parser, 300) { run_target("kmsg"); }
 TEST_TIMEOUT(fuzz_json_parser, 300) { run_target("json"); }
 TEST_TIMEOUT(fuzz_config_parser, 300) { run_target("config"); }
 TEST_TIMEOUT(fuzz_statefile_parser, 300) { run_target("statefile"); }
+TEST_TIMEOUT(fuzz_nvml_xid_record, 300) { run_target("xidwatch"); }
 TEST_TIMEOUT(fuzz_steps_parser, 300) { run_target("steps"); }
 TEST_TIMEOUT(fuzz_evidence_judge, 300) { run_target("evidence"); }
 TEST_TIMEOUT(fuzz_rank_output_splitter, 300) { run_target("rankout"); }

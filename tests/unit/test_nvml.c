@@ -4,6 +4,7 @@
  * root, and snapshots that survive a round trip.
  */
 #include "../harness.h"
+#include "../../src/agent/xidwatch.h"
 #include "../../src/gpu/snapshot.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/strlist.h"
@@ -624,4 +625,90 @@ TEST(nvml_cli_root_finds_fake_next_to_vigil)
 	json_free(rep);
 	child_release(&c);
 	strbuf_release(&root);
+}
+
+/*
+ * NVML's Xid events through the shim (nvml_xid_drain()), new NVML and old (nvmlEventSetWait
+ * without _v2): GPUs that support the Xid event type are registered, one that does not is named
+ * NOT_SUPPORTED and never watched, what the driver raised comes back once, counted, for the
+ * address NVML gives the GPU; a wait error leaves the drain incomplete.
+ */
+static void xid_drain_case(const char *lib)
+{
+	static const char snap[] =
+		"vigil-nvml-snapshot 1\n"
+		"device_count 2\n"
+		"xid_event 0 79\n"
+		"xid_event 0 79\n"
+		"xid_event 1 48\n" /* GPU 1 is not registered: never served */
+		"[gpu 0]\n"
+		"pci_bus_id 00000000:18:00.0\n"
+		"pci_device_id 0x233510de\n"
+		"supported_event_types 0x8f\n"
+		"[gpu 1]\n"
+		"pci_bus_id 00000000:2A:00.0\n"
+		"pci_device_id 0x233510de\n";
+	struct nvml_host h;
+	use_snapshot(snap);
+	if (lib)
+		setenv("VIGIL_NVML_LIBRARY", lib, 1);
+	nvml_keep_open(true);
+	read_ok(&h);
+	CHECK(nvml_xid_ready());
+	struct nvml_xid_drain *d = xcalloc(1, sizeof(*d));
+	nvml_xid_drain(d);
+	CHECK_INT(d->rc, 0);
+	CHECK_INT(d->wait_rc, 0);
+	CHECK(!d->flooded && d->at >= d->since && d->since > 0);
+	CHECK_INT(d->nr_gpus, 2);
+	CHECK_STR(d->gpus[0].bdf, "0000:18:00.0");
+	CHECK_INT(d->gpus[0].rc, 0);
+	CHECK_STR(d->gpus[1].bdf, "0000:2a:00.0");
+	CHECK_INT(d->gpus[1].rc, NVML_ERROR_NOT_SUPPORTED);
+	CHECK_INT(d->nr_ev, 1);
+	CHECK_STR(d->ev[0].bdf, "0000:18:00.0");
+	CHECK_INT(d->ev[0].xid, 79);
+	CHECK_INT(d->ev[0].count, 2);
+	/* taken once: the next drain is empty, its window later */
+	double since = d->since;
+	nvml_xid_drain(d);
+	CHECK_INT(d->nr_ev, 0);
+	CHECK(d->since == since && d->at >= since);
+	free(d);
+	nvml_host_release(&h);
+}
+
+TEST(nvml_xid_events_are_drained_once_per_registered_gpu)
+{
+	xid_drain_case(NULL);
+}
+
+TEST(nvml_xid_events_through_an_old_nvml)
+{
+	xid_drain_case(legacy_library());
+}
+
+/* No NVML kept open (vigil check), or an NVML whose waits fail: no watch is claimed. */
+TEST(nvml_xid_drain_without_a_watch_claims_none)
+{
+	struct nvml_xid_drain *d = xcalloc(1, sizeof(*d));
+	nvml_xid_drain(d);
+	CHECK_INT(d->rc, NVML_ERROR_UNINITIALIZED);
+	CHECK(!nvml_xid_ready());
+	struct nvml_host h;
+	use_snapshot("vigil-nvml-snapshot 1\ndevice_count 1\nevent_wait !999\n[gpu 0]\n"
+		     "pci_bus_id 00000000:18:00.0\npci_device_id 0x233510de\nsupported_event_types 0x8\n");
+	nvml_keep_open(true);
+	read_ok(&h);
+	nvml_xid_drain(d);
+	CHECK_INT(d->rc, 0);
+	CHECK_INT(d->wait_rc, NVML_ERROR_UNKNOWN);
+	struct xid_watch w;
+	xidwatch_init(&w, "b");
+	xidwatch_merge(&w, d);
+	CHECK_INT(w.nr_gpus, 1);
+	CHECK_INT(w.gpus[0].nr_win, 0);
+	xidwatch_release(&w);
+	free(d);
+	nvml_host_release(&h);
 }
