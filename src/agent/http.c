@@ -563,6 +563,7 @@ const struct agent_sock_limits agent_sock_default_limits = {
 	.root_slots = AGENT_SOCK_ROOT_SLOTS,
 	.per_client = AGENT_SOCK_PER_CLIENT,
 	.deadline_ms = AGENT_SOCK_DEADLINE_MS,
+	.mode = AGENT_SOCK_MODE,
 };
 
 static void sock_drop(struct agent_sock *s, struct sock_conn *c)
@@ -639,7 +640,9 @@ static void sock_answer(struct agent_sock *s, struct sock_conn *c, bool complete
  * queue never fills with one client's connections while another waits behind them. */
 static void sock_accept(struct agent_sock *s)
 {
-	for (;;) {
+	/* A bounded batch: under a storm of connects the queue never empties, and the ones
+	 * already accepted must still be read and answered between batches. */
+	for (unsigned batch = 0; batch < s->lim.slots; batch++) {
 		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
@@ -829,9 +832,11 @@ static int sock_bind(struct agent_sock *s, struct strbuf *err)
 		return error_set(err, "'%s' changed under the agent", s->path);
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
-	/* Anyone may ask (who asks is known and shared out); until this chmod the umask's mode
-	 * can only be narrower; the name is safe to chmod: the directory is ours alone. */
-	if (chmod(s->path, AGENT_SOCK_MODE) < 0)
+	/* Who may connect at all is the file's mode (root only by default: a user who cannot
+	 * connect cannot fill the listen queue either); among those who may, SO_PEERCRED shares
+	 * the slots out. Until this chmod the umask's mode can only be narrower; the name is safe
+	 * to chmod: the directory is ours alone. */
+	if (chmod(s->path, s->lim.mode) < 0)
 		return error_set(err, "cannot set the mode of '%s': %s", s->path, strerror(errno));
 	if (listen(s->listen_fd, SOMAXCONN) < 0)
 		return error_set(err, "cannot listen on '%s': %s", s->path, strerror(errno));
@@ -844,6 +849,8 @@ struct agent_sock *agent_sock_start(struct agent *a, const char *path,
 	struct agent_sock *s = xcalloc(1, sizeof(*s));
 	s->a = a;
 	s->lim = lim ? *lim : agent_sock_default_limits;
+	if (!s->lim.mode)
+		s->lim.mode = AGENT_SOCK_MODE;
 	if (!s->lim.slots)
 		s->lim.slots = 1;
 	s->path = xstrdup(path);

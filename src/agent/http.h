@@ -13,10 +13,12 @@
  * kernel's socket table: every local user connects from 127.0.0.1) or a remote address.
  *
  * Apart from that pool, agent_sock_start() serves /health on a Unix socket with a server of its
- * own (one poll thread, AGENT_SOCK_SLOTS connections): the caller's uid comes from SO_PEERCRED,
- * each uid (each process, for root) holds at most AGENT_SOCK_PER_CLIENT connections, users
- * other than root share what AGENT_SOCK_ROOT_SLOTS leaves, so root's callers (slurmd's health
- * program, NPD) always find room; every connection gets one answer (HTTP/1.0, then closed) or
+ * own (one poll thread, AGENT_SOCK_SLOTS connections). Its file is root's, mode 0600: a user who
+ * may not connect cannot fill its listen queue with a storm of connects either (the kernel
+ * refuses them at the path, before the queue). Among those who may (a wider mode is for tests),
+ * the caller's uid comes from SO_PEERCRED, each uid (each process, for root) holds at most
+ * AGENT_SOCK_PER_CLIENT connections, users other than root share what AGENT_SOCK_ROOT_SLOTS
+ * leaves, so root's callers (slurmd's health program, NPD) always find room; every connection gets one answer (HTTP/1.0, then closed) or
  * is cut AGENT_SOCK_DEADLINE_MS after accept. A client that never reads its answer waits alone.
  *
  * Ownership: agent_http_stop() and agent_sock_stop() stop the threads and free the servers.
@@ -63,10 +65,11 @@ void agent_http_stop(struct agent_http *h);
 #define AGENT_SOCK_PER_CLIENT 4u
 #define AGENT_SOCK_DEADLINE_MS 2000u
 #define AGENT_SOCK_REQUEST_BYTES 4096u
-#define AGENT_SOCK_MODE 0666
+#define AGENT_SOCK_MODE 0600 /* root's callers only: see agent_sock_start */
 
 struct agent_sock_limits {
 	unsigned slots, root_slots, per_client, deadline_ms;
+	unsigned mode; /* of the socket's file; 0: AGENT_SOCK_MODE */
 };
 extern const struct agent_sock_limits agent_sock_default_limits;
 struct agent_sock;

@@ -696,7 +696,8 @@ TEST(agent_sock_answers_health_and_nothing_else)
 	CHECK_MSG(s, "cannot start: %s", err.buf);
 	struct stat st;
 	CHECK(lstat(path, &st) == 0 && S_ISSOCK(st.st_mode));
-	CHECK_INT(st.st_mode & 07777, AGENT_SOCK_MODE);
+	CHECK_INT(st.st_mode & 07777, 0600);
+	CHECK_INT(st.st_uid, geteuid());
 	CHECK_INT(unix_http(path, HEALTH_REQ, &body), 200);
 	struct json_value *j = json_parse(body.buf, body.len, &err);
 	CHECK_MSG(j, "/health is not JSON: %s\n%s", err.buf, body.buf);
@@ -785,7 +786,24 @@ TEST_TIMEOUT(agent_sock_answers_every_probe_while_others_flood, 90)
 	agent_loop(&a);
 	const char *dir = test_tmpdir();
 	char *path = sock_path_in(dir);
+	/* root's alone by default: another uid cannot even connect (nor queue connects) */
 	struct agent_sock *s = agent_sock_start(&a, path, NULL, &err);
+	CHECK_MSG(s, "cannot start: %s", err.buf);
+	pid_t kid = fork();
+	if (kid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(126);
+		int fd = flood_connect(0, path);
+		_exit(fd < 0 && errno == EACCES ? 0 : 1);
+	}
+	int kst;
+	waitpid(kid, &kst, 0);
+	CHECK_MSG(WIFEXITED(kst) && WEXITSTATUS(kst) == 0, "uid 65534 could connect: %d", kst);
+	agent_sock_stop(s);
+	/* widened to everyone, the shares hold: per uid, per process for root, root's reserve */
+	struct agent_sock_limits wide = agent_sock_default_limits;
+	wide.mode = 0666;
+	s = agent_sock_start(&a, path, &wide, &err);
 	CHECK_MSG(s, "cannot start: %s", err.buf);
 	int pp[2];
 	CHECK(pipe(pp) == 0);
@@ -1214,13 +1232,29 @@ TEST_TIMEOUT(agent_daemon_answers_health_on_its_socket, 60)
 	if (geteuid() == 0) {
 		int pp[2];
 		CHECK(pipe(pp) == 0);
-		pid_t fl = flooder(65534, 0, sock.buf, 300, pp[1]);
+		/* another root process trickling on 300 connections, and two storming
+		 * connect-and-close as fast as they can: the accept loop takes a bounded batch
+		 * between answers, so the queue moving never starves the ones accepted */
+		pid_t fl = flooder(0, 0, sock.buf, 300, pp[1]);
 		char c;
 		CHECK(read(pp[0], &c, 1) == 1);
+		pid_t storm[2];
+		for (int k = 0; k < 2; k++) {
+			storm[k] = fork();
+			if (storm[k] == 0)
+				for (;;) {
+					int fd = flood_connect(0, sock.buf);
+					if (fd >= 0)
+						close(fd);
+				}
+		}
+		usleep(100000);
 		int answered = 0;
 		for (int i = 0; i < 18; i++)
 			answered += unix_http(sock.buf, HEALTH_REQ, &body) == 200;
 		stop_flooder(fl);
+		for (int k = 0; k < 2; k++)
+			stop_flooder(storm[k]);
 		CHECK_INT(answered, 18);
 		close(pp[0]);
 		close(pp[1]);
