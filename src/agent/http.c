@@ -342,8 +342,13 @@ static void cut(struct conn_slot *c)
 	struct stat st;
 	/* the fd is still the socket it was (MHD closes it only after telling us, under our
 	 * lock; the inode guards against a number reused all the same) */
-	if (fstat(c->fd, &st) == 0 && st.st_ino == c->ino)
+	if (fstat(c->fd, &st) == 0 && st.st_ino == c->ino) {
+		/* a reset at close, not an orderly end: a slow reader would go on reading what
+		 * the kernel still holds for it long after its slot was freed */
+		struct linger l = { 1, 0 };
+		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
 		shutdown(c->fd, SHUT_RDWR);
+	}
 }
 
 /*
