@@ -46,6 +46,28 @@ enum MHD_DaemonInfoType {
 #define MHD_OPTION_CONNECTION_TIMEOUT 3
 #define MHD_OPTION_PER_IP_CONNECTION_LIMIT 5
 #define MHD_OPTION_SOCK_ADDR 6
+#define MHD_OPTION_NOTIFY_CONNECTION 27 /* takes a MHD_NotifyConnectionCallback and its cls */
+
+enum MHD_ConnectionNotificationCode {
+	MHD_CONNECTION_NOTIFY_STARTED = 0,
+	MHD_CONNECTION_NOTIFY_CLOSED = 1,
+};
+
+enum MHD_ConnectionInfoType {
+	MHD_CONNECTION_INFO_CIPHER_ALGO = 0,
+	MHD_CONNECTION_INFO_PROTOCOL = 1,
+	MHD_CONNECTION_INFO_CLIENT_ADDRESS = 2,
+	MHD_CONNECTION_INFO_GNUTLS_SESSION = 3,
+	MHD_CONNECTION_INFO_GNUTLS_CLIENT_CERT = 4,
+	MHD_CONNECTION_INFO_DAEMON = 5,
+	MHD_CONNECTION_INFO_CONNECTION_FD = 6,
+};
+
+/* Only the fields the agent reads; every field of the real union sits at offset 0. */
+union MHD_ConnectionInfo {
+	int connect_fd;
+	struct sockaddr *client_addr;
+};
 
 #define MHD_HTTP_OK 200
 #define MHD_HTTP_NOT_FOUND 404
@@ -67,5 +89,8 @@ typedef enum MHD_Result (*MHD_AccessHandlerCallback)(void *cls, struct MHD_Conne
 						      const char *url, const char *method,
 						      const char *version, const char *upload_data,
 						      size_t *upload_data_size, void **con_cls);
+typedef void (*MHD_NotifyConnectionCallback)(void *cls, struct MHD_Connection *connection,
+					     void **socket_context,
+					     enum MHD_ConnectionNotificationCode toe);
 
 #endif

@@ -31,6 +31,8 @@ static const char agent_usage[] =
 	"  --interval S        seconds between cycles (agent.interval, default 60)\n"
 	"  --jitter S          random +- seconds on each interval (agent.jitter, default interval/10)\n"
 	"  --listen ADDR:PORT  HTTP address (agent.listen, default 127.0.0.1:9847; 'off': none)\n"
+	"  --socket PATH       /health on a Unix socket, apart from the HTTP connections\n"
+	"                      (agent.socket, default STATE/agent.sock; 'off': none)\n"
 	"  --prom FILE         Prometheus textfile, written atomically each cycle (agent.prom)\n"
 	"  --timeout S         bound for one cycle of checks (agent.timeout, default 30)\n"
 	"  --once              one cycle, then exit with its verdict's status\n"
@@ -45,7 +47,7 @@ static const char agent_usage[] =
 	"  0 healthy, 1 unhealthy, 3 could not tell; 2 usage error (bad option, cannot listen).\n";
 
 enum { OPT_ROOT = 256, OPT_CONFIG, OPT_STATE, OPT_HOST, OPT_ONLY, OPT_SKIP, OPT_INTERVAL,
-       OPT_JITTER, OPT_LISTEN, OPT_PROM, OPT_TIMEOUT, OPT_ONCE, OPT_CYCLES };
+       OPT_JITTER, OPT_LISTEN, OPT_SOCKET, OPT_PROM, OPT_TIMEOUT, OPT_ONCE, OPT_CYCLES };
 
 static const struct option agent_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -58,6 +60,7 @@ static const struct option agent_opts[] = {
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "jitter", required_argument, NULL, OPT_JITTER },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
 	{ "prom", required_argument, NULL, OPT_PROM },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "once", no_argument, NULL, OPT_ONCE },
@@ -69,7 +72,7 @@ static const struct option agent_opts[] = {
 struct agent_args {
 	struct host_env he;
 	struct strlist only, skip, sets;
-	const char *interval, *jitter, *listen, *prom, *timeout;
+	const char *interval, *jitter, *listen, *socket, *prom, *timeout;
 	bool once;
 	uint64_t cycles;
 };
@@ -254,6 +257,7 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 		case OPT_INTERVAL: a->interval = optarg; break;
 		case OPT_JITTER: a->jitter = optarg; break;
 		case OPT_LISTEN: a->listen = optarg; break;
+		case OPT_SOCKET: a->socket = optarg; break;
 		case OPT_PROM: a->prom = optarg; break;
 		case OPT_TIMEOUT: a->timeout = optarg; break;
 		case OPT_ONCE: a->once = true; break;
@@ -307,7 +311,8 @@ int cmd_agent(int argc, char **argv)
 	struct agent ag;
 	struct agent_settings set;
 	struct agent_http *http = NULL;
-	struct strbuf err = STRBUF_INIT, boot = STRBUF_INIT;
+	struct agent_sock *sock = NULL;
+	struct strbuf err = STRBUF_INIT, boot = STRBUF_INIT, sock_path = STRBUF_INIT;
 	int ret = EXIT_USAGE;
 	bool have_agent = false;
 
@@ -355,6 +360,15 @@ int cmd_agent(int argc, char **argv)
 	const char *listen = a.listen ? a.listen : config_get(cfg, "agent", "listen");
 	if (!listen)
 		listen = "127.0.0.1:9847";
+	/* The socket lives beside the state (a directory only root writes): Slurm's and NPD's
+	 * callers reach /health there whatever holds the HTTP connections. */
+	const char *spath = a.socket ? a.socket : config_get(cfg, "agent", "socket");
+	if (spath)
+		strbuf_addstr(&sock_path, spath);
+	else if (a.he.state_dir)
+		strbuf_addf(&sock_path, "%s/agent.sock", a.he.state_dir);
+	if (!sock_path.len || !strcmp(sock_path.buf, "off"))
+		strbuf_reset(&sock_path);
 
 	agent_init(&ag, &set, &agent_real_ops, NULL);
 	have_agent = true;
@@ -403,9 +417,31 @@ int cmd_agent(int argc, char **argv)
 			goto out_agent;
 		}
 	}
-	fprintf(stderr, "vigil agent: %s: checks every %g s (+-%g s), state in %s%s%s%s%s\n",
+	if (sock_path.len) {
+		sigset_t block, orig;
+		sigemptyset(&block);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGINT);
+		pthread_sigmask(SIG_BLOCK, &block, &orig);
+		/* the state directory first: the socket's name goes in it */
+		if (a.he.state_dir && !a.socket && !config_get(cfg, "agent", "socket"))
+			mkdir_p(a.he.state_dir, 0755, NULL);
+		sock = agent_sock_start(&ag, sock_path.buf, NULL, &err);
+		pthread_sigmask(SIG_SETMASK, &orig, NULL);
+		/* A socket asked for by name that cannot be had is a usage error; the default one
+		 * (beside the state, which may be a full or odd disk) only costs its /health,
+		 * never the checks, the cache or HTTP. */
+		if (!sock && (a.socket || config_get(cfg, "agent", "socket"))) {
+			fprintf(stderr, "vigil agent: %s\n", err.buf);
+			goto out_agent;
+		}
+		if (!sock)
+			fprintf(stderr, "vigil agent: no /health socket: %s; going on\n", err.buf);
+	}
+	fprintf(stderr, "vigil agent: %s: checks every %g s (+-%g s), state in %s%s%s%s%s%s%s\n",
 		a.he.host, interval, set.jitter_s, set.state_dir ? set.state_dir : "(none)",
 		http ? ", serving http://" : "", http ? listen : "", http ? "/metrics" : "",
+		sock ? ", /health on " : "", sock ? sock_path.buf : "",
 		set.boot_id ? "" : " (no boot id: no history)");
 	agent_loop(&ag);
 	ret = EXIT_HEALTHY;
@@ -414,6 +450,7 @@ int cmd_agent(int argc, char **argv)
 	fprintf(stderr, "vigil agent: stopping after %llu cycles: %s\n",
 		(unsigned long long)ag.cycles, ag.have_latest ? ag.latest.reason : "no result");
 out_agent:
+	agent_sock_stop(sock);
 	agent_http_stop(http);
 	if (have_agent) {
 		gpu_worker_release(&carg.gpu);
@@ -427,5 +464,6 @@ out:
 	strlist_release(&a.sets);
 	strbuf_release(&err);
 	strbuf_release(&boot);
+	strbuf_release(&sock_path);
 	return ret;
 }

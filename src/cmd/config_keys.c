@@ -119,6 +119,9 @@ const struct config_key config_keys_fixed[] = {
 	  "reboots a hardware finding may survive before INSPECT_HARDWARE (default 2; 0 never)" },
 	{ "agent.listen", CONFIG_STRING, 0, 0, 0, NULL, "agent",
 	  "address:port of /metrics and /health, or off (default 127.0.0.1:9847)" },
+	{ "agent.socket", CONFIG_STRING, 0, 0, 0, NULL, "agent",
+	  "Unix socket serving /health apart from the HTTP connections, or off (default "
+	  "STATE/agent.sock)" },
 	{ "agent.prom", CONFIG_STRING, 0, 0, 0, NULL, "agent",
 	  "also write Prometheus text to this file each cycle" },
 	{ "agent.gpu-worker", CONFIG_BOOL, 0, 0, 0, NULL, "agent",

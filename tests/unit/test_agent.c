@@ -21,7 +21,9 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -455,52 +457,449 @@ TEST(agent_http_serves_metrics_and_health)
 	agent_release(&a);
 }
 
-/* A local user holds connections open with a request that never ends. Everyone on this host
- * comes from 127.0.0.1, so only enough slots and a short idle timeout keep /health answering. */
-#define SLOW_CLIENTS 200
-TEST_TIMEOUT(agent_http_answers_health_while_slow_clients_hold_connections, 90)
+/* ---- denial of service: tricklers and floods ---- */
+
+/* One request on a Unix socket; the status, the body in *body; -1 when no answer came. */
+static int unix_http(const char *path, const char *req, struct strbuf *body)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	strbuf_reset(body);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	size_t n = strlen(req);
+	if (write(fd, req, n) != (ssize_t)n) {
+		close(fd);
+		return -1;
+	}
+	struct strbuf all = STRBUF_INIT;
+	char buf[4096];
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		ssize_t got = read(fd, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		strbuf_add(&all, buf, (size_t)got);
+	}
+	close(fd);
+	int code = -1;
+	if (sscanf(all.buf, "HTTP/1.%*d %d", &code) != 1)
+		code = -1;
+	const char *sep = strstr(all.buf, "\r\n\r\n");
+	if (sep)
+		strbuf_addstr(body, sep + 4);
+	strbuf_release(&all);
+	return code;
+}
+
+#define HEALTH_REQ "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+static int flood_connect(unsigned port, const char *upath)
+{
+	int fd;
+	if (upath) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", upath);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+			close(fd);
+			return -1;
+		}
+	} else {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	static const char partial[] = "GET /health HTTP/1.1\r\nHost: localhost\r\n";
+	if (fd >= 0 && send(fd, partial, sizeof(partial) - 1, MSG_NOSIGNAL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A hostile local process, as uid (when not 0): holds n connections to the TCP port or the
+ * Unix socket, each sending a header line now and then so that it is never idle, and opens a
+ * new one for each the server cuts, until killed. Says 'r' on ready once the first n are open.
+ */
+static pid_t flooder(uid_t uid, unsigned port, const char *upath, unsigned n, int ready)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	if (uid && (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
+		_exit(126);
+	int *fds = calloc(n, sizeof(int));
+	for (unsigned i = 0; i < n; i++)
+		fds[i] = flood_connect(port, upath);
+	if (write(ready, "r", 1) != 1)
+		_exit(125);
+	for (;;) {
+		usleep(200000);
+		for (unsigned i = 0; i < n; i++) {
+			char c;
+			if (fds[i] >= 0 && recv(fds[i], &c, 1, MSG_DONTWAIT) == 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+			if (fds[i] < 0)
+				fds[i] = flood_connect(port, upath);
+			else if (send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+	}
+}
+
+static void stop_flooder(pid_t pid)
+{
+	int st;
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+/* Whether the server cut fd (EOF or reset) while we kept sending a header line on it. */
+static bool cut_while_trickling(int fd, unsigned max_lines)
+{
+	for (unsigned i = 0; i < max_lines; i++) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 50) == 1) {
+			char c;
+			ssize_t n = recv(fd, &c, 1, 0);
+			if (n <= 0)
+				return true;
+		}
+		if (send(fd, "X-Trickle: 1\r\n", 14, MSG_NOSIGNAL) < 0)
+			return true;
+	}
+	return false;
+}
+
+/* A header line every 50 ms never lets MHD's idle timeout fire; the deadline from accept does. */
+TEST(agent_http_cuts_a_trickler_at_the_deadline)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	struct agent_http_limits lim = { .connections = 64, .per_client = 0, .deadline_ms = 300 };
+	struct agent_http *h = agent_http_start_limits(&a, "127.0.0.1:0", &lim, &err);
+	CHECK_MSG(h, "cannot start: %s", err.buf);
+	int fd = flood_connect(agent_http_port(h), NULL);
+	CHECK(fd >= 0);
+	/* 400 lines at 50 ms: 20 s, 66 deadlines */
+	CHECK_MSG(cut_while_trickling(fd, 400), "a trickling connection was never cut");
+	uint64_t cut, refused;
+	agent_http_counts(h, &cut, &refused);
+	CHECK_INT(cut, 1);
+	close(fd);
+	agent_http_stop(h);
+	strbuf_release(&err);
+	agent_release(&a);
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		SKIP("needs root, to flood as another uid");
+}
+
+/*
+ * Another local user (uid 65534) holds three times the pool's connections, trickling, and opens
+ * a new one for each cut: every one of root's probes over TCP is still answered, because one
+ * uid (found through the kernel's socket table, all of them come from 127.0.0.1) holds at most
+ * its share of the pool.
+ */
+TEST_TIMEOUT(agent_http_answers_every_probe_while_another_user_floods, 90)
+{
+	need_root();
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	struct agent_http_limits lim = { .connections = 64, .per_client = 16, .deadline_ms = 0 };
+	struct agent_http *h = agent_http_start_limits(&a, "127.0.0.1:0", &lim, &err);
+	CHECK_MSG(h, "cannot start: %s", err.buf);
+	int pp[2];
+	CHECK(pipe(pp) == 0);
+	pid_t fl = flooder(65534, agent_http_port(h), NULL, 192, pp[1]);
+	char c;
+	CHECK(read(pp[0], &c, 1) == 1);
+	int answered = 0;
+	for (int i = 0; i < 18; i++)
+		if (test_http(agent_http_port(h), "GET", "/health", &body) == 200 &&
+		    strstr(body.buf, "\"verdict\":\"healthy\""))
+			answered++;
+	uint64_t cut, refused;
+	agent_http_counts(h, &cut, &refused);
+	stop_flooder(fl);
+	CHECK_INT(answered, 18);
+	CHECK_MSG(refused > 0, "the flood was never held to its share");
+	close(pp[0]);
+	close(pp[1]);
+	agent_http_stop(h);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	agent_release(&a);
+}
+
+/* Other uids reach a socket under dir only through directories they may search: the harness's
+ * root is mkdtemp's 0700, so it gets search (not read, not write) for others. */
+static void searchable(const char *dir)
+{
+	char *up = xstrdup(dir);
+	char *slash = strrchr(up, '/');
+	if (slash && slash != up) {
+		*slash = '\0';
+		chmod(up, 0711);
+	}
+	free(up);
+}
+
+static char *sock_path_in(const char *dir)
+{
+	searchable(dir);
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, "%s/s/agent.sock", dir);
+	struct strbuf d = STRBUF_INIT;
+	strbuf_addf(&d, "%s/s", dir);
+	mkdir(d.buf, 0755);
+	strbuf_release(&d);
+	return strbuf_detach(&p, NULL);
+}
+
+TEST(agent_sock_answers_health_and_nothing_else)
 {
 	struct agent a;
 	struct vclock v;
 	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
-	static int fds[SLOW_CLIENTS];
 	vagent(&a, &v, NULL, 1);
 	v.wall = wall_seconds();
 	agent_loop(&a);
-	struct agent_http *h = agent_http_start(&a, "127.0.0.1:0", &err);
-	CHECK_MSG(h, "cannot start: %s", err.buf);
-	unsigned port = agent_http_port(h);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	static const char partial[] = "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
-	int held = 0;
-	for (int i = 0; i < SLOW_CLIENTS; i++) {
-		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		CHECK(fds[i] >= 0);
-		if (connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-		    write(fds[i], partial, sizeof(partial) - 1) == (ssize_t)(sizeof(partial) - 1))
-			held++;
+	char *path = sock_path_in(test_tmpdir());
+	struct agent_sock *s = agent_sock_start(&a, path, NULL, &err);
+	CHECK_MSG(s, "cannot start: %s", err.buf);
+	struct stat st;
+	CHECK(lstat(path, &st) == 0 && S_ISSOCK(st.st_mode));
+	CHECK_INT(st.st_mode & 07777, 0600);
+	CHECK_INT(st.st_uid, geteuid());
+	CHECK_INT(unix_http(path, HEALTH_REQ, &body), 200);
+	struct json_value *j = json_parse(body.buf, body.len, &err);
+	CHECK_MSG(j, "/health is not JSON: %s\n%s", err.buf, body.buf);
+	CHECK_STR(json_get_string(j, "verdict"), "healthy");
+	json_free(j);
+	CHECK_INT(unix_http(path, "GET /metrics HTTP/1.0\r\n\r\n", &body), 404);
+	CHECK_INT(unix_http(path, "POST /health HTTP/1.0\r\n\r\n", &body), 405);
+	CHECK_INT(unix_http(path, "GET /health?x=1 HTTP/1.0\n\n", &body), 200);
+	/* huge headers: a clear refusal, never more memory */
+	struct strbuf huge = STRBUF_INIT;
+	strbuf_addstr(&huge, "GET /health HTTP/1.1\r\n");
+	for (int i = 0; i < 200; i++)
+		strbuf_addstr(&huge, "X-Big: 0123456789012345678901234567890123456789\r\n");
+	CHECK_INT(unix_http(path, huge.buf, &body), 431);
+	strbuf_release(&huge);
+	v.next = STATUS_FAIL;
+	agent_loop(&a);
+	CHECK_INT(unix_http(path, HEALTH_REQ, &body), 200);
+	CHECK_CONTAINS(body.buf, "\"verdict\":\"unhealthy\"");
+	agent_sock_stop(s);
+	CHECK_MSG(lstat(path, &st) < 0 && errno == ENOENT, "the socket's name is left behind");
+	free(path);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	agent_release(&a);
+}
+
+TEST(agent_sock_cuts_a_trickler_and_a_client_that_never_reads)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	char *path = sock_path_in(test_tmpdir());
+	struct agent_sock_limits lim = agent_sock_default_limits;
+	lim.deadline_ms = 300;
+	struct agent_sock *s = agent_sock_start(&a, path, &lim, &err);
+	CHECK_MSG(s, "cannot start: %s", err.buf);
+	int fd = flood_connect(0, path);
+	CHECK(fd >= 0);
+	CHECK_MSG(cut_while_trickling(fd, 400), "a trickling connection was never cut");
+	close(fd);
+	/* asks, never reads, never closes; with a tiny receive buffer the answer stays queued */
+	int quiet[3];
+	for (int i = 0; i < 3; i++) {
+		quiet[i] = flood_connect(0, path);
+		CHECK(quiet[i] >= 0);
+		CHECK(send(quiet[i], "\r\n", 2, MSG_NOSIGNAL) == 2);
 	}
-	CHECK_INT(held, SLOW_CLIENTS);
-	/* they are all inside the server now, not in the kernel's backlog */
-	usleep(300000);
-	CHECK_INT(test_http(port, "GET", "/health", &body), 200);
-	CHECK_CONTAINS(body.buf, "\"verdict\":\"healthy\"");
-	CHECK_INT(test_http(port, "GET", "/metrics", &body), 200);
-	CHECK_CONTAINS(body.buf, "vigil_healthy 1\n");
-	/* and the server drops the held connections once they sit idle */
-	int closed = 0;
-	uint64_t end = mono_ms() + 60000;
-	for (int i = 0; i < SLOW_CLIENTS && mono_ms() < end; i++) {
-		struct pollfd p = { fds[i], POLLIN, 0 };
-		char c;
-		if (poll(&p, 1, (int)(end - mono_ms())) == 1 && read(fds[i], &c, 1) <= 0)
-			closed++;
+	/* half-open: the request, then our side's write shut */
+	int half = flood_connect(0, path);
+	CHECK(half >= 0);
+	CHECK(send(half, "\r\n", 2, MSG_NOSIGNAL) == 2);
+	shutdown(half, SHUT_WR);
+	for (int i = 0; i < 10; i++)
+		CHECK_INT(unix_http(path, HEALTH_REQ, &body), 200);
+	char buf[256];
+	struct pollfd p = { half, POLLIN, 0 };
+	CHECK(poll(&p, 1, 5000) == 1 && read(half, buf, sizeof(buf)) > 0);
+	CHECK(!strncmp(buf, "HTTP/1.0 200", 12));
+	for (int i = 0; i < 3; i++)
+		close(quiet[i]);
+	close(half);
+	uint64_t answered, refused, cut;
+	agent_sock_counts(s, &answered, &refused, &cut);
+	CHECK(cut >= 1);
+	agent_sock_stop(s);
+	free(path);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	agent_release(&a);
+}
+
+/* Floods on the socket, from another uid and from another root process: root's probe is
+ * answered every time (per-uid shares, root's reserve, per process for root). */
+TEST_TIMEOUT(agent_sock_answers_every_probe_while_others_flood, 90)
+{
+	need_root();
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	const char *dir = test_tmpdir();
+	char *path = sock_path_in(dir);
+	/* root's alone by default: another uid cannot even connect (nor queue connects) */
+	struct agent_sock *s = agent_sock_start(&a, path, NULL, &err);
+	CHECK_MSG(s, "cannot start: %s", err.buf);
+	pid_t kid = fork();
+	if (kid == 0) {
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(126);
+		int fd = flood_connect(0, path);
+		_exit(fd < 0 && errno == EACCES ? 0 : 1);
 	}
-	CHECK_INT(closed, SLOW_CLIENTS);
-	for (int i = 0; i < SLOW_CLIENTS; i++)
-		close(fds[i]);
-	agent_http_stop(h);
+	int kst;
+	waitpid(kid, &kst, 0);
+	CHECK_MSG(WIFEXITED(kst) && WEXITSTATUS(kst) == 0, "uid 65534 could connect: %d", kst);
+	agent_sock_stop(s);
+	/* widened to everyone, the shares hold: per uid, per process for root, root's reserve */
+	struct agent_sock_limits wide = agent_sock_default_limits;
+	wide.mode = 0666;
+	s = agent_sock_start(&a, path, &wide, &err);
+	CHECK_MSG(s, "cannot start: %s", err.buf);
+	int pp[2];
+	CHECK(pipe(pp) == 0);
+	pid_t fl[3];
+	char c;
+	uint64_t ans, refused, cut;
+	/* the other uid's flood reaches the server (and is held to its share) */
+	fl[0] = flooder(65534, 0, path, 200, pp[1]);
+	CHECK(read(pp[0], &c, 1) == 1);
+	for (int i = 0; i < 100; i++) {
+		agent_sock_counts(s, &ans, &refused, &cut);
+		if (refused > 0)
+			break;
+		usleep(20000);
+	}
+	CHECK_MSG(refused > 0, "uid 65534's flood never reached the socket");
+	fl[1] = flooder(65533, 0, path, 200, pp[1]);
+	fl[2] = flooder(0, 0, path, 200, pp[1]);
+	for (int i = 0; i < 2; i++)
+		CHECK(read(pp[0], &c, 1) == 1);
+	int answered = 0;
+	for (int i = 0; i < 18; i++)
+		if (unix_http(path, HEALTH_REQ, &body) == 200 &&
+		    strstr(body.buf, "\"verdict\":\"healthy\""))
+			answered++;
+	agent_sock_counts(s, &ans, &refused, &cut);
+	for (int i = 0; i < 3; i++)
+		stop_flooder(fl[i]);
+	CHECK_INT(answered, 18);
+	CHECK_MSG(refused > 0, "the floods were never held to their shares");
+	close(pp[0]);
+	close(pp[1]);
+	agent_sock_stop(s);
+	free(path);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	agent_release(&a);
+}
+
+/* What sits at the socket's path before the agent starts decides nothing. */
+TEST(agent_sock_refuses_a_planted_name_and_an_open_directory)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	const char *dir = test_tmpdir();
+	char *path = sock_path_in(dir);
+	struct strbuf victim = STRBUF_INIT;
+	strbuf_addf(&victim, "%s/victim", dir);
+	test_write(dir, "victim", "keep\n");
+	/* a link to a file elsewhere */
+	CHECK(symlink(victim.buf, path) == 0);
+	CHECK(!agent_sock_start(&a, path, NULL, &err));
+	CHECK_CONTAINS(err.buf, "is not a socket of this agent's user");
+	char *kept = read_all(victim.buf);
+	CHECK_STR(kept, "keep\n");
+	free(kept);
+	unlink(path);
+	/* a dangling link, a plain file, a directory */
+	CHECK(symlink("/nonexistent/x", path) == 0);
+	CHECK(!agent_sock_start(&a, path, NULL, &err));
+	CHECK_CONTAINS(err.buf, "not replaced");
+	unlink(path);
+	test_write(dir, "s/agent.sock", "x");
+	CHECK(!agent_sock_start(&a, path, NULL, &err));
+	unlink(path);
+	CHECK(mkdir(path, 0755) == 0);
+	CHECK(!agent_sock_start(&a, path, NULL, &err));
+	rmdir(path);
+	/* a directory anyone may write: someone could plant the name between our steps */
+	struct strbuf open_dir = STRBUF_INIT;
+	strbuf_addf(&open_dir, "%s/s", dir);
+	CHECK(chmod(open_dir.buf, 01777) == 0);
+	CHECK(!agent_sock_start(&a, path, NULL, &err));
+	CHECK_CONTAINS(err.buf, "writable by others");
+	CHECK(chmod(open_dir.buf, 0755) == 0);
+	/* a stale socket of ours (an agent that died) is replaced; a live one is refused */
+	struct agent_sock *s1 = agent_sock_start(&a, path, NULL, &err);
+	CHECK_MSG(s1, "cannot start: %s", err.buf);
+	CHECK(!agent_sock_start(&a, path, NULL, &err));
+	CHECK_CONTAINS(err.buf, "another agent serves");
+	agent_sock_stop(s1);
+	int stale = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	CHECK(bind(stale, (struct sockaddr *)&sun, sizeof(sun)) == 0);
+	close(stale);
+	struct agent_sock *s2 = agent_sock_start(&a, path, NULL, &err);
+	CHECK_MSG(s2, "a stale socket was not replaced: %s", err.buf);
+	CHECK_INT(unix_http(path, HEALTH_REQ, &body), 200);
+	agent_sock_stop(s2);
+	free(path);
+	strbuf_release(&victim);
+	strbuf_release(&open_dir);
 	strbuf_release(&err);
 	strbuf_release(&body);
 	agent_release(&a);
@@ -795,6 +1194,106 @@ TEST(agent_daemon_serves_and_stops_on_sigterm)
 	strbuf_release(&state);
 	strbuf_release(&listen);
 	strbuf_release(&body);
+}
+
+/* Through the binary: /health on STATE/agent.sock while another user holds the HTTP pool's
+ * worth of trickling connections; a name planted at the socket's path stops the agent. */
+TEST_TIMEOUT(agent_daemon_answers_health_on_its_socket, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, sock = STRBUF_INIT,
+		      body = STRBUF_INIT, log = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", dir);
+	strbuf_addf(&state, "%s/state", dir);
+	strbuf_addf(&sock, "%s/agent.sock", state.buf);
+	strbuf_addf(&log, "%s/agent.log", dir);
+	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
+	searchable(dir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *argv[] = { test_vigil_bin(), "agent", "--only", "kernel", "--root",
+				       root.buf, "--state-dir", state.buf, "--listen", "off",
+				       "--interval", "1", NULL };
+		int fd = open(log.buf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int code = -1;
+	for (int i = 0; i < 100 && code != 200; i++) {
+		usleep(50000);
+		code = unix_http(sock.buf, HEALTH_REQ, &body);
+	}
+	CHECK_INT(code, 200);
+	for (int i = 0; i < 100 && !strstr(body.buf, "\"verdict\":\"healthy\""); i++) {
+		usleep(50000);
+		unix_http(sock.buf, HEALTH_REQ, &body);
+	}
+	CHECK_CONTAINS(body.buf, "\"verdict\":\"healthy\"");
+	if (geteuid() == 0) {
+		int pp[2];
+		CHECK(pipe(pp) == 0);
+		/* another root process trickling on 300 connections, and two storming
+		 * connect-and-close as fast as they can: the accept loop takes a bounded batch
+		 * between answers, so the queue moving never starves the ones accepted */
+		pid_t fl = flooder(0, 0, sock.buf, 300, pp[1]);
+		char c;
+		CHECK(read(pp[0], &c, 1) == 1);
+		pid_t storm[2];
+		for (int k = 0; k < 2; k++) {
+			storm[k] = fork();
+			if (storm[k] == 0)
+				for (;;) {
+					int fd = flood_connect(0, sock.buf);
+					if (fd >= 0)
+						close(fd);
+				}
+		}
+		usleep(100000);
+		int answered = 0;
+		for (int i = 0; i < 18; i++)
+			answered += unix_http(sock.buf, HEALTH_REQ, &body) == 200;
+		stop_flooder(fl);
+		for (int k = 0; k < 2; k++)
+			stop_flooder(storm[k]);
+		CHECK_INT(answered, 18);
+		close(pp[0]);
+		close(pp[1]);
+	}
+	kill(pid, SIGTERM);
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	struct stat sst;
+	CHECK_MSG(lstat(sock.buf, &sst) < 0, "the socket's name is left after the agent stopped");
+	/* a link planted where the socket goes: never followed; asked for by name, the agent
+	 * refuses to start; at the default place, it runs without the socket and says why */
+	test_write(dir, "target", "keep\n");
+	struct strbuf target = STRBUF_INIT;
+	strbuf_addf(&target, "%s/target", dir);
+	CHECK(symlink(target.buf, sock.buf) == 0);
+	const char *args[] = { "agent", "--only", "kernel", "--root", root.buf, "--state-dir",
+			       state.buf, "--listen", "off", "--once", "--socket", sock.buf, NULL };
+	struct child ch;
+	test_run_vigil(&ch, args, NULL);
+	CHECK_INT(ch.exit_code, 2);
+	CHECK_CONTAINS(ch.err.buf, "is not a socket of this agent's user: not replaced");
+	child_release(&ch);
+	args[10] = NULL;
+	test_run_vigil(&ch, args, NULL);
+	CHECK_INT(ch.exit_code, 0);
+	CHECK_CONTAINS(ch.err.buf, "vigil agent: no /health socket: '");
+	CHECK(lstat(sock.buf, &sst) == 0 && S_ISLNK(sst.st_mode));
+	char *kept = read_all(target.buf);
+	CHECK_STR(kept, "keep\n");
+	free(kept);
+	child_release(&ch);
+	strbuf_release(&target);
+	strbuf_release(&root);
+	strbuf_release(&state);
+	strbuf_release(&sock);
+	strbuf_release(&body);
+	strbuf_release(&log);
 }
 
 /* The journal line names the verdict once: "healthy (...)", "unknown: ...", never twice. */
