@@ -223,6 +223,9 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 		if (r->has & DROW_STEP_TIME)
 			t = r->step_time;
 		else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
+			 r->time < prev->time && !out->backwards++)
+			out->backwards_line = r->line;
+		else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
 			 r->time >= prev->time)
 			/* 0 (two lines read at once) is kept for dejitter(), which pairs it
 			 * with the long one before it or drops it */
@@ -240,6 +243,37 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 	*n_out = n;
 	dejitter(*st, derived, *exec, n);
 	free(derived);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The resolution the values are written at: the greatest common divisor of them in
+ * microseconds (vigil run's journal writes ms, many trainers 0.1 s or whole seconds). Times
+ * stamped at 1 ms around 20 ms steps make a perfectly steady run's step times 20 or 21 ms:
+ * 5 % of spread that is the clock's, not the run's. 0 when nothing was read.
+ */
+static double resolution_of(const struct diag_rows *rows, bool of_time)
+{
+	uint64_t g = 0;
+	for (size_t i = 0; i < rows->nr && g != 1; i++) {
+		const struct diag_row *r = &rows->v[i];
+		if (!(r->has & (of_time ? DROW_TIME : DROW_STEP_TIME)))
+			continue;
+		double v = (of_time ? r->time : r->step_time) * 1e6;
+		if (!(v >= 0) || v > 1.8e19)
+			continue;
+		g = gcd64(g, (uint64_t)llround(v));
+	}
+	return (double)g / 1e6;
 }
 
 /* tokens that only grow are a running total (an attempt's steps.jsonl may count so): per step
@@ -661,6 +695,13 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		goto out;
 	}
 	s->mfu_computed = s->metric_mfu && have_mfu * 2 < n0;
+	if (!s->metric_mfu && !have_st && s->backwards) {
+		error_set(err, "no step times: the times go backwards at line %u (%zu row%s with a "
+			       "time before the row before; a clock set back?), and there is no "
+			       "'step_time'", s->backwards_line, s->backwards,
+			  s->backwards == 1 ? "" : "s");
+		goto out;
+	}
 	if (!s->metric_mfu && !have_st) {
 		error_set(err, "no step times: the rows have no 'step_time' and no 'time' to derive "
 			       "them from (nor 'mfu')");
@@ -763,6 +804,23 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 				scratch[k++] = st[i];
 		s->median_step_time = k ? diag_median(scratch, k) : 0;
 	}
+	/* the stamps' resolution against a row's time: derived step times are the difference of
+	 * two stamps over the steps between rows, each end off by up to one tick */
+	{
+		size_t derived = 0, k = 0;
+		for (size_t i = 0; i < rows->nr; i++)
+			derived += !(rows->v[i].has & DROW_STEP_TIME) && (rows->v[i].has & DROW_TIME);
+		s->resolution_of_time = derived * 2 > rows->nr;
+		s->resolution = resolution_of(rows, s->resolution_of_time);
+		for (size_t i = 1; i < n; i++)
+			if (exec[i] == exec[i - 1] && !isnan(st[i]) && step[i] > step[i - 1])
+				scratch[k++] = st[i] * (s->resolution_of_time
+								? (double)(step[i] - step[i - 1])
+								: 1.0);
+		double row_time = k ? diag_median(scratch, k) : 0;
+		if (s->resolution > 0 && row_time > 0)
+			s->resolution_share = s->resolution / row_time;
+	}
 
 	struct ctx cx = { n, step, exec, rr, c, m, drop, total, scratch };
 	find_drops(s, &cx);
@@ -815,7 +873,9 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 				dres[k++] = c[i] / m[i];
 		double q10 = quantile(dres, k, 0.10, scratch), q90 = quantile(dres, k, 0.90, scratch),
 		       q95 = quantile(dres, k, 0.95, scratch);
-		if (q90 - q10 >= 0.06 && s->median_level >= 0.85) {
+		/* the stamps' ticks are not noise: a spread within two of them is none */
+		double tick = s->metric_mfu && !s->mfu_computed ? 0 : 2 * s->resolution_share;
+		if (q90 - q10 - tick >= 0.06 && s->median_level >= 0.85) {
 			struct diag_pattern *p = add_pattern(s, DP_NOISY);
 			if (p) {
 				p->start_step = step[0];
@@ -952,6 +1012,14 @@ void diag_steps_text(const struct diag_steps *s, const struct diag_rows *rows, c
 	if (s->median_step_time > 0)
 		strbuf_addf(o, "; median step %.3g s", s->median_step_time);
 	strbuf_addch(o, '\n');
+	if (s->resolution > 0 && s->resolution_share >= 0.005)
+		strbuf_addf(o, "  %s written to %.6g s (%.1f%% of a row's time): a spread within "
+			       "two of those is the clock's, not noise\n",
+			    s->resolution_of_time ? "times" : "step times", s->resolution,
+			    100 * s->resolution_share);
+	if (s->backwards)
+		strbuf_addf(o, "  the times go backwards at line %u (%zu row%s): those steps have no "
+			       "time\n", s->backwards_line, s->backwards, s->backwards == 1 ? "" : "s");
 	if (!s->pat_nr) {
 		strbuf_addstr(o, "\nhealthy: no pattern found\n");
 		if (!s->expected_given)
@@ -1043,6 +1111,13 @@ void diag_steps_json(const struct diag_steps *s, const struct diag_rows *rows, c
 		json_double(&w, s->median_step_time);
 	else
 		json_null(&w);
+	json_key(&w, "resolution");
+	if (s->resolution > 0)
+		json_double(&w, s->resolution);
+	else
+		json_null(&w);
+	json_key(&w, "backwards");
+	json_uint(&w, s->backwards);
 	json_key(&w, "patterns");
 	json_open_array(&w);
 	for (size_t i = 0; i < s->pat_nr || (!s->pat_nr && i == 0); i++) {
