@@ -789,3 +789,28 @@ TEST(diag_logs_host_comes_from_the_path_not_the_text)
 	child_release(&c);
 	strbuf_release(&p);
 }
+
+/* An attempt directory that is a symbolic link is said to be one, not followed; it was "Not a
+ * directory" (O_NOFOLLOW with O_DIRECTORY), which misleads about what is there. */
+TEST(diag_logs_attempt_dir_that_is_a_link_is_named_as_one)
+{
+	struct child c;
+	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT;
+	static const char oom[] = "torch.OutOfMemoryError: CUDA out of memory. Tried 2 GiB\n";
+	test_mkdir(test_tmpdir(), "lrun");
+	test_mkdir(test_tmpdir(), "lrun/attempt-1");
+	test_write_bytes(test_tmpdir(), "lrun/attempt-1/rank-0.err", oom, sizeof(oom) - 1);
+	strbuf_addf(&t, "%s/lrun/attempt-1", test_tmpdir());
+	strbuf_addf(&p, "%s/lrun/attempt-2", test_tmpdir());
+	CHECK(symlink(t.buf, p.buf) == 0);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/lrun", test_tmpdir());
+	const char *a[] = { p.buf, NULL };
+	CHECK_INT(run_logs(&c, a), 3);
+	CHECK_CONTAINS(c.out.buf, "attempt-2': it is a symbolic link (not followed inside a run "
+				  "directory)");
+	CHECK_NOT_CONTAINS(c.out.buf, "Not a directory");
+	child_release(&c);
+	strbuf_release(&p);
+	strbuf_release(&t);
+}
