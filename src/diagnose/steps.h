@@ -11,6 +11,7 @@
 
 #include "rows.h"
 
+#define DIAG_TICKS_MAX_SHARE 0.25 /* a row shorter than 4 ticks of the stamps: cannot tell */
 #define DIAG_MIN_POINTS 30   /* fewer usable steps than this: could not tell */
 #define DIAG_PLOT_POINTS 800 /* columns of the page's curve */
 #define DIAG_MAX_CHANGES 16
