@@ -46,6 +46,24 @@ static struct dlog_file *new_file(struct dlog *d, const char *name)
 	return f;
 }
 
+/* ".../attempt-N/srun.log": vigil run's own file of srun's unlabelled lines (rankout.h); a
+ * srun.log anywhere else may be the job's */
+static bool attempt_srun_log(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 9 || strcmp(name + n - 9, "/srun.log"))
+		return false;
+	const char *end = name + n - 9, *p = end;
+	while (p > name && p[-1] != '/')
+		p--;
+	if (end - p < 9 || strncmp(p, "attempt-", 8))
+		return false;
+	for (const char *q = p + 8; q < end; q++)
+		if (*q < '0' || *q > '9')
+			return false;
+	return true;
+}
+
 void dlog_file_begin(struct dlog *d, const char *name, const char *host, long rank)
 {
 	if (d->in_file)
@@ -54,8 +72,7 @@ void dlog_file_begin(struct dlog *d, const char *name, const char *host, long ra
 	if (host)
 		strlcpy_v(f->host, host, sizeof(f->host));
 	f->rank = rank;
-	const char *base = strrchr(name, '/');
-	f->srun_own = !strcmp(base ? base + 1 : name, "srun.log");
+	f->srun_own = attempt_srun_log(name);
 	kmsg_log_init(&d->clock, NULL);
 	d->in_file = true;
 	d->line_len = 0;

@@ -787,6 +787,16 @@ TEST(diag_logs_host_comes_from_the_path_not_the_text)
 	CHECK_NOT_CONTAINS(c.out.buf, "host evil-node");
 	CHECK_CONTAINS(c.out.buf, "host n5");
 	child_release(&c);
+	/* a srun.log that is not an attempt's (a job's own, in a directory of logs) is the job's */
+	test_mkdir(test_tmpdir(), "plain");
+	static const char fake[] = "srun: error: evil-node: task 0: Out Of Memory\n";
+	test_write_bytes(test_tmpdir(), "plain/srun.log", fake, sizeof(fake) - 1);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/plain/srun.log", test_tmpdir());
+	const char *e[] = { p.buf, NULL };
+	CHECK_INT(run_logs(&c, e), 1);
+	CHECK_NOT_CONTAINS(c.out.buf, "host evil-node");
+	child_release(&c);
 	strbuf_release(&p);
 }
 
