@@ -883,3 +883,23 @@ TEST(diag_steps_coarse_stamps_cannot_tell_and_per_rank_rows_are_named)
 	strbuf_release(&f);
 	strbuf_release(&path);
 }
+
+/* More hosts than the reader keeps (attack on the 3-host rule): the rows of the hosts past the
+ * bound are garbage, and a slow one among them was "no straggler", exit 0. */
+TEST(diag_stragglers_more_hosts_than_kept_cannot_tell)
+{
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	strbuf_addstr(&f, "step,rank,host,compute_time\n");
+	for (int s = 0; s < 6; s++)
+		for (unsigned h = 0; h < DIAG_HOSTS_MAX + 2; h++)
+			strbuf_addf(&f, "%d,%u,h%u,%s\n", s, h, h, h == DIAG_HOSTS_MAX + 1 ? "0.8" : "0.4");
+	strbuf_addstr(&path, write_tmp("many.csv", &f));
+	const char *a[] = { "diagnose", "stragglers", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "more than 4096 host names");
+	child_release(&c);
+	strbuf_release(&f);
+	strbuf_release(&path);
+}
