@@ -199,6 +199,27 @@ static int diag_run(bool steps, int argc, char **argv)
 		say(cmd, "cannot tell: ", rows.header_error);
 		goto out;
 	}
+	if (rows.truncated) {
+		/* a change after the rows read would be missed: a cut run is not a healthy one */
+		char why[160];
+		snprintf(why, sizeof(why), "more than %u rows: only the first %u were read, and what "
+			 "happened after them cannot be told", DIAG_ROWS_MAX, DIAG_ROWS_MAX);
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_clean(&q, file);
+		fprintf(stderr, "vigil %s: cannot tell from '%s': %s\n", cmd, q.buf, why);
+		strbuf_release(&q);
+		goto out;
+	}
+	if (!steps && rows.hosts_over) {
+		/* a slow host among those not kept would go unseen: not "no straggler" */
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_clean(&q, file);
+		fprintf(stderr, "vigil %s: cannot tell from '%s': more than %u host names (%zu rows of "
+			"the others not read): a slow host among those would go unseen\n", cmd, q.buf,
+			DIAG_HOSTS_MAX, rows.hosts_over);
+		strbuf_release(&q);
+		goto out;
+	}
 	if (steps) {
 		ds = xmalloc(sizeof(*ds));
 		if (diag_steps_analyse(&rows, &o, ds, &err) < 0)

@@ -259,8 +259,18 @@ static void read_dir(const struct logwalk *lw, const char *path)
 		join(&sub, path, att[i].name);
 		int afd = openat(fd, att[i].name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (afd < 0) {
+			int e = errno;
+			struct stat lst;
 			strbuf_reset(&err);
-			strbuf_addf(&err, "cannot read '%s': %s", sub.buf, strerror(errno));
+			/* O_NOFOLLOW with O_DIRECTORY says ENOTDIR for a link: "Not a directory"
+			 * for what may well point at one misleads; say what it is */
+			if ((e == ENOTDIR || e == ELOOP) &&
+			    fstatat(fd, att[i].name, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(lst.st_mode))
+				strbuf_addf(&err, "cannot read '%s': it is a symbolic link (not followed "
+						  "inside a run directory)", sub.buf);
+			else
+				strbuf_addf(&err, "cannot read '%s': %s", sub.buf, strerror(e));
 			lw->error(lw->ctx, sub.buf, err.buf);
 			continue;
 		}

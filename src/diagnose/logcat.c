@@ -497,6 +497,7 @@ static bool srun_line(const char *s, size_t n, struct dlog_match *m)
 		return false;
 	take_host(h, (size_t)(c - h), m->host);
 	m->rank = r;
+	m->srun = true;
 	const char *what = c + 7 + used;
 	if (find(what, (size_t)(e - what), "Out Of Memory"))
 		set_cause(m, C_HOST_OOM);

@@ -46,6 +46,24 @@ static struct dlog_file *new_file(struct dlog *d, const char *name)
 	return f;
 }
 
+/* ".../attempt-N/srun.log": vigil run's own file of srun's unlabelled lines (rankout.h); a
+ * srun.log anywhere else may be the job's */
+static bool attempt_srun_log(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 9 || strcmp(name + n - 9, "/srun.log"))
+		return false;
+	const char *end = name + n - 9, *p = end;
+	while (p > name && p[-1] != '/')
+		p--;
+	if (end - p < 9 || strncmp(p, "attempt-", 8))
+		return false;
+	for (const char *q = p + 8; q < end; q++)
+		if (*q < '0' || *q > '9')
+			return false;
+	return true;
+}
+
 void dlog_file_begin(struct dlog *d, const char *name, const char *host, long rank)
 {
 	if (d->in_file)
@@ -54,6 +72,7 @@ void dlog_file_begin(struct dlog *d, const char *name, const char *host, long ra
 	if (host)
 		strlcpy_v(f->host, host, sizeof(f->host));
 	f->rank = rank;
+	f->srun_own = attempt_srun_log(name);
 	kmsg_log_init(&d->clock, NULL);
 	d->in_file = true;
 	d->line_len = 0;
@@ -259,7 +278,14 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 	o.file = d->nr_files - 1;
 	o.line = file->lines;
 	o.seq = d->seq++;
-	strlcpy_v(o.host, m.host[0] ? m.host : file->host, sizeof(o.host));
+	/* the host is where the file is (its path), never what the line says: a rank prints
+	 * what it likes ("host evil-node", a date before a colon), and a finding's host is one
+	 * a person drains */
+	strlcpy_v(o.host, file->host, sizeof(o.host));
+	/* but srun's own line in an attempt's srun.log, which holds only the lines srun wrote
+	 * without a rank's label (a rank's every line is labelled), is Slurm's word */
+	if (!o.host[0] && m.srun && file->srun_own)
+		strlcpy_v(o.host, m.host, sizeof(o.host));
 	o.rank = m.rank >= 0 ? m.rank : file->rank;
 	size_t ex = n < DLOG_EXAMPLE_MAX ? n : DLOG_EXAMPLE_MAX;
 	memcpy(o.example, s, ex);

@@ -77,6 +77,7 @@ struct dlog_match {
 	 * syslog's host; "[rank3]:", "[Rank 3]", srun's "task 3", a "3: " label; "" / -1 if not */
 	char host[DLOG_HOST_MAX];
 	long rank;
+	bool srun;          /* srun's own "srun: error: HOST: task N" line */
 };
 
 /*
@@ -123,6 +124,7 @@ struct dlog_file {
 	long rank;      /* from the name (-1 unknown) */
 	uint64_t lines, bytes, cut_lines, found;
 	bool wall, boot; /* it had wall-clock / boot-time stamps */
+	bool srun_own;   /* a vigil run attempt's srun.log: srun's own lines only (rankout.h) */
 };
 
 /* A rank's host, learned from a line that names both (srun's "n2: task 3", an NCCL line in

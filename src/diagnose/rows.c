@@ -328,6 +328,7 @@ static void json_line(struct diag_rows *r, const char *s, size_t len)
 			}
 			if (host_index(r, f[i].str, f[i].slen, &row.host) < 0) {
 				why = "too many host names";
+				r->hosts_over++;
 				break;
 			}
 			row.has |= DROW_HOST;
@@ -420,6 +421,7 @@ static void csv_line(struct diag_rows *r, const char *s, size_t len)
 				}
 				if (host_index(r, f, fl, &row.host) < 0) {
 					why = "too many host names";
+					r->hosts_over++;
 					break;
 				}
 				row.has |= DROW_HOST;

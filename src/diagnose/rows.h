@@ -56,6 +56,7 @@ struct diag_rows {
 	size_t garbage_line_nr;
 	char garbage_why[160]; /* the first garbage row's reason, "line 7: ..." */
 	bool truncated;     /* more than DIAG_ROWS_MAX rows: the rest was not read */
+	size_t hosts_over;  /* rows of hosts past DIAG_HOSTS_MAX (garbage: their hosts unseen) */
 	char header_error[160]; /* CSV: the header could not be used (no 'step' column) */
 	char **hosts;
 	size_t hosts_nr, hosts_alloc;

@@ -200,6 +200,7 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 	*line = xmalloc(cap * sizeof(**line));
 	const struct diag_row *prev = NULL;
 	bool *derived = xcalloc(cap, sizeof(*derived));
+	bool back = false; /* the row before went back in time */
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct diag_row *r = &rows->v[i];
 		bool same_exec = prev && r->step > prev->step && r->attempt == prev->attempt;
@@ -220,10 +221,21 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 		while (n && (*step)[n - 1] >= r->step)
 			n--;
 		double t = NAN;
+		if (!same_exec)
+			back = false;
 		if (r->has & DROW_STEP_TIME)
 			t = r->step_time;
 		else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
-			 r->time >= prev->time)
+			 r->time < prev->time) {
+			/* a clock set back: the interval into this row and the one out of it are
+			 * both the clock's, neither the step's */
+			if (!out->backwards++)
+				out->backwards_line = r->line;
+			back = true;
+		} else if (back) {
+			back = false;
+		} else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
+			   r->time >= prev->time)
 			/* 0 (two lines read at once) is kept for dejitter(), which pairs it
 			 * with the long one before it or drops it */
 			t = (r->time - prev->time) / (double)(r->step - prev->step);
@@ -240,6 +252,67 @@ static void build_series(const struct diag_rows *rows, struct diag_steps *out, u
 	*n_out = n;
 	dejitter(*st, derived, *exec, n);
 	free(derived);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The resolution the values are written at: the greatest common divisor, in microseconds, of
+ * the changes between consecutive step times (derived: of the changes between consecutive
+ * rows' time differences). vigil run's journal writes ms, many trainers 0.01 s or 0.1 s, and
+ * times stamped at 1 ms around 15.3 ms steps make a perfectly steady run's step times 15 or
+ * 16 ms: a spread of 6.5 % that is the clock's, not the run's. Changes, not the values: a
+ * perfectly even series (every time on a grid of its own period) has no tick to find, and its
+ * spread is none anyway. 0 when nothing was read or nothing changed.
+ */
+static double resolution_of(const struct diag_rows *rows, bool of_time)
+{
+	uint64_t g = 0;
+	int64_t prev_v = 0, prev_d = 0;
+	bool have_v = false, have_d = false;
+	uint32_t prev_attempt = 0;
+	for (size_t i = 0; i < rows->nr && g != 1; i++) {
+		const struct diag_row *r = &rows->v[i];
+		if (!(r->has & (of_time ? DROW_TIME : DROW_STEP_TIME)))
+			continue;
+		double f = (of_time ? r->time : r->step_time) * 1e6;
+		if (!(f >= 0) || f > 9e18)
+			continue;
+		int64_t v = (int64_t)llround(f);
+		if (!of_time) {
+			if (have_v)
+				g = gcd64(g, (uint64_t)(v > prev_v ? v - prev_v : prev_v - v));
+			prev_v = v;
+			have_v = true;
+			continue;
+		}
+		if (have_v && r->attempt == prev_attempt && v >= prev_v) {
+			int64_t d = v - prev_v;
+			if (have_d)
+				g = gcd64(g, (uint64_t)(d > prev_d ? d - prev_d : prev_d - d));
+			prev_d = d;
+			have_d = true;
+		} else {
+			have_d = false;
+		}
+		prev_v = v;
+		prev_attempt = r->attempt;
+		have_v = true;
+	}
+	/* a clock writes a decimal resolution (1 s, 0.1 s, ... 1 us); a divisor that is not one
+	 * (0.2 s) is a series regular on its own period, whose ticks cannot be seen */
+	for (uint64_t p = 1; p <= 10000000; p *= 10)
+		if (g == p)
+			return (double)g / 1e6;
+	return 0;
 }
 
 /* tokens that only grow are a running total (an attempt's steps.jsonl may count so): per step
@@ -661,6 +734,23 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		goto out;
 	}
 	s->mfu_computed = s->metric_mfu && have_mfu * 2 < n0;
+	if (!s->metric_mfu && !have_st && s->backwards) {
+		error_set(err, "no step times: the times go backwards at line %u (%zu row%s with a "
+			       "time before the row before; a clock set back?), and there is no "
+			       "'step_time'", s->backwards_line, s->backwards,
+			  s->backwards == 1 ? "" : "s");
+		goto out;
+	}
+	if (!s->metric_mfu && !have_st && (rows->columns & DROW_TIME) && s->duplicates) {
+		/* per-rank rows: each step's rows repeat it, and no time lies between two steps'
+		 * rows of one execution */
+		error_set(err, "no step times: each step has several rows (%zu repeated%s), so no time "
+			       "between steps can be derived; one row a step, or 'step_time'%s",
+			  s->duplicates, (rows->columns & DROW_RANK) ? ", with a 'rank'" : "",
+			  (rows->columns & DROW_RANK) ? " (per-rank rows are for 'vigil diagnose "
+							"stragglers')" : "");
+		goto out;
+	}
 	if (!s->metric_mfu && !have_st) {
 		error_set(err, "no step times: the rows have no 'step_time' and no 'time' to derive "
 			       "them from (nor 'mfu')");
@@ -763,6 +853,48 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 				scratch[k++] = st[i];
 		s->median_step_time = k ? diag_median(scratch, k) : 0;
 	}
+	/* the stamps' resolution against a row's time: derived step times are the difference of
+	 * two stamps over the steps between rows, each end off by up to one tick */
+	{
+		size_t derived = 0, k = 0;
+		for (size_t i = 0; i < rows->nr; i++)
+			derived += !(rows->v[i].has & DROW_STEP_TIME) && (rows->v[i].has & DROW_TIME);
+		s->resolution_of_time = derived * 2 > rows->nr;
+		s->resolution = resolution_of(rows, s->resolution_of_time);
+		double row_time = 0;
+		if (s->resolution_of_time) {
+			/* the mean time between rows over each execution: a median of quantised
+			 * differences is a tick count (1 s stamps over 0.2 s steps: 0 or 1 s) */
+			double span = 0;
+			size_t gaps = 0;
+			for (size_t i = 1; i < rows->nr; i++) {
+				const struct diag_row *a = &rows->v[i - 1], *b = &rows->v[i];
+				if ((a->has & b->has & DROW_TIME) && a->attempt == b->attempt &&
+				    b->step > a->step && b->time >= a->time) {
+					span += b->time - a->time;
+					gaps++;
+				}
+			}
+			row_time = gaps ? span / (double)gaps : 0;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				if (!isnan(st[i]))
+					scratch[k++] = st[i];
+			row_time = k ? diag_median(scratch, k) : 0;
+		}
+		if (s->resolution > 0 && row_time > 0)
+			s->resolution_share = s->resolution / row_time;
+		/* a row spans fewer than four ticks: a step's time is mostly the clock's; what
+		 * the run did (noise, drops, how much) cannot be told from it */
+		if (s->resolution_share > DIAG_TICKS_MAX_SHARE && !(s->metric_mfu && !s->mfu_computed)) {
+			error_set(err, "the %s are written to %.6g s, %.0f%% of a row's time (%.3g s): "
+				       "a step's time cannot be told from the clock's ticks; write "
+				       "'step_time', or times to a finer resolution",
+				  s->resolution_of_time ? "times" : "step times", s->resolution,
+				  100 * s->resolution_share, row_time);
+			goto out;
+		}
+	}
 
 	struct ctx cx = { n, step, exec, rr, c, m, drop, total, scratch };
 	find_drops(s, &cx);
@@ -815,7 +947,9 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 				dres[k++] = c[i] / m[i];
 		double q10 = quantile(dres, k, 0.10, scratch), q90 = quantile(dres, k, 0.90, scratch),
 		       q95 = quantile(dres, k, 0.95, scratch);
-		if (q90 - q10 >= 0.06 && s->median_level >= 0.85) {
+		/* the stamps' ticks are not noise: a spread within two of them is none */
+		double tick = s->metric_mfu && !s->mfu_computed ? 0 : 2 * s->resolution_share;
+		if (q90 - q10 - tick >= 0.06 && s->median_level >= 0.85) {
 			struct diag_pattern *p = add_pattern(s, DP_NOISY);
 			if (p) {
 				p->start_step = step[0];
@@ -952,6 +1086,14 @@ void diag_steps_text(const struct diag_steps *s, const struct diag_rows *rows, c
 	if (s->median_step_time > 0)
 		strbuf_addf(o, "; median step %.3g s", s->median_step_time);
 	strbuf_addch(o, '\n');
+	if (s->resolution > 0 && s->resolution_share >= 0.005)
+		strbuf_addf(o, "  %s written to %.6g s (%.1f%% of a row's time): a spread within "
+			       "two of those is the clock's, not noise\n",
+			    s->resolution_of_time ? "times" : "step times", s->resolution,
+			    100 * s->resolution_share);
+	if (s->backwards)
+		strbuf_addf(o, "  the times go backwards at line %u (%zu row%s): those steps have no "
+			       "time\n", s->backwards_line, s->backwards, s->backwards == 1 ? "" : "s");
 	if (!s->pat_nr) {
 		strbuf_addstr(o, "\nhealthy: no pattern found\n");
 		if (!s->expected_given)
@@ -1043,6 +1185,13 @@ void diag_steps_json(const struct diag_steps *s, const struct diag_rows *rows, c
 		json_double(&w, s->median_step_time);
 	else
 		json_null(&w);
+	json_key(&w, "resolution");
+	if (s->resolution > 0)
+		json_double(&w, s->resolution);
+	else
+		json_null(&w);
+	json_key(&w, "backwards");
+	json_uint(&w, s->backwards);
 	json_key(&w, "patterns");
 	json_open_array(&w);
 	for (size_t i = 0; i < s->pat_nr || (!s->pat_nr && i == 0); i++) {

@@ -11,6 +11,7 @@
 
 #include "rows.h"
 
+#define DIAG_TICKS_MAX_SHARE 0.25 /* a row shorter than 4 ticks of the stamps: cannot tell */
 #define DIAG_MIN_POINTS 30   /* fewer usable steps than this: could not tell */
 #define DIAG_PLOT_POINTS 800 /* columns of the page's curve */
 #define DIAG_MAX_CHANGES 16
@@ -80,6 +81,12 @@ struct diag_steps {
 	double median_level;  /* the run's median throughput, share of expected */
 	double noise;         /* robust sigma of throughput around its local level, share */
 	double median_step_time; /* seconds, 0 when unknown */
+	/* the resolution the times (or step times) are written at, seconds (0: unknown), and as
+	 * a share of a row's time: a spread within two of these is the stamps, not the run */
+	double resolution, resolution_share;
+	bool resolution_of_time; /* of 'time' (step times derived), else of 'step_time' */
+	size_t backwards;        /* rows whose time is before the row before (a clock set back) */
+	uint32_t backwards_line; /* the first such row's line */
 	/* what was found, most costly first; healthy alone when nothing */
 	struct diag_pattern pat[DIAG_MAX_PATTERNS];
 	size_t pat_nr;

@@ -172,6 +172,24 @@ int diag_stragglers_analyse(const struct diag_rows *rows, struct diag_stragglers
 	size_t *cnt = xcalloc(ng + 1, sizeof(*cnt));
 	for (size_t i = 0; i < nh; i++)
 		cnt[h[i].g + 1]++;
+	/* Robust z across the ranks of one step puts the median inside one of two hosts: with
+	 * two, either could be the slow one (or neither), so two is "cannot tell", never "no
+	 * straggler" */
+	{
+		size_t seen = 0;
+		for (size_t g = 0; g < ng; g++)
+			seen += cnt[g + 1] > 0;
+		out->hosts = seen;
+		if (seen < DIAG_MIN_GROUPS) {
+			ret = error_set(err, "%zu %s with times: at least %d are needed to tell a slow "
+					     "one from its peers (with two, either could be the slow one)",
+					seen, by_rank ? (seen == 1 ? "rank" : "ranks")
+						      : (seen == 1 ? "host" : "hosts"),
+					DIAG_MIN_GROUPS);
+			free(cnt);
+			goto out;
+		}
+	}
 	for (size_t g = 0; g < ng; g++)
 		cnt[g + 1] += cnt[g];
 	struct hz *sorted = xmalloc((nh ? nh : 1) * sizeof(*sorted));

@@ -13,6 +13,7 @@
 #define DIAG_Z_SLOW 3.0          /* a window's median z above this: slow */
 #define DIAG_SLOW_MIN 0.03       /* and at least 3 % slower than the median rank */
 #define DIAG_STRAGGLERS_KEPT 64
+#define DIAG_MIN_GROUPS 3         /* hosts (or ranks) with times: fewer cannot be told apart */
 
 struct diag_straggler {
 	uint32_t host;         /* index into the rows' hosts, or a rank when rows have no host */

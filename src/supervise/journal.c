@@ -245,13 +245,18 @@ static void set_str(char **dst, const char *s)
 	*dst = s ? xstrdup(s) : NULL;
 }
 
+static const char *excluded_name(const void *arr, size_t i)
+{
+	return ((const struct journal_excluded *)arr)[i].host;
+}
+
 static void add_excluded(struct journal_replay *r, const char *host, const char *reason,
 			 unsigned attempt)
 {
-	for (size_t i = 0; i < r->nr_excluded; i++)
-		if (!strcmp(r->excluded[i].host, host))
-			return;
+	if (strindex_find(&r->excluded_index, host, r->excluded, excluded_name) != (size_t)-1)
+		return;
 	ALLOC_GROW(r->excluded, r->nr_excluded + 1, r->alloc_excluded);
+	strindex_add(&r->excluded_index, host, r->nr_excluded, r->excluded, excluded_name);
 	struct journal_excluded *x = &r->excluded[r->nr_excluded++];
 	x->host = xstrdup(host);
 	x->reason = reason ? xstrdup(reason) : NULL;
@@ -396,6 +401,7 @@ void journal_replay_release(struct journal_replay *r)
 		free(r->excluded[i].reason);
 	}
 	free(r->excluded);
+	strindex_release(&r->excluded_index);
 	free(r->step_id);
 	free(r->outcome);
 	memset(r, 0, sizeof(*r));

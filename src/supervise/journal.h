@@ -27,6 +27,7 @@
 #ifndef VIGIL_JOURNAL_H
 #define VIGIL_JOURNAL_H
 
+#include "../lib/strindex.h"
 #include "../lib/strbuf.h"
 
 #define JOURNAL_LINE_MAX 65536
@@ -110,6 +111,7 @@ struct journal_replay {
 	unsigned last_step_attempt;
 	struct journal_excluded *excluded;
 	size_t nr_excluded, alloc_excluded;
+	struct strindex excluded_index; /* by host: a journal of N hosts reads in O(N) */
 	bool finished; /* run_ended seen */
 	char *outcome;
 };

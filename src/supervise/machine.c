@@ -64,12 +64,15 @@ const struct sup_action *sup_actions_find(const struct sup_actions *a, enum sup_
 
 /* ---- hosts ---- */
 
+static const char *host_name_at(const void *arr, size_t i)
+{
+	return ((const struct sup_host *)arr)[i].name;
+}
+
 static struct sup_host *find_host(struct sup_machine *m, const char *name)
 {
-	for (size_t i = 0; i < m->nr_hosts; i++)
-		if (!strcmp(m->hosts[i].name, name))
-			return &m->hosts[i];
-	return NULL;
+	size_t i = strindex_find(&m->host_index, name, m->hosts, host_name_at);
+	return i == (size_t)-1 ? NULL : &m->hosts[i];
 }
 
 const struct sup_host *sup_machine_host(const struct sup_machine *m, const char *name)
@@ -83,9 +86,11 @@ static struct sup_host *add_host(struct sup_machine *m, const char *name, enum s
 	if (h)
 		return h;
 	ALLOC_GROW(m->hosts, m->nr_hosts + 1, m->alloc_hosts);
-	h = &m->hosts[m->nr_hosts++];
+	h = &m->hosts[m->nr_hosts];
 	memset(h, 0, sizeof(*h));
 	h->name = xstrdup(name);
+	strindex_add(&m->host_index, h->name, m->nr_hosts, m->hosts, host_name_at);
+	m->nr_hosts++;
 	h->role = role;
 	return h;
 }
@@ -773,6 +778,7 @@ void sup_machine_release(struct sup_machine *m)
 		free(m->hosts[i].reason);
 	}
 	free(m->hosts);
+	strindex_release(&m->host_index);
 	strlist_release(&m->suspects);
 	memset(m, 0, sizeof(*m));
 }

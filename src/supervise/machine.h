@@ -150,6 +150,7 @@ struct sup_machine {
 	struct strlist suspects;
 	struct sup_host *hosts;
 	size_t nr_hosts, alloc_hosts;
+	struct strindex host_index; /* by name: a resume with N excluded hosts is O(N) */
 };
 
 void sup_machine_init(struct sup_machine *m, unsigned nodes, unsigned max_restarts);

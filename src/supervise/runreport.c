@@ -187,17 +187,22 @@ static void add_fault(struct run_report *r, const char *cls, unsigned attempt,
 	f->recovered = f->time_to_recover_s = NAN;
 }
 
+static const char *excluded_name(const void *arr, size_t i)
+{
+	return ((const struct rr_excluded *)arr)[i].host;
+}
+
 static void add_excluded(struct run_report *r, const char *host, const char *reason,
 			 unsigned attempt, double t)
 {
-	for (size_t i = 0; i < r->nr_excluded; i++)
-		if (!strcmp(r->excluded[i].host, host))
-			return; /* excluded once; a later record repeats it (a resumed run) */
+	if (strindex_find(&r->excluded_index, host, r->excluded, excluded_name) != (size_t)-1)
+		return; /* excluded once; a later record repeats it (a resumed run) */
 	if (r->nr_excluded >= RR_MAX_ITEMS) {
 		r->excluded_omitted++;
 		return;
 	}
 	ALLOC_GROW(r->excluded, r->nr_excluded + 1, r->alloc_excluded);
+	strindex_add(&r->excluded_index, host, r->nr_excluded, r->excluded, excluded_name);
 	struct rr_excluded *x = &r->excluded[r->nr_excluded++];
 	x->host = xstrdup(host);
 	x->reason = dup_or_null(reason);
@@ -582,6 +587,7 @@ void run_report_release(struct run_report *r)
 		free(r->excluded[i].reason);
 	}
 	free(r->excluded);
+	strindex_release(&r->excluded_index);
 	for (size_t i = 0; i < r->nr_events; i++) {
 		free(r->events[i].cls);
 		free(r->events[i].host);

@@ -33,6 +33,7 @@
 #define VIGIL_RUNREPORT_H
 
 #include "../lib/strbuf.h"
+#include "../lib/strindex.h"
 #include "../lib/strlist.h"
 
 #define RR_MAX_ITEMS 10000
@@ -112,6 +113,7 @@ struct run_report {
 	size_t nr_faults, alloc_faults, faults_omitted;
 	struct rr_excluded *excluded;
 	size_t nr_excluded, alloc_excluded, excluded_omitted;
+	struct strindex excluded_index; /* by host: N records read in O(N) */
 	struct rr_event *events; /* informational events (launched, evidence, preflight, ...) */
 	size_t nr_events, alloc_events, events_omitted;
 	uint64_t steps_redone;

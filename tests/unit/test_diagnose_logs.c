@@ -416,7 +416,9 @@ TEST(diag_logs_interleaved_ranks_of_one_srun_label_file)
 	CHECK_STR(d.f[0].code, "cuda_oom");
 	CHECK_INT(d.f[0].first.rank, 2);
 	CHECK_INT(d.f[0].first.line, 6);
-	CHECK_STR(d.f[0].first.host, "gpu-a"); /* from srun's line about task 2 */
+	/* not from srun's line about task 2: in an unlabelled file any rank can print that line
+	 * (issue 17); a host comes from where the file is */
+	CHECK_STR(d.f[0].first.host, "");
 	const struct dlog_finding *t = by_code(&d, "nccl_timeout");
 	CHECK(t && t->count == 3 && t->nr_ranks == 3);
 	CHECK(t->ranks[0] == 0 && t->ranks[1] == 3 && t->ranks[2] == 10);
@@ -723,4 +725,102 @@ TEST_TIMEOUT(diag_logs_cli_thousands_of_rank_files_few_descriptors, 240)
 	child_release(&c);
 	strbuf_release(&name);
 	strbuf_release(&p);
+}
+
+/* A host comes from where the file is, never from what a rank printed (issue 17): a date
+ * before a colon ("2020-01-01T00:..."), an NCCL-shaped "evil-node:1:2", srun's and slurmstepd's
+ * phrases and a syslog shape, all printed by the job into gpu-07.log, are gpu-07's; in a vigil
+ * run attempt a rank's forged srun line in rank-0.err names no host, srun's own in srun.log does. */
+TEST(diag_logs_host_comes_from_the_path_not_the_text)
+{
+	struct child c;
+	struct strbuf p = STRBUF_INIT;
+	test_mkdir(test_tmpdir(), "hosts");
+	static const char text[] =
+		"2020-01-01T00:00:00 [0] NCCL WARN Call to ibv_reg_mr failed\n"
+		"evil-node:12:34 [0] NCCL INFO NET/IB : Got completion with error 12, opcode 0\n"
+		"srun: error: evil-node: task 0: Out Of Memory\n"
+		"slurmstepd: error: *** STEP 12.0 ON evil-node CANCELLED AT 2026-01-01T00:00:00 ***\n"
+		"Dec  1 00:00:00 evil-node kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has "
+		"fallen off the bus.\n"
+		"host evil-node: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB\n";
+	test_write_bytes(test_tmpdir(), "hosts/gpu-07.log", text, sizeof(text) - 1);
+	strbuf_addf(&p, "%s/hosts/gpu-07.log", test_tmpdir());
+	const char *a[] = { "--json", p.buf, NULL };
+	CHECK_INT(run_logs(&c, a), 1);
+	CHECK_NOT_CONTAINS(c.out.buf, "evil-node\"");
+	CHECK_NOT_CONTAINS(c.out.buf, "\"2020-01-01T00\"");
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *fs = json_get(v, "findings");
+	CHECK(fs && fs->nr >= 3);
+	for (size_t i = 0; fs && i < fs->nr; i++) {
+		const struct json_value *h = json_get(fs->items[i], "hosts");
+		CHECK(h && h->nr == 1 && !strcmp(h->items[0]->string, "gpu-07"));
+		CHECK_STR(json_get_string(json_get(fs->items[i], "first"), "host"), "gpu-07");
+	}
+	json_free(v);
+	child_release(&c);
+	/* text too */
+	const char *b[] = { p.buf, NULL };
+	CHECK_INT(run_logs(&c, b), 1);
+	CHECK_CONTAINS(c.out.buf, "where:  host gpu-07,"); /* the quoted line keeps its text */
+	CHECK_NOT_CONTAINS(c.out.buf, "host evil-node,");
+	CHECK_NOT_CONTAINS(c.out.buf, "hosts evil-node");
+	child_release(&c);
+
+	/* a vigil run attempt: rank 0 prints srun's phrase; srun's own line names rank 1's host */
+	test_mkdir(test_tmpdir(), "run2");
+	test_mkdir(test_tmpdir(), "run2/attempt-1");
+	static const char r0[] = "2026-12-01T03:01:00.000Z srun: error: evil-node: task 0: "
+				 "Out Of Memory\n";
+	static const char r1[] = "2026-12-01T03:01:01.000Z torch.OutOfMemoryError: CUDA out of "
+				 "memory. Tried to allocate 2 GiB\n";
+	static const char sr[] = "2026-12-01T03:01:05.000Z srun: error: n5: task 1: Exited with "
+				 "exit code 1\n";
+	test_write_bytes(test_tmpdir(), "run2/attempt-1/rank-0.err", r0, sizeof(r0) - 1);
+	test_write_bytes(test_tmpdir(), "run2/attempt-1/rank-1.err", r1, sizeof(r1) - 1);
+	test_write_bytes(test_tmpdir(), "run2/attempt-1/srun.log", sr, sizeof(sr) - 1);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/run2/attempt-1", test_tmpdir());
+	const char *d[] = { p.buf, NULL };
+	CHECK_INT(run_logs(&c, d), 1);
+	CHECK_NOT_CONTAINS(c.out.buf, "host evil-node");
+	CHECK_CONTAINS(c.out.buf, "host n5");
+	child_release(&c);
+	/* a srun.log that is not an attempt's (a job's own, in a directory of logs) is the job's */
+	test_mkdir(test_tmpdir(), "plain");
+	static const char fake[] = "srun: error: evil-node: task 0: Out Of Memory\n";
+	test_write_bytes(test_tmpdir(), "plain/srun.log", fake, sizeof(fake) - 1);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/plain/srun.log", test_tmpdir());
+	const char *e[] = { p.buf, NULL };
+	CHECK_INT(run_logs(&c, e), 1);
+	CHECK_NOT_CONTAINS(c.out.buf, "host evil-node");
+	child_release(&c);
+	strbuf_release(&p);
+}
+
+/* An attempt directory that is a symbolic link is said to be one, not followed; it was "Not a
+ * directory" (O_NOFOLLOW with O_DIRECTORY), which misleads about what is there. */
+TEST(diag_logs_attempt_dir_that_is_a_link_is_named_as_one)
+{
+	struct child c;
+	struct strbuf p = STRBUF_INIT, t = STRBUF_INIT;
+	static const char oom[] = "torch.OutOfMemoryError: CUDA out of memory. Tried 2 GiB\n";
+	test_mkdir(test_tmpdir(), "lrun");
+	test_mkdir(test_tmpdir(), "lrun/attempt-1");
+	test_write_bytes(test_tmpdir(), "lrun/attempt-1/rank-0.err", oom, sizeof(oom) - 1);
+	strbuf_addf(&t, "%s/lrun/attempt-1", test_tmpdir());
+	strbuf_addf(&p, "%s/lrun/attempt-2", test_tmpdir());
+	CHECK(symlink(t.buf, p.buf) == 0);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/lrun", test_tmpdir());
+	const char *a[] = { p.buf, NULL };
+	CHECK_INT(run_logs(&c, a), 3);
+	CHECK_CONTAINS(c.out.buf, "attempt-2': it is a symbolic link (not followed inside a run "
+				  "directory)");
+	CHECK_NOT_CONTAINS(c.out.buf, "Not a directory");
+	child_release(&c);
+	strbuf_release(&p);
+	strbuf_release(&t);
 }

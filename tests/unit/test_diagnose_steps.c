@@ -686,3 +686,220 @@ TEST_TIMEOUT(diag_html_renders_in_a_headless_browser, 240)
 	strbuf_release(&url);
 	strbuf_release(&dom);
 }
+
+/* ---- issue 17: answers when it cannot tell ---- */
+
+/* A perfectly steady run, 15.3 ticks a step, its times written at the tick (vigil run's journal
+ * writes ms, many trainers 0.01 s or 0.1 s): the step times are 15 or 16 ticks, a spread of
+ * 6.5 % that is the clock's. It was "noisy, InfiniBand degradation". */
+TEST(diag_steps_quantised_times_are_not_noise)
+{
+	static const double tick[] = { 0.001, 0.01, 0.1 };
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	for (size_t k = 0; k < ARRAY_SIZE(tick); k++) {
+		strbuf_reset(&f);
+		double t = 1.7e9;
+		for (size_t i = 0; i < 3000; i++) {
+			t += 15.3 * tick[k];
+			double q = floor(t / tick[k] + 1e-9) * tick[k];
+			if (k == 0) /* the journal's own shape */
+				strbuf_addf(&f, "{\"t\":%.3f,\"kind\":\"step\",\"attempt\":1,\"step\":%zu}\n",
+					    q, i);
+			else
+				strbuf_addf(&f, "{\"step\":%zu,\"time\":%.2f}\n", i, q);
+		}
+		strbuf_reset(&path);
+		strbuf_addstr(&path, write_tmp("steady.jsonl", &f));
+		const char *a[] = { "diagnose", "steps", path.buf, "--json", NULL };
+		test_run_vigil(&c, a, NULL);
+		CHECK_MSG(c.exit_code == 0, "tick %g: exit %d %s", tick[k], c.exit_code, c.out.buf);
+		struct json_value *v = test_parse_json(&c);
+		double d;
+		CHECK_STR(json_get_string(v, "verdict"), "healthy");
+		CHECK(json_get_number(v, "resolution", &d) && fabs(d - tick[k]) < 1e-9);
+		json_free(v);
+		child_release(&c);
+	}
+	/* a genuinely noisy run at the same ticks is still noisy: +-10 % uniform, ms stamps */
+	strbuf_reset(&f);
+	rng_state = 99;
+	double t = 1.7e9;
+	for (size_t i = 0; i < 3000; i++) {
+		t += 0.2 * (0.9 + 0.2 * uniform());
+		strbuf_addf(&f, "{\"step\":%zu,\"time\":%.3f}\n", i, t);
+	}
+	strbuf_reset(&path);
+	strbuf_addstr(&path, write_tmp("noisy.jsonl", &f));
+	const char *a[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "noisy from step");
+	child_release(&c);
+	strbuf_release(&f);
+	strbuf_release(&path);
+}
+
+/* Times that go backwards are said to, by line, not "the rows have no time". */
+TEST(diag_steps_times_going_backwards_are_named)
+{
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	strbuf_addstr(&f, "step,time\n");
+	for (int i = 0; i < 100; i++)
+		strbuf_addf(&f, "%d,%d\n", i, 1700000000 - i);
+	strbuf_addstr(&path, write_tmp("back.csv", &f));
+	const char *a[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "the times go backwards at line 3");
+	CHECK_NOT_CONTAINS(c.err.buf, "have no 'step_time' and no 'time'");
+	child_release(&c);
+	/* some backwards among many good: the run is read, and the text says so */
+	strbuf_reset(&f);
+	strbuf_addstr(&f, "step,time\n");
+	for (int i = 0; i < 300; i++)
+		strbuf_addf(&f, "%d,%.3f\n", i, 1.7e9 + 0.5 * i - (i == 150 ? 5.0 : 0));
+	strbuf_reset(&path);
+	strbuf_addstr(&path, write_tmp("back2.csv", &f));
+	const char *b[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, b, NULL);
+	CHECK_CONTAINS(c.out.buf, "the times go backwards at line 152 (1 row)");
+	/* the interval out of the row set back is the clock's too: no drop made of it */
+	CHECK_INT(c.exit_code, 0);
+	child_release(&c);
+	strbuf_release(&f);
+	strbuf_release(&path);
+}
+
+/* Two hosts, one twice as slow: the median of the ranks lies inside one of them, so either
+ * could be the slow one. It was "no straggler", exit 0; it is "cannot tell", exit 3. Three
+ * hosts name it. */
+TEST(diag_stragglers_two_hosts_cannot_tell_three_can)
+{
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	for (int hosts = 1; hosts <= 3; hosts++) {
+		for (int same = 0; same < 2; same++) {
+			strbuf_reset(&f);
+			strbuf_addstr(&f, "step,rank,host,compute_time\n");
+			for (int s = 0; s < 200; s++)
+				for (int r = 0; r < 4 * hosts; r++)
+					strbuf_addf(&f, "%d,%d,node-%d,%.3f\n", s, r, r / 4,
+						    r / 4 == 0 && !same ? 0.8 : 0.4);
+			strbuf_reset(&path);
+			strbuf_addstr(&path, write_tmp("ranks.csv", &f));
+			const char *a[] = { "diagnose", "stragglers", path.buf, NULL };
+			test_run_vigil(&c, a, NULL);
+			if (hosts < 3) {
+				CHECK_MSG(c.exit_code == 3, "%d hosts: exit %d: %s", hosts, c.exit_code,
+					  c.out.buf);
+				CHECK_CONTAINS(c.err.buf, "at least 3 are needed");
+				CHECK_STR(c.out.buf, "");
+			} else {
+				CHECK_INT(c.exit_code, same ? 0 : 1);
+				if (!same)
+					CHECK_CONTAINS(c.out.buf, "node-0: 100.0% slower");
+			}
+			child_release(&c);
+		}
+	}
+	strbuf_release(&f);
+	strbuf_release(&path);
+}
+
+/* A run longer than the rows vigil holds: what came after the cut is not known, so the answer
+ * is "cannot tell", never "healthy" (it was healthy with a slowdown past the cut). */
+TEST_TIMEOUT(diag_steps_rows_past_the_bound_cannot_tell, 120)
+{
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	size_t n = DIAG_ROWS_MAX + 1000;
+	strbuf_grow(&f, n * 9);
+	strbuf_addstr(&f, "step,step_time\n");
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(&f, "%zu,%s\n", i, i < DIAG_ROWS_MAX ? "1" : "2");
+	strbuf_addstr(&path, write_tmp("long.csv", &f));
+	strbuf_release(&f);
+	const char *a[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "only the first 4000000 were read");
+	CHECK_NOT_CONTAINS(c.out.buf, "healthy");
+	child_release(&c);
+	unlink(path.buf);
+	strbuf_release(&path);
+}
+
+/* Attacks on the resolution (issue 17, found after the fix): stamps coarser than a quarter of a
+ * row's time hide what the run did, so that is "cannot tell", never healthy: 0.1 s stamps over
+ * 0.2 s steps with +-10 % noise were "healthy"; 1 s stamps over 0.2 s steps said "median step
+ * 1 s". A series regular on its own period (every time on a 0.2 s grid) has no tick to find.
+ * Per-rank rows given to steps are named as such, not "the rows have no time". */
+TEST(diag_steps_coarse_stamps_cannot_tell_and_per_rank_rows_are_named)
+{
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	rng_state = 7;
+	double t = 1.7e9;
+	for (size_t i = 0; i < 3000; i++) {
+		t += 0.2 * (0.9 + 0.2 * uniform());
+		strbuf_addf(&f, "{\"step\":%zu,\"time\":%.1f}\n", i, floor(t * 10) / 10);
+	}
+	strbuf_addstr(&path, write_tmp("coarse.jsonl", &f));
+	const char *a[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "the times are written to 0.1 s, 50% of a row's time");
+	child_release(&c);
+	strbuf_reset(&f);
+	t = 1.7e9;
+	for (size_t i = 0; i < 3000; i++) {
+		t += 0.2;
+		strbuf_addf(&f, "{\"step\":%zu,\"time\":%.0f}\n", i, floor(t));
+	}
+	strbuf_reset(&path);
+	strbuf_addstr(&path, write_tmp("coarse1.jsonl", &f));
+	const char *b[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, b, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "written to 1 s");
+	CHECK_NOT_CONTAINS(c.out.buf, "median step 1 s");
+	child_release(&c);
+	/* per-rank rows */
+	strbuf_reset(&f);
+	for (int i = 0; i < 200; i++)
+		for (int r = 0; r < 4; r++)
+			strbuf_addf(&f, "{\"step\":%d,\"rank\":%d,\"time\":%.3f}\n", i, r,
+				    1.7e9 + 0.5 * i + 0.01 * r);
+	strbuf_reset(&path);
+	strbuf_addstr(&path, write_tmp("ranks.jsonl", &f));
+	const char *d[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, d, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "each step has several rows");
+	CHECK_CONTAINS(c.err.buf, "vigil diagnose stragglers");
+	child_release(&c);
+	strbuf_release(&f);
+	strbuf_release(&path);
+}
+
+/* More hosts than the reader keeps (attack on the 3-host rule): the rows of the hosts past the
+ * bound are garbage, and a slow one among them was "no straggler", exit 0. */
+TEST(diag_stragglers_more_hosts_than_kept_cannot_tell)
+{
+	struct strbuf f = STRBUF_INIT, path = STRBUF_INIT;
+	struct child c;
+	strbuf_addstr(&f, "step,rank,host,compute_time\n");
+	for (int s = 0; s < 6; s++)
+		for (unsigned h = 0; h < DIAG_HOSTS_MAX + 2; h++)
+			strbuf_addf(&f, "%d,%u,h%u,%s\n", s, h, h, h == DIAG_HOSTS_MAX + 1 ? "0.8" : "0.4");
+	strbuf_addstr(&path, write_tmp("many.csv", &f));
+	const char *a[] = { "diagnose", "stragglers", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "more than 4096 host names");
+	child_release(&c);
+	strbuf_release(&f);
+	strbuf_release(&path);
+}
