@@ -255,12 +255,33 @@ static bool cg_line(const char *l, size_t n, size_t *head, const char **path, si
 	return true;
 }
 
-/* strbuf_add_excerpt() of n bytes that are not NUL-terminated */
+/*
+ * A value another user chose (an environment entry, a cgroup name), quoted in plain ASCII:
+ * every byte outside printable ASCII, and '\\', as \xNN, so no control byte and no Unicode bidi
+ * control (U+202E...) reaches a terminal; at most max bytes of it, a cut marked "...". What it
+ * should hold (digits, a cgroup path) is ASCII: nothing is lost.
+ */
+static void add_ascii_n(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+	for (size_t i = 0; i < n && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			strbuf_addch(sb, (char)c);
+		else
+			strbuf_addf(sb, "\\x%02x", c);
+	}
+	if (n > max)
+		strbuf_addstr(sb, "...");
+}
+
+static void add_ascii(struct strbuf *sb, const char *s, size_t max)
+{
+	add_ascii_n(sb, s, strlen(s), max);
+}
+
 static void add_excerpt_n(struct strbuf *sb, const char *s, size_t n, size_t max)
 {
-	char *t = xstrndup(s, n);
-	strbuf_add_excerpt(sb, t, max);
-	free(t);
+	add_ascii_n(sb, s, n, max);
 }
 
 static bool str_is(const char *s, size_t n, const char *want)
@@ -277,7 +298,7 @@ static bool str_is(const char *s, size_t n, const char *want)
  * still refused. NULL when it is in the step (or nothing can be checked), else why not.
  * *checked: a Slurm step cgroup was compared.
  */
-static const char *cgroup_why(const struct strbuf *own, const struct strbuf *cg, const char *job,
+const char *stacks_cgroup_why(const struct strbuf *own, const struct strbuf *cg, const char *job,
 			      const char *step, bool *checked, struct strbuf *why)
 {
 	bool own_has = false;
@@ -423,14 +444,14 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		const char *es = env_value(&env, "SLURM_STEP_ID");
 		if (!ej || strcmp(ej, o->job)) {
 			strbuf_reset(&why);
-			strbuf_add_excerpt(&why, ej ? ej : "", 24);
+			add_ascii(&why, ej ? ej : "", 24);
 			ignore_proc(r, o, pid, uids[0], ej ? "its SLURM_JOB_ID is '%s'" :
 				    "it has no SLURM_JOB_ID%s", why.buf);
 			continue;
 		}
 		if (o->step && (!es || strcmp(es, o->step))) {
 			strbuf_reset(&why);
-			strbuf_add_excerpt(&why, es ? es : "", 24);
+			add_ascii(&why, es ? es : "", 24);
 			ignore_proc(r, o, pid, uids[0], es ? "its SLURM_STEP_ID is '%s'" :
 				    "it has no SLURM_STEP_ID%s", why.buf);
 			continue;
@@ -438,9 +459,12 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
 		strbuf_reset(&cg);
 		strbuf_reset(&why);
-		if (fsroot_read(fsroot_host, path, &cg, 65536, NULL) == READ_OK && o->step) {
+		/* unreadable reads as in no cgroup: where Slurm keeps steps in cgroups, not a rank */
+		if (fsroot_read(fsroot_host, path, &cg, 65536, NULL) != READ_OK)
+			strbuf_reset(&cg);
+		if (o->step) {
 			bool checked = false;
-			const char *no = cgroup_why(&own_cg, &cg, o->job, o->step, &checked, &why);
+			const char *no = stacks_cgroup_why(&own_cg, &cg, o->job, o->step, &checked, &why);
 			if (no) {
 				ignore_proc(r, o, pid, uids[0], "%s", no);
 				continue;
@@ -451,7 +475,7 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 			continue; /* it ended, or its pid is another process's now */
 		if (!parse_long(rs, 1L << 24, &rank)) {
 			struct strbuf q = STRBUF_INIT;
-			strbuf_add_excerpt(&q, rs, 32);
+			add_ascii(&q, rs, 32);
 			struct strbuf m = STRBUF_INIT;
 			strbuf_addf(&m, "process %ld has RANK '%s', not a rank: ignored", pid, q.buf);
 			strlist_add_nodup(&r->errors, strbuf_detach(&m, NULL));

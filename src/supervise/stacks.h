@@ -94,6 +94,15 @@ void stacks_write_json(const struct stacks_result *r, struct strbuf *out);
 /* The same for a person. */
 void stacks_write_text(const struct stacks_result *r, struct strbuf *out);
 
+/*
+ * Is a process whose /proc/PID/cgroup is cg in Slurm's cgroup of job's step? own: vigil stacks'
+ * own /proc/self/cgroup (in a step of the same job). NULL when it is (or nothing can be
+ * checked: no Slurm step cgroup on either side), else why not (in why, ASCII only). *checked:
+ * a Slurm step cgroup was compared. For find_ranks() and its tests.
+ */
+const char *stacks_cgroup_why(const struct strbuf *own, const struct strbuf *cg, const char *job,
+			      const char *step, bool *checked, struct strbuf *why);
+
 /* Append text to out cleaned line by line (strbuf_add_clean()), newlines kept; at most max
  * bytes of text are taken, a cut said. For the stack texts (and evidence.c's quotes). */
 void stacks_add_clean_lines(struct strbuf *out, const char *text, size_t len, size_t max);

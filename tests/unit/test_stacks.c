@@ -8,6 +8,7 @@
 #include "../../src/lib/fileio.h"
 #include "../../src/supervise/pyhook.h"
 #include "../../src/supervise/evidence.h"
+#include "../../src/supervise/stacks.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -497,7 +498,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	strbuf_addf(&a, "%s/run/attempt-1", test_tmpdir());
 	test_mkdir(test_tmpdir(), "run/attempt-1");
 	chmod(test_tmpdir(), 0755);
-	struct rank_proc real, nobody, step4, nojob, hex, neg, huge;
+	struct rank_proc real, nobody, step4, nojob, hex, neg, huge, esc;
 	start_rank(&real, hook, a.buf, 0, NULL);
 	start_rank_as(&nobody, "/nonexistent", a.buf, 0, NULL, true);
 	start_rank(&step4, "/nonexistent", a.buf, 1, "SLURM_STEP_ID=4");
@@ -505,6 +506,8 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	start_rank(&hex, "/nonexistent", a.buf, 0, "RANK=0x1");
 	start_rank(&neg, "/nonexistent", a.buf, 0, "RANK=-1");
 	start_rank(&huge, "/nonexistent", a.buf, 0, "RANK=99999999999999999999");
+	/* a terminal escape and a right-to-left override (U+202E) in the value */
+	start_rank(&esc, "/nonexistent", a.buf, 0, "RANK=\x1b[31m\xe2\x80\xae" "1");
 	wait_stopped(nobody.c.pid);
 	wait_stopped(step4.c.pid);
 
@@ -555,6 +558,8 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	CHECK_INT(c.exit_code, 0);
 	snprintf(want, sizeof(want), "ignored pid %d (uid 65534)", (int)nobody.c.pid);
 	CHECK_CONTAINS(c.out.buf, want);
+	CHECK_CONTAINS(c.out.buf, "its RANK '\\x1b[31m\\xe2\\x80\\xae1' is not a rank");
+	CHECK(!strchr(c.out.buf, '\x1b') && !strstr(c.out.buf, "\xe2\x80\xae"));
 	child_release(&c);
 	stop_rank(&real);
 	stop_rank(&nobody);
@@ -563,6 +568,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	stop_rank(&hex);
 	stop_rank(&neg);
 	stop_rank(&huge);
+	stop_rank(&esc);
 	strbuf_release(&a);
 }
 
@@ -613,4 +619,76 @@ TEST_TIMEOUT(stacks_two_claimants_of_one_rank_are_doubt, 120)
 	stop_rank(&r2);
 	stop_rank(&other);
 	strbuf_release(&a);
+}
+
+/* One stacks_cgroup_why() case: own and the rank's /proc/PID/cgroup; expected: NULL (in the
+ * step) or a piece of the reason. */
+static void cg_case(const char *own, const char *cg, const char *expect, bool checked_want)
+{
+	struct strbuf o = STRBUF_INIT, c = STRBUF_INIT, why = STRBUF_INIT;
+	strbuf_addstr(&o, own);
+	strbuf_addstr(&c, cg);
+	bool checked = false;
+	const char *no = stacks_cgroup_why(&o, &c, "77", "3", &checked, &why);
+	if (!expect)
+		CHECK_MSG(!no, "'%s' refused (own '%s'): %s", cg, own, no);
+	else
+		CHECK_MSG(no && strstr(no, expect), "'%s' (own '%s'): got '%s', want '%s'", cg, own,
+			  no ? no : "(accepted)", expect);
+	CHECK_MSG(checked == checked_want, "'%s': checked %d", cg, checked);
+	strbuf_release(&o);
+	strbuf_release(&c);
+	strbuf_release(&why);
+}
+
+/*
+ * The step's cgroup, in Slurm's layouts. cgroup v2 (Slurm's doc/html/cgroup_v2.shtml; the
+ * plugin src/plugins/cgroup/v2): /system.slice/slurmstepd.scope/job_N/step_M/user/task_T, on a
+ * multiple-slurmd host NODE_slurmstepd.scope; cgroup v1 (src/plugins/task/cgroup and
+ * proctrack/cgroup build "%s/job_%u", then "%s/step_%u" under slurm/uid_%u): one line per
+ * hierarchy, /slurm/uid_U/job_N/step_M/task_T. vigil stacks runs in step 5 of job 77.
+ */
+TEST(stacks_rank_must_lie_in_the_steps_cgroup)
+{
+	const char *v2 = "0::/system.slice/slurmstepd.scope/job_77/step_5/user/task_0\n";
+	cg_case(v2, "0::/system.slice/slurmstepd.scope/job_77/step_3/user/task_0\n", NULL, true);
+	cg_case(v2, "0::/system.slice/slurmstepd.scope/job_77/step_3\n", NULL, true);
+	/* the same uid, the right environment, but outside the step: another step, the batch
+	 * script's, another job's, a user's own cgroup named like Slurm's, none of Slurm's */
+	cg_case(v2, "0::/system.slice/slurmstepd.scope/job_77/step_4/user/task_0\n",
+		"is not under the step's", true);
+	cg_case(v2, "0::/system.slice/slurmstepd.scope/job_77/step_batch/user/task_0\n",
+		"is not under the step's", true);
+	cg_case(v2, "0::/system.slice/slurmstepd.scope/job_78/step_3/user/task_0\n",
+		"is not under the step's", true);
+	cg_case(v2, "0::/system.slice/slurmstepd.scope/job_77/step_30/user/task_0\n",
+		"is not under the step's", true);
+	cg_case(v2, "0::/user.slice/user-0.slice/job_77/step_3\n", "is not under the step's", true);
+	cg_case(v2, "0::/user.slice/user-0.slice/session-4.scope\n", "is not under the step's",
+		true);
+	cg_case(v2, "", "in no cgroup of the step's hierarchy", true);
+	/* control bytes and bidi controls in a cgroup name a user made: spelled out in ASCII */
+	cg_case(v2, "0::/user.slice/\x1b[2J\xe2\x80\xae\n", "\\x1b[2J\\xe2\\x80\\xae", true);
+	/* multiple slurmd on one machine */
+	cg_case("0::/system.slice/n1_slurmstepd.scope/job_77/step_5/user/task_0\n",
+		"0::/system.slice/n1_slurmstepd.scope/job_77/step_3/user/task_0\n", NULL, true);
+	cg_case("0::/system.slice/n1_slurmstepd.scope/job_77/step_5/user/task_0\n",
+		"0::/system.slice/n2_slurmstepd.scope/job_77/step_3/user/task_0\n",
+		"is not under the step's", true);
+	/* cgroup v1: every hierarchy that holds Slurm's steps is compared */
+	const char *v1 = "7:freezer:/slurm/uid_0/job_77/step_5\n"
+			 "4:memory:/slurm/uid_0/job_77/step_5/task_0\n"
+			 "1:name=systemd:/system.slice/slurmd.service\n";
+	cg_case(v1, "7:freezer:/slurm/uid_0/job_77/step_3\n4:memory:/slurm/uid_0/job_77/step_3/"
+		"task_1\n1:name=systemd:/system.slice/slurmd.service\n", NULL, true);
+	cg_case(v1, "7:freezer:/slurm/uid_0/job_77/step_3\n4:memory:/user.slice\n",
+		"is not under the step's", true);
+	cg_case(v1, "7:freezer:/slurm/uid_0/job_77/step_3\n", "in no cgroup of the step's", true);
+	/* vigil stacks in no step cgroup of the job (by hand, or no cgroup plugin): a rank in
+	 * another job's or step's cgroup is still refused, one in none cannot be checked */
+	cg_case("0::/\n", "0::/system.slice/slurmstepd.scope/job_77/step_3/user/task_0\n", NULL,
+		true);
+	cg_case("0::/\n", "0::/system.slice/slurmstepd.scope/job_77/step_4/user/task_0\n",
+		"another job's or step's", true);
+	cg_case("0::/\n", "0::/user.slice\n", NULL, false);
 }
