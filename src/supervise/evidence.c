@@ -674,8 +674,10 @@ static void judge_silence(struct evidence *e, const struct evidence_input *in)
 			if (!isfinite(x) || x < 0 || x >= m - margin)
 				continue;
 			const char *host = NULL;
+			/* a doubtful rank's host is not known from the answers: where it was
+			 * launched */
 			for (size_t i = 0; i < e->ranks_nr && !host; i++)
-				if (e->ranks[i].rank == (long)r)
+				if (e->ranks[i].rank == (long)r && !e->ranks[i].doubt)
 					host = e->ranks[i].host;
 			char *hc = clean_dup(host ? host : rank_host(in, (long)r) ?
 					     rank_host(in, (long)r) : "?", 255);

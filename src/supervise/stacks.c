@@ -121,7 +121,10 @@ static const char *env_value(const struct strbuf *env, const char *name)
 static bool parse_long(const char *s, long max, long *out)
 {
 	uint64_t v;
-	if (!s || !parse_u64(s, &v) || v > (uint64_t)max || (s[0] == '0' && s[1]))
+	/* digits only: Slurm writes SLURM_PROCID so; "+0", " 0" are not rank 0 */
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	if (!parse_u64(s, &v) || v > (uint64_t)max || (s[0] == '0' && s[1]))
 		return false;
 	*out = (long)v;
 	return true;
@@ -375,7 +378,11 @@ static void ignore_proc(struct stacks_result *r, const struct stacks_options *o,
 		strbuf_addf(&m, "%ld", uid);
 	else
 		strbuf_addstr(&m, "unknown");
-	strbuf_addf(&m, "): not of job %s step %s: ", o->job, o->step ? o->step : "(unknown)");
+	if (strncmp(fmt, "its RANK", 8))
+		strbuf_addf(&m, "): not of job %s step %s: ", o->job,
+			    o->step ? o->step : "(unknown)");
+	else
+		strbuf_addstr(&m, "): ");
 	va_start(ap, fmt);
 	strbuf_vaddf(&m, fmt, ap);
 	va_end(ap);

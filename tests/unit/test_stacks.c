@@ -498,7 +498,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	strbuf_addf(&a, "%s/run/attempt-1", test_tmpdir());
 	test_mkdir(test_tmpdir(), "run/attempt-1");
 	chmod(test_tmpdir(), 0755);
-	struct rank_proc real, nobody, step4, nojob, hex, neg, huge, esc;
+	struct rank_proc real, nobody, step4, nojob, hex, neg, huge, esc, plus;
 	start_rank(&real, hook, a.buf, 0, NULL);
 	start_rank_as(&nobody, "/nonexistent", a.buf, 0, NULL, true);
 	start_rank(&step4, "/nonexistent", a.buf, 1, "SLURM_STEP_ID=4");
@@ -506,6 +506,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	start_rank(&hex, "/nonexistent", a.buf, 0, "RANK=0x1");
 	start_rank(&neg, "/nonexistent", a.buf, 0, "RANK=-1");
 	start_rank(&huge, "/nonexistent", a.buf, 0, "RANK=99999999999999999999");
+	start_rank(&plus, "/nonexistent", a.buf, 0, "RANK=+0"); /* strtoull's 0, not Slurm's */
 	/* a terminal escape and a right-to-left override (U+202E) in the value */
 	start_rank(&esc, "/nonexistent", a.buf, 0, "RANK=\x1b[31m\xe2\x80\xae" "1");
 	wait_stopped(nobody.c.pid);
@@ -540,6 +541,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	CHECK(list_contains(ign, "its RANK '0x1' is not a rank"));
 	CHECK(list_contains(ign, "its RANK '-1' is not a rank"));
 	CHECK(list_contains(ign, "its RANK '99999999999999999999' is not a rank"));
+	CHECK(list_contains(ign, "its RANK '+0' is not a rank"));
 
 	/* the supervisor: no rank is frozen, and the host's evidence is doubtful */
 	struct evidence ev;
@@ -569,6 +571,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	stop_rank(&neg);
 	stop_rank(&huge);
 	stop_rank(&esc);
+	stop_rank(&plus);
 	strbuf_release(&a);
 }
 
