@@ -424,11 +424,6 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		const char *rs = env_value(&env, "RANK");
 		if (!rs)
 			continue; /* srun, the task's shell before its exec: no rank yet */
-		/* a task that slurmd started for another node name is that node's rank (several
-		 * node names on one machine: slurmd's multiple-slurmd set-up, a test bed) */
-		const char *node = env_value(&env, "SLURMD_NODENAME");
-		if (o->host && *o->host && node && strcmp(node, o->host))
-			continue;
 		if (is_vigil((pid_t)pid, self.buf))
 			continue;
 		/*
@@ -463,6 +458,13 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 				    "it has no SLURM_STEP_ID%s", why.buf);
 			continue;
 		}
+		/* a task that slurmd started for another node name is that node's rank (several
+		 * node names on one machine: slurmd's multiple-slurmd set-up, a test bed); asked
+		 * of the job's uid, job and step, so that another user's claimant is still named,
+		 * and before the cgroup (another node's step cgroup is not this one's) */
+		const char *node = env_value(&env, "SLURMD_NODENAME");
+		if (o->host && *o->host && node && strcmp(node, o->host))
+			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
 		strbuf_reset(&cg);
 		strbuf_reset(&why);

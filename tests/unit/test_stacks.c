@@ -498,9 +498,11 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	strbuf_addf(&a, "%s/run/attempt-1", test_tmpdir());
 	test_mkdir(test_tmpdir(), "run/attempt-1");
 	chmod(test_tmpdir(), 0755);
-	struct rank_proc real, nobody, step4, nojob, hex, neg, huge, esc, plus;
+	struct rank_proc real, nobody, nobody2, step4, nojob, hex, neg, huge, esc, plus;
 	start_rank(&real, hook, a.buf, 0, NULL);
 	start_rank_as(&nobody, "/nonexistent", a.buf, 0, NULL, true);
+	/* another user's, saying it is another node's rank: still named */
+	start_rank_as(&nobody2, "/nonexistent", a.buf, 0, "SLURMD_NODENAME=elsewhere", true);
 	start_rank(&step4, "/nonexistent", a.buf, 1, "SLURM_STEP_ID=4");
 	start_rank(&nojob, "/nonexistent", a.buf, 1, "SLURM_JOB_ID=");
 	start_rank(&hex, "/nonexistent", a.buf, 0, "RANK=0x1");
@@ -536,6 +538,8 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	snprintf(want, sizeof(want), "ignored pid %d (uid 0): not of job " JOB " step " STEP
 		 ": its SLURM_STEP_ID is '4'", (int)step4.c.pid);
 	CHECK_MSG(list_contains(ign, want), "'%s' not in: %s", want, c.out.buf);
+	snprintf(want, sizeof(want), "ignored pid %d (uid 65534)", (int)nobody2.c.pid);
+	CHECK_MSG(list_contains(ign, want), "'%s' not in: %s", want, c.out.buf);
 	snprintf(want, sizeof(want), "ignored pid %d (uid 0)", (int)nojob.c.pid);
 	CHECK(list_contains(ign, want));
 	CHECK(list_contains(ign, "its RANK '0x1' is not a rank"));
@@ -565,6 +569,7 @@ TEST_TIMEOUT(stacks_ignores_claimants_not_of_the_job_and_names_them, 120)
 	child_release(&c);
 	stop_rank(&real);
 	stop_rank(&nobody);
+	stop_rank(&nobody2);
 	stop_rank(&step4);
 	stop_rank(&nojob);
 	stop_rank(&hex);
