@@ -847,6 +847,22 @@ static void native_stacks(struct stacks_result *r, const struct stacks_options *
 	}
 	run_group_run(&g, native_done, NULL);
 	run_group_release(&g);
+	/*
+	 * eu-stack was given a pid: a rank that ended meanwhile may have left its pid to another
+	 * process, whose stack is not this rank's. Kept only when the rank is still the process
+	 * found (its start time) and alive.
+	 */
+	for (size_t i = 0; i < r->nr; i++) {
+		struct stacks_rank *k = &r->ranks[i];
+		struct proc_stat st;
+		/* a zombie has no stack either: whatever eu-stack printed is not a live one */
+		if (k->native_stack && (!still_there(k, &st) || state_index(st.state) == STACKS_Z)) {
+			free(k->native_stack);
+			k->native_stack = NULL;
+			rank_error(k, "no native stack: the process ended while eu-stack ran (its pid "
+				   "may be another process's now)");
+		}
+	}
 	for (size_t i = 0; i < r->nr; i++)
 		child_release(&runs[i].c);
 	free(runs);

@@ -700,3 +700,35 @@ TEST(stacks_rank_must_lie_in_the_steps_cgroup)
 		"another job's or step's", true);
 	cg_case("0::/\n", "0::/user.slice\n", NULL, false);
 }
+
+/* A rank that ends while eu-stack runs (its pid free for another process): the stack eu-stack
+ * printed is not kept as the rank's. The fake eu-stack kills the rank, then prints a stack. */
+TEST_TIMEOUT(stacks_native_stack_of_a_rank_that_ended_meanwhile_is_dropped, 60)
+{
+	need_python();
+	struct strbuf a = STRBUF_INIT, path = STRBUF_INIT;
+	strbuf_addf(&a, "%s/attempt-1", test_tmpdir());
+	test_mkdir(test_tmpdir(), "attempt-1");
+	test_write(test_tmpdir(), "child.py", child_py);
+	const char *dir = test_script("eu-stack", "kill -9 \"$2\"; sleep 0.2\n"
+						  "echo \"PID $2 - process\"; echo \"TID $2:\"\n"
+						  "echo '#0  0x0000000000000001 someone_elses_frame'");
+	strbuf_addf(&path, "PATH=%s:/usr/bin:/bin", dir);
+	struct rank_proc r;
+	start_rank(&r, "/nonexistent", a.buf, 0, NULL);
+	const char *args[] = { "stacks", "--attempt-dir", a.buf, "--json", "--samples", "1",
+			       "--job", JOB, "--step", STEP, "--no-signal", NULL };
+	const char *env[] = { path.buf, NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_INT(c.exit_code, 0);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *k = rank_entry(v, 0);
+	CHECK_MSG(k && json_get(k, "native_stack")->type == JSON_NULL, "kept: %s", c.out.buf);
+	CHECK(errors_contain(k, "the process ended while eu-stack ran"));
+	json_free(v);
+	child_release(&c);
+	stop_rank(&r);
+	strbuf_release(&a);
+	strbuf_release(&path);
+}
