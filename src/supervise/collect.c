@@ -9,6 +9,7 @@
 #include "../slurm/fleet.h"
 
 #include <string.h>
+#include <unistd.h>
 
 int sup_pyhook_install(const char *run_dir, char *dir, size_t size, struct strbuf *err)
 {
@@ -44,9 +45,9 @@ static double evidence_median_busy(const struct evidence *ev)
 }
 
 void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
-			  char *const *hosts, size_t nr_hosts, const struct rankout *ro,
-			  unsigned world, struct strbuf *summary, struct strlist *suspects,
-			  struct strlist *sick, struct strlist *why)
+			  const char *step_id, char *const *hosts, size_t nr_hosts,
+			  const struct rankout *ro, unsigned world, struct strbuf *summary,
+			  struct strlist *suspects, struct strlist *sick, struct strlist *why)
 {
 	struct strlist base = STRLIST_INIT, remote = STRLIST_INIT;
 	struct strbuf tmp = STRBUF_INIT;
@@ -65,6 +66,26 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 	strlist_add(&remote, "--json");
 	strlist_add(&remote, "--attempt-dir");
 	strlist_add(&remote, attempt_dir);
+	/*
+	 * Whose ranks (issue 17): the job, the attempt's step ("JOB.STEP" of the step-id file)
+	 * and the job's uid (vigil run runs as the job's user), so that another user's process
+	 * naming the attempt is ignored there. Without the step the ranks are doubt.
+	 */
+	if (o->job_id && *o->job_id) {
+		strlist_add(&remote, "--job");
+		strlist_add(&remote, o->job_id);
+	}
+	const char *dot = step_id ? strchr(step_id, '.') : NULL;
+	if (dot && o->job_id && (size_t)(dot - step_id) == strlen(o->job_id) &&
+	    !strncmp(step_id, o->job_id, (size_t)(dot - step_id))) {
+		strlist_add(&remote, "--step");
+		strlist_add(&remote, dot + 1);
+	}
+	strbuf_reset(&tmp);
+	strbuf_addf(&tmp, "%ld", (long)getuid());
+	strlist_add(&remote, "--uid");
+	strlist_add(&remote, tmp.buf);
+	strbuf_reset(&tmp);
 	struct fleet_plan plan = {
 		.srun_args = (const char *const *)base.items,
 		.nr_srun_args = base.nr,
@@ -142,7 +163,15 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 			strbuf_addf(&why_r, "rank %ld busy in %.0f %% of samples while the median "
 				    "rank was busy in %.0f %% (the others wait for it)", r->rank,
 				    r->busy * 100, med * 100);
-		if (why_r.len && !strlist_has(sick, r->host)) {
+		/*
+		 * Doubtful evidence (issue 17: another user's process claimed a rank there, a rank
+		 * was claimed twice, the ranks were not tied to the step) never drains by itself:
+		 * the host is a suspect, confirmed by a smoke test alone first.
+		 */
+		if (why_r.len && strlist_has(&ev.doubtful_hosts, r->host)) {
+			if (!strlist_has(suspects, r->host))
+				strlist_add(suspects, r->host);
+		} else if (why_r.len && !strlist_has(sick, r->host)) {
 			strlist_add(sick, r->host);
 			strlist_add(why, why_r.buf);
 		}

@@ -15,12 +15,14 @@
 /*
  * summary: one paragraph for the journal; suspects: hosts to confirm alone (stacks unlike the
  * majority, silent first); sick/why: hosts named beyond doubt (a rank stopped in every sample,
- * busy far beyond its peers while they wait), with the reason.
+ * busy far beyond its peers while they wait), with the reason. A host whose evidence is
+ * doubtful (evidence.h: doubtful_hosts) is never sick here, only a suspect. step_id: the
+ * attempt's "JOB.STEP" (NULL: not known yet), passed to vigil stacks with the job and uid.
  */
 void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
-			  char *const *hosts, size_t nr_hosts, const struct rankout *ro,
-			  unsigned world, struct strbuf *summary, struct strlist *suspects,
-			  struct strlist *sick, struct strlist *why);
+			  const char *step_id, char *const *hosts, size_t nr_hosts,
+			  const struct rankout *ro, unsigned world, struct strbuf *summary,
+			  struct strlist *suspects, struct strlist *sick, struct strlist *why);
 /* Write the hook under run_dir; its directory (for PYTHONPATH) into dir. 0 or -1 with *err. */
 int sup_pyhook_install(const char *run_dir, char *dir, size_t size, struct strbuf *err);
 

@@ -41,6 +41,7 @@ void evidence_release(struct evidence *e)
 	for (size_t i = 0; i < e->hosts_nr; i++) {
 		free(e->hosts[i].host);
 		free(e->hosts[i].why);
+		free(e->hosts[i].doubt);
 	}
 	free(e->hosts);
 	for (size_t i = 0; i < e->ranks_nr; i++)
@@ -56,6 +57,7 @@ void evidence_release(struct evidence *e)
 	free(e->suspects);
 	strlist_release(&e->silent_first);
 	strlist_release(&e->suspect_hosts);
+	strlist_release(&e->doubtful_hosts);
 	strbuf_release(&e->summary);
 	strbuf_release(&e->json);
 	evidence_init(e);
@@ -325,8 +327,43 @@ static void host_status(struct evidence_host_status *h, bool answered, const cha
 	strbuf_release(&one);
 }
 
+/* A host's evidence is doubtful: why, each reason once, bounded. */
+static void host_doubt(struct evidence_host_status *h, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static void host_doubt(struct evidence_host_status *h, const char *fmt, ...)
+{
+	struct strbuf one = STRBUF_INIT, sb = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&one, fmt, ap);
+	va_end(ap);
+	if (h->doubt && (strstr(h->doubt, one.buf) || strlen(h->doubt) > 400)) {
+		strbuf_release(&one);
+		return;
+	}
+	if (h->doubt)
+		strbuf_addf(&sb, "%s; ", h->doubt);
+	strbuf_add(&sb, one.buf, one.len);
+	free(h->doubt);
+	h->doubt = strbuf_detach(&sb, NULL);
+	strbuf_release(&one);
+}
+
+/* A rank's evidence made unknown: no samples, no stacks (a claimant we cannot tell apart). */
+static void make_doubt(struct staged *s)
+{
+	s->r.doubt = true;
+	s->r.samples = 0;
+	memset(s->r.states, 0, sizeof(s->r.states));
+	s->r.busy = s->r.cpu_s = 0;
+	free(s->py_sig);
+	free(s->py_top);
+	free(s->nat_sig);
+	free(s->nat_top);
+	s->py_sig = s->py_top = s->nat_sig = s->nat_top = NULL;
+}
+
 static void read_host(struct work *w, struct evidence_host_status *h,
-		      const struct evidence_host *in)
+		      const struct evidence_host *in, struct evidence_host_status *all, size_t all_nr)
 {
 	struct strbuf err = STRBUF_INIT, q = STRBUF_INIT;
 	struct json_value *v = NULL;
@@ -347,15 +384,39 @@ static void read_host(struct work *w, struct evidence_host_status *h,
 		goto out;
 	}
 	host_status(h, true, NULL);
+	/* what the ranks were checked against (vigil stacks, issue 17) */
+	const struct json_value *ign = json_get(v, "ignored");
+	const char *job = json_get_string(v, "job");
+	if (!job || !*job)
+		host_doubt(h, "its answer does not say which job its ranks were checked against");
+	else if (!json_get_string(v, "step"))
+		host_doubt(h, "the attempt's step was not known there: its ranks are not tied to it");
+	if (ign && ign->type == JSON_ARRAY && ign->nr) {
+		struct strbuf iq = STRBUF_INIT;
+		if (ign->items[0]->type == JSON_STRING)
+			strbuf_add_excerpt(&iq, ign->items[0]->string, 160);
+		host_doubt(h, "%zu process%s that named the attempt %s not of the job (%s)",
+			   ign->nr, ign->nr == 1 ? "" : "es", ign->nr == 1 ? "was" : "were", iq.buf);
+		strbuf_release(&iq);
+	}
 	for (size_t i = 0; i < ranks->nr; i++) {
 		const struct json_value *o = ranks->items[i];
 		double d, x;
 		if (o->type != JSON_OBJECT || !get_count(o, "rank", 1 << 24, &d) || d != floor(d)) {
 			host_status(h, true, "an entry without a rank ignored");
+			host_doubt(h, "an entry without a rank");
 			continue;
 		}
-		if (find_rank(w, (long)d)) {
-			host_status(h, true, "rank %ld reported twice: the second ignored", (long)d);
+		struct evidence_rank *seen = find_rank(w, (long)d);
+		if (seen) {
+			/* a rank claimed twice: which one is it? Neither's evidence counts */
+			host_status(h, true, "rank %ld reported twice", (long)d);
+			host_doubt(h, "rank %ld is claimed twice: its evidence is unknown", (long)d);
+			for (size_t x2 = 0; x2 < all_nr; x2++)
+				if (all[x2].host && !strcmp(all[x2].host, seen->host))
+					host_doubt(&all[x2], "rank %ld is claimed twice: its evidence "
+						   "is unknown", (long)d);
+			make_doubt((struct staged *)seen);
 			continue;
 		}
 		if (w->nr >= EVIDENCE_RANKS_MAX) {
@@ -396,6 +457,14 @@ static void read_host(struct work *w, struct evidence_host_status *h,
 			normalise(py, false, s->r.pid, &s->py_sig, &s->py_top);
 		if (nat)
 			normalise(nat, true, s->r.pid, &s->nat_sig, &s->nat_top);
+		const char *dbt = json_get_string(o, "doubt");
+		if (dbt) {
+			struct strbuf dq = STRBUF_INIT;
+			strbuf_add_excerpt(&dq, dbt, 160);
+			host_doubt(h, "%s", dq.buf);
+			strbuf_release(&dq);
+			make_doubt(s);
+		}
 	}
 out:
 	json_free(v);
@@ -566,6 +635,8 @@ static void judge_ranks(struct evidence *e, const struct evidence_input *in)
 	for (size_t i = 0; i < e->ranks_nr; i++) {
 		const struct evidence_rank *k = &e->ranks[i];
 		unsigned t = k->states[EVIDENCE_T];
+		if (k->doubt)
+			continue; /* unknown: never evidence for or against its host */
 		bool stopped = k->samples && 2 * t > k->samples;
 		if (stopped)
 			reason(e, k->rank, k->host, "stopped (T) in %u of %u samples: frozen, as by "
@@ -603,8 +674,10 @@ static void judge_silence(struct evidence *e, const struct evidence_input *in)
 			if (!isfinite(x) || x < 0 || x >= m - margin)
 				continue;
 			const char *host = NULL;
+			/* a doubtful rank's host is not known from the answers: where it was
+			 * launched */
 			for (size_t i = 0; i < e->ranks_nr && !host; i++)
-				if (e->ranks[i].rank == (long)r)
+				if (e->ranks[i].rank == (long)r && !e->ranks[i].doubt)
 					host = e->ranks[i].host;
 			char *hc = clean_dup(host ? host : rank_host(in, (long)r) ?
 					     rank_host(in, (long)r) : "?", 255);
@@ -679,6 +752,11 @@ static void summarise(struct evidence *e, const struct evidence_input *in)
 	} else {
 		strbuf_addstr(s, ". No suspect: the stacks agree");
 	}
+	for (size_t i = 0, k = 0; i < e->hosts_nr; i++)
+		if (e->hosts[i].doubt)
+			strbuf_addf(s, "%s%s: %s", k++ ? "; " : ". Doubtful evidence (confirmed by a "
+				    "smoke test before any drain): ", e->hosts[i].host,
+				    e->hosts[i].doubt);
 	strbuf_addch(s, '.');
 	if (s->len > SUMMARY_MAX) {
 		/* cut on a character boundary */
@@ -747,6 +825,11 @@ static void write_json(struct evidence *e, const struct evidence_input *in)
 			json_string(&w, e->hosts[i].why);
 		else
 			json_null(&w);
+		json_key(&w, "doubt");
+		if (e->hosts[i].doubt)
+			json_string(&w, e->hosts[i].doubt);
+		else
+			json_null(&w);
 		json_close_object(&w);
 	}
 	json_close_array(&w);
@@ -775,6 +858,8 @@ static void write_json(struct evidence *e, const struct evidence_input *in)
 			json_uint(&w, k->states[s]);
 		}
 		json_close_object(&w);
+		json_key(&w, "doubt");
+		json_bool(&w, k->doubt);
 		json_key(&w, "busy");
 		json_double(&w, k->busy);
 		json_key(&w, "cpu_s");
@@ -828,6 +913,11 @@ static void write_json(struct evidence *e, const struct evidence_input *in)
 	for (size_t i = 0; i < e->suspect_hosts.nr; i++)
 		json_string(&w, e->suspect_hosts.items[i]);
 	json_close_array(&w);
+	json_key(&w, "doubtful_hosts");
+	json_open_array(&w);
+	for (size_t i = 0; i < e->doubtful_hosts.nr; i++)
+		json_string(&w, e->doubtful_hosts.items[i]);
+	json_close_array(&w);
 	json_key(&w, "summary");
 	json_string(&w, e->summary.buf);
 	json_close_object(&w);
@@ -842,8 +932,11 @@ void evidence_build(struct evidence *e, const struct evidence_input *in)
 	e->hosts_nr = in->hosts_nr;
 	for (size_t i = 0; i < in->hosts_nr; i++) {
 		e->hosts[i].host = clean_dup(in->hosts[i].host ? in->hosts[i].host : "?", 255);
-		read_host(&w, &e->hosts[i], &in->hosts[i]);
+		read_host(&w, &e->hosts[i], &in->hosts[i], e->hosts, i + 1);
 	}
+	for (size_t i = 0; i < e->hosts_nr; i++)
+		if (e->hosts[i].doubt && !strlist_has(&e->doubtful_hosts, e->hosts[i].host))
+			strlist_add(&e->doubtful_hosts, e->hosts[i].host);
 	if (w.nr > 1)
 		qsort(w.s, w.nr, sizeof(*w.s), cmp_staged);
 	for (size_t i = 0; i < w.nr; i++) {

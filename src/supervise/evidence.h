@@ -64,6 +64,8 @@ struct evidence_rank {
 	double cpu_s, busy;	   /* busy: (R + D + T) / samples, 0 without samples */
 	int py_group, native_group; /* index in the groups, -1: no stack */
 	double last_output;	   /* NAN when unknown */
+	bool doubt;		   /* claimed twice (on a host or across hosts): its evidence is
+				    * unknown, never judged */
 };
 
 struct evidence_group {
@@ -85,6 +87,7 @@ struct evidence_host_status {
 	bool answered;
 	char *why; /* when not answered, or what was wrong in its output; NULL */
 	size_t ranks;
+	char *doubt; /* why its evidence is doubtful, NULL when it is not (below) */
 };
 
 struct evidence {
@@ -101,6 +104,13 @@ struct evidence {
 	size_t suspects_nr, suspects_alloc;
 	struct strlist silent_first; /* hosts that went silent first */
 	struct strlist suspect_hosts; /* what the supervisor confirms and may drain */
+	/*
+	 * Hosts whose evidence is doubtful (issue 17): processes that named the attempt but were
+	 * not of the job were ignored there, a rank was claimed twice, the ranks could not be tied
+	 * to the attempt's step, or the answer does not say what its ranks were checked against
+	 * (an older vigil). Nothing found on such a host drains it without a smoke confirmation.
+	 */
+	struct strlist doubtful_hosts;
 	struct strbuf summary;	      /* one paragraph, under 1 KiB, for the journal */
 	struct strbuf json;	      /* for ATTEMPT/evidence.json */
 };

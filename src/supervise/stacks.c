@@ -38,8 +38,12 @@ void stacks_result_release(struct stacks_result *r)
 		free(r->ranks[i].ring_dir);
 		free(r->ranks[i].nccl_ring);
 		strlist_release(&r->ranks[i].errors);
+		free(r->ranks[i].doubt);
 	}
 	free(r->ranks);
+	free(r->job);
+	free(r->step);
+	strlist_release(&r->ignored);
 	free(r->host);
 	free(r->attempt_dir);
 	free(r->eu_stack);
@@ -117,7 +121,10 @@ static const char *env_value(const struct strbuf *env, const char *name)
 static bool parse_long(const char *s, long max, long *out)
 {
 	uint64_t v;
-	if (!s || !parse_u64(s, &v) || v > (uint64_t)max || (s[0] == '0' && s[1]))
+	/* digits only: Slurm writes SLURM_PROCID so; "+0", " 0" are not rank 0 */
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+		return false;
+	if (!parse_u64(s, &v) || v > (uint64_t)max || (s[0] == '0' && s[1]))
 		return false;
 	*out = (long)v;
 	return true;
@@ -184,20 +191,226 @@ static bool is_vigil(pid_t pid, const char *self_exe)
 	return same;
 }
 
+/*
+ * The uids of /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs"); false when unreadable.
+ * The owner of /proc/PID is not used: a process that is not dumpable shows as root's there.
+ */
+static bool read_uids(pid_t pid, long uids[4])
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	bool ok = false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (fsroot_read(fsroot_host, path, &sb, 16384, NULL) == READ_OK) {
+		const char *u = strstr(sb.buf, "\nUid:");
+		ok = u && sscanf(u + 5, "%ld %ld %ld %ld", &uids[0], &uids[1], &uids[2],
+				 &uids[3]) == 4;
+	}
+	strbuf_release(&sb);
+	return ok;
+}
+
+/*
+ * Slurm's cgroup of a job step, in a /proc/PID/cgroup line's path. cgroup v2 (Slurm's
+ * cgroup/v2 plugin, doc/html/cgroup_v2.shtml): /system.slice/slurmstepd.scope/job_N/step_M/
+ * user/task_T (a multiple-slurmd host: NODE_slurmstepd.scope); cgroup v1 (task/cgroup and
+ * proctrack/cgroup, src/plugins/task/cgroup/task_cgroup_*.c: "%s/job_%u" then "%s/step_%u"
+ * under "slurm/uid_%u", or step_batch, step_extern): /slurm/uid_U/job_N/step_M/task_T, one
+ * line per hierarchy. Finds the first component pair "job_N/step_X"; *prefix_len is the
+ * length of the path up to and including "job_N". False when there is none.
+ */
+static bool slurm_cg(const char *path, size_t len, const char **job, size_t *job_len,
+		     const char **step, size_t *step_len, size_t *prefix_len)
+{
+	for (size_t i = 0; i + 5 <= len; i++) {
+		if (path[i] != '/' || memcmp(path + i + 1, "job_", 4))
+			continue;
+		size_t j = i + 5, k;
+		while (j < len && path[j] >= '0' && path[j] <= '9')
+			j++;
+		if (j == i + 5 || j + 6 > len || memcmp(path + j, "/step_", 6))
+			continue;
+		k = j + 6;
+		while (k < len && path[k] != '/')
+			k++;
+		if (k == j + 6)
+			continue;
+		*job = path + i + 5;
+		*job_len = j - (i + 5);
+		*step = path + j + 6;
+		*step_len = k - (j + 6);
+		*prefix_len = j;
+		return true;
+	}
+	return false;
+}
+
+/* A line of /proc/PID/cgroup: "ID:CONTROLLERS:PATH"; the path and the "ID:CONTROLLERS:" head. */
+static bool cg_line(const char *l, size_t n, size_t *head, const char **path, size_t *plen)
+{
+	const char *c1 = memchr(l, ':', n);
+	const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - l)) : NULL;
+	if (!c2)
+		return false;
+	*head = (size_t)(c2 + 1 - l);
+	*path = c2 + 1;
+	*plen = n - *head;
+	return true;
+}
+
+/*
+ * A value another user chose (an environment entry, a cgroup name), quoted in plain ASCII:
+ * every byte outside printable ASCII, and '\\', as \xNN, so no control byte and no Unicode bidi
+ * control (U+202E...) reaches a terminal; at most max bytes of it, a cut marked "...". What it
+ * should hold (digits, a cgroup path) is ASCII: nothing is lost.
+ */
+static void add_ascii_n(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+	for (size_t i = 0; i < n && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			strbuf_addch(sb, (char)c);
+		else
+			strbuf_addf(sb, "\\x%02x", c);
+	}
+	if (n > max)
+		strbuf_addstr(sb, "...");
+}
+
+static void add_ascii(struct strbuf *sb, const char *s, size_t max)
+{
+	add_ascii_n(sb, s, strlen(s), max);
+}
+
+static void add_excerpt_n(struct strbuf *sb, const char *s, size_t n, size_t max)
+{
+	add_ascii_n(sb, s, n, max);
+}
+
+static bool str_is(const char *s, size_t n, const char *want)
+{
+	return strlen(want) == n && !memcmp(s, want, n);
+}
+
+/*
+ * Is a process (its /proc/PID/cgroup in cg) in the job's step? own is vigil stacks' own
+ * /proc/self/cgroup: it runs in a step of the same job (srun --overlap), so where Slurm keeps
+ * steps in cgroups on this host its own lines name job_JOB, and the rank's line of each such
+ * hierarchy must lie under the same job's step_STEP. Where vigil's own cgroup names no step of
+ * the job (run by hand, or no cgroup plugin) a rank whose cgroup names another job or step is
+ * still refused. NULL when it is in the step (or nothing can be checked), else why not.
+ * *checked: a Slurm step cgroup was compared.
+ */
+const char *stacks_cgroup_why(const struct strbuf *own, const struct strbuf *cg, const char *job,
+			      const char *step, bool *checked, struct strbuf *why)
+{
+	bool own_has = false;
+	for (size_t i = 0; i < own->len;) {
+		const char *l = own->buf + i, *nl = memchr(l, '\n', own->len - i);
+		size_t n = nl ? (size_t)(nl - l) : own->len - i, head, plen, jl, sl, pl;
+		const char *path, *j, *st;
+		i += n + 1;
+		if (!cg_line(l, n, &head, &path, &plen) ||
+		    !slurm_cg(path, plen, &j, &jl, &st, &sl, &pl) || !str_is(j, jl, job))
+			continue;
+		own_has = true;
+		*checked = true;
+		/* the rank's line of this hierarchy */
+		bool found = false, under = false;
+		for (size_t x = 0; x < cg->len && !found;) {
+			const char *m = cg->buf + x, *mnl = memchr(m, '\n', cg->len - x);
+			size_t mn = mnl ? (size_t)(mnl - m) : cg->len - x, mh, mpl;
+			const char *mp;
+			x += mn + 1;
+			if (!cg_line(m, mn, &mh, &mp, &mpl) || mh != head || memcmp(m, l, head))
+				continue;
+			found = true;
+			/* PREFIX/step_STEP, then the end or a '/' */
+			size_t sn = strlen(step);
+			under = mpl >= pl + 6 + sn && !memcmp(mp, path, pl) &&
+				!memcmp(mp + pl, "/step_", 6) && !memcmp(mp + pl + 6, step, sn) &&
+				(mpl == pl + 6 + sn || mp[pl + 6 + sn] == '/');
+			if (!under) {
+				strbuf_addstr(why, "its cgroup '");
+				add_excerpt_n(why, mp, mpl, 120);
+				strbuf_addstr(why, "' is not under the step's '");
+				add_excerpt_n(why, path, pl, 100);
+				strbuf_addf(why, "/step_%s'", step);
+			}
+		}
+		if (!found)
+			strbuf_addstr(why, "it is in no cgroup of the step's hierarchy");
+		if (why->len)
+			return why->buf;
+	}
+	if (own_has)
+		return NULL;
+	/* no step cgroup of our own to compare with: a rank in another job's or step's is out */
+	for (size_t i = 0; i < cg->len;) {
+		const char *l = cg->buf + i, *nl = memchr(l, '\n', cg->len - i);
+		size_t n = nl ? (size_t)(nl - l) : cg->len - i, head, plen, jl, sl, pl;
+		const char *path, *j, *st;
+		i += n + 1;
+		if (!cg_line(l, n, &head, &path, &plen) ||
+		    !slurm_cg(path, plen, &j, &jl, &st, &sl, &pl))
+			continue;
+		*checked = true;
+		if (!str_is(j, jl, job) || !str_is(st, sl, step)) {
+			strbuf_addstr(why, "its cgroup '");
+			add_excerpt_n(why, path, plen, 120);
+			strbuf_addstr(why, "' is another job's or step's");
+			return why->buf;
+		}
+	}
+	return NULL;
+}
+
+/* Name a process that claims the attempt but is not one of its ranks. */
+static void ignore_proc(struct stacks_result *r, const struct stacks_options *o, long pid,
+			long uid, const char *fmt, ...) PRINTF_LIKE(5, 6);
+static void ignore_proc(struct stacks_result *r, const struct stacks_options *o, long pid,
+			long uid, const char *fmt, ...)
+{
+	struct strbuf m = STRBUF_INIT;
+	va_list ap;
+	strbuf_addf(&m, "ignored pid %ld (uid ", pid);
+	if (uid >= 0)
+		strbuf_addf(&m, "%ld", uid);
+	else
+		strbuf_addstr(&m, "unknown");
+	if (strncmp(fmt, "its RANK", 8))
+		strbuf_addf(&m, "): not of job %s step %s: ", o->job,
+			    o->step ? o->step : "(unknown)");
+	else
+		strbuf_addstr(&m, "): ");
+	va_start(ap, fmt);
+	strbuf_vaddf(&m, fmt, ap);
+	va_end(ap);
+	if (r->ignored.nr < 256)
+		strlist_add_nodup(&r->ignored, strbuf_detach(&m, NULL));
+	strbuf_release(&m);
+}
+
 static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		      struct strbuf *err)
 {
 	struct strlist procs = STRLIST_INIT;
-	struct strbuf env = STRBUF_INIT, self = STRBUF_INIT;
+	struct strbuf env = STRBUF_INIT, self = STRBUF_INIT, own_cg = STRBUF_INIT,
+		      cg = STRBUF_INIT, why = STRBUF_INIT;
 	struct candidate *c = NULL;
 	size_t nc = 0, alloc = 0, want = dir_len(o->attempt_dir);
 	if (fsroot_list(fsroot_host, "/proc", &procs, err) != 0)
 		return -1;
 	fsroot_readlink(fsroot_host, "/proc/self/exe", &self, false);
+	fsroot_read(fsroot_host, "/proc/self/cgroup", &own_cg, 65536, NULL);
 	for (size_t i = 0; i < procs.nr; i++) {
 		long pid;
 		char path[64];
+		struct proc_stat st0, st;
 		if (!parse_long(procs.items[i], 1L << 30, &pid) || pid < 1)
+			continue;
+		/* its start time before and after: a pid reused meanwhile is not the one read */
+		if (read_stat((pid_t)pid, &st0) < 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
 		strbuf_reset(&env);
@@ -211,22 +424,71 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		const char *rs = env_value(&env, "RANK");
 		if (!rs)
 			continue; /* srun, the task's shell before its exec: no rank yet */
+		if (is_vigil((pid_t)pid, self.buf))
+			continue;
+		/*
+		 * A process of the job (issue 17): any user can put VIGIL_ATTEMPT_DIR and RANK in
+		 * an environment. The job's uid (all four ids), its job and step by the
+		 * environment Slurm gave it, and its step's cgroup where Slurm keeps one.
+		 */
+		long uids[4];
+		if (!read_uids((pid_t)pid, uids)) {
+			ignore_proc(r, o, pid, -1, "its uid cannot be read");
+			continue;
+		}
+		if (uids[0] != (long)o->uid || uids[1] != (long)o->uid || uids[2] != (long)o->uid ||
+		    uids[3] != (long)o->uid) {
+			ignore_proc(r, o, pid, uids[0] != (long)o->uid ? uids[0] : uids[1],
+				    "not the job's uid %ld", (long)o->uid);
+			continue;
+		}
+		const char *ej = env_value(&env, "SLURM_JOB_ID");
+		const char *es = env_value(&env, "SLURM_STEP_ID");
+		if (!ej || strcmp(ej, o->job)) {
+			strbuf_reset(&why);
+			add_ascii(&why, ej ? ej : "", 24);
+			ignore_proc(r, o, pid, uids[0], ej ? "its SLURM_JOB_ID is '%s'" :
+				    "it has no SLURM_JOB_ID%s", why.buf);
+			continue;
+		}
+		if (o->step && (!es || strcmp(es, o->step))) {
+			strbuf_reset(&why);
+			add_ascii(&why, es ? es : "", 24);
+			ignore_proc(r, o, pid, uids[0], es ? "its SLURM_STEP_ID is '%s'" :
+				    "it has no SLURM_STEP_ID%s", why.buf);
+			continue;
+		}
 		/* a task that slurmd started for another node name is that node's rank (several
-		 * node names on one machine: slurmd's multiple-slurmd set-up, a test bed) */
+		 * node names on one machine: slurmd's multiple-slurmd set-up, a test bed); asked
+		 * of the job's uid, job and step, so that another user's claimant is still named,
+		 * and before the cgroup (another node's step cgroup is not this one's) */
 		const char *node = env_value(&env, "SLURMD_NODENAME");
 		if (o->host && *o->host && node && strcmp(node, o->host))
 			continue;
-		if (is_vigil((pid_t)pid, self.buf))
-			continue;
-		struct proc_stat st;
-		if (read_stat((pid_t)pid, &st) < 0)
-			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cgroup", pid);
+		strbuf_reset(&cg);
+		strbuf_reset(&why);
+		/* unreadable reads as in no cgroup: where Slurm keeps steps in cgroups, not a rank */
+		if (fsroot_read(fsroot_host, path, &cg, 65536, NULL) != READ_OK)
+			strbuf_reset(&cg);
+		if (o->step) {
+			bool checked = false;
+			const char *no = stacks_cgroup_why(&own_cg, &cg, o->job, o->step, &checked, &why);
+			if (no) {
+				ignore_proc(r, o, pid, uids[0], "%s", no);
+				continue;
+			}
+			r->cgroup_checked |= checked;
+		}
+		if (read_stat((pid_t)pid, &st) < 0 || st.start != st0.start)
+			continue; /* it ended, or its pid is another process's now */
 		if (!parse_long(rs, 1L << 24, &rank)) {
 			struct strbuf q = STRBUF_INIT;
-			strbuf_add_excerpt(&q, rs, 32);
+			add_ascii(&q, rs, 32);
 			struct strbuf m = STRBUF_INIT;
 			strbuf_addf(&m, "process %ld has RANK '%s', not a rank: ignored", pid, q.buf);
 			strlist_add_nodup(&r->errors, strbuf_detach(&m, NULL));
+			ignore_proc(r, o, pid, uids[0], "its RANK '%s' is not a rank", q.buf);
 			strbuf_release(&q);
 			continue;
 		}
@@ -275,10 +537,35 @@ static int find_ranks(struct stacks_result *r, const struct stacks_options *o,
 			r->ranks[j] = r->ranks[j - 1];
 			r->ranks[j - 1] = t;
 		}
+	/*
+	 * Two topmost processes of the job claiming one rank: which one is the rank cannot be
+	 * told, so neither's evidence counts (doubt, never evidence).
+	 */
+	for (size_t i = 0; i < r->nr;) {
+		size_t j = i + 1;
+		while (j < r->nr && r->ranks[j].rank == r->ranks[i].rank)
+			j++;
+		if (j - i > 1) {
+			struct strbuf d = STRBUF_INIT;
+			strbuf_addf(&d, "rank %ld is claimed by %zu processes of the job (pids ",
+				    r->ranks[i].rank, j - i);
+			for (size_t x = i; x < j && x < i + 8; x++)
+				strbuf_addf(&d, "%s%d", x > i ? ", " : "", (int)r->ranks[x].pid);
+			strbuf_addstr(&d, j - i > 8 ? ", ...)" : ")");
+			strbuf_addstr(&d, ": its evidence is unknown");
+			for (size_t x = i; x < j; x++)
+				r->ranks[x].doubt = xstrdup(d.buf);
+			strbuf_release(&d);
+		}
+		i = j;
+	}
 	free(c);
 	strlist_release(&procs);
 	strbuf_release(&env);
 	strbuf_release(&self);
+	strbuf_release(&own_cg);
+	strbuf_release(&cg);
+	strbuf_release(&why);
 	return 0;
 }
 
@@ -560,6 +847,22 @@ static void native_stacks(struct stacks_result *r, const struct stacks_options *
 	}
 	run_group_run(&g, native_done, NULL);
 	run_group_release(&g);
+	/*
+	 * eu-stack was given a pid: a rank that ended meanwhile may have left its pid to another
+	 * process, whose stack is not this rank's. Kept only when the rank is still the process
+	 * found (its start time) and alive.
+	 */
+	for (size_t i = 0; i < r->nr; i++) {
+		struct stacks_rank *k = &r->ranks[i];
+		struct proc_stat st;
+		/* a zombie has no stack either: whatever eu-stack printed is not a live one */
+		if (k->native_stack && (!still_there(k, &st) || state_index(st.state) == STACKS_Z)) {
+			free(k->native_stack);
+			k->native_stack = NULL;
+			rank_error(k, "no native stack: the process ended while eu-stack ran (its pid "
+				   "may be another process's now)");
+		}
+	}
 	for (size_t i = 0; i < r->nr; i++)
 		child_release(&runs[i].c);
 	free(runs);
@@ -695,6 +998,15 @@ int stacks_collect(struct stacks_result *r, const struct stacks_options *o, stru
 	free(r->attempt_dir);
 	r->host = xstrdup(o->host ? o->host : "");
 	r->attempt_dir = xstrdup(o->attempt_dir);
+	free(r->job);
+	free(r->step);
+	r->job = xstrdup(o->job ? o->job : "");
+	r->step = o->step ? xstrdup(o->step) : NULL;
+	r->uid = (long)o->uid;
+	if (!o->job || !*o->job) {
+		strbuf_addstr(err, "which job? no Slurm job id to tie the ranks to");
+		return -1;
+	}
 	if (find_ranks(r, &opt, err) < 0)
 		return -1;
 	nccl_rings(r, &opt); /* first: the rings as the hang left them */
@@ -738,6 +1050,14 @@ void stacks_write_json(const struct stacks_result *r, struct strbuf *out)
 	json_key(&w, "attempt_dir");
 	json_string(&w, r->attempt_dir ? r->attempt_dir : "");
 	json_str_or_null(&w, "eu_stack", r->eu_stack);
+	json_key(&w, "job");
+	json_string(&w, r->job ? r->job : "");
+	json_str_or_null(&w, "step", r->step);
+	json_key(&w, "uid");
+	json_int(&w, r->uid);
+	json_key(&w, "cgroup_checked");
+	json_bool(&w, r->cgroup_checked);
+	json_strlist(&w, "ignored", &r->ignored);
 	json_key(&w, "ranks");
 	json_open_array(&w);
 	for (size_t i = 0; i < r->nr; i++) {
@@ -767,6 +1087,7 @@ void stacks_write_json(const struct stacks_result *r, struct strbuf *out)
 		json_str_or_null(&w, "py_stack", k->py_stack);
 		json_str_or_null(&w, "native_stack", k->native_stack);
 		json_str_or_null(&w, "nccl_ring", k->nccl_ring);
+		json_str_or_null(&w, "doubt", k->doubt);
 		json_strlist(&w, "errors", &k->errors);
 		json_close_object(&w);
 	}
@@ -808,6 +1129,8 @@ void stacks_write_text(const struct stacks_result *r, struct strbuf *out)
 		if (k->wchan)
 			strbuf_addf(out, ", waiting in %s", k->wchan);
 		strbuf_addch(out, '\n');
+		if (k->doubt)
+			strbuf_addf(out, "  doubt: %s\n", k->doubt);
 		for (size_t e = 0; e < k->errors.nr; e++)
 			strbuf_addf(out, "  %s\n", k->errors.items[e]);
 		if (k->py_stack) {
@@ -819,6 +1142,10 @@ void stacks_write_text(const struct stacks_result *r, struct strbuf *out)
 			indent(out, k->native_stack);
 		}
 	}
+	if (!r->step)
+		strbuf_addstr(out, "the attempt's step is not known: its ranks are doubt\n");
+	for (size_t e = 0; e < r->ignored.nr; e++)
+		strbuf_addf(out, "%s\n", r->ignored.items[e]);
 	for (size_t e = 0; e < r->errors.nr; e++)
 		strbuf_addf(out, "%s\n", r->errors.items[e]);
 }

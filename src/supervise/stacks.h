@@ -34,6 +34,16 @@ struct stacks_options {
 	unsigned py_wait_ms;	 /* how long to wait for the dump after SIGURG; 0: 2000 */
 	const char *eu_stack;	 /* the program; NULL: "eu-stack" found in PATH */
 	unsigned native_timeout_ms; /* per eu-stack run; 0: 10000 */
+	/*
+	 * Whose ranks (issue 17): a rank is a process of the job, never merely one whose
+	 * environment names the attempt. job: the Slurm job id (required); step: the attempt's
+	 * step id (NULL: unknown, and then every rank is doubt); uid: the job's uid. A process
+	 * that names the attempt but is not the job's uid, not of the job and step by its
+	 * environment (SLURM_JOB_ID, SLURM_STEP_ID) or, where Slurm's cgroups are in use, not in
+	 * the step's cgroup, is ignored and named in ignored.
+	 */
+	const char *job, *step;
+	uid_t uid;
 };
 
 enum { STACKS_R, STACKS_S, STACKS_D, STACKS_T, STACKS_Z, STACKS_OTHER, STACKS_NSTATES };
@@ -50,6 +60,8 @@ struct stacks_rank {
 	char *ring_dir;		/* where its NCCL recorder ring is (it loads the plugin), or NULL */
 	char *nccl_ring;	/* the copy of that ring in ATTEMPT_DIR/nccl/, NULL when none */
 	struct strlist errors;	/* why a part is missing, in words */
+	char *doubt;		/* another process of the job claims this rank too: its
+				 * evidence is unknown (NULL: none) */
 	/* between the steps */
 	unsigned long long start_time, cpu0, cpu1;
 	bool gone;
@@ -61,6 +73,10 @@ struct stacks_result {
 	struct stacks_rank *ranks; /* sorted by rank */
 	size_t nr, alloc;
 	struct strlist errors;
+	char *job, *step;	/* what the ranks were checked against; step NULL: unknown */
+	long uid;
+	struct strlist ignored;	/* "ignored pid P (uid U): not of job J step S: why" */
+	bool cgroup_checked;	/* Slurm's step cgroup was found and every rank is in it */
 };
 
 void stacks_result_init(struct stacks_result *r);
@@ -77,6 +93,15 @@ int stacks_collect(struct stacks_result *r, const struct stacks_options *o, stru
 void stacks_write_json(const struct stacks_result *r, struct strbuf *out);
 /* The same for a person. */
 void stacks_write_text(const struct stacks_result *r, struct strbuf *out);
+
+/*
+ * Is a process whose /proc/PID/cgroup is cg in Slurm's cgroup of job's step? own: vigil stacks'
+ * own /proc/self/cgroup (in a step of the same job). NULL when it is (or nothing can be
+ * checked: no Slurm step cgroup on either side), else why not (in why, ASCII only). *checked:
+ * a Slurm step cgroup was compared. For find_ranks() and its tests.
+ */
+const char *stacks_cgroup_why(const struct strbuf *own, const struct strbuf *cg, const char *job,
+			      const char *step, bool *checked, struct strbuf *why);
 
 /* Append text to out cleaned line by line (strbuf_add_clean()), newlines kept; at most max
  * bytes of text are taken, a cut said. For the stack texts (and evidence.c's quotes). */

@@ -1110,7 +1110,7 @@ static void do_evidence(struct sup *s, const struct sup_action *x)
 	/* stacks of every rank, before anything is killed: see evidence.c */
 	struct strbuf summary = STRBUF_INIT;
 	struct strlist suspects = STRLIST_INIT, sick = STRLIST_INIT, why = STRLIST_INIT;
-	sup_collect_evidence(s->o, s->attempt_dir, x->hosts.items, x->hosts.nr,
+	sup_collect_evidence(s->o, s->attempt_dir, step_id(&s->step), x->hosts.items, x->hosts.nr,
 			     s->ro_open ? &s->ro : NULL, world_of(s, x->hosts.nr), &summary,
 			     &suspects, &sick, &why);
 	if (s->m.fault == SUP_FAULT_HANG) {

@@ -66,6 +66,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < e.suspects_nr; i++)
 		if (!e.suspects[i].reasons.nr)
 			__builtin_trap();
+	/* a doubtful rank (claimed twice) is never judged by what its claimants showed, and its
+	 * answers' hosts are doubtful */
+	for (size_t i = 0; i < e.ranks_nr; i++) {
+		if (!e.ranks[i].doubt)
+			continue;
+		if (e.ranks[i].samples || e.ranks[i].py_group >= 0 || e.ranks[i].native_group >= 0 ||
+		    !strlist_has(&e.doubtful_hosts, e.ranks[i].host))
+			__builtin_trap();
+		for (size_t k = 0; k < e.suspects_nr; k++)
+			for (size_t x = 0; e.suspects[k].rank == e.ranks[i].rank &&
+					   x < e.suspects[k].reasons.nr; x++)
+				if (strncmp(e.suspects[k].reasons.items[x], "went silent", 11) &&
+				    strncmp(e.suspects[k].reasons.items[x], "not found", 9))
+					__builtin_trap();
+	}
 	evidence_release(&e);
 	return 0;
 }

@@ -34,7 +34,10 @@ struct fake_rank {
 	const char *native;  /* eu-stack text or NULL */
 };
 
-static void host_json(struct strbuf *out, const char *host, const struct fake_rank *r, size_t n)
+/* checked: 1 what vigil stacks says it checked the ranks against (job, step, nothing ignored),
+ * 0 none of it (an older vigil), 2 the step unknown */
+static void host_json_as(struct strbuf *out, const char *host, const struct fake_rank *r,
+			 size_t n, int checked)
 {
 	struct json_writer w;
 	struct strbuf py = STRBUF_INIT;
@@ -42,6 +45,18 @@ static void host_json(struct strbuf *out, const char *host, const struct fake_ra
 	json_open_object(&w);
 	json_key(&w, "host");
 	json_string(&w, host);
+	if (checked) {
+		json_key(&w, "job");
+		json_string(&w, "77");
+		json_key(&w, "step");
+		if (checked == 1)
+			json_string(&w, "3");
+		else
+			json_null(&w);
+		json_key(&w, "ignored");
+		json_open_array(&w);
+		json_close_array(&w);
+	}
 	json_key(&w, "ranks");
 	json_open_array(&w);
 	for (size_t i = 0; i < n; i++) {
@@ -82,6 +97,11 @@ static void host_json(struct strbuf *out, const char *host, const struct fake_ra
 	json_close_object(&w);
 	CHECK_INT(json_writer_finish(&w, NULL), 0);
 	strbuf_release(&py);
+}
+
+static void host_json(struct strbuf *out, const char *host, const struct fake_rank *r, size_t n)
+{
+	host_json_as(out, host, r, n, 1);
 }
 
 static const struct evidence_suspect *suspect_of(const struct evidence *e, long rank)
@@ -418,4 +438,54 @@ TEST(evidence_huge_input_is_bounded)
 	strbuf_release(&big);
 	strbuf_release(&stack);
 	strbuf_release(&many);
+}
+
+/*
+ * Doubt (issue 17): one rank reported by two hosts (which one is it?) is unknown on both, so
+ * the "frozen" claimant blames nobody; an answer that does not say what its ranks were checked
+ * against (an older vigil) or could not tie them to the step is doubtful too. Hosts with
+ * doubtful evidence are listed; the supervisor confirms them by a smoke test before a drain.
+ */
+TEST(evidence_duplicate_and_unverified_answers_are_doubt)
+{
+	const struct fake_rank a[] = { { 0, 0, 0, 0, 20, NULL, NULL } };	/* "frozen" */
+	const struct fake_rank b[] = { { 0, 0, 20, 0, 0, "all_reduce", NULL },
+				       { 1, 0, 20, 0, 0, "all_reduce", NULL } };
+	const struct fake_rank c[] = { { 2, 0, 20, 0, 0, "all_reduce", NULL } };
+	const struct fake_rank d[] = { { 3, 0, 20, 0, 0, "all_reduce", NULL } };
+	const struct fake_rank f[] = { { 4, 0, 20, 0, 0, "all_reduce", NULL } };
+	struct strbuf ja = STRBUF_INIT, jb = STRBUF_INIT, jc = STRBUF_INIT, jd = STRBUF_INIT,
+		      jf = STRBUF_INIT;
+	host_json(&ja, "n1", a, 1);
+	host_json(&jb, "n2", b, 2);
+	host_json_as(&jc, "n3", c, 1, 0);
+	host_json_as(&jd, "n4", d, 1, 2);
+	host_json(&jf, "n5", f, 1);
+	const struct evidence_host hosts[] = { { "n1", ja.buf, ja.len }, { "n2", jb.buf, jb.len },
+					       { "n3", jc.buf, jc.len }, { "n4", jd.buf, jd.len },
+					       { "n5", jf.buf, jf.len } };
+	struct evidence_input in = { .hosts = hosts, .hosts_nr = 5, .world_size = 5 };
+	struct evidence e;
+	evidence_init(&e);
+	evidence_build(&e, &in);
+	CHECK_MSG(!suspect_of(&e, 0), "rank 0 blamed: %s", e.summary.buf);
+	CHECK_INT(e.missing_nr, 0);
+	CHECK_INT(e.doubtful_hosts.nr, 4);
+	CHECK(strlist_has(&e.doubtful_hosts, "n1") && strlist_has(&e.doubtful_hosts, "n2") &&
+	      strlist_has(&e.doubtful_hosts, "n3") && strlist_has(&e.doubtful_hosts, "n4"));
+	CHECK(!strlist_has(&e.doubtful_hosts, "n5"));
+	CHECK_CONTAINS(e.summary.buf, "rank 0 is claimed twice: its evidence is unknown");
+	CHECK_CONTAINS(e.summary.buf, "does not say which job");
+	CHECK_CONTAINS(e.summary.buf, "step was not known there");
+	struct json_value *v = parse_json(&e.json);
+	CHECK_INT(json_get(v, "doubtful_hosts")->nr, 4);
+	CHECK(json_path(v, "ranks.0.doubt")->boolean);
+	CHECK(json_path(v, "hosts.4.doubt")->type == JSON_NULL);
+	json_free(v);
+	evidence_release(&e);
+	strbuf_release(&ja);
+	strbuf_release(&jb);
+	strbuf_release(&jc);
+	strbuf_release(&jd);
+	strbuf_release(&jf);
 }

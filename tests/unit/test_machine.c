@@ -7,6 +7,10 @@
  */
 #include "../harness.h"
 #include "../../src/supervise/machine.h"
+#include "../../src/supervise/collect.h"
+#include "../../src/lib/fileio.h"
+
+#include <unistd.h>
 
 /* The actions as one line: "journal(event:crash@n2) stop_step ..." */
 static void describe(const struct sup_actions *a, size_t from, struct strbuf *out)
@@ -516,4 +520,106 @@ TEST(machine_resume_stops_the_old_step_never_launches_twice)
 	CHECK_INT(r.m.restarts, 2);
 	done(&r);
 	journal_replay_release(&jr);
+}
+
+/*
+ * Issue 17: a frozen "rank" on a host where vigil stacks ignored a process that was not of the
+ * job (another user's claimant) is doubtful evidence: the supervisor (collect.c: srun, vigil
+ * stacks' JSON, evidence.c) names the host a suspect, never sick, and the machine confirms it
+ * by a smoke test alone before any drain. The same answer without the claimant drains at once
+ * (the control: this test can tell the two apart). The fake srun keeps its arguments: vigil
+ * stacks is told the job, the attempt's step and the uid.
+ */
+static void stacks_answer(const char *dir, const char *host, long rank, unsigned T,
+			  const char *ignored)
+{
+	struct strbuf j = STRBUF_INIT, name = STRBUF_INIT;
+	strbuf_addf(&j, "{\"host\":\"%s\",\"attempt_dir\":\"/a\",\"eu_stack\":null,\"job\":\"77\","
+		    "\"step\":\"3\",\"uid\":0,\"cgroup_checked\":false,\"ignored\":[%s],"
+		    "\"ranks\":[{\"rank\":%ld,\"local_rank\":0,\"pid\":%ld,\"samples\":10,"
+		    "\"states\":{\"R\":0,\"S\":%u,\"D\":0,\"T\":%u,\"Z\":0,\"other\":0},"
+		    "\"cpu_s\":0,\"wchan\":null,\"py_stack\":null,\"native_stack\":null,"
+		    "\"nccl_ring\":null,\"doubt\":null,\"errors\":[]}],\"errors\":[]}\n",
+		    host, ignored ? ignored : "", rank, 1000 + rank, 10 - T, T);
+	strbuf_addf(&name, "out-%s.json", host);
+	test_write(dir, name.buf, j.buf);
+	strbuf_release(&j);
+	strbuf_release(&name);
+}
+
+static void collect_two(const char *ignored, struct strlist *suspects, struct strlist *sick,
+			struct strbuf *args)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf body = STRBUF_INIT, srun = STRBUF_INIT, adir = STRBUF_INIT;
+	stacks_answer(dir, "n1", 0, 10, ignored); /* "rank 0" stopped in every sample */
+	stacks_answer(dir, "n2", 1, 0, NULL);
+	strbuf_addf(&body, "for a; do h=$a; done\necho \"$*\" >>'%s/args'\ncat '%s/out-'\"$h\".json",
+		    dir, dir);
+	test_script("srun", body.buf);
+	strbuf_addf(&srun, "%s/srun", dir);
+	strbuf_addf(&adir, "%s/attempt-0", dir);
+	test_mkdir(dir, "attempt-0");
+	struct sup_options o = { .job_id = "77", .tasks_per_node = 1, .stacks_timeout_s = 20,
+				 .vigil_remote = "vigil" };
+	o.cmds.srun = srun.buf;
+	char *hosts[] = { "n1", "n2" };
+	struct strlist why = STRLIST_INIT;
+	struct strbuf summary = STRBUF_INIT, p = STRBUF_INIT;
+	sup_collect_evidence(&o, adir.buf, "77.3", hosts, 2, NULL, 2, &summary, suspects, sick,
+			     &why);
+	strbuf_addf(&p, "%s/args", dir);
+	strbuf_reset(args);
+	CHECK_INT(read_file_bounded(p.buf, args, 65536, NULL), READ_OK);
+	unlink(p.buf);
+	strlist_release(&why);
+	strbuf_release(&summary);
+	strbuf_release(&p);
+	strbuf_release(&body);
+	strbuf_release(&srun);
+	strbuf_release(&adir);
+}
+
+TEST(machine_doubtful_evidence_is_confirmed_by_a_smoke_test_not_drained)
+{
+	struct strlist suspects = STRLIST_INIT, sick = STRLIST_INIT;
+	struct strbuf args = STRBUF_INIT;
+	char uid[64];
+	/* the control: a real frozen rank 0, nothing ignored: n1 out at once */
+	collect_two(NULL, &suspects, &sick, &args);
+	CHECK_INT(sick.nr, 1);
+	CHECK_STR(sick.items[0], "n1");
+	snprintf(uid, sizeof(uid), "--job 77 --step 3 --uid %ld", (long)getuid());
+	CHECK_CONTAINS(args.buf, uid);
+	strlist_release(&suspects);
+	strlist_release(&sick);
+	/* the attack: the frozen "rank 0" beside a claimant that was not of the job */
+	collect_two("\"ignored pid 4242 (uid 65534): not of job 77 step 3: not the job's uid 0\"",
+		    &suspects, &sick, &args);
+	CHECK_INT(sick.nr, 0);
+	CHECK_INT(suspects.nr, 1);
+	CHECK_STR(suspects.items[0], "n1");
+
+	/* the machine: no drain with the evidence; the suspect tried alone first */
+	struct run r;
+	running(&r, 3);
+	feed(&r, (struct sup_event){ .kind = SUP_EV_HANG, .text = "no step for 9 s" });
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_EVIDENCE_DONE,
+					       .hosts = (const char *const *)suspects.items,
+					       .nr_hosts = suspects.nr,
+					       .sick = (const char *const *)sick.items,
+					       .nr_sick = sick.nr, .text = "doubtful" }),
+		  SUP_STOPPING);
+	CHECK_STR(r.d.buf, "journal(event:evidence) stop_step");
+	feed(&r, (struct sup_event){ .kind = SUP_EV_STOPPED });
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_CHECK_DONE }), SUP_GROUP_TESTING);
+	CHECK_STR(r.d.buf, "group_test(confirm:n1)");
+	/* the smoke test passes alone: n1 is not drained */
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_SMOKE_RESULT }), SUP_RELAUNCHING);
+	CHECK(!strstr(r.d.buf, "drain_host"));
+	CHECK(sup_machine_host(&r.m, "n1")->role != SUP_HOST_EXCLUDED);
+	done(&r);
+	strlist_release(&suspects);
+	strlist_release(&sick);
+	strbuf_release(&args);
 }
