@@ -73,6 +73,31 @@ static int load_root_config(struct host_env *he, const char *name, struct strbuf
 	return config_load_fd(&he->cfg, fd, name, err);
 }
 
+/*
+ * A fixture's etc/vigil/vigil.conf is the fixture's say, and vigil judges a fixture as root: it
+ * may pin what the fixture's host should look like, never choose a program vigil runs or a
+ * place it writes to (CONFIG_HOST_ONLY in the schema). Those settings are dropped, each with a
+ * warning naming its line; --config and -c, the caller's own choice, still set them.
+ */
+static void drop_host_only(struct config *cfg)
+{
+	size_t nr;
+	const struct config_key *keys = config_schema(&nr);
+	for (size_t i = 0; i < cfg->nr;) {
+		const struct config_entry *e = &cfg->e[i];
+		const struct config_key *k = config_key_find(keys, nr, e->section, e->key);
+		if (!k || !(k->flags & CONFIG_HOST_ONLY)) {
+			i++;
+			continue;
+		}
+		fprintf(stderr, "vigil: warning: %s: '%s.%s' ignored: a fixture's configuration "
+				"under --root does not choose a program vigil runs or a place it "
+				"writes (give it with --config or -c)\n",
+			e->origin, e->section, e->key);
+		config_remove_entry(cfg, i);
+	}
+}
+
 int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		   struct strbuf *err)
 {
@@ -134,6 +159,8 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		fsroot_path(&he->fs, &sb, "/etc/vigil/vigil.conf");
 		if (load_root_config(he, sb.buf, err) < 0)
 			goto out;
+		if (he->root)
+			drop_host_only(&he->cfg);
 	}
 	for (size_t i = 0; i < nr_sets; i++)
 		if (config_set(&he->cfg, sets[i], err) < 0)

@@ -726,3 +726,45 @@ TEST(cli_kernel_log_garbage_is_unknown_not_clean)
 	strbuf_release(&p1);
 	strbuf_release(&p2);
 }
+
+/*
+ * Every text or path key says who may set it (issue 17): a fixture's vigil.conf under --root
+ * must never choose a program vigil runs or a place it writes, so a new key of those types
+ * cannot be added without deciding. The keys known to name programs, their words, or places
+ * written to or listened on are HOST_ONLY; numbers, booleans and choices name neither.
+ */
+TEST(cli_every_text_and_path_key_is_classed_for_fixtures)
+{
+	static const char *const host_only[] = {
+		"core.state-dir", "slurm.scontrol", "slurm.sinfo", "slurm.srun", "slurm.scancel",
+		"fleet.command", "fleet.srun-arg", "agent.prom", "agent.listen", "run.run-dir",
+		"run.smoke", "run.check-arg", "storage.probe", "storage.probe-file",
+	};
+	size_t nr;
+	const struct config_key *keys = config_schema(&nr);
+	for (size_t i = 0; i < nr; i++) {
+		const struct config_key *k = &keys[i];
+		unsigned cls = k->flags & (CONFIG_HOST_ONLY | CONFIG_FIXTURE_OK);
+		if (k->type == CONFIG_STRING || k->type == CONFIG_PATH)
+			CHECK_MSG(cls == CONFIG_HOST_ONLY || cls == CONFIG_FIXTURE_OK,
+				  "'%s' is text or a path: it needs exactly one of "
+				  "CONFIG_HOST_ONLY and CONFIG_FIXTURE_OK", k->name);
+		else
+			CHECK_MSG(!cls, "'%s' is not text or a path: no fixture class", k->name);
+		/* words that name a program or a place: never fixture-settable */
+		const char *const words[] = { "program", "command", "directory", "file", "listen",
+					      "argument" };
+		for (size_t w = 0; w < ARRAY_SIZE(words); w++)
+			CHECK_MSG(!strstr(k->help, words[w]) || cls != CONFIG_FIXTURE_OK,
+				  "'%s' (\"%s\") looks like a program or a place, yet a "
+				  "fixture may set it", k->name, k->help);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(host_only); i++) {
+		const char *dot = strchr(host_only[i], '.');
+		char *sec = xstrndup(host_only[i], (size_t)(dot - host_only[i]));
+		const struct config_key *k = config_key_find(keys, nr, sec, dot + 1);
+		CHECK_MSG(k && (k->flags & CONFIG_HOST_ONLY), "'%s' is not CONFIG_HOST_ONLY",
+			  host_only[i]);
+		free(sec);
+	}
+}
