@@ -402,6 +402,14 @@ int cmd_check(int argc, char **argv)
 			goto out_env;
 		}
 		check_root(&a.he.fs, &rep);
+		if (a.he.state_problem) {
+			/* checks ran; only their readings cannot be compared with the last run's */
+			struct check_result *r = report_add(&rep, "state");
+			result_add(r, STATUS_WARN, ACTION_FIX_CONFIG, "state_not_kept", "",
+				   "no state directory: readings are not kept between runs (%s)",
+				   a.he.state_problem);
+			result_finish(r);
+		}
 		if (a.deep)
 			check_deep(&a, &rep);
 	}

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -767,4 +768,188 @@ TEST(cli_every_text_and_path_key_is_classed_for_fixtures)
 			  host_only[i]);
 		free(sec);
 	}
+}
+
+/* ---- signals (issue 17): TERM, INT and HUP stop every child, then vigil, promptly ---- */
+
+/* vigil started, not waited for (its own process group, as test_run_vigil's). */
+static void start_vigil(struct child *c, const char **argv, const char *const *args,
+			const char **envv, const char *const *env)
+{
+	static char nvml_env[1024];
+	size_t n = 0, e = 0;
+	argv[n++] = test_vigil_bin();
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	envv[e++] = nvml_env;
+	for (size_t i = 0; env && env[i]; i++)
+		envv[e++] = env[i];
+	envv[e] = NULL;
+	child_init(c);
+	c->argv = argv;
+	c->env_add = envv;
+	c->timeout_ms = 30000;
+	struct strbuf err = STRBUF_INIT;
+	if (child_start(c, &err) < 0)
+		test_fail_(__FILE__, __LINE__, "cannot start vigil: %s", err.buf);
+	strbuf_release(&err);
+}
+
+/* The first number in file, once something (a child of vigil) has written one there. */
+static long wait_for_pid_in(const char *file, const struct child *c)
+{
+	for (int i = 0; i < 2000; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		long pid = 0;
+		if (read_file_bounded(file, &sb, 4096, NULL) == READ_OK)
+			pid = strtol(sb.buf + strcspn(sb.buf, "0123456789"), NULL, 10);
+		strbuf_release(&sb);
+		if (pid > 0)
+			return pid;
+		CHECK_MSG(kill(c->pid, 0) == 0, "vigil ended before its child wrote '%s'", file);
+		usleep(10000);
+	}
+	test_fail_(__FILE__, __LINE__, "nothing wrote '%s'", file);
+}
+
+/* Gone, or a zombie that only waits for init: not running, not able to write anything. */
+static bool process_gone(long pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	int r = read_file_bounded(path, &sb, 4096, NULL);
+	const char *p = r == READ_OK ? strrchr(sb.buf, ')') : NULL;
+	bool gone = r != READ_OK || (p && (p[2] == 'Z' || p[2] == 'X'));
+	strbuf_release(&sb);
+	return gone;
+}
+
+static void wait_vigil(struct child *c)
+{
+	while (!child_poll(c, -1))
+		;
+	child_finish(c);
+}
+
+TEST(check_on_term_int_hup_kills_its_checks_and_exits_128_plus_signal)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, log = STRBUF_INIT, hang = STRBUF_INIT, e1 = STRBUF_INIT,
+		      e2 = STRBUF_INIT, state = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/gpu-healthy-8xh200/root");
+	strbuf_addf(&hang, "%s/hang", tmp);
+	strbuf_addf(&state, "%s/state", tmp);
+	strbuf_addf(&e2, "VIGIL_FAKE_NVML_HANG=%s", hang.buf);
+	test_write(tmp, "hang", "");
+	const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	const char *names[] = { "SIGTERM", "SIGINT", "SIGHUP" };
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		strbuf_reset(&log);
+		strbuf_addf(&log, "%s/init-%zu.log", tmp, i);
+		strbuf_reset(&e1);
+		strbuf_addf(&e1, "VIGIL_FAKE_NVML_INIT_LOG=%s", log.buf);
+		const char *env[] = { e1.buf, e2.buf, NULL };
+		/* the gpu check hangs in NVML for the whole --timeout 25 */
+		const char *args[] = { "check", "--root", root.buf, "--only", "gpu", "--state-dir",
+				       state.buf, "--timeout", "25", NULL };
+		const char *argv[32], *envv[8];
+		struct child c;
+		start_vigil(&c, argv, args, envv, env);
+		long check_pid = wait_for_pid_in(log.buf, &c); /* NVML is started in the check */
+		CHECK_INT(kill(c.pid, sigs[i]), 0);
+		wait_vigil(&c);
+		CHECK_MSG(c.exited && c.exit_code == 128 + sigs[i], "%s: exited %d code %d: %s",
+			  names[i], c.exited, c.exit_code, c.err.buf);
+		CHECK_CONTAINS(c.err.buf, "vigil check: interrupted by ");
+		CHECK_CONTAINS(c.err.buf, names[i]);
+		CHECK_MSG(process_gone(check_pid), "%s: the check %ld still runs", names[i],
+			  check_pid);
+		child_release(&c);
+	}
+	DIR *d = opendir(state.buf);
+	for (struct dirent *de; d && (de = readdir(d));)
+		CHECK_MSG(!strstr(de->d_name, ".tmp."), "left behind: %s", de->d_name);
+	if (d)
+		closedir(d);
+	strbuf_release(&root);
+	strbuf_release(&log);
+	strbuf_release(&hang);
+	strbuf_release(&e1);
+	strbuf_release(&e2);
+	strbuf_release(&state);
+}
+
+/* A child's own children die too, even one in a session of its own (setsid). */
+TEST(check_on_term_kills_a_helpers_own_children_in_other_sessions)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, set = STRBUF_INIT, body = STRBUF_INIT, gc = STRBUF_INIT,
+		      ch = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/kernel-clean/root");
+	strbuf_addf(&gc, "%s/grandchild.pid", tmp);
+	strbuf_addf(&ch, "%s/child.pid", tmp);
+	strbuf_addf(&body, "setsid sleep 60 &\necho $! > '%s.new'\nmv '%s.new' '%s'\n"
+			   "echo $$ > '%s.new'\nmv '%s.new' '%s'\nsleep 60\n",
+		    gc.buf, gc.buf, gc.buf, ch.buf, ch.buf, ch.buf);
+	const char *dir = test_script("slow-scontrol", body.buf);
+	strbuf_addf(&set, "slurm.scontrol=%s/slow-scontrol", dir);
+	const char *args[] = { "check", "--root", root.buf, "--only", "kernel", "--slurm", "-c",
+			       set.buf, "-c", "slurm.timeout=20", "--host", "n1", NULL };
+	const char *argv[32], *envv[8];
+	struct child c;
+	start_vigil(&c, argv, args, envv, NULL);
+	long child = wait_for_pid_in(ch.buf, &c), grandchild = wait_for_pid_in(gc.buf, &c);
+	CHECK_INT(kill(c.pid, SIGTERM), 0);
+	wait_vigil(&c);
+	CHECK_MSG(c.exited && c.exit_code == 143, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "vigil check: interrupted by SIGTERM");
+	CHECK_MSG(process_gone(child), "scontrol %ld still runs", child);
+	CHECK_MSG(process_gone(grandchild), "scontrol's setsid child %ld still runs", grandchild);
+	if (!process_gone(grandchild))
+		kill((pid_t)grandchild, SIGKILL);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&set);
+	strbuf_release(&body);
+	strbuf_release(&gc);
+	strbuf_release(&ch);
+}
+
+/*
+ * Non-root on a read-only system with no usable home (bubblewrap, uid 65534): the checks run
+ * without a state directory, a warning says so by name, and the exit is the verdict's, not 2.
+ */
+TEST(check_without_a_writable_state_dir_warns_and_exits_by_the_verdict)
+{
+	struct strbuf klog = STRBUF_INIT;
+	test_src_path(&klog, "tests/scenarios/kernel-clean/root/dev/kmsg");
+	if (access("/usr/bin/bwrap", X_OK) != 0)
+		SKIP("no /usr/bin/bwrap");
+	const char *args[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
+			       "/proc", "--unshare-user", "--uid", "65534", "--setenv", "HOME",
+			       "/nonexistent", "--", test_vigil_bin(), "check", "--only", "kernel",
+			       "--kernel-log", klog.buf, "--json", NULL };
+	char nvml_env[1024];
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	const char *env[] = { nvml_env, "VIGIL_STATE_DIR=", "VIGIL_CONFIG=/dev/null", NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = args;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(child_run(&c, &err), 0);
+	if (c.exited && c.exit_code != 0 && strstr(c.err.buf, "bwrap:"))
+		SKIP("bubblewrap cannot make a user namespace here");
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "\"state_not_kept\"");
+	CHECK_CONTAINS(c.out.buf, "no state directory: readings are not kept between runs");
+	CHECK_CONTAINS(c.out.buf, "/var/lib/vigil");
+	CHECK_CONTAINS(c.out.buf, "cannot create directory '/nonexistent");
+	child_release(&c);
+	strbuf_release(&err);
+	strbuf_release(&klog);
 }
