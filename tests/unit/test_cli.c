@@ -953,3 +953,54 @@ TEST(check_without_a_writable_state_dir_warns_and_exits_by_the_verdict)
 	strbuf_release(&err);
 	strbuf_release(&klog);
 }
+
+/* A chosen state directory someone else controls (theirs, through a link, or writable by all
+ * without the sticky bit) could feed vigil forged readings: refused before any check. */
+TEST(check_refuses_a_state_dir_another_user_controls)
+{
+	if (geteuid() != 0)
+		SKIP("needs root to make a directory of another user");
+	const char *tmp = test_tmpdir();
+	struct strbuf klog = STRBUF_INIT, theirs = STRBUF_INIT, link = STRBUF_INIT,
+		      open_dir = STRBUF_INIT, sticky = STRBUF_INIT;
+	test_src_path(&klog, "tests/scenarios/kernel-clean/root/dev/kmsg");
+	strbuf_addf(&theirs, "%s/theirs", tmp);
+	strbuf_addf(&link, "%s/link", tmp);
+	strbuf_addf(&open_dir, "%s/open", tmp);
+	strbuf_addf(&sticky, "%s/sticky", tmp);
+	CHECK_INT(mkdir(theirs.buf, 0755), 0);
+	CHECK_INT(chown(theirs.buf, 65534, 65534), 0);
+	CHECK_INT(symlink(theirs.buf, link.buf), 0);
+	CHECK_INT(mkdir(open_dir.buf, 0755), 0);
+	CHECK_INT(chmod(open_dir.buf, 0777), 0);
+	CHECK_INT(mkdir(sticky.buf, 0755), 0);
+	CHECK_INT(chmod(sticky.buf, 01777), 0);
+	const struct {
+		const char *dir, *want;
+	} cases[] = {
+		{ theirs.buf, "it belongs to uid 65534, not to uid 0 or root" },
+		{ link.buf, "it belongs to uid 65534" },
+		{ open_dir.buf, "others may write to it (mode 777)" },
+		{ sticky.buf, NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *args[] = { "check", "--only", "kernel", "--kernel-log", klog.buf,
+				       "--state-dir", cases[i].dir, "--reason", NULL };
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		if (cases[i].want) {
+			CHECK_MSG(c.exit_code == 2, "%s: exit %d", cases[i].dir, c.exit_code);
+			CHECK_CONTAINS(c.err.buf, "refusing state directory '");
+			CHECK_CONTAINS(c.err.buf, cases[i].want);
+		} else {
+			CHECK_MSG(c.exit_code == 0, "%s: exit %d: %s", cases[i].dir, c.exit_code,
+				  c.err.buf);
+		}
+		child_release(&c);
+	}
+	strbuf_release(&klog);
+	strbuf_release(&theirs);
+	strbuf_release(&link);
+	strbuf_release(&open_dir);
+	strbuf_release(&sticky);
+}
