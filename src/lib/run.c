@@ -164,10 +164,18 @@ static uint64_t now_ms(const struct child *c)
 }
 
 static void child_side(struct child *c, int in[2], int out[2], int err[2], int res[2], int report,
-		       const sigset_t *mask)
+		       const sigset_t *mask, pid_t parent)
 {
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
+	/* a forked check or gather part outliving a vigil killed with SIGKILL (which no handler
+	 * sees) would run on with no deadline: it dies with its parent. Programs (a supervised
+	 * training step) are left their own lifetime. */
+	if (c->fn) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127); /* the parent died before the line above */
+	}
 	/* the parent's children are not this child's to kill: its registry starts empty */
 	for (size_t i = 0; i < RUN_REGISTRY; i++)
 		registry[i] = 0;
@@ -236,6 +244,7 @@ int child_start(struct child *c, struct strbuf *errmsg)
 	fflush(NULL);
 	/* TERM, INT and HUP wait until the child is in the registry (a handler kills it there) */
 	sigset_t mask;
+	pid_t self = getpid();
 	block_stops(&mask);
 	pid = os_spawn(c->ops, c->ops_ctx);
 	if (pid < 0) {
@@ -246,7 +255,7 @@ int child_start(struct child *c, struct strbuf *errmsg)
 	}
 	if (pid == 0) {
 		close(rep[0]);
-		child_side(c, in, out, err, res, rep[1], &mask);
+		child_side(c, in, out, err, res, rep[1], &mask, self);
 	}
 	setpgid(pid, pid); /* also here, so the group exists before any kill */
 	registry_add(pid);

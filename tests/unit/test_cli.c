@@ -882,6 +882,38 @@ TEST(check_on_term_int_hup_kills_its_checks_and_exits_128_plus_signal)
 	strbuf_release(&state);
 }
 
+/* SIGKILL reaches no handler: a forked check still dies with vigil, not at no deadline at all. */
+TEST(check_killed_with_sigkill_takes_its_checks_with_it)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, log = STRBUF_INIT, e1 = STRBUF_INIT, e2 = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/gpu-healthy-8xh200/root");
+	strbuf_addf(&log, "%s/init.log", tmp);
+	strbuf_addf(&e1, "VIGIL_FAKE_NVML_INIT_LOG=%s", log.buf);
+	strbuf_addf(&e2, "VIGIL_FAKE_NVML_HANG=%s/hang", tmp);
+	test_write(tmp, "hang", "");
+	const char *env[] = { e1.buf, e2.buf, NULL };
+	const char *args[] = { "check", "--root", root.buf, "--only", "gpu", "--timeout", "25",
+			       NULL };
+	const char *argv[32], *envv[8];
+	struct child c;
+	start_vigil(&c, argv, args, envv, env);
+	long check_pid = wait_for_pid_in(log.buf, &c);
+	CHECK_INT(kill(c.pid, SIGKILL), 0);
+	wait_vigil(&c);
+	/* the kernel sends the check its SIGKILL as vigil dies; let it be delivered */
+	for (int i = 0; i < 500 && !process_gone(check_pid); i++)
+		usleep(10000);
+	CHECK_MSG(process_gone(check_pid), "the check %ld outlived vigil", check_pid);
+	if (!process_gone(check_pid))
+		kill((pid_t)check_pid, SIGKILL);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&log);
+	strbuf_release(&e1);
+	strbuf_release(&e2);
+}
+
 /* A child's own children die too, even one in a session of its own (setsid). */
 TEST(check_on_term_kills_a_helpers_own_children_in_other_sessions)
 {
