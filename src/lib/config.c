@@ -453,6 +453,11 @@ static bool is_choice(const struct config_key *k, const char *v, size_t len)
 	return false;
 }
 
+static bool is_blank(const char *v)
+{
+	return !v[strspn(v, " \t\n\r\v\f")];
+}
+
 static bool value_ok(const struct config_key *k, const char *v)
 {
 	uint64_t u;
@@ -476,8 +481,9 @@ static bool value_ok(const struct config_key *k, const char *v)
 		free(s);
 		return ok;
 	}
-	/* empty text is no value: 'gpu.driver-version =' would otherwise drop the pin unseen */
-	case CONFIG_STRING: return *v != '\0';
+	/* empty text is no value: 'gpu.driver-version =' would otherwise drop the pin unseen,
+	 * and 'kernel.allow = " "' would ignore every line with a space in it */
+	case CONFIG_STRING: return !is_blank(v);
 	case CONFIG_PATH: return v[0] == '/';
 	case CONFIG_ENUM: return is_choice(k, v, strlen(v));
 	case CONFIG_NAMES:
@@ -498,7 +504,7 @@ int config_key_check(const struct config_key *k, const char *name, const char *v
 {
 	if (value_ok(k, value))
 		return 0;
-	if (!*value && (k->type == CONFIG_STRING || k->type == CONFIG_PATH))
+	if (is_blank(value) && (k->type == CONFIG_STRING || k->type == CONFIG_PATH))
 		return error_set(err, "'%s' is empty: give it a value or remove the setting",
 				 name ? name : k->name);
 	struct strbuf sb = STRBUF_INIT;

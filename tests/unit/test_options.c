@@ -210,4 +210,10 @@ TEST(empty_text_value_is_a_usage_error_naming_the_line)
 	CHECK_INT(c.exit_code, 2);
 	CHECK_CONTAINS(c.err.buf, "v.conf:2: 'kernel.allow' is empty");
 	child_release(&c);
+	/* and so is quoted white space: it would ignore every kernel line with a space */
+	test_write(tmp, "v.conf", "[kernel]\n\tallow = \" \"\n");
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "v.conf:2: 'kernel.allow' is empty");
+	child_release(&c);
 }
