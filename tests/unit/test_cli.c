@@ -957,7 +957,8 @@ TEST(check_on_term_kills_a_helpers_own_children_in_other_sessions)
 TEST(check_without_a_writable_state_dir_warns_and_exits_by_the_verdict)
 {
 	struct strbuf klog = STRBUF_INIT;
-	test_src_path(&klog, "tests/scenarios/kernel-clean/root/dev/kmsg");
+	test_src_path(&klog, "tests/scenarios/kernel-clean/root");
+	strbuf_addstr(&klog, "/dev/kmsg");
 	if (access("/usr/bin/bwrap", X_OK) != 0)
 		SKIP("no /usr/bin/bwrap");
 	const char *args[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
@@ -995,7 +996,8 @@ TEST(check_refuses_a_state_dir_another_user_controls)
 	const char *tmp = test_tmpdir();
 	struct strbuf klog = STRBUF_INIT, theirs = STRBUF_INIT, link = STRBUF_INIT,
 		      open_dir = STRBUF_INIT, sticky = STRBUF_INIT;
-	test_src_path(&klog, "tests/scenarios/kernel-clean/root/dev/kmsg");
+	test_src_path(&klog, "tests/scenarios/kernel-clean/root");
+	strbuf_addstr(&klog, "/dev/kmsg");
 	strbuf_addf(&theirs, "%s/theirs", tmp);
 	strbuf_addf(&link, "%s/link", tmp);
 	strbuf_addf(&open_dir, "%s/open", tmp);
