@@ -9,6 +9,7 @@
 #include "../lib/strlist.h"
 #include "../sys/fsroot.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -443,9 +444,17 @@ int cmd_check(int argc, char **argv)
 	} else {
 		report_table(&rep, &out, color_enabled(a.color, 1), a.verbose);
 	}
+	errno = 0;
 	fwrite(out.buf, 1, out.len, stdout);
-	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
-		ret = EXIT_UNKNOWN;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* a full disk, ulimit -f, a closed pipe: whoever reads stdout has no verdict, so
+		 * stderr says why and a healthy one is not claimed */
+		fprintf(stderr, "vigil check: cannot write the report to standard output: %s "
+				"(verdict: %s)\n",
+			errno ? strerror(errno) : "write error", rep.reason);
+		if (ret == EXIT_HEALTHY)
+			ret = EXIT_UNKNOWN;
+	}
 	if (a.slurm)
 		ret = apply_slurm(&a, &rep, ret, t0);
 	report_release(&rep);

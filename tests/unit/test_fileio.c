@@ -586,6 +586,35 @@ TEST(check_prom_past_the_file_size_limit_fails_cleanly_with_a_verdict)
 	strbuf_release(&err);
 }
 
+/* Standard output to a file past ulimit -f: nobody reading it gets the verdict, so stderr says why
+ * and the exit is not healthy. */
+TEST(check_stdout_past_the_file_size_limit_says_why)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, cmd = STRBUF_INIT, err = STRBUF_INIT;
+	char nvml_env[1024];
+	kernel_clean(&root);
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	strbuf_addf(&cmd, "ulimit -f 0 && exec \"$0\" \"$@\" > '%s/out'", tmp);
+	const char *argv[] = { "/bin/sh", "-c", cmd.buf, test_vigil_bin(), "check", "--root",
+			       root.buf, "--only", "kernel", NULL };
+	const char *env[] = { nvml_env, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	CHECK_INT(child_run(&c, &err), 0);
+	CHECK_MSG(c.exited && c.exit_code == 3, "exited %d code %d signal %d: %s", c.exited,
+		  c.exit_code, c.term_signal, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "vigil check: cannot write the report to standard output: File "
+				  "too large (verdict: ");
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&cmd);
+	strbuf_release(&err);
+}
+
 /* A signal handler's fileio_remove_temporaries() removes the temporary being written, never the
  * file it replaces, and forgets it once renamed (the in-process half of the signal tests). */
 static int remove_at_fsync(const char *step, int fd)
