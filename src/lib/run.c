@@ -103,6 +103,35 @@ void run_kill_all(unsigned wait_ms)
 	/* Orphans of the children killed here (a helper's own helper, in a group or session of
 	 * its own) come to us rather than to init, so they are found and killed too. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/*
+	 * TERM first, for a short grace: a forked check that is writing its state file removes
+	 * its temporary (the handler it inherited), a program may tidy up. Then KILL, for all.
+	 */
+	uint64_t grace_end = raw_mono_ms() + wait_ms / 5;
+	bool any = false;
+	for (size_t i = 0; i < RUN_REGISTRY; i++) {
+		pid_t p = registry[i];
+		if (p > 0) {
+			kill(-p, SIGTERM);
+			kill(p, SIGTERM);
+			any = true;
+		}
+	}
+	while (any && raw_mono_ms() < grace_end) {
+		any = false;
+		for (size_t i = 0; i < RUN_REGISTRY; i++) {
+			pid_t p = registry[i];
+			if (p <= 0)
+				continue;
+			if (waitpid(p, NULL, WNOHANG) == p)
+				registry[i] = 0; /* reaped: its number is free, never to be killed */
+			else
+				any = true;
+		}
+		struct timespec ts = { 0, 2 * 1000000L };
+		if (any)
+			nanosleep(&ts, NULL);
+	}
 	for (size_t i = 0; i < RUN_REGISTRY; i++) {
 		pid_t p = registry[i];
 		if (p > 0)

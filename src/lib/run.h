@@ -99,8 +99,10 @@ void child_kill(struct child *c, int sig);
 void child_finish(struct child *c);
 
 /*
- * For a signal handler (async-signal-safe): SIGKILL every running child's process group (every
- * child started by child_start() in this process and not yet reaped), then, for up to wait_ms,
+ * For a signal handler (async-signal-safe): SIGTERM to every running child and its group (every
+ * child started by child_start() in this process and not yet reaped), a fifth of wait_ms for
+ * them to end (a forked vigil child removes its temporaries), SIGKILL to the groups of those
+ * left; then, for up to wait_ms,
  * kill and reap whatever children remain, their orphans included (this process becomes their
  * subreaper). A child held in uninterruptible sleep is left to die when the kernel lets go.
  * For a process about to exit: it reaps children behind their child_finish()'s back.

@@ -950,6 +950,44 @@ TEST(check_on_term_kills_a_helpers_own_children_in_other_sessions)
 	strbuf_release(&ch);
 }
 
+/* A child is asked first (TERM, so a forked check removes the state file it is writing and a
+ * program may tidy up), then killed. */
+TEST(check_on_term_asks_its_children_to_stop_before_killing_them)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, set = STRBUF_INIT, body = STRBUF_INIT, ch = STRBUF_INIT,
+		      got = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/kernel-clean/root");
+	strbuf_addf(&ch, "%s/child.pid", tmp);
+	strbuf_addf(&got, "%s/got-term", tmp);
+	strbuf_addf(&body, "trap 'echo term > \"%s\"; exit 0' TERM\necho $$ > '%s.new'\n"
+			   "mv '%s.new' '%s'\nsleep 60 &\nwait\n",
+		    got.buf, ch.buf, ch.buf, ch.buf);
+	const char *dir = test_script("polite-scontrol", body.buf);
+	strbuf_addf(&set, "slurm.scontrol=%s/polite-scontrol", dir);
+	const char *args[] = { "check", "--root", root.buf, "--only", "kernel", "--slurm", "-c",
+			       set.buf, "-c", "slurm.timeout=20", "--host", "n1", NULL };
+	const char *argv[32], *envv[8];
+	struct child c;
+	start_vigil(&c, argv, args, envv, NULL);
+	long child = wait_for_pid_in(ch.buf, &c);
+	CHECK_INT(kill(c.pid, SIGTERM), 0);
+	wait_vigil(&c);
+	CHECK_MSG(c.exited && c.exit_code == 143, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_MSG(process_gone(child), "scontrol %ld still runs", child);
+	struct strbuf sb = STRBUF_INIT;
+	CHECK_MSG(read_file_bounded(got.buf, &sb, 64, NULL) == READ_OK, "scontrol was killed "
+		  "without being asked (no '%s')", got.buf);
+	CHECK_STR(sb.buf, "term\n");
+	strbuf_release(&sb);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&set);
+	strbuf_release(&body);
+	strbuf_release(&ch);
+	strbuf_release(&got);
+}
+
 /*
  * Non-root on a read-only system with no usable home (bubblewrap, uid 65534): the checks run
  * without a state directory, a warning says so by name, and the exit is the verdict's, not 2.
