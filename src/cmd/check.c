@@ -9,6 +9,7 @@
 #include "../lib/strlist.h"
 #include "../sys/fsroot.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -402,6 +403,14 @@ int cmd_check(int argc, char **argv)
 			goto out_env;
 		}
 		check_root(&a.he.fs, &rep);
+		if (a.he.state_problem) {
+			/* checks ran; only their readings cannot be compared with the last run's */
+			struct check_result *r = report_add(&rep, "state");
+			result_add(r, STATUS_WARN, ACTION_FIX_CONFIG, "state_not_kept", "",
+				   "no state directory: readings are not kept between runs (%s)",
+				   a.he.state_problem);
+			result_finish(r);
+		}
 		if (a.deep)
 			check_deep(&a, &rep);
 	}
@@ -435,9 +444,17 @@ int cmd_check(int argc, char **argv)
 	} else {
 		report_table(&rep, &out, color_enabled(a.color, 1), a.verbose);
 	}
+	errno = 0;
 	fwrite(out.buf, 1, out.len, stdout);
-	if (fflush(stdout) != 0 && ret == EXIT_HEALTHY)
-		ret = EXIT_UNKNOWN;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* a full disk, ulimit -f, a closed pipe: whoever reads stdout has no verdict, so
+		 * stderr says why and a healthy one is not claimed */
+		fprintf(stderr, "vigil check: cannot write the report to standard output: %s "
+				"(verdict: %s)\n",
+			errno ? strerror(errno) : "write error", rep.reason);
+		if (ret == EXIT_HEALTHY)
+			ret = EXIT_UNKNOWN;
+	}
 	if (a.slurm)
 		ret = apply_slurm(&a, &rep, ret, t0);
 	report_release(&rep);

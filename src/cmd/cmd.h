@@ -66,6 +66,14 @@ const char *cmd_suggest(const char *want, const char *const *names, size_t nr);
 /* Run argv[0] of the table: an unknown command, or an unknown subcommand of one that has
  * them, is a usage error (exit 2) with the nearest name. */
 int cmd_dispatch(int argc, char **argv);
+/*
+ * What every command gets from cmd_dispatch() (docs/vigil.1, SIGNALS): on TERM, INT or HUP,
+ * every child's process group (and their orphans) killed and reaped, temporary files removed,
+ * "vigil NAME: interrupted by SIGTERM" on stderr, exit 128 + the signal; SIGXFSZ and SIGPIPE
+ * ignored, so a write past RLIMIT_FSIZE or to a closed pipe fails with an error the command
+ * reports. A command with its own handling (agent, run) installs its handlers over these.
+ */
+void cmd_signals_setup(const char *name);
 
 /* Shared helpers for commands. */
 void usage_error(const char *cmd, const char *fmt, ...) PRINTF_LIKE(2, 3);

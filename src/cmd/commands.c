@@ -6,8 +6,12 @@
  */
 #include "cmd.h"
 #include "../lib/config.h"
+#include "../lib/fileio.h"
+#include "../lib/run.h"
 
+#include <signal.h>
 #include <stdarg.h>
+#include <unistd.h>
 
 const struct cmd_def cmd_table[] = {
 	{ "check", cmd_check, "is this host fit to train? one verdict from the passive checks",
@@ -103,6 +107,65 @@ static void say_subcommands(const struct cmd_def *c)
 		fprintf(stderr, "%s%s", i ? ", " : "", c->subcommands[i]);
 }
 
+/* The command running, for the handler's message (a row of cmd_table: never freed). */
+static const char *volatile running_cmd = "";
+
+static void say(const char *s)
+{
+	size_t n = strlen(s);
+	while (n) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * TERM, INT or HUP (Ctrl-C reaches the whole foreground group, but every child of vigil has a
+ * group of its own): kill every child's group and their orphans, reap them, remove the
+ * temporary files being written, say so, exit 128 + the signal. Only async-signal-safe calls.
+ * A command that handles these itself (agent, run) installs its own handler over this one.
+ */
+static void on_stop_signal(int sig)
+{
+	run_kill_all(500);
+	fileio_remove_temporaries();
+	say("vigil ");
+	say(running_cmd);
+	say(sig == SIGTERM ? ": interrupted by SIGTERM\n"
+	    : sig == SIGINT ? ": interrupted by SIGINT\n"
+			    : ": interrupted by SIGHUP\n");
+	_exit(128 + sig);
+}
+
+void cmd_signals_setup(const char *name)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	/* a second signal while the first is handled waits, and the process is gone by then */
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	running_cmd = name;
+	/* one already ignored (nohup, a parent's choice) stays ignored */
+	const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+	/* past RLIMIT_FSIZE a write fails with EFBIG and says so, instead of killing vigil with
+	 * no verdict and a temporary file left behind */
+	signal(SIGXFSZ, SIG_IGN);
+	/* a closed stdout is a write error (EPIPE) the command reports, not a silent death */
+	signal(SIGPIPE, SIG_IGN);
+}
+
 int cmd_dispatch(int argc, char **argv)
 {
 	const char *name = argv[0];
@@ -138,5 +201,6 @@ int cmd_dispatch(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	cmd_signals_setup(c->name);
 	return c->fn(argc, argv);
 }

@@ -73,6 +73,51 @@ static int load_root_config(struct host_env *he, const char *name, struct strbuf
 	return config_load_fd(&he->cfg, fd, name, err);
 }
 
+/*
+ * A fixture's etc/vigil/vigil.conf is the fixture's say, and vigil judges a fixture as root: it
+ * may pin what the fixture's host should look like, never choose a program vigil runs or a
+ * place it writes to (CONFIG_HOST_ONLY in the schema). Those settings are dropped, each with a
+ * warning naming its line; --config and -c, the caller's own choice, still set them.
+ */
+static void drop_host_only(struct config *cfg)
+{
+	size_t nr;
+	const struct config_key *keys = config_schema(&nr);
+	for (size_t i = 0; i < cfg->nr;) {
+		const struct config_entry *e = &cfg->e[i];
+		const struct config_key *k = config_key_find(keys, nr, e->section, e->key);
+		if (!k || !(k->flags & CONFIG_HOST_ONLY)) {
+			i++;
+			continue;
+		}
+		fprintf(stderr, "vigil: warning: %s: '%s.%s' ignored: a fixture's configuration "
+				"under --root does not choose a program vigil runs or a place it "
+				"writes (give it with --config or -c)\n",
+			e->origin, e->section, e->key);
+		config_remove_entry(cfg, i);
+	}
+}
+
+/*
+ * A state directory someone else controls could feed vigil old readings (hide a rising error
+ * counter, or invent one) or swap the directory between runs: it must be ours or root's, and
+ * writable by no one else (a sticky directory such as /tmp aside, where none can take our
+ * files). Looked at through any link, as the writes go.
+ */
+static int state_dir_safe(const char *dir, struct strbuf *err)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		return error_set(err, "cannot use state directory '%s': %s", dir, strerror(errno));
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return error_set(err, "refusing state directory '%s': it belongs to uid %u, not to "
+				      "uid %u or root", dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+		return error_set(err, "refusing state directory '%s': others may write to it (mode "
+				      "%03o)", dir, (unsigned)(st.st_mode & 0777));
+	return 0;
+}
+
 int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		   struct strbuf *err)
 {
@@ -134,6 +179,8 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		fsroot_path(&he->fs, &sb, "/etc/vigil/vigil.conf");
 		if (load_root_config(he, sb.buf, err) < 0)
 			goto out;
+		if (he->root)
+			drop_host_only(&he->cfg);
 	}
 	for (size_t i = 0; i < nr_sets; i++)
 		if (config_set(&he->cfg, sets[i], err) < 0)
@@ -145,22 +192,43 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		he->state_dir = getenv("VIGIL_STATE_DIR");
 	if (!he->state_dir || !*he->state_dir)
 		he->state_dir = config_get(&he->cfg, "core", "state-dir");
-	if (!he->state_dir && !he->root) {
-		/* The host's own state; a user without rights to /var/lib keeps it at home. */
-		if (mkdir_p("/var/lib/vigil", 0755, NULL) == 0 && access("/var/lib/vigil", W_OK) == 0) {
+	if (he->state_dir && *he->state_dir) {
+		/* chosen: one that cannot be used is the caller's mistake, said before any check */
+		if (mkdir_p(he->state_dir, 0755, err) < 0 || state_dir_safe(he->state_dir, err) < 0)
+			goto out;
+	} else if (!he->root) {
+		/*
+		 * The host's own state; a user without rights to /var/lib keeps it at home. With
+		 * neither (a read-only system, no home) the checks still run, without readings
+		 * kept between runs: host_env.state_problem says why, and vigil check reports it
+		 * as a warning, never a usage error.
+		 */
+		he->state_dir = NULL;
+		struct strbuf why = STRBUF_INIT;
+		if (mkdir_p("/var/lib/vigil", 0755, &why) == 0 && access("/var/lib/vigil", W_OK) == 0 &&
+		    state_dir_safe("/var/lib/vigil", &why) == 0) {
 			he->state_dir = "/var/lib/vigil";
 		} else {
 			const char *home = getenv("HOME");
-			if (home && *home) {
-				strbuf_reset(&sb);
+			struct strbuf why2 = STRBUF_INIT;
+			if (!why.len)
+				strbuf_addstr(&why, "'/var/lib/vigil' is not writable");
+			strbuf_reset(&sb);
+			if (home && *home == '/')
 				strbuf_addf(&sb, "%s/.local/state/vigil", home);
-				he->state_buf = strbuf_detach(&sb, NULL);
-				he->state_dir = he->state_buf;
-			}
+			if (!sb.len)
+				strbuf_addstr(&why2, "HOME is not set");
+			else if (mkdir_p(sb.buf, 0700, &why2) == 0 && state_dir_safe(sb.buf, &why2) == 0)
+				he->state_dir = he->state_buf = strbuf_detach(&sb, NULL);
+			strbuf_addf(&why, "; %s", why2.buf);
+			strbuf_release(&why2);
 		}
+		if (!he->state_dir)
+			he->state_problem = strbuf_detach(&why, NULL);
+		strbuf_release(&why);
+	} else {
+		he->state_dir = NULL;
 	}
-	if (he->state_dir && mkdir_p(he->state_dir, 0755, err) < 0)
-		goto out;
 	ret = 0;
 out:
 	strbuf_release(&sb);
@@ -173,4 +241,5 @@ void host_env_release(struct host_env *he)
 	config_release(&he->cfg);
 	free(he->host_buf);
 	free(he->state_buf);
+	free(he->state_problem);
 }

@@ -18,6 +18,9 @@ struct host_env {
 	struct config cfg;
 	char *host_buf;
 	char *state_buf;
+	/* why no state directory is used when none was chosen and the defaults failed (a
+	 * read-only system, no home); NULL otherwise. A warning, never an error. */
+	char *state_problem;
 };
 
 /* Open the root (he->fs), find the host name, load the configuration, choose the state directory.

@@ -39,8 +39,10 @@ static int help_config(const char *cmd)
 				strbuf_addstr(&what, "a list of check names");
 			else
 				config_key_describe(k, &what);
-			printf("%s (%s%s)\n    %s\n", k->name, what.buf,
-			       k->flags & CONFIG_LIST ? "; repeatable" : "", k->help);
+			printf("%s (%s%s%s)\n    %s\n", k->name, what.buf,
+			       k->flags & CONFIG_LIST ? "; repeatable" : "",
+			       k->flags & CONFIG_HOST_ONLY ? "; not from a --root fixture" : "",
+			       k->help);
 			strbuf_release(&what);
 		}
 	}

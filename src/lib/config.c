@@ -274,6 +274,21 @@ int config_set(struct config *cfg, const char *a, struct strbuf *err)
 	return 0;
 }
 
+void config_remove_entry(struct config *cfg, size_t i)
+{
+	struct config_entry *e = &cfg->e[i];
+	free(e->section);
+	free(e->subsection);
+	free(e->key);
+	free(e->value);
+	free(e->origin);
+	memmove(e, e + 1, (cfg->nr - i - 1) * sizeof(*e));
+	cfg->nr--;
+	for (size_t s = 0; s < cfg->nr_sec; s++)
+		if (cfg->sec[s].first > i)
+			cfg->sec[s].first--;
+}
+
 static bool applies(const struct config *cfg, const struct config_entry *e)
 {
 	return !e->subsection || fnmatch(e->subsection, cfg->host, 0) == 0;
@@ -438,6 +453,11 @@ static bool is_choice(const struct config_key *k, const char *v, size_t len)
 	return false;
 }
 
+static bool is_blank(const char *v)
+{
+	return !v[strspn(v, " \t\n\r\v\f")];
+}
+
 static bool value_ok(const struct config_key *k, const char *v)
 {
 	uint64_t u;
@@ -461,7 +481,9 @@ static bool value_ok(const struct config_key *k, const char *v)
 		free(s);
 		return ok;
 	}
-	case CONFIG_STRING: return true;
+	/* empty text is no value: 'gpu.driver-version =' would otherwise drop the pin unseen,
+	 * and 'kernel.allow = " "' would ignore every line with a space in it */
+	case CONFIG_STRING: return !is_blank(v);
 	case CONFIG_PATH: return v[0] == '/';
 	case CONFIG_ENUM: return is_choice(k, v, strlen(v));
 	case CONFIG_NAMES:
@@ -482,6 +504,9 @@ int config_key_check(const struct config_key *k, const char *name, const char *v
 {
 	if (value_ok(k, value))
 		return 0;
+	if (is_blank(value) && (k->type == CONFIG_STRING || k->type == CONFIG_PATH))
+		return error_set(err, "'%s' is empty: give it a value or remove the setting",
+				 name ? name : k->name);
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_addf(&sb, "'%s' wants ", name ? name : k->name);
 	config_key_describe(k, &sb);

@@ -79,6 +79,8 @@ int config_get_double(const struct config *cfg, const char *section, const char 
 		      double *out, struct strbuf *err);
 int config_get_bool(const struct config *cfg, const char *section, const char *key, bool def,
 		    bool *out, struct strbuf *err);
+/* Remove entry i (0 <= i < cfg->nr), keeping the order of the others and of the sections. */
+void config_remove_entry(struct config *cfg, size_t i);
 /* Where an entry came from, for messages ("FILE:LINE"), or NULL if not set. */
 const char *config_origin(const struct config *cfg, const char *section, const char *key);
 
@@ -102,6 +104,16 @@ enum {
 	CONFIG_MAX_EXCL = 1 << 1, /* the range excludes max ("below 1") */
 	CONFIG_WHOLE = 1 << 2,    /* CONFIG_SECONDS read as a whole number */
 	CONFIG_LIST = 1 << 3,     /* may repeat; every value counts (documentation only) */
+	/*
+	 * Who may set a text or path key (every CONFIG_STRING and CONFIG_PATH row carries exactly
+	 * one; tests/unit/test_cli.c fails on a row without). HOST_ONLY: it names a program vigil
+	 * runs (or words given to one), or a place vigil writes to or listens on; only the
+	 * host's own configuration (--config, -c, /etc/vigil/vigil.conf) may set it, never a
+	 * --root fixture's etc/vigil/vigil.conf, which vigil runs as root over. FIXTURE_OK:
+	 * a value judged or read inside the root; a fixture may set it.
+	 */
+	CONFIG_HOST_ONLY = 1 << 4,
+	CONFIG_FIXTURE_OK = 1 << 5,
 };
 
 struct config_key {

@@ -54,6 +54,10 @@ int read_file_stream(const char *path, unsigned flags, size_t max,
  */
 int write_file_atomic(const char *path, const void *data, size_t len, unsigned mode,
 		      struct strbuf *err);
+/* For a signal handler (async-signal-safe): remove the temporary files write_file_atomic() is
+ * writing now (the writers are one thread at a time); the files they would replace stay as
+ * they were. */
+void fileio_remove_temporaries(void);
 /*
  * atomic: write_file_atomic(path, .., 0644, err). Not atomic: in place, for files nothing keeps
  * (test trees): O_NOFOLLOW, only into a regular file, truncated once that is known. 0 or -1.

@@ -9,11 +9,56 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static int (*fault_hook)(const char *step, int fd);
+
+/*
+ * The temporaries being written now (a directory fd and a name in it), so that a signal handler
+ * removes them (fileio_remove_temporaries()) and an interrupted run leaves no NAME.tmp.* behind.
+ * A slot's name is complete before it is marked used, and unmarked before the name changes.
+ */
+#define TEMP_SLOTS 16
+static struct temp_slot {
+	volatile sig_atomic_t used;
+	int dfd;
+	char name[NAME_MAX + 1];
+} temps[TEMP_SLOTS];
+
+static struct temp_slot *temp_note(int dfd, const char *name)
+{
+	size_t len = strlen(name);
+	if (len > NAME_MAX)
+		return NULL;
+	for (size_t i = 0; i < TEMP_SLOTS; i++) {
+		if (temps[i].used)
+			continue;
+		temps[i].dfd = dfd;
+		memcpy(temps[i].name, name, len + 1);
+		temps[i].used = 1;
+		return &temps[i];
+	}
+	return NULL; /* more at once than expected: such a temporary is only removed on errors */
+}
+
+static void temp_forget(struct temp_slot *t)
+{
+	if (t)
+		t->used = 0;
+}
+
+void fileio_remove_temporaries(void)
+{
+	for (size_t i = 0; i < TEMP_SLOTS; i++)
+		if (temps[i].used) {
+			unlinkat(temps[i].dfd, temps[i].name, 0);
+			temps[i].used = 0;
+		}
+}
 
 void fileio_set_fault_hook(int (*hook)(const char *step, int fd))
 {
@@ -105,6 +150,7 @@ int write_file_atomic(const char *path, const void *data, size_t len, unsigned m
 	bool created = false;
 	struct stat st;
 	char rnd[17];
+	struct temp_slot *slot = NULL;
 
 	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
 		error_set(err, "cannot write '%s': not a file name", path);
@@ -131,12 +177,19 @@ int write_file_atomic(const char *path, const void *data, size_t len, unsigned m
 		random_hex16(rnd);
 		strbuf_reset(&tmp);
 		strbuf_addf(&tmp, "%s.tmp.%s", base, rnd);
+		/* noted before it exists: a signal between the create and the note would leave it;
+		 * one before the create removes nothing (the name is unguessable and still free) */
+		slot = temp_note(dfd, tmp.buf);
 		fd = openat(dfd, tmp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd >= 0 || errno != EEXIST || tries == 8)
 			break;
+		temp_forget(slot); /* someone else's file of that name: never ours to remove */
+		slot = NULL;
 	}
 	if (fd < 0) {
 		error_set(err, "cannot write '%s': %s", path, strerror(errno));
+		temp_forget(slot);
+		slot = NULL;
 		goto out;
 	}
 	created = true;
@@ -154,6 +207,9 @@ int write_file_atomic(const char *path, const void *data, size_t len, unsigned m
 		error_set(err, "cannot write '%s': %s", path, strerror(errno));
 		goto out;
 	}
+	/* renamed: the name is the kept file's now, never to be removed by a handler */
+	temp_forget(slot);
+	slot = NULL;
 	created = false;
 	/* The rename is durable only once the directory is; some filesystems cannot sync one. */
 	if ((fault("dirsync", dfd) || fsync(dfd) < 0) && errno != EINVAL) {
@@ -167,6 +223,7 @@ out:
 		close(fd);
 	if (created)
 		unlinkat(dfd, tmp.buf, 0);
+	temp_forget(slot);
 	if (dfd >= 0)
 		close(dfd);
 	strbuf_release(&dir);

@@ -4,13 +4,156 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RESULT_CAP_DEFAULT (8u << 20)
 
 extern char **environ;
+
+/*
+ * Every running child of this process, by pid (its process group has the same number), so that a
+ * signal handler can kill them all (run_kill_all()). Slots change only with TERM, INT and HUP
+ * blocked (child_start(), try_reap()), so a handler of those never sees a half-made entry; a
+ * slot holds a pid only until that child is reaped, so its number cannot have been reused.
+ */
+#define RUN_REGISTRY 4096
+static volatile pid_t registry[RUN_REGISTRY];
+static volatile sig_atomic_t registry_lost; /* children past RUN_REGISTRY (not killed by name) */
+
+static void block_stops(sigset_t *old)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGHUP);
+	sigprocmask(SIG_BLOCK, &s, old);
+}
+
+static void registry_add(pid_t pid)
+{
+	for (size_t i = 0; i < RUN_REGISTRY; i++)
+		if (!registry[i]) {
+			registry[i] = pid;
+			return;
+		}
+	registry_lost = 1;
+}
+
+static void registry_del(pid_t pid)
+{
+	for (size_t i = 0; i < RUN_REGISTRY; i++)
+		if (registry[i] == pid)
+			registry[i] = 0;
+}
+
+static uint64_t raw_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The pids in /proc/self/task/TID/children (async-signal-safe: no allocation, no stdio). */
+static size_t read_children(pid_t *out, size_t max)
+{
+	char path[64] = "/proc/self/task/", buf[4096];
+	size_t n = 0, len = strlen(path);
+	char num[16];
+	size_t k = 0;
+	for (long v = (long)getpid(); v; v /= 10)
+		num[k++] = (char)('0' + v % 10);
+	while (k)
+		path[len++] = num[--k];
+	memcpy(path + len, "/children", sizeof("/children"));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (got <= 0)
+		return 0;
+	long v = 0;
+	for (ssize_t i = 0; i <= got && n < max; i++) {
+		if (i < got && buf[i] >= '0' && buf[i] <= '9') {
+			v = v * 10 + (buf[i] - '0');
+		} else if (v) {
+			out[n++] = (pid_t)v;
+			v = 0;
+		}
+	}
+	return n;
+}
+
+static void kill_group_and_pid(pid_t pid)
+{
+	pid_t pg = getpgid(pid);
+	if (pg > 0 && pg != getpgrp())
+		kill(-pg, SIGKILL);
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+}
+
+void run_kill_all(unsigned wait_ms)
+{
+	/* Orphans of the children killed here (a helper's own helper, in a group or session of
+	 * its own) come to us rather than to init, so they are found and killed too. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/*
+	 * TERM first, for a short grace: a forked check that is writing its state file removes
+	 * its temporary (the handler it inherited), a program may tidy up. Then KILL, for all.
+	 */
+	uint64_t grace_end = raw_mono_ms() + wait_ms / 5;
+	bool any = false;
+	for (size_t i = 0; i < RUN_REGISTRY; i++) {
+		pid_t p = registry[i];
+		if (p > 0) {
+			kill(-p, SIGTERM);
+			kill(p, SIGTERM);
+			any = true;
+		}
+	}
+	while (any && raw_mono_ms() < grace_end) {
+		any = false;
+		for (size_t i = 0; i < RUN_REGISTRY; i++) {
+			pid_t p = registry[i];
+			if (p <= 0)
+				continue;
+			if (waitpid(p, NULL, WNOHANG) == p)
+				registry[i] = 0; /* reaped: its number is free, never to be killed */
+			else
+				any = true;
+		}
+		struct timespec ts = { 0, 2 * 1000000L };
+		if (any)
+			nanosleep(&ts, NULL);
+	}
+	for (size_t i = 0; i < RUN_REGISTRY; i++) {
+		pid_t p = registry[i];
+		if (p > 0)
+			kill_group_and_pid(p);
+	}
+	uint64_t end = raw_mono_ms() + wait_ms;
+	for (;;) {
+		pid_t kids[256];
+		size_t n = read_children(kids, ARRAY_SIZE(kids));
+		for (size_t i = 0; i < n; i++)
+			kill_group_and_pid(kids[i]);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		errno = 0;
+		if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+			return; /* none left: every one reaped */
+		if (raw_mono_ms() >= end)
+			return; /* one held by the kernel (D) dies when it is let go; we do not wait */
+		struct timespec ts = { 0, 5 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
 
 void child_init(struct child *c)
 {
@@ -49,10 +192,23 @@ static uint64_t now_ms(const struct child *c)
 	return os_mono_ms(c->ops, c->ops_ctx);
 }
 
-static void child_side(struct child *c, int in[2], int out[2], int err[2], int res[2], int report)
+static void child_side(struct child *c, int in[2], int out[2], int err[2], int res[2], int report,
+		       const sigset_t *mask, pid_t parent)
 {
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
+	/* a forked check or gather part outliving a vigil killed with SIGKILL (which no handler
+	 * sees) would run on with no deadline: it dies with its parent. Programs (a supervised
+	 * training step) are left their own lifetime. */
+	if (c->fn) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127); /* the parent died before the line above */
+	}
+	/* the parent's children are not this child's to kill: its registry starts empty */
+	for (size_t i = 0; i < RUN_REGISTRY; i++)
+		registry[i] = 0;
+	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
 	    dup2(c->merge_stderr ? out[1] : err[1], 2) < 0)
 		_exit(127);
@@ -74,6 +230,9 @@ static void child_side(struct child *c, int in[2], int out[2], int err[2], int r
 		fflush(NULL);
 		_exit(code & 0xff);
 	}
+	/* a program gets the dispositions a program expects (vigil ignores SIGXFSZ to fail a
+	 * write cleanly; an ignored signal would stay ignored across exec) */
+	signal(SIGXFSZ, SIG_DFL);
 	execvp(c->argv[0], (char *const *)c->argv);
 	int e = errno;
 	if (write(report, &e, sizeof(e)) < 0)
@@ -112,16 +271,24 @@ int child_start(struct child *c, struct strbuf *errmsg)
 		goto fail;
 	}
 	fflush(NULL);
+	/* TERM, INT and HUP wait until the child is in the registry (a handler kills it there) */
+	sigset_t mask;
+	pid_t self = getpid();
+	block_stops(&mask);
 	pid = os_spawn(c->ops, c->ops_ctx);
 	if (pid < 0) {
-		error_set(errmsg, "cannot fork: %s", strerror(errno));
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &mask, NULL);
+		error_set(errmsg, "cannot fork: %s", strerror(e));
 		goto fail;
 	}
 	if (pid == 0) {
 		close(rep[0]);
-		child_side(c, in, out, err, res, rep[1]);
+		child_side(c, in, out, err, res, rep[1], &mask, self);
 	}
 	setpgid(pid, pid); /* also here, so the group exists before any kill */
+	registry_add(pid);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	close_fd(&in[0]);
 	close_fd(&out[1]);
 	close_fd(&err[1]);
@@ -136,7 +303,10 @@ int child_start(struct child *c, struct strbuf *errmsg)
 	while (got < 0 && errno == EINTR);
 	close_fd(&rep[0]);
 	if (got == (ssize_t)sizeof(child_errno)) {
+		block_stops(&mask);
 		os_wait(c->ops, c->ops_ctx, pid, NULL, 0);
+		registry_del(pid);
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 		error_set(errmsg, "cannot run '%s': %s", c->argv ? c->argv[0] : "(function)",
 			  strerror(child_errno));
 		goto fail;
@@ -263,6 +433,8 @@ static bool try_reap(struct child *c)
 	if (c->reaped)
 		return true;
 	pid_t w;
+	sigset_t mask;
+	block_stops(&mask);
 	do
 		w = os_wait(c->ops, c->ops_ctx, c->pid, &c->status, WNOHANG);
 	while (w < 0 && errno == EINTR);
@@ -272,6 +444,9 @@ static bool try_reap(struct child *c)
 		/* reaped elsewhere (SIGCHLD ignored): gone, but how it ended is not known */
 		c->reaped = c->status_lost = true;
 	}
+	if (c->reaped)
+		registry_del(c->pid);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	return c->reaped;
 }
 

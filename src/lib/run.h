@@ -98,6 +98,17 @@ void child_kill(struct child *c, int sig);
  * uninterruptible sleep is left to init), close the pipes, fill exited/signaled/exit_code. */
 void child_finish(struct child *c);
 
+/*
+ * For a signal handler (async-signal-safe): SIGTERM to every running child and its group (every
+ * child started by child_start() in this process and not yet reaped), a fifth of wait_ms for
+ * them to end (a forked vigil child removes its temporaries), SIGKILL to the groups of those
+ * left; then, for up to wait_ms,
+ * kill and reap whatever children remain, their orphans included (this process becomes their
+ * subreaper). A child held in uninterruptible sleep is left to die when the kernel lets go.
+ * For a process about to exit: it reaps children behind their child_finish()'s back.
+ */
+void run_kill_all(unsigned wait_ms);
+
 /* Run to completion or deadline. 0 when the child ran (check exited/timed_out), -1 if it could
  * not be started (*err says why). */
 int child_run(struct child *c, struct strbuf *err);

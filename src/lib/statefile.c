@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NAME_MAX_BYTES 255
 
@@ -124,6 +125,13 @@ int statefile_load(const char *path, const char *kind, struct counter_set *out, 
 	/* Never a file vigil wrote: someone put it there (and the save would refuse it too). */
 	if (!S_ISREG(st.st_mode)) {
 		error_set(why, "'%s' is %s, not a regular file", path, file_kind(st.st_mode));
+		goto out;
+	}
+	/* In a directory others may create files in (a sticky /tmp), one of theirs under our
+	 * name would be a forged reading: only vigil's user or root wrote a reading vigil kept. */
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		error_set(why, "'%s' belongs to uid %u, not to vigil's uid %u or root", path,
+			  (unsigned)st.st_uid, (unsigned)geteuid());
 		goto out;
 	}
 	int r = read_file_bounded(path, &text, STATEFILE_MAX_BYTES, &e);

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -725,4 +726,353 @@ TEST(cli_kernel_log_garbage_is_unknown_not_clean)
 	strbuf_release(&crash);
 	strbuf_release(&p1);
 	strbuf_release(&p2);
+}
+
+/*
+ * Every text or path key says who may set it (issue 17): a fixture's vigil.conf under --root
+ * must never choose a program vigil runs or a place it writes, so a new key of those types
+ * cannot be added without deciding. The keys known to name programs, their words, or places
+ * written to or listened on are HOST_ONLY; numbers, booleans and choices name neither.
+ */
+TEST(cli_every_text_and_path_key_is_classed_for_fixtures)
+{
+	static const char *const host_only[] = {
+		"core.state-dir", "slurm.scontrol", "slurm.sinfo", "slurm.srun", "slurm.scancel",
+		"fleet.command", "fleet.srun-arg", "agent.prom", "agent.listen", "run.run-dir",
+		"run.smoke", "run.check-arg", "storage.probe", "storage.probe-file",
+	};
+	size_t nr;
+	const struct config_key *keys = config_schema(&nr);
+	for (size_t i = 0; i < nr; i++) {
+		const struct config_key *k = &keys[i];
+		unsigned cls = k->flags & (CONFIG_HOST_ONLY | CONFIG_FIXTURE_OK);
+		if (k->type == CONFIG_STRING || k->type == CONFIG_PATH)
+			CHECK_MSG(cls == CONFIG_HOST_ONLY || cls == CONFIG_FIXTURE_OK,
+				  "'%s' is text or a path: it needs exactly one of "
+				  "CONFIG_HOST_ONLY and CONFIG_FIXTURE_OK", k->name);
+		else
+			CHECK_MSG(!cls, "'%s' is not text or a path: no fixture class", k->name);
+		/* words that name a program or a place: never fixture-settable */
+		const char *const words[] = { "program", "command", "directory", "file", "listen",
+					      "argument" };
+		for (size_t w = 0; w < ARRAY_SIZE(words); w++)
+			CHECK_MSG(!strstr(k->help, words[w]) || cls != CONFIG_FIXTURE_OK,
+				  "'%s' (\"%s\") looks like a program or a place, yet a "
+				  "fixture may set it", k->name, k->help);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(host_only); i++) {
+		const char *dot = strchr(host_only[i], '.');
+		char *sec = xstrndup(host_only[i], (size_t)(dot - host_only[i]));
+		const struct config_key *k = config_key_find(keys, nr, sec, dot + 1);
+		CHECK_MSG(k && (k->flags & CONFIG_HOST_ONLY), "'%s' is not CONFIG_HOST_ONLY",
+			  host_only[i]);
+		free(sec);
+	}
+}
+
+/* ---- signals (issue 17): TERM, INT and HUP stop every child, then vigil, promptly ---- */
+
+/* vigil started, not waited for (its own process group, as test_run_vigil's). */
+static void start_vigil(struct child *c, const char **argv, const char *const *args,
+			const char **envv, const char *const *env)
+{
+	static char nvml_env[1024];
+	size_t n = 0, e = 0;
+	argv[n++] = test_vigil_bin();
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	envv[e++] = nvml_env;
+	for (size_t i = 0; env && env[i]; i++)
+		envv[e++] = env[i];
+	envv[e] = NULL;
+	child_init(c);
+	c->argv = argv;
+	c->env_add = envv;
+	c->timeout_ms = 30000;
+	struct strbuf err = STRBUF_INIT;
+	if (child_start(c, &err) < 0)
+		test_fail_(__FILE__, __LINE__, "cannot start vigil: %s", err.buf);
+	strbuf_release(&err);
+}
+
+/* The first number in file, once something (a child of vigil) has written one there. */
+static long wait_for_pid_in(const char *file, const struct child *c)
+{
+	for (int i = 0; i < 2000; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		long pid = 0;
+		if (read_file_bounded(file, &sb, 4096, NULL) == READ_OK)
+			pid = strtol(sb.buf + strcspn(sb.buf, "0123456789"), NULL, 10);
+		strbuf_release(&sb);
+		if (pid > 0)
+			return pid;
+		CHECK_MSG(kill(c->pid, 0) == 0, "vigil ended before its child wrote '%s'", file);
+		usleep(10000);
+	}
+	test_fail_(__FILE__, __LINE__, "nothing wrote '%s'", file);
+}
+
+/* Gone, or a zombie that only waits for init: not running, not able to write anything. */
+static bool process_gone(long pid)
+{
+	char path[64];
+	struct strbuf sb = STRBUF_INIT;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	int r = read_file_bounded(path, &sb, 4096, NULL);
+	const char *p = r == READ_OK ? strrchr(sb.buf, ')') : NULL;
+	bool gone = r != READ_OK || (p && (p[2] == 'Z' || p[2] == 'X'));
+	strbuf_release(&sb);
+	return gone;
+}
+
+static void wait_vigil(struct child *c)
+{
+	while (!child_poll(c, -1))
+		;
+	child_finish(c);
+}
+
+TEST(check_on_term_int_hup_kills_its_checks_and_exits_128_plus_signal)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, log = STRBUF_INIT, hang = STRBUF_INIT, e1 = STRBUF_INIT,
+		      e2 = STRBUF_INIT, state = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/gpu-healthy-8xh200/root");
+	strbuf_addf(&hang, "%s/hang", tmp);
+	strbuf_addf(&state, "%s/state", tmp);
+	strbuf_addf(&e2, "VIGIL_FAKE_NVML_HANG=%s", hang.buf);
+	test_write(tmp, "hang", "");
+	const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	const char *names[] = { "SIGTERM", "SIGINT", "SIGHUP" };
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		strbuf_reset(&log);
+		strbuf_addf(&log, "%s/init-%zu.log", tmp, i);
+		strbuf_reset(&e1);
+		strbuf_addf(&e1, "VIGIL_FAKE_NVML_INIT_LOG=%s", log.buf);
+		const char *env[] = { e1.buf, e2.buf, NULL };
+		/* the gpu check hangs in NVML for the whole --timeout 25 */
+		const char *args[] = { "check", "--root", root.buf, "--only", "gpu", "--state-dir",
+				       state.buf, "--timeout", "25", NULL };
+		const char *argv[32], *envv[8];
+		struct child c;
+		start_vigil(&c, argv, args, envv, env);
+		long check_pid = wait_for_pid_in(log.buf, &c); /* NVML is started in the check */
+		CHECK_INT(kill(c.pid, sigs[i]), 0);
+		wait_vigil(&c);
+		CHECK_MSG(c.exited && c.exit_code == 128 + sigs[i], "%s: exited %d code %d: %s",
+			  names[i], c.exited, c.exit_code, c.err.buf);
+		CHECK_CONTAINS(c.err.buf, "vigil check: interrupted by ");
+		CHECK_CONTAINS(c.err.buf, names[i]);
+		CHECK_MSG(process_gone(check_pid), "%s: the check %ld still runs", names[i],
+			  check_pid);
+		child_release(&c);
+	}
+	DIR *d = opendir(state.buf);
+	for (struct dirent *de; d && (de = readdir(d));)
+		CHECK_MSG(!strstr(de->d_name, ".tmp."), "left behind: %s", de->d_name);
+	if (d)
+		closedir(d);
+	strbuf_release(&root);
+	strbuf_release(&log);
+	strbuf_release(&hang);
+	strbuf_release(&e1);
+	strbuf_release(&e2);
+	strbuf_release(&state);
+}
+
+/* SIGKILL reaches no handler: a forked check still dies with vigil, not at no deadline at all. */
+TEST(check_killed_with_sigkill_takes_its_checks_with_it)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, log = STRBUF_INIT, e1 = STRBUF_INIT, e2 = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/gpu-healthy-8xh200/root");
+	strbuf_addf(&log, "%s/init.log", tmp);
+	strbuf_addf(&e1, "VIGIL_FAKE_NVML_INIT_LOG=%s", log.buf);
+	strbuf_addf(&e2, "VIGIL_FAKE_NVML_HANG=%s/hang", tmp);
+	test_write(tmp, "hang", "");
+	const char *env[] = { e1.buf, e2.buf, NULL };
+	const char *args[] = { "check", "--root", root.buf, "--only", "gpu", "--timeout", "25",
+			       NULL };
+	const char *argv[32], *envv[8];
+	struct child c;
+	start_vigil(&c, argv, args, envv, env);
+	long check_pid = wait_for_pid_in(log.buf, &c);
+	CHECK_INT(kill(c.pid, SIGKILL), 0);
+	wait_vigil(&c);
+	/* the kernel sends the check its SIGKILL as vigil dies; let it be delivered */
+	for (int i = 0; i < 500 && !process_gone(check_pid); i++)
+		usleep(10000);
+	CHECK_MSG(process_gone(check_pid), "the check %ld outlived vigil", check_pid);
+	if (!process_gone(check_pid))
+		kill((pid_t)check_pid, SIGKILL);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&log);
+	strbuf_release(&e1);
+	strbuf_release(&e2);
+}
+
+/* A child's own children die too, even one in a session of its own (setsid). */
+TEST(check_on_term_kills_a_helpers_own_children_in_other_sessions)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, set = STRBUF_INIT, body = STRBUF_INIT, gc = STRBUF_INIT,
+		      ch = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/kernel-clean/root");
+	strbuf_addf(&gc, "%s/grandchild.pid", tmp);
+	strbuf_addf(&ch, "%s/child.pid", tmp);
+	strbuf_addf(&body, "setsid sleep 60 &\necho $! > '%s.new'\nmv '%s.new' '%s'\n"
+			   "echo $$ > '%s.new'\nmv '%s.new' '%s'\nsleep 60\n",
+		    gc.buf, gc.buf, gc.buf, ch.buf, ch.buf, ch.buf);
+	const char *dir = test_script("slow-scontrol", body.buf);
+	strbuf_addf(&set, "slurm.scontrol=%s/slow-scontrol", dir);
+	const char *args[] = { "check", "--root", root.buf, "--only", "kernel", "--slurm", "-c",
+			       set.buf, "-c", "slurm.timeout=20", "--host", "n1", NULL };
+	const char *argv[32], *envv[8];
+	struct child c;
+	start_vigil(&c, argv, args, envv, NULL);
+	long child = wait_for_pid_in(ch.buf, &c), grandchild = wait_for_pid_in(gc.buf, &c);
+	CHECK_INT(kill(c.pid, SIGTERM), 0);
+	wait_vigil(&c);
+	CHECK_MSG(c.exited && c.exit_code == 143, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "vigil check: interrupted by SIGTERM");
+	CHECK_MSG(process_gone(child), "scontrol %ld still runs", child);
+	CHECK_MSG(process_gone(grandchild), "scontrol's setsid child %ld still runs", grandchild);
+	if (!process_gone(grandchild))
+		kill((pid_t)grandchild, SIGKILL);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&set);
+	strbuf_release(&body);
+	strbuf_release(&gc);
+	strbuf_release(&ch);
+}
+
+/* A child is asked first (TERM, so a forked check removes the state file it is writing and a
+ * program may tidy up), then killed. */
+TEST(check_on_term_asks_its_children_to_stop_before_killing_them)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, set = STRBUF_INIT, body = STRBUF_INIT, ch = STRBUF_INIT,
+		      got = STRBUF_INIT;
+	test_src_path(&root, "tests/scenarios/kernel-clean/root");
+	strbuf_addf(&ch, "%s/child.pid", tmp);
+	strbuf_addf(&got, "%s/got-term", tmp);
+	strbuf_addf(&body, "trap 'echo term > \"%s\"; exit 0' TERM\necho $$ > '%s.new'\n"
+			   "mv '%s.new' '%s'\nsleep 60 &\nwait\n",
+		    got.buf, ch.buf, ch.buf, ch.buf);
+	const char *dir = test_script("polite-scontrol", body.buf);
+	strbuf_addf(&set, "slurm.scontrol=%s/polite-scontrol", dir);
+	const char *args[] = { "check", "--root", root.buf, "--only", "kernel", "--slurm", "-c",
+			       set.buf, "-c", "slurm.timeout=20", "--host", "n1", NULL };
+	const char *argv[32], *envv[8];
+	struct child c;
+	start_vigil(&c, argv, args, envv, NULL);
+	long child = wait_for_pid_in(ch.buf, &c);
+	CHECK_INT(kill(c.pid, SIGTERM), 0);
+	wait_vigil(&c);
+	CHECK_MSG(c.exited && c.exit_code == 143, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_MSG(process_gone(child), "scontrol %ld still runs", child);
+	struct strbuf sb = STRBUF_INIT;
+	CHECK_MSG(read_file_bounded(got.buf, &sb, 64, NULL) == READ_OK, "scontrol was killed "
+		  "without being asked (no '%s')", got.buf);
+	CHECK_STR(sb.buf, "term\n");
+	strbuf_release(&sb);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&set);
+	strbuf_release(&body);
+	strbuf_release(&ch);
+	strbuf_release(&got);
+}
+
+/*
+ * Non-root on a read-only system with no usable home (bubblewrap, uid 65534): the checks run
+ * without a state directory, a warning says so by name, and the exit is the verdict's, not 2.
+ */
+TEST(check_without_a_writable_state_dir_warns_and_exits_by_the_verdict)
+{
+	struct strbuf klog = STRBUF_INIT;
+	test_src_path(&klog, "tests/scenarios/kernel-clean/root");
+	strbuf_addstr(&klog, "/dev/kmsg");
+	if (access("/usr/bin/bwrap", X_OK) != 0)
+		SKIP("no /usr/bin/bwrap");
+	const char *args[] = { "/usr/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
+			       "/proc", "--unshare-user", "--uid", "65534", "--setenv", "HOME",
+			       "/nonexistent", "--", test_vigil_bin(), "check", "--only", "kernel",
+			       "--kernel-log", klog.buf, "--json", NULL };
+	char nvml_env[1024];
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	const char *env[] = { nvml_env, "VIGIL_STATE_DIR=", "VIGIL_CONFIG=/dev/null", NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = args;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(child_run(&c, &err), 0);
+	if (c.exited && c.exit_code != 0 && strstr(c.err.buf, "bwrap:"))
+		SKIP("bubblewrap cannot make a user namespace here");
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "\"state_not_kept\"");
+	CHECK_CONTAINS(c.out.buf, "no state directory: readings are not kept between runs");
+	CHECK_CONTAINS(c.out.buf, "/var/lib/vigil");
+	CHECK_CONTAINS(c.out.buf, "cannot create directory '/nonexistent");
+	child_release(&c);
+	strbuf_release(&err);
+	strbuf_release(&klog);
+}
+
+/* A chosen state directory someone else controls (theirs, through a link, or writable by all
+ * without the sticky bit) could feed vigil forged readings: refused before any check. */
+TEST(check_refuses_a_state_dir_another_user_controls)
+{
+	if (geteuid() != 0)
+		SKIP("needs root to make a directory of another user");
+	const char *tmp = test_tmpdir();
+	struct strbuf klog = STRBUF_INIT, theirs = STRBUF_INIT, link = STRBUF_INIT,
+		      open_dir = STRBUF_INIT, sticky = STRBUF_INIT;
+	test_src_path(&klog, "tests/scenarios/kernel-clean/root");
+	strbuf_addstr(&klog, "/dev/kmsg");
+	strbuf_addf(&theirs, "%s/theirs", tmp);
+	strbuf_addf(&link, "%s/link", tmp);
+	strbuf_addf(&open_dir, "%s/open", tmp);
+	strbuf_addf(&sticky, "%s/sticky", tmp);
+	CHECK_INT(mkdir(theirs.buf, 0755), 0);
+	CHECK_INT(chown(theirs.buf, 65534, 65534), 0);
+	CHECK_INT(symlink(theirs.buf, link.buf), 0);
+	CHECK_INT(mkdir(open_dir.buf, 0755), 0);
+	CHECK_INT(chmod(open_dir.buf, 0777), 0);
+	CHECK_INT(mkdir(sticky.buf, 0755), 0);
+	CHECK_INT(chmod(sticky.buf, 01777), 0);
+	const struct {
+		const char *dir, *want;
+	} cases[] = {
+		{ theirs.buf, "it belongs to uid 65534, not to uid 0 or root" },
+		{ link.buf, "it belongs to uid 65534" },
+		{ open_dir.buf, "others may write to it (mode 777)" },
+		{ sticky.buf, NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *args[] = { "check", "--only", "kernel", "--kernel-log", klog.buf,
+				       "--state-dir", cases[i].dir, "--reason", NULL };
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		if (cases[i].want) {
+			CHECK_MSG(c.exit_code == 2, "%s: exit %d", cases[i].dir, c.exit_code);
+			CHECK_CONTAINS(c.err.buf, "refusing state directory '");
+			CHECK_CONTAINS(c.err.buf, cases[i].want);
+		} else {
+			CHECK_MSG(c.exit_code == 0, "%s: exit %d: %s", cases[i].dir, c.exit_code,
+				  c.err.buf);
+		}
+		child_release(&c);
+	}
+	strbuf_release(&klog);
+	strbuf_release(&theirs);
+	strbuf_release(&link);
+	strbuf_release(&open_dir);
+	strbuf_release(&sticky);
 }

@@ -547,3 +547,108 @@ TEST(read_file_stream_refuses_what_is_not_a_regular_file)
 	strbuf_release(&sb);
 	strbuf_release(&err);
 }
+
+/* Under ulimit -f, a write past the limit fails (EFBIG) instead of SIGXFSZ killing vigil with no
+ * verdict and a NAME.tmp.* left: the verdict says which write failed and why. */
+TEST(check_prom_past_the_file_size_limit_fails_cleanly_with_a_verdict)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, p = STRBUF_INIT, state = STRBUF_INIT, err = STRBUF_INIT;
+	char nvml_env[1024];
+	kernel_clean(&root);
+	path_in(&p, tmp, "vigil.prom");
+	path_in(&state, tmp, "state");
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	const char *argv[] = { "/bin/sh", "-c", "ulimit -f 0 && exec \"$0\" \"$@\"", test_vigil_bin(),
+			       "check", "--root", root.buf, "--only", "kernel", "--state-dir",
+			       state.buf, "--prom", p.buf, NULL };
+	const char *env[] = { nvml_env, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	CHECK_INT(child_run(&c, &err), 0);
+	CHECK_MSG(c.exited && c.exit_code == 3, "exited %d code %d signal %d\n%s%s", c.exited,
+		  c.exit_code, c.term_signal, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "kernel log clean");
+	CHECK_CONTAINS(c.out.buf, "verdict: unknown  (output: --prom: cannot write");
+	CHECK_CONTAINS(c.err.buf, "vigil.prom': File too large");
+	DIR *d = opendir(tmp);
+	for (struct dirent *de; d && (de = readdir(d));)
+		CHECK_MSG(!strstr(de->d_name, ".tmp."), "left behind: %s", de->d_name);
+	if (d)
+		closedir(d);
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&p);
+	strbuf_release(&state);
+	strbuf_release(&err);
+}
+
+/* Standard output to a file past ulimit -f: nobody reading it gets the verdict, so stderr says why
+ * and the exit is not healthy. */
+TEST(check_stdout_past_the_file_size_limit_says_why)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf root = STRBUF_INIT, cmd = STRBUF_INIT, err = STRBUF_INIT;
+	char nvml_env[1024];
+	kernel_clean(&root);
+	snprintf(nvml_env, sizeof(nvml_env), "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	strbuf_addf(&cmd, "ulimit -f 0 && exec \"$0\" \"$@\" > '%s/out'", tmp);
+	const char *argv[] = { "/bin/sh", "-c", cmd.buf, test_vigil_bin(), "check", "--root",
+			       root.buf, "--only", "kernel", NULL };
+	const char *env[] = { nvml_env, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 30000;
+	CHECK_INT(child_run(&c, &err), 0);
+	CHECK_MSG(c.exited && c.exit_code == 3, "exited %d code %d signal %d: %s", c.exited,
+		  c.exit_code, c.term_signal, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "vigil check: cannot write the report to standard output: File "
+				  "too large (verdict: ");
+	child_release(&c);
+	strbuf_release(&root);
+	strbuf_release(&cmd);
+	strbuf_release(&err);
+}
+
+/* A signal handler's fileio_remove_temporaries() removes the temporary being written, never the
+ * file it replaces, and forgets it once renamed (the in-process half of the signal tests). */
+static int remove_at_fsync(const char *step, int fd)
+{
+	UNUSED(fd);
+	if (!strcmp(step, "fsync"))
+		fileio_remove_temporaries(); /* what the handler does at this moment */
+	return 0;
+}
+
+TEST(fileio_remove_temporaries_removes_only_the_temporary)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
+	path_in(&p, tmp, "kept");
+	CHECK_INT(write_file_atomic(p.buf, "old\n", 4, 0644, &err), 0);
+	fileio_set_fault_hook(remove_at_fsync);
+	/* the temporary is gone at the fsync, so the rename fails: the kept file is the old one */
+	CHECK(write_file_atomic(p.buf, "new\n", 4, 0644, &err) < 0);
+	fileio_set_fault_hook(NULL);
+	char *s = slurp(p.buf);
+	CHECK_STR(s, "old\n");
+	free(s);
+	DIR *d = opendir(tmp);
+	for (struct dirent *de; d && (de = readdir(d));)
+		CHECK_MSG(!strstr(de->d_name, ".tmp."), "left behind: %s", de->d_name);
+	if (d)
+		closedir(d);
+	/* after a write that succeeded, nothing is registered: the kept file stays */
+	CHECK_INT(write_file_atomic(p.buf, "new\n", 4, 0644, &err), 0);
+	fileio_remove_temporaries();
+	s = slurp(p.buf);
+	CHECK_STR(s, "new\n");
+	free(s);
+	strbuf_release(&p);
+	strbuf_release(&err);
+}

@@ -130,3 +130,90 @@ TEST(root_config_is_read_inside_the_root)
 	CHECK_CONTAINS(c.err.buf, "unknown key 'gpu.cuont'");
 	child_release(&c);
 }
+
+/*
+ * A fixture's vigil.conf chooses no program and no place to write (issue 17): vigil judges
+ * fixtures as root. Its slurm.scontrol (plain, in a host-pattern section, in odd case) never
+ * runs and its core.state-dir is never made; each is named by FILE:LINE on stderr. The same
+ * settings given with -c, the caller's choice, are obeyed (so the marker test can fail).
+ */
+TEST(root_config_chooses_no_program_and_no_state_dir)
+{
+	const char *tmp = test_tmpdir();
+	char root[600], marker[700], outside[700], body[1600], conf[2600], set[800];
+	snprintf(root, sizeof(root), "%s/r", tmp);
+	snprintf(marker, sizeof(marker), "%s/scontrol-ran", tmp);
+	snprintf(outside, sizeof(outside), "%s/outside-state", tmp);
+	test_write(root, "dev/kmsg", TEST_KMSG_CLEAN);
+	test_write(root, "etc/hostname", "n1\n");
+	snprintf(body, sizeof(body), "echo \"$@\" >> '%s'\nexit 1\n", marker);
+	const char *dir = test_script("evil-scontrol", body);
+	const char *const confs[] = {
+		"[slurm]\n\tscontrol = %s/evil-scontrol\n[core]\n\tstate-dir = %s\n",
+		"[slurm \"n*\"]\n\tscontrol = %s/evil-scontrol\n[core \"*\"]\n\tstate-dir = %s\n",
+		"[SLURM]\n  SControl=\"%s/evil-scontrol\"   # odd case\n[Core]\n\tSTATE-DIR = %s\n",
+	};
+	const char *env[] = { "PATH=/nonexistent-vigil-test", NULL };
+	for (size_t i = 0; i < ARRAY_SIZE(confs); i++) {
+		snprintf(conf, sizeof(conf), confs[i], dir, outside);
+		test_write(root, "etc/vigil/vigil.conf", conf);
+		const char *args[] = { "check", "--root", root, "--only", "kernel", "--slurm",
+				       "-c", "slurm.timeout=2", NULL };
+		struct child c;
+		test_run_vigil(&c, args, env);
+		CHECK_MSG(access(marker, F_OK) != 0, "case %zu: the fixture's scontrol ran", i);
+		CHECK_MSG(access(outside, F_OK) != 0, "case %zu: the fixture's state-dir was made",
+			  i);
+		CHECK_CONTAINS(c.err.buf, "/etc/vigil/vigil.conf:2: 'slurm.scontrol' ignored: a "
+					  "fixture's configuration under --root does not choose");
+		CHECK_CONTAINS(c.err.buf, "'core.state-dir' ignored");
+		/* the checks ran and Slurm was asked through the default, which is missing here */
+		CHECK_CONTAINS(c.out.buf, "kernel log clean");
+		CHECK_MSG(c.exit_code == 3, "case %zu: exit %d\n%s", i, c.exit_code, c.err.buf);
+		child_release(&c);
+	}
+	/* the caller's own -c is obeyed: the same script runs */
+	snprintf(set, sizeof(set), "slurm.scontrol=%s/evil-scontrol", dir);
+	const char *args[] = { "check", "--root", root, "--only", "kernel", "--slurm", "-c", set,
+			       "-c", "slurm.timeout=2", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_MSG(access(marker, F_OK) == 0, "-c slurm.scontrol did not run: %s", c.err.buf);
+	child_release(&c);
+}
+
+/* An empty text value is no value: 'gpu.driver-version =' would drop the pin unseen. */
+TEST(empty_text_value_is_a_usage_error_naming_the_line)
+{
+	const char *tmp = test_tmpdir();
+	char root[600], conf[700];
+	snprintf(root, sizeof(root), "%s/r", tmp);
+	snprintf(conf, sizeof(conf), "%s/v.conf", tmp);
+	test_write(root, "dev/kmsg", TEST_KMSG_CLEAN);
+	test_write(tmp, "v.conf", "[gpu]\n\tdriver-version = 550.*\n\tdriver-version =\n");
+	const char *args[] = { "check", "--root", root, "--only", "kernel", "--config", conf,
+			       NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "v.conf:3: 'gpu.driver-version' is empty: give it a value");
+	child_release(&c);
+	const char *set[] = { "check", "--root", root, "--only", "kernel", "-c",
+			      "gpu.driver-version=", NULL };
+	test_run_vigil(&c, set, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "-c: 'gpu.driver-version' is empty");
+	child_release(&c);
+	/* quoted empty text is empty too */
+	test_write(tmp, "v.conf", "[kernel]\n\tallow = \"\"\n");
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "v.conf:2: 'kernel.allow' is empty");
+	child_release(&c);
+	/* and so is quoted white space: it would ignore every kernel line with a space */
+	test_write(tmp, "v.conf", "[kernel]\n\tallow = \" \"\n");
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "v.conf:2: 'kernel.allow' is empty");
+	child_release(&c);
+}

@@ -184,3 +184,25 @@ TEST(gpu_damaged_nvlink_state_is_said_and_replaced)
 	strbuf_release(&p);
 	strbuf_release(&text);
 }
+
+/* A reading someone else left under vigil's file name (a sticky shared directory) is forged,
+ * never a previous reading. */
+TEST(statefile_of_another_user_is_no_previous_reading)
+{
+	if (geteuid() != 0)
+		SKIP("needs root to make a file of another user");
+	const char *tmp = test_tmpdir();
+	struct strbuf p = STRBUF_INIT, why = STRBUF_INIT;
+	struct counter_set s = COUNTER_SET_INIT;
+	strbuf_addf(&p, "%s/vigil-ib.state", tmp);
+	test_write(tmp, "vigil-ib.state", "# vigil ib counters\nmlx5_0:1:symbol_error 0\n");
+	CHECK_INT(statefile_load(p.buf, "ib", &s, NULL, &why), STATEFILE_LOADED);
+	counter_set_release(&s);
+	CHECK_INT(chown(p.buf, 65534, 65534), 0);
+	CHECK_INT(statefile_load(p.buf, "ib", &s, NULL, &why), STATEFILE_UNUSABLE);
+	CHECK_CONTAINS(why.buf, "belongs to uid 65534, not to vigil's uid 0 or root");
+	CHECK_INT((int)s.nr, 0);
+	counter_set_release(&s);
+	strbuf_release(&p);
+	strbuf_release(&why);
+}
