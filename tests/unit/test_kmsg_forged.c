@@ -240,3 +240,45 @@ TEST(kmsg_real_boot_still_clears_xid79)
 	CHECK_CONTAINS(out.buf, "cleared by a reboot");
 	strbuf_release(&out);
 }
+
+/* The variants tried in the jail after the fix (all held): kept so that they keep holding. */
+TEST(kmsg_attack_variants_hold)
+{
+	static const struct {
+		const char *name, *log;
+		int exit_code;
+	} cases[] = {
+		{ "escaped ESC before NVRM (kmsg escapes control bytes)",
+		  "6,0,0,-;Linux version 6.8.0 (b@h) #1\n6,9,900000000,-;\\x1b" XID79 "\n", 0 },
+		{ "dmesg -T exec path", "[Mon Nov 30 10:00:00 2026] process 'x' launched '/tmp/" XID79
+		  "' with NULL argv: empty string added\n", 0 },
+		{ "kmsg KEY=value continuation", "6,9,900000000,-;hello\n SUBSYSTEM=" XID79 "\n", 0 },
+		{ "caller id then comm", "[  900.000000] [ T4321] NVRM: Xid 79,[4321]: segfault at 0\n",
+		  0 },
+		{ "kern.log banner with a late inner stamp", "Feb 14 05:03:41 h kernel: [  800.0] " XID79
+		  "\nFeb 14 05:04:41 h kernel: [  900.0] Linux version 6.8.0 (b@h) #1\n", 1 },
+		{ "journal separator inside a kernel message", "Feb 14 05:03:41 h kernel: " XID79 "\n"
+		  "Feb 14 05:03:42 h kernel: -- Boot 0123456789abcdef0123456789abcdef --\n"
+		  "Feb 14 05:03:43 h kernel: Linux version 6.8.0 (b@h) #1\n", 1 },
+		{ "journal separator, banner indented", "Feb 14 05:03:41 h kernel: " XID79 "\n"
+		  "-- Boot 0123456789abcdef0123456789abcdef --\n"
+		  "                  Linux version 6.8.0 (b@h) #1\n", 1 },
+		{ "short PCI address in an Xid", "[  900.0] NVRM: Xid (18:00.0): 79, pid=1, x\n", 0 },
+		{ "mlx5 comm with a short address", "[  900.0] mlx5_core 0c:00.0[4321]: segfault in "
+		  "Link down[1+1]\n[  901.0] mlx5_core 0c:00.0[4321]: segfault in Link down[1+1]\n"
+		  "[  902.0] mlx5_core 0c:00.0[4321]: segfault in Link down[1+1]\n", 0 },
+		{ "RFC 5424 from logger", "<14>1 2025-01-25T10:34:55Z h logger - - - " XID79 "\n", 0 },
+		{ "dmesg banner from a comm at 1 s", "[  800.0] " XID79 "\n[    1.0] Linux version "
+		  "6[4321]: segfault at 0\n", 1 },
+		{ "banner at 900 s", "[  800.0] " XID79 "\n[  900.0] Linux version 6.8.0 (b@h) #1\n", 1 },
+		{ "off-bus words inside an unknown NVRM line", "[  900.0] NVRM: nvAssertFailed: "
+		  "process fallen off the bus at x.c:1\n", 0 },
+	};
+	struct strbuf out = STRBUF_INIT;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int got = check_file("variant.log", cases[i].log, &out);
+		CHECK_MSG(got == cases[i].exit_code, "%s: exit %d, expected %d:\n%s", cases[i].name,
+			  got, cases[i].exit_code, out.buf);
+	}
+	strbuf_release(&out);
+}
