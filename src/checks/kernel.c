@@ -586,6 +586,12 @@ static void eval_xid(struct eval *e, struct group *g)
 			       xid_recovery_name(ev->recovery));
 	if (!state && pol.then != ACTION_NONE)
 		finding_detail(f, "then", "%s", action_name(pol.then));
+	if (!state && pol.sticky && e->in->log.boots_unproven)
+		finding_detail(f, "boot_banners_not_counted",
+			       "%llu 'Linux version' line%s without the log restarting (no kmsg "
+			       "sequence or boot time near 0, no journal boot id): not a reboot",
+			       (unsigned long long)e->in->log.boots_unproven,
+			       e->in->log.boots_unproven == 1 ? "" : "s");
 	if (!pol.known)
 		finding_detail(f, "catalog", "Xid %d is not in vigil's catalog", ev->num);
 	strbuf_release(&dev);
@@ -954,6 +960,10 @@ static void summary(struct eval *e)
 		finding_detail(f, "now", "unknown (no timestamps): every event counts as recent");
 	finding_detail_num(f, "window_s", e->kc->window);
 	finding_detail_num(f, "boots", log->boots);
+	if (log->boots_unproven)
+		finding_detail_num(f, "boot_banners_not_counted", (double)log->boots_unproven);
+	if (log->not_kernel)
+		finding_detail_num(f, "userspace_lines_ignored", (double)log->not_kernel);
 	if (e->ignored)
 		finding_detail_num(f, "ignored_xid_events", (double)e->ignored);
 	if (e->unknown_nvrm)

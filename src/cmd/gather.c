@@ -322,12 +322,14 @@ static int part_kmsg(void *arg, int fd)
 	const struct fsroot *root = &((struct gather *)arg)->he.fs;
 	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
 	int ret = 0;
+	bool cut = false;
 	if (!fsroot_is_host(root)) {
 		int r = fsroot_read(root, "/dev/kmsg", &out, KMSG_CAP, &err);
 		if (r < 0 || r == READ_MISSING) {
 			dprintf(fd, "no kernel log under the root");
 			goto out;
 		}
+		cut = r == READ_TRUNCATED;
 	} else {
 		int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (kfd < 0) {
@@ -344,17 +346,36 @@ static int part_kmsg(void *arg, int fd)
 				continue;
 			if (n <= 0)
 				break;
-			if (out.len + (size_t)n > KMSG_CAP)
+			if (out.len + (size_t)n > KMSG_CAP) {
+				cut = true;
 				break;
+			}
 			strbuf_add(&out, rec, (size_t)n);
 			if (rec[n - 1] != '\n')
 				strbuf_addch(&out, '\n');
 		}
 		close(kfd);
 	}
+	/*
+	 * Past the cap the copy is not the host's log: what came after (an Xid 79 at the end)
+	 * is missing, so the part is incomplete (exit 3), and the copy ends at a record boundary,
+	 * never inside a record that would read as another.
+	 */
+	if (cut) {
+		size_t keep = out.len;
+		while (keep && out.buf[keep - 1] != '\n')
+			keep--;
+		strbuf_setlen(&out, keep);
+	}
 	/* Owner only, as dmesg_restrict keeps the host's log from other users. */
 	if (put_file_mode("/dev/kmsg", out.buf, out.len, 0600, &err) < 0) {
 		dprintf(fd, "%s", err.buf);
+		ret = 1;
+		goto out;
+	}
+	if (cut) {
+		dprintf(fd, "kernel log longer than %u MiB: the first %zu bytes copied, cut at a "
+			"record boundary; the rest is missing", KMSG_CAP >> 20, out.len);
 		ret = 1;
 		goto out;
 	}

@@ -52,6 +52,8 @@ static const struct trigger triggers[] = {
 	{ "Link up", 7, 1 },
 	{ "Link UP", 7, 1 },
 	{ "Link ACTIVE", 11, 2 },
+	{ "-- Boot ", 8, 0 },       /* journalctl's separator of boots */
+	{ "-- Reboot --", 12, 0 },  /* its older form */
 };
 
 #define NR_ANCHORS (ARRAY_SIZE(triggers) * SCAN_STRIDE)

@@ -57,7 +57,7 @@ enum kmsg_timebase {
 	X(SXID, "sxid")                 /* nvidia-nvswitchN: SXid (PCI:...): N, ...        */  \
 	X(GPU_OFF_BUS, "gpu_off_bus")   /* "fallen off the bus" without an Xid             */  \
 	X(GPU_INIT, "gpu_init")         /* NVRM: GPU at PCI:...: GPU-<uuid>: (re)init      */  \
-	X(BOOT, "boot")                 /* Linux version ...: a new boot                   */  \
+	X(BOOT, "boot")                 /* Linux version N.N... as a boot's first record   */  \
 	X(OOM_INVOKED, "oom_invoked")   /* NAME invoked oom-killer                         */  \
 	X(OOM_KILL, "oom_kill")         /* Out of memory: Killed process N (name)          */  \
 	X(OOM_CGROUP, "oom_cgroup")     /* Memory cgroup out of memory: Killed process ... */  \
@@ -111,6 +111,8 @@ struct kmsg_log {
 	uint64_t lost;      /* fault and marker events dropped past KMSG_EVENTS_HARD_MAX */
 	size_t limit;       /* events held before the next folding (grows up to the hard max) */
 	uint32_t boots;     /* boot markers seen */
+	uint64_t not_kernel;    /* lines with driver or boot text that userspace wrote (ignored) */
+	uint64_t boots_unproven; /* "Linux version" banners without the stream restarting */
 	/* The newest timestamp: the last line that carries one ("now" for a saved log). */
 	bool has_last;
 	enum kmsg_timebase last_tb;
@@ -126,6 +128,7 @@ struct kmsg_log {
 	double ylast_ts;
 	char pending_bdf[20];        /* "NVRM: The NVIDIA GPU <bdf>": waits for "fallen off" */
 	uint64_t pending_line;
+	uint64_t boot_sep_line;      /* journalctl's "-- Boot ID --" line: a new boot id */
 	struct strbuf carry;         /* kmsg_feed(): the start of a line not yet ended */
 	bool carry_skip;             /* kmsg_feed(): inside a long line already judged */
 	bool prev_nul;               /* the last byte parsed was a NUL (a run of them ends one line) */

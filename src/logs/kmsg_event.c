@@ -115,38 +115,47 @@ static const char *event_number(const char *s, int *num)
 	return skip_spaces(s);
 }
 
-/* "Xid (PCI:0000:9b:00 GPU-I:05 GPU-CI:01): 79, pid=9962, name=python, text" */
+/*
+ * "Xid (PCI:0000:9b:00 GPU-I:05 GPU-CI:01): 79, pid=9962, name=python, text", the driver's
+ * "NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s" (kernel_rc.c; the PCI: prefix is
+ * missing on old drivers). The whole head must be there, a PCI address in parentheses and
+ * then the number: a process name the kernel prints at the start of its own line (a
+ * segfault's "COMM[PID]: segfault at ...", TASK_COMM_LEN 16) is at most 15 bytes, too short
+ * for "NVRM: Xid (PCI:0000:18:00): 79", and the kernel's text that follows it is never a PCI
+ * address.
+ */
 static bool parse_xid(const char *s, struct kmsg_event *ev)
 {
+	if (*s != ' ')
+		return false;
 	s = skip_spaces(s);
-	if (*s == '(') {
-		const char *close = memchr(s, ')', strnlen(s, 96));
-		if (!close)
-			return false;
-		const char *p = s + 1;
-		if (!strncmp(p, "PCI:", 4))
-			p += 4;
-		const char *q = parse_bdf(p, ev->bdf);
-		if (q && q <= close) {
-			for (p = q; p < close;) {
-				long long v;
-				p = skip_spaces(p);
-				if (!strncmp(p, "GPU-I:", 6) && digits_upto(p + 6, 4, &v)) {
-					ev->gi = (int)v;
-					p += 6 + digits_upto(p + 6, 4, &v);
-				} else if (!strncmp(p, "GPU-CI:", 7) && digits_upto(p + 7, 4, &v)) {
-					ev->ci = (int)v;
-					p += 7 + digits_upto(p + 7, 4, &v);
-				} else {
-					break;
-				}
-			}
+	if (*s != '(')
+		return false;
+	const char *close = memchr(s, ')', strnlen(s, 96));
+	if (!close)
+		return false;
+	const char *p = s + 1;
+	if (!strncmp(p, "PCI:", 4))
+		p += 4;
+	const char *q = parse_bdf(p, ev->bdf);
+	if (!q || q > close || q - p < 10) /* "dddd:bb:dd" at least */
+		return false;
+	for (p = q; p < close;) {
+		long long v;
+		p = skip_spaces(p);
+		if (!strncmp(p, "GPU-I:", 6) && digits_upto(p + 6, 4, &v)) {
+			ev->gi = (int)v;
+			p += 6 + digits_upto(p + 6, 4, &v);
+		} else if (!strncmp(p, "GPU-CI:", 7) && digits_upto(p + 7, 4, &v)) {
+			ev->ci = (int)v;
+			p += 7 + digits_upto(p + 7, 4, &v);
 		} else {
-			ev->bdf[0] = 0;
+			break;
 		}
-		s = close + 1;
 	}
-	s = event_number(s, &ev->num);
+	if (skip_spaces(p) != close || close[1] != ':')
+		return false;
+	s = event_number(close + 1, &ev->num);
 	if (!s)
 		return false;
 	if (!strncmp(s, "pid=", 4)) {
@@ -176,15 +185,24 @@ static bool parse_xid(const char *s, struct kmsg_event *ev)
 	return true;
 }
 
-/* "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 20009, Non-fatal, Link 28 RX Short Error Rate" */
-static bool parse_sxid(const char *msg, const char *s, struct kmsg_event *ev)
+/*
+ * "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 20009, Non-fatal, Link 28 RX Short Error Rate": the
+ * NVSwitch driver's own device prefix "nvidia-nvswitchN: " starts the message, and "SXid (" follows
+ * it at once (a process name of at most 15 bytes cannot hold "nvidia-nvswitch0: SXid").
+ * Returns false for anything else.
+ */
+static bool parse_sxid(const char *msg, struct kmsg_event *ev)
 {
-	const char *dev = strstr(msg, "nvidia-nvswitch");
-	if (dev && dev < s) {
-		size_t len = strcspn(dev, ": ");
-		copy_field(ev->name, sizeof(ev->name), dev, len);
-	}
-	s = skip_spaces(s + 4);
+	static const char dev[] = "nvidia-nvswitch";
+	if (strncmp(msg, dev, sizeof(dev) - 1))
+		return false;
+	const char *s = msg + sizeof(dev) - 1;
+	long long v;
+	int n = digits_upto(s, 4, &v);
+	if (!n || strncmp(s + n, ": SXid (", 8))
+		return false;
+	copy_field(ev->name, sizeof(ev->name), msg, (size_t)(s + n - msg));
+	s = s + n + 7;
 	if (*s == '(') {
 		const char *close = memchr(s, ')', strnlen(s, 64));
 		if (!close)
@@ -267,7 +285,16 @@ static void parse_nvrm(struct kmsg_log *log, const struct kmsg_prefix *px, const
 			return;
 		}
 	}
-	if (strstr(t, "fallen off the bus")) {
+	/*
+	 * The driver's phrase where the driver puts it: "NVRM: fallen off the bus and is not
+	 * responding to commands." (the third line after "The NVIDIA GPU <bdf>"), "NVRM: GPU
+	 * <bdf>: GPU has fallen off the bus.", or one line that starts "The NVIDIA GPU <bdf>".
+	 * Anywhere else in an NVRM line it is not the driver's verdict.
+	 */
+	const char *gq = !strncmp(t, "GPU ", 4) ? parse_bdf(t + 4, bdf) : NULL;
+	if (starts_with(t, "fallen off the bus") ||
+	    (gq && starts_with(gq, ": GPU has fallen off the bus")) ||
+	    (!strncmp(t, "The NVIDIA GPU ", 15) && strstr(t, "fallen off the bus"))) {
 		ev = kmsg_new_event(log, KMSG_GPU_OFF_BUS, px, line);
 		if (!find_bdf(t, ev->bdf) && log->pending_bdf[0] && line - log->pending_line <= 4)
 			memcpy(ev->bdf, log->pending_bdf, sizeof(ev->bdf));
@@ -346,10 +373,41 @@ static const char *device_prefix(const char *msg, struct kmsg_event *ev, bool wa
 	return skip_spaces(q);
 }
 
+/*
+ * "mlx5_core 0000:3b:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8
+ * link at 0000:3a:00.0 (capable of ...)": pci_info()'s "DRIVER DDDD:BB:DD.F: " and then
+ * __pcie_print_link_status()'s "%u.%03u Gb/s available PCIe bandwidth, limited by" at once
+ * (drivers/pci/pci.c). A device name is a full PCI address: a process name at the start of a
+ * line is too short to hold one after a driver name.
+ */
+static bool full_bdf(const char *s)
+{
+	static const char shape[] = "xxxx:xx:xx.";
+	for (int i = 0; shape[i]; i++)
+		if (shape[i] == 'x' ? hexval(s[i]) < 0 : s[i] != shape[i])
+			return false;
+	return s[11] >= '0' && s[11] <= '7';
+}
+
+/* "DRIVER DDDD:BB:DD.F": the start of dev_printk()'s prefix, or NULL */
+static const char *dev_prefix_ok(const char *msg)
+{
+	size_t dl = strcspn(msg, " :");
+	if (!dl || msg[dl] != ' ' || !full_bdf(msg + dl + 1))
+		return NULL;
+	return msg + dl + 13;
+}
+
 static void parse_pcie(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
 		       uint64_t line)
 {
-	if (!strstr(msg, "available PCIe bandwidth") || !strstr(msg, "limited by"))
+	const char *after = dev_prefix_ok(msg);
+	if (!after || after[0] != ':' || after[1] != ' ')
+		return;
+	const char *g = after + 2;
+	while (dig(*g) || *g == '.')
+		g++;
+	if (g == after + 2 || !starts_with(g, " Gb/s available PCIe bandwidth, limited by"))
 		return;
 	struct kmsg_event *ev = kmsg_new_event(log, KMSG_PCIE_LIMITED, px, line);
 	const char *rest = device_prefix(msg, ev, false);
@@ -361,14 +419,28 @@ static void parse_pcie(struct kmsg_log *log, const struct kmsg_prefix *px, const
 	copy_field(ev->text, sizeof(ev->text), rest, strlen(rest));
 }
 
-/* "INFO: task kworker/u16:2:123 blocked for more than 120 seconds." */
+/*
+ * "INFO: task kworker/u16:2:123 blocked for more than 120 seconds." (kernel/hung_task.c: "INFO:
+ * task %s:%d blocked for more than %ld seconds."): the message starts so and ends so; the
+ * name between is the task's own. Its last " blocked for more than " is the kernel's.
+ */
 static void parse_hung(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
-		       const char *hit, uint64_t line)
+		       uint64_t line)
 {
-	const char *t = strstr(msg, "task ");
-	if (!t || t > hit)
+	static const char tail[] = " blocked for more than ";
+	if (!starts_with(msg, "INFO: task "))
 		return;
-	t += 5;
+	const char *t = msg + 11, *hit = NULL;
+	for (const char *p = strstr(t, tail); p; p = strstr(p + 1, tail))
+		hit = p;
+	if (!hit)
+		return;
+	const char *sec = hit + sizeof(tail) - 1;
+	while (dig(*sec))
+		sec++;
+	if (sec == hit + sizeof(tail) - 1 || strcmp(sec, " seconds."))
+		return;
+	hit++; /* at "blocked" */
 	const char *end = hit;
 	while (end > t && end[-1] == ' ')
 		end--;
@@ -390,10 +462,11 @@ static void parse_hung(struct kmsg_log *log, const struct kmsg_prefix *px, const
 	copy_field(ev->text, sizeof(ev->text), msg, strlen(msg));
 }
 
+/* "mlx5_core 0000:0c:00.0 ibp12s0: Link up": an mlx5 driver's own device prefix first */
 static void parse_link(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
 		       const char *hit, uint64_t line)
 {
-	if (!strstr(msg, "mlx5"))
+	if (!starts_with(msg, "mlx5") || !dev_prefix_ok(msg))
 		return;
 	const char *w = hit + 5; /* after "Link " */
 	bool down = !strncasecmp(w, "down", 4);
@@ -402,14 +475,89 @@ static void parse_link(struct kmsg_log *log, const struct kmsg_prefix *px, const
 	copy_field(ev->text, sizeof(ev->text), rest, strlen(rest));
 }
 
+/*
+ * The kernel's boot banner, "Linux version 6.8.0-45-generic (buildd@...) ...": "Linux version "
+ * and a version that starts "N.N". A process named "Linux version 6" that segfaults makes the
+ * kernel print "Linux version 6[4321]: segfault at ...": 15 bytes of name, then the kernel's
+ * "[": never "N.N".
+ */
+static bool boot_banner(const char *msg)
+{
+	if (strncmp(msg, "Linux version ", 14))
+		return false;
+	const char *v = msg + 14;
+	long long x;
+	int n = digits_upto(v, 4, &x);
+	if (!n || v[n] != '.' || !dig(v[n + 1]))
+		return false;
+	for (v += n + 1; *v && *v != ' '; v++)
+		if (!isalnum((unsigned char)*v) && !strchr(".-+_~", *v))
+			return false;
+	return true;
+}
+
+/*
+ * Evidence that the record stream restarted at this line, which no process can give: the kernel
+ * numbers its records and stamps them from boot, so a boot's banner is among its first records
+ * (kmsg sequence below 64) and seconds after it (below 5 s, by the record's own stamp or the
+ * dmesg stamp a kern.log line keeps); or journalctl printed its separator of boots ("-- Boot
+ * ID --", a new boot id) just before. A wall-clock stamp alone (dmesg -T, iso) tells nothing.
+ */
+#define BOOT_SEQ_MAX 64
+#define BOOT_MONO_MAX 5.0
+#define BOOT_SEP_LINES 8
+
+static bool stream_restarts(const struct kmsg_log *log, const struct kmsg_prefix *px,
+			    uint64_t line)
+{
+	if (px->has_seq)
+		return px->seq < BOOT_SEQ_MAX && px->mono < BOOT_MONO_MAX;
+	if (px->has_mono)
+		return px->mono >= 0 && px->mono < BOOT_MONO_MAX;
+	return log->boot_sep_line && line > log->boot_sep_line &&
+	       line - log->boot_sep_line <= BOOT_SEP_LINES;
+}
+
+/* journalctl's own line between boots: "-- Boot 0123...(32 hex) --", before v250 "-- Reboot --" */
+static bool journal_boot_separator(const struct kmsg_prefix *px)
+{
+	const char *m = px->msg;
+	if (!px->bare)
+		return false;
+	if (!strcmp(m, "-- Reboot --"))
+		return true;
+	if (strncmp(m, "-- Boot ", 8))
+		return false;
+	for (int i = 0; i < 32; i++)
+		if (hexval(m[8 + i]) < 0)
+			return false;
+	return !strcmp(m + 40, " --");
+}
+
+/*
+ * Driver text counts only where the driver puts it: "NVRM: " at the start of a kernel message,
+ * "nvidia-nvswitchN: SXid (" likewise, a device prefix "DRIVER DDDD:BB:DD.F" for PCI and mlx5
+ * lines. The kernel echoes what users choose elsewhere in its lines (a process name in
+ * "COMM[PID]: segfault at ... in FILE[...]", a path in "process 'COMM' launched 'PATH' with
+ * NULL argv", audit's name="..." and comm="..."): none of it is ever read as a driver line.
+ */
 void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint64_t line)
 {
 	const char *msg = px->msg, *hit;
-	if ((hit = strstr(msg, "SXid"))) {
+	if (px->user) {
+		/* userspace wrote it (logger, systemd, a job): never the driver, never a boot */
+		log->not_kernel++;
+		return;
+	}
+	if (journal_boot_separator(px)) {
+		log->boot_sep_line = line;
+		return;
+	}
+	if (!strncmp(msg, "nvidia-nvswitch", 15)) {
 		struct kmsg_event tmp;
 		memset(&tmp, 0, sizeof(tmp));
 		tmp.fatal = -1;
-		if (parse_sxid(msg, hit, &tmp)) {
+		if (parse_sxid(msg, &tmp)) {
 			/* "Severity N ..." and "Data {...}" lines continue the SXid just logged */
 			const struct kmsg_event *prev = log->nr ? &log->ev[log->nr - 1] : NULL;
 			if (prev && prev->kind == KMSG_SXID && prev->num == tmp.num &&
@@ -425,15 +573,16 @@ void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint
 		}
 		return;
 	}
-	if ((hit = strstr(msg, "NVRM:"))) {
-		parse_nvrm(log, px, hit, line);
+	if (!strncmp(msg, "NVRM: ", 6)) {
+		parse_nvrm(log, px, msg, line);
 		return;
 	}
-	if ((hit = strstr(msg, "of memory: Kill"))) {
-		parse_oom_kill(log, px, msg, hit, line);
+	if (starts_with(msg, "Out of memory: Kill") ||
+	    starts_with(msg, "Memory cgroup out of memory: Kill")) {
+		parse_oom_kill(log, px, msg, strstr(msg, "of memory: Kill"), line);
 		return;
 	}
-	if ((hit = strstr(msg, " invoked oom-killer"))) {
+	if ((hit = strstr(msg, " invoked oom-killer: gfp_mask="))) {
 		parse_oom_invoked(log, px, msg, hit, line);
 		return;
 	}
@@ -441,11 +590,17 @@ void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint
 		parse_pcie(log, px, msg, line);
 		return;
 	}
-	if ((hit = strstr(msg, "blocked for more than"))) {
-		parse_hung(log, px, msg, hit, line);
+	if (starts_with(msg, "INFO: task ")) {
+		parse_hung(log, px, msg, line);
 		return;
 	}
-	if (!strncmp(msg, "Linux version ", 14)) {
+	if (boot_banner(msg)) {
+		if (!stream_restarts(log, px, line)) {
+			/* the banner text without the stream restarting: not a boot (a log
+			 * pasted together, a line the kernel echoed); it clears nothing */
+			log->boots_unproven++;
+			return;
+		}
 		log->boots++;
 		struct kmsg_event *ev = kmsg_new_event(log, KMSG_BOOT, px, line);
 		copy_field(ev->text, sizeof(ev->text), msg + 14, strlen(msg + 14));

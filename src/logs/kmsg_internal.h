@@ -15,7 +15,18 @@ struct kmsg_prefix {
 	enum kmsg_timebase tb;
 	double ts;
 	bool yearless;
-	bool continuation;
+	bool continuation; /* " KEY=value", or an indented line without a stamp: not a message */
+	/*
+	 * Not the kernel's own message: a /dev/kmsg record, "<N>" priority or dmesg -x facility
+	 * other than kern (0), or a syslog line whose ident is not "kernel". Userspace writes such
+	 * records (logger, systemd); none of them is the driver or a boot.
+	 */
+	bool user;
+	bool has_seq;      /* a /dev/kmsg record: seq is its sequence number */
+	uint64_t seq;
+	bool has_mono;     /* seconds since boot, from the stamp or one kept inside (kern.log) */
+	double mono;
+	bool bare;         /* no prefix at all: msg is the line, from its first byte */
 	const char *msg;
 };
 

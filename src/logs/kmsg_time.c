@@ -120,17 +120,23 @@ static const char *clock_time(const char *s, int *h, int *mi, double *sec)
 
 /* ---- timestamp prefixes ---- */
 
-/* /dev/kmsg record: "PRI,SEQ,TS_USEC,FLAGS[,more];message" */
-static const char *kmsg_record(const char *s, double *ts)
+/*
+ * /dev/kmsg record: "PRI,SEQ,TS_USEC,FLAGS[,more];message". PRI is facility * 8 + level
+ * (Documentation/ABI/testing/dev-kmsg): the kernel's own messages have facility 0; a record
+ * written into /dev/kmsg by userspace has facility 1 (user) unless its writer chose another.
+ */
+static const char *kmsg_record(const char *s, double *ts, struct kmsg_prefix *px)
 {
 	long long v;
 	int n = digits_upto(s, 4, &v);
 	if (!n || s[n] != ',')
 		return NULL;
+	bool user = (v >> 3) != 0;
 	s += n + 1;
 	n = digits_upto(s, 20, &v);
 	if (!n || s[n] != ',')
 		return NULL;
+	uint64_t seq = (uint64_t)v;
 	s += n + 1;
 	n = digits_upto(s, 18, &v);
 	if (!n || s[n] != ',')
@@ -145,6 +151,9 @@ static const char *kmsg_record(const char *s, double *ts)
 	if (!semi)
 		return NULL;
 	*ts = (double)v / 1e6;
+	px->user = user;
+	px->has_seq = true;
+	px->seq = seq;
 	return semi + 1;
 }
 
@@ -254,8 +263,8 @@ static const char *syslog_stamp(struct kmsg_log *log, const char *s, double *ts)
 	return s;
 }
 
-/* dmesg -x: "kern  :err   : " */
-static const char *facility_level(const char *s)
+/* dmesg -x: "kern  :err   : "; *user when the facility is not kern */
+static const char *facility_level(const char *s, bool *user)
 {
 	const char *p = s;
 	int n = 0;
@@ -275,15 +284,17 @@ static const char *facility_level(const char *s)
 	p = skip_spaces(p);
 	if (*p != ':')
 		return s;
+	*user = !starts_with(s, "kern ") && !starts_with(s, "kern:");
 	return skip_spaces(p + 1);
 }
 
 /*
  * "host ident[pid]: " after a syslog stamp. any_ident: strip whatever ident there is (a syslog
- * line always has one); else only "kernel" (an ISO stamp might be dmesg's own, followed by the
+ * line always has one; *user when it is not "kernel": a program's own line, which any user can
+ * write with logger(1)); else only "kernel" (an ISO stamp might be dmesg's own, followed by the
  * message itself).
  */
-static const char *host_ident(const char *s, bool any_ident)
+static const char *host_ident(const char *s, bool any_ident, bool *user)
 {
 	const char *p = s;
 	int n = 0;
@@ -298,7 +309,8 @@ static const char *host_ident(const char *s, bool any_ident)
 		q++, n++;
 	if (!n)
 		return s;
-	if (!any_ident && (q - id != 6 || memcmp(id, "kernel", 6)))
+	bool kernel = q - id == 6 && !memcmp(id, "kernel", 6);
+	if (!any_ident && !kernel)
 		return s;
 	if (*q == '[') {
 		while (*q && *q != ']' && *q != ' ')
@@ -309,13 +321,18 @@ static const char *host_ident(const char *s, bool any_ident)
 	}
 	if (q[0] != ':' || (q[1] != ' ' && q[1] != 0))
 		return s;
+	if (!kernel)
+		*user = true;
 	return skip_spaces(q + 1);
 }
 
-/* RFC 5424 after the stamp: "HOST APP PROCID MSGID SD MSG", SD "-" or "[...]..." */
-static const char *rfc5424_header(const char *s)
+/* RFC 5424 after the stamp: "HOST APP PROCID MSGID SD MSG", SD "-" or "[...]..."; *user
+ * when APP is not "kernel" */
+static const char *rfc5424_header(const char *s, bool *user)
 {
 	for (int field = 0; field < 4; field++) {
+		if (field == 1 && (strncmp(s, "kernel", 6) || s[6] != ' '))
+			*user = true;
 		while (*s && *s != ' ')
 			s++;
 		if (*s != ' ')
@@ -349,7 +366,7 @@ static bool kv_continuation(const char *s)
 
 void kmsg_parse_prefix(struct kmsg_log *log, const char *s, struct kmsg_prefix *px)
 {
-	const char *q;
+	const char *q, *line = s;
 	double ts;
 	memset(px, 0, sizeof(*px));
 	px->msg = s;
@@ -357,12 +374,15 @@ void kmsg_parse_prefix(struct kmsg_log *log, const char *s, struct kmsg_prefix *
 		px->continuation = true;
 		return;
 	}
+	bool indented = *s == ' ' || *s == '\t';
 	s = skip_spaces(s);
 	bool rfc5424 = false;
 	if (*s == '<') { /* dmesg -r, syslog priority; "<6>1 " starts an RFC 5424 line */
 		long long v;
 		int n = digits_upto(s + 1, 3, &v);
 		if (n && s[n + 1] == '>') {
+			if (v >> 3) /* facility * 8 + level, as in a kmsg record */
+				px->user = true;
 			s += n + 2;
 			if (s[0] == '1' && s[1] == ' ' && dig(s[2])) {
 				s += 2;
@@ -370,24 +390,29 @@ void kmsg_parse_prefix(struct kmsg_log *log, const char *s, struct kmsg_prefix *
 			}
 		}
 	}
-	s = facility_level(s);
+	s = facility_level(s, &px->user);
 	if (dig(*s)) {
-		if ((q = kmsg_record(s, &ts))) {
+		if ((q = kmsg_record(s, &ts, px))) {
 			px->tb = KMSG_TB_MONO;
 			px->ts = ts;
+			px->has_mono = true;
+			px->mono = ts;
 			px->msg = q;
 			return;
 		}
 		if ((q = iso_stamp(s, &ts))) {
 			px->tb = KMSG_TB_WALL;
 			px->ts = ts;
-			s = rfc5424 ? rfc5424_header(skip_spaces(q)) : host_ident(skip_spaces(q), false);
+			s = rfc5424 ? rfc5424_header(skip_spaces(q), &px->user)
+				    : host_ident(skip_spaces(q), false, &px->user);
 		}
 	} else if (*s == '[') {
 		if ((q = mono_bracket(s, &ts))) {
 			px->tb = KMSG_TB_MONO;
 			px->ts = ts;
-			s = host_ident(skip_spaces(q), false);
+			px->has_mono = true;
+			px->mono = ts;
+			s = host_ident(skip_spaces(q), false, &px->user);
 		} else if ((q = ctime_bracket(s, &ts))) {
 			px->tb = KMSG_TB_WALL;
 			px->ts = ts;
@@ -397,15 +422,18 @@ void kmsg_parse_prefix(struct kmsg_log *log, const char *s, struct kmsg_prefix *
 		px->tb = KMSG_TB_WALL;
 		px->ts = ts;
 		px->yearless = true;
-		s = host_ident(skip_spaces(q), true);
+		s = host_ident(skip_spaces(q), true, &px->user);
 	}
 	s = skip_spaces(s);
-	/* kern.log and journalctl keep dmesg's own stamp after theirs: the outer one wins */
+	/* kern.log and journalctl keep dmesg's own stamp after theirs: the outer one wins (the
+	 * inner one still tells how long after boot the line is: has_mono) */
 	if (*s == '[' && (q = mono_bracket(s, &ts))) {
 		if (px->tb == KMSG_TB_NONE) {
 			px->tb = KMSG_TB_MONO;
 			px->ts = ts;
 		}
+		px->has_mono = true;
+		px->mono = ts;
 		s = skip_spaces(q);
 	}
 	/* caller id (CONFIG_PRINTK_CALLER): "[    T1] " or "[  C3] " */
@@ -419,6 +447,17 @@ void kmsg_parse_prefix(struct kmsg_log *log, const char *s, struct kmsg_prefix *
 		}
 	}
 	px->msg = s;
+	/*
+	 * An indented line without a stamp continues the message above it: dmesg and journalctl
+	 * print a message's further lines (a newline in a path or a process name the kernel
+	 * echoed) indented under its first, without a stamp. Text there is never a message of its
+	 * own, whatever it says.
+	 */
+	if (indented && px->tb == KMSG_TB_NONE && !px->user && s != line) {
+		px->continuation = true;
+		return;
+	}
+	px->bare = s == line;
 }
 
 bool kmsg_line_stamp(struct kmsg_log *log, const char *line, size_t len, double *ts,

@@ -365,3 +365,48 @@ TEST(gather_globs_stay_inside_the_source_root)
 	strbuf_release(&p);
 	strbuf_release(&out);
 }
+
+/*
+ * A kernel log longer than the copy's cap (64 MiB) with an Xid 79 at its end: the copy was cut
+ * mid-record and GATHERED said "kmsg ok", so the fixture looked healthy while the host was not.
+ * Now the part is incomplete (exit 3, GATHERED says so) and the copy ends at a record boundary.
+ */
+TEST(gather_a_kernel_log_past_the_cap_is_incomplete)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf log = STRBUF_INIT, src = STRBUF_INIT, dir = STRBUF_INIT, p = STRBUF_INIT,
+		      text = STRBUF_INIT;
+	struct child c;
+	strbuf_addstr(&log, "6,0,0,-;Linux version 6.8.0 (b@h) #1\n");
+	/* records of 101 bytes: the cap falls inside one */
+	for (unsigned i = 1; log.len < (65u << 20); i++)
+		strbuf_addf(&log, "6,%09u,%012u,-;%066u\n", i, i, i);
+	strbuf_addstr(&log, "3,999999999,999999999999,-;NVRM: Xid (PCI:0000:18:00): 79, pid=1, "
+			    "name=x, GPU has fallen off the bus.\n");
+	test_mkdir(tmp, "big/sys");
+	test_mkdir(tmp, "big/proc");
+	test_write_bytes(tmp, "big/dev/kmsg", log.buf, log.len);
+	strbuf_addf(&src, "%s/big", tmp);
+	strbuf_addf(&dir, "%s/fx", tmp);
+	const char *args[] = { "gather", "--root", src.buf, dir.buf, NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 3, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "kmsg        incomplete");
+	CHECK_CONTAINS(c.out.buf, "cut at a record boundary");
+	strbuf_addf(&p, "%s/GATHERED", dir.buf);
+	read_file_bounded(p.buf, &text, 1 << 20, NULL);
+	CHECK_CONTAINS(text.buf, "kmsg        incomplete");
+	strbuf_reset(&p);
+	strbuf_reset(&text);
+	strbuf_addf(&p, "%s/dev/kmsg", dir.buf);
+	CHECK_INT(read_file_bounded(p.buf, &text, 128u << 20, NULL), 0);
+	CHECK(text.len > 0 && text.len <= (64u << 20));
+	CHECK(text.buf[text.len - 1] == '\n');
+	CHECK(!memcmp(text.buf, log.buf, text.len));
+	child_release(&c);
+	strbuf_release(&log);
+	strbuf_release(&src);
+	strbuf_release(&dir);
+	strbuf_release(&p);
+	strbuf_release(&text);
+}
