@@ -293,6 +293,13 @@ int main(int argc, char **argv)
 	int counts[3] = { 0, 0, 0 }; /* passed, failed, skipped: run_one's 0, 1, 2 */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	/* a runner started in the background by a shell inherits SIGINT and SIGQUIT ignored, and
+	 * vigil keeps a signal its caller ignored (as nohup asks): the tests that send them need
+	 * the default, whatever started the runner */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	snprintf(tmp_root, sizeof(tmp_root), "%s/vigil-test-XXXXXX", env_or("TMPDIR", "/tmp"));
 	if (!mkdtemp(tmp_root)) {
 		perror("mkdtemp");
