@@ -154,7 +154,7 @@ void strbuf_trim(struct strbuf *sb)
  * looks like another), and the line and paragraph separators U+2028/U+2029 (a line that looks
  * like two). They are spelled "<U+XXXX>" like a control byte's "\xNN".
  */
-static bool cp_invisible(unsigned cp)
+bool unicode_invisible(unsigned cp)
 {
 	return (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
 	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x061c ||
@@ -198,7 +198,7 @@ static size_t utf8_len(const unsigned char *s)
 {
 	unsigned cp = 0;
 	size_t n = utf8_len_cp(s, &cp);
-	return n && cp_invisible(cp) ? 0 : n;
+	return n && unicode_invisible(cp) ? 0 : n;
 }
 
 static void add_clean(struct strbuf *sb, const char *s, size_t max, bool mark)
@@ -209,13 +209,21 @@ static void add_clean(struct strbuf *sb, const char *s, size_t max, bool mark)
 	while (*p) {
 		unsigned cp = 0;
 		size_t n = utf8_len_cp(p, &cp);
-		bool invisible = n && cp_invisible(cp);
+		bool invisible = n && unicode_invisible(cp);
+		/* C0 80 is how the JSON parser keeps a "\u0000" without ending the C string */
+		bool nul = !n && p[0] == 0xc0 && p[1] == 0x80;
 		/* an escape is written whole or not at all, so a cut never leaves half of one */
 		size_t width = invisible ? 8 : n ? n : (*p == '\t' ? 1 : 4);
 		if (used + width > max) {
 			if (mark)
 				strbuf_addstr(sb, "...");
 			return;
+		}
+		if (nul) {
+			strbuf_addstr(sb, "\\x00");
+			used += width;
+			p += 2;
+			continue;
 		}
 		if (invisible)
 			strbuf_addf(sb, "<U+%04X>", cp);
