@@ -211,3 +211,24 @@ TEST(excerpt_never_cuts_an_escape_in_half)
 	CHECK_STR(sb.buf, "\\xf0\\x82\\x80\\xae|<U+061C>|<U+FEFF>|<U+2029>");
 	strbuf_release(&sb);
 }
+
+/* Issue 17 attack: a device label with an escape, a bidi override and invalid UTF-8 went raw into
+ * the --prom file and /metrics (one invalid byte fails the whole scrape). */
+TEST(prom_label_values_are_clean_utf8_with_escapes_spelled)
+{
+	struct report r;
+	report_init(&r, "n1", 1000);
+	struct check_result *c = report_add(&r, "storage");
+	result_add(c, STATUS_FAIL, ACTION_FREE_DISK, "full", "/mnt/\x1b[2J\xe2\x80\xae" "x\xff\"q",
+		   "full");
+	result_finish(c);
+	report_finish(&r);
+	struct strbuf out = STRBUF_INIT;
+	report_prom(&r, &out);
+	CHECK(!memchr(out.buf, '\x1b', out.len));
+	CHECK_NOT_CONTAINS(out.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(out.buf, "\xff");
+	CHECK_CONTAINS(out.buf, "device=\"/mnt/\\\\x1b[2J<U+202E>x\\\\xff\\\"q\"");
+	strbuf_release(&out);
+	report_release(&r);
+}
