@@ -170,7 +170,11 @@ void json_quote(struct strbuf *sb, const char *str, size_t len)
 			if (l && unicode_invisible(cp)) {
 				/* valid JSON either way; escaped, a bidi control cannot reverse a name on
 				 * the terminal of whoever cats the file */
-				strbuf_addf(sb, "\\u%04x", cp);
+				if (cp > 0xffff) /* a surrogate pair, as JSON spells it */
+					strbuf_addf(sb, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+						    0xdc00 + ((cp - 0x10000) & 0x3ff));
+				else
+					strbuf_addf(sb, "\\u%04x", cp);
 				i += l;
 			} else if (l) {
 				strbuf_add(sb, s + i, l);

@@ -150,15 +150,18 @@ void strbuf_trim(struct strbuf *sb)
 /*
  * Valid characters that still change what a reader sees without showing themselves: the bidi
  * embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069: a name shown reversed),
- * the marks U+200E/U+200F and U+061C, the zero-width U+200B..U+200D and U+FEFF (a name that
- * looks like another), and the line and paragraph separators U+2028/U+2029 (a line that looks
- * like two). They are spelled "<U+XXXX>" like a control byte's "\xNN".
+ * the marks U+200E/U+200F and U+061C, the zero-width U+200B..U+200D, U+2060..U+2064, U+FEFF,
+ * U+00AD and U+180E (a name that looks like another), the line and paragraph separators
+ * U+2028/U+2029 (a line that looks like two), the interlinear annotations U+FFF9..U+FFFB and
+ * the tag characters U+E0000..U+E007F (invisible ASCII). They are spelled "<U+XXXX>" like a
+ * control byte's "\xNN". Combining marks and other visible characters pass.
  */
 bool unicode_invisible(unsigned cp)
 {
 	return (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
 	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x061c ||
-	       cp == 0xfeff;
+	       cp == 0xfeff || (cp >= 0x2060 && cp <= 0x2064) || cp == 0x00ad || cp == 0x180e ||
+	       (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
 static size_t utf8_len_cp(const unsigned char *s, unsigned *cpout)
@@ -213,7 +216,7 @@ static void add_clean(struct strbuf *sb, const char *s, size_t max, bool mark)
 		/* C0 80 is how the JSON parser keeps a "\u0000" without ending the C string */
 		bool nul = !n && p[0] == 0xc0 && p[1] == 0x80;
 		/* an escape is written whole or not at all, so a cut never leaves half of one */
-		size_t width = invisible ? 8 : n ? n : (*p == '\t' ? 1 : 4);
+		size_t width = invisible ? (cp > 0xffff ? 9 : 8) : n ? n : (*p == '\t' ? 1 : 4);
 		if (used + width > max) {
 			if (mark)
 				strbuf_addstr(sb, "...");

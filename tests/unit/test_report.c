@@ -2,6 +2,7 @@
 #include "../harness.h"
 #include "../../src/core/report.h"
 #include "../../src/lib/fileio.h"
+#include "../../src/lib/json.h"
 
 /* A result with no findings examined nothing: unknown by name, never ok. */
 TEST(report_result_without_findings_is_unknown)
@@ -209,6 +210,24 @@ TEST(excerpt_never_cuts_an_escape_in_half)
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_add_clean(&sb, "\xf0\x82\x80\xae|\xd8\x9c|\xef\xbb\xbf|\xe2\x80\xa9");
 	CHECK_STR(sb.buf, "\\xf0\\x82\\x80\\xae|<U+061C>|<U+FEFF>|<U+2029>");
+	strbuf_reset(&sb);
+	/* tag characters (invisible ASCII), word joiner, soft hyphen; a combining mark passes */
+	strbuf_add_clean(&sb, "a\xf3\xa0\x80\x81\xe2\x81\xa0\xc2\xad" "e\xcc\x81");
+	CHECK_STR(sb.buf, "a<U+E0001><U+2060><U+00AD>e\xcc\x81");
+	strbuf_reset(&sb);
+	for (size_t max = 0; max < 12; max++) {
+		strbuf_reset(&sb);
+		strbuf_add_excerpt(&sb, "\xf3\xa0\x80\x81\xf3\xa0\x80\x81", max);
+		CHECK_MSG(!strstr(sb.buf, "<U") || strchr(sb.buf, '>'), "%zu: %s", max, sb.buf);
+	}
+	/* the JSON writer: a tag character as a surrogate pair, parsed back the same */
+	struct strbuf js = STRBUF_INIT;
+	json_quote(&js, "\xf3\xa0\x80\x81", 4);
+	CHECK_STR(js.buf, "\"\\udb40\\udc01\"");
+	struct json_value *v = json_parse(js.buf, js.len, NULL);
+	CHECK(v && !strcmp(v->string, "\xf3\xa0\x80\x81"));
+	json_free(v);
+	strbuf_release(&js);
 	strbuf_release(&sb);
 }
 
