@@ -75,12 +75,8 @@ static void reason_set(struct report *r, const char *prefix, const char *msg, co
 	if (clean.len <= room) {
 		strbuf_addstr(&sb, clean.buf);
 	} else if (room > 3) {
-		/* cut on a UTF-8 boundary */
-		size_t cut = room - 3;
-		while (cut && ((unsigned char)clean.buf[cut] & 0xc0) == 0x80)
-			cut--;
-		strbuf_add(&sb, clean.buf, cut);
-		strbuf_addstr(&sb, "...");
+		/* cut from the source, so an escape ("\\x1b", "<U+202E>") is never cut in half */
+		strbuf_add_excerpt(&sb, msg, room - 3);
 	}
 	strbuf_release(&clean);
 	strbuf_addstr(&sb, suffix);

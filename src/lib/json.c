@@ -98,13 +98,15 @@ void json_key(struct json_writer *w, const char *key)
 }
 
 /* Length of a valid UTF-8 sequence at s (max n bytes), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+static size_t utf8_len_cp(const unsigned char *s, size_t n, unsigned *cpout)
 {
 	unsigned c = s[0];
 	size_t len;
 	unsigned min;
-	if (c < 0x80)
+	if (c < 0x80) {
+		*cpout = c;
 		return 1;
+	}
 	if ((c & 0xe0) == 0xc0) {
 		len = 2;
 		min = 0x80;
@@ -129,6 +131,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	}
 	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
 		return 0;
+	*cpout = c;
 	return len;
 }
 
@@ -157,9 +160,23 @@ void json_quote(struct strbuf *sb, const char *str, size_t len)
 				j++;
 			strbuf_add(sb, s + i, j - i);
 			i = j;
+		} else if (c == 0xc0 && i + 1 < len && s[i + 1] == 0x80) {
+			/* the parser's stand-in for a NUL (strbuf.h): written back as it came */
+			strbuf_addstr(sb, "\\u0000");
+			i += 2;
 		} else {
-			size_t l = utf8_len(s + i, len - i);
-			if (l) {
+			unsigned cp = 0;
+			size_t l = utf8_len_cp(s + i, len - i, &cp);
+			if (l && unicode_invisible(cp)) {
+				/* valid JSON either way; escaped, a bidi control cannot reverse a name on
+				 * the terminal of whoever cats the file */
+				if (cp > 0xffff) /* a surrogate pair, as JSON spells it */
+					strbuf_addf(sb, "\\u%04x\\u%04x", 0xd800 + ((cp - 0x10000) >> 10),
+						    0xdc00 + ((cp - 0x10000) & 0x3ff));
+				else
+					strbuf_addf(sb, "\\u%04x", cp);
+				i += l;
+			} else if (l) {
 				strbuf_add(sb, s + i, l);
 				i += l;
 			} else {
@@ -353,7 +370,14 @@ static char *parse_string(struct parser *ps, size_t *lenp)
 			} else if (cp >= 0xd800 && cp <= 0xdfff) {
 				cp = 0xfffd;
 			}
-			add_utf8(&sb, cp);
+			if (cp == 0) {
+				/* a NUL would end the C string every consumer reads: keep it as C0 80
+				 * (strbuf.h), which the cleaners spell "\x00" and the writer "\u0000" */
+				strbuf_addch(&sb, 0xc0);
+				strbuf_addch(&sb, 0x80);
+			} else {
+				add_utf8(&sb, cp);
+			}
 			break;
 		}
 		default:

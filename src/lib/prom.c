@@ -4,9 +4,23 @@
 
 #include <math.h>
 
-static void add_escaped(struct strbuf *out, const char *s, bool label)
+static void add_escaped(struct strbuf *out, const char *text, bool label)
 {
-	for (; *s; s++) {
+	/* cleaned first: a label must be valid UTF-8 (one bad byte fails the whole scrape), and an
+	 * escape sequence or bidi control must not reach whoever curls /metrics (strbuf.h) */
+	struct strbuf c = STRBUF_INIT;
+	for (const char *seg = text;;) {
+		/* a newline keeps the format's own "\n"; the rest is cleaned a line at a time */
+		const char *nl = strchr(seg, '\n');
+		char *piece = xstrndup(seg, nl ? (size_t)(nl - seg) : strlen(seg));
+		strbuf_add_clean(&c, piece);
+		free(piece);
+		if (!nl)
+			break;
+		strbuf_addch(&c, '\n');
+		seg = nl + 1;
+	}
+	for (const char *s = c.buf; *s; s++) {
 		if (*s == '\\')
 			strbuf_addstr(out, "\\\\");
 		else if (*s == '\n')
@@ -16,6 +30,7 @@ static void add_escaped(struct strbuf *out, const char *s, bool label)
 		else
 			strbuf_addch(out, *s);
 	}
+	strbuf_release(&c);
 }
 
 void prom_family(struct strbuf *out, const char *name, const char *type, const char *help)

@@ -147,14 +147,34 @@ void strbuf_trim(struct strbuf *sb)
 }
 
 /* Length of the valid, printable UTF-8 sequence at s (0 if it is not one). */
-static size_t utf8_len(const unsigned char *s)
+/*
+ * Valid characters that still change what a reader sees without showing themselves: the bidi
+ * embeddings, overrides and isolates (U+202A..U+202E, U+2066..U+2069: a name shown reversed),
+ * the marks U+200E/U+200F and U+061C, the zero-width U+200B..U+200D, U+2060..U+2064, U+FEFF,
+ * U+00AD and U+180E (a name that looks like another), the line and paragraph separators
+ * U+2028/U+2029 (a line that looks like two), the interlinear annotations U+FFF9..U+FFFB and
+ * the tag characters U+E0000..U+E007F (invisible ASCII). They are spelled "<U+XXXX>" like a
+ * control byte's "\xNN". Combining marks and other visible characters pass.
+ */
+bool unicode_invisible(unsigned cp)
+{
+	return (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029 || cp == 0x061c ||
+	       cp == 0xfeff || (cp >= 0x2060 && cp <= 0x2064) || cp == 0x00ad || cp == 0x180e ||
+	       (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+static size_t utf8_len_cp(const unsigned char *s, unsigned *cpout)
 {
 	unsigned c = s[0];
 	size_t n;
 	unsigned cp;
 
-	if (c >= 0x20 && c < 0x7f)
+	if (c >= 0x20 && c < 0x7f) {
+		if (cpout)
+			*cpout = c;
 		return 1;
+	}
 	if (c >= 0xc2 && c <= 0xdf)
 		n = 2, cp = c & 0x1f;
 	else if (c >= 0xe0 && c <= 0xef)
@@ -172,7 +192,16 @@ static size_t utf8_len(const unsigned char *s)
 	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
 	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
 		return 0;
+	if (cpout)
+		*cpout = cp;
 	return n;
+}
+
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned cp = 0;
+	size_t n = utf8_len_cp(s, &cp);
+	return n && unicode_invisible(cp) ? 0 : n;
 }
 
 static void add_clean(struct strbuf *sb, const char *s, size_t max, bool mark)
@@ -181,14 +210,27 @@ static void add_clean(struct strbuf *sb, const char *s, size_t max, bool mark)
 	size_t used = 0;
 
 	while (*p) {
-		size_t n = utf8_len(p);
-		size_t width = n ? n : (*p == '\t' ? 1 : 4);
+		unsigned cp = 0;
+		size_t n = utf8_len_cp(p, &cp);
+		bool invisible = n && unicode_invisible(cp);
+		/* C0 80 is how the JSON parser keeps a "\u0000" without ending the C string */
+		bool nul = !n && p[0] == 0xc0 && p[1] == 0x80;
+		/* an escape is written whole or not at all, so a cut never leaves half of one */
+		size_t width = invisible ? (cp > 0xffff ? 9 : 8) : n ? n : (*p == '\t' ? 1 : 4);
 		if (used + width > max) {
 			if (mark)
 				strbuf_addstr(sb, "...");
 			return;
 		}
-		if (n)
+		if (nul) {
+			strbuf_addstr(sb, "\\x00");
+			used += width;
+			p += 2;
+			continue;
+		}
+		if (invisible)
+			strbuf_addf(sb, "<U+%04X>", cp);
+		else if (n)
 			strbuf_add(sb, p, n);
 		else if (*p == '\t')
 			strbuf_addch(sb, ' ');

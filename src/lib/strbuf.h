@@ -51,6 +51,15 @@ void strbuf_trim(struct strbuf *sb);
  */
 void strbuf_add_clean(struct strbuf *sb, const char *s);
 void strbuf_add_excerpt(struct strbuf *sb, const char *s, size_t max);
+/*
+ * Is cp a valid character that changes what a reader sees without showing itself (bidi controls
+ * U+202A..U+202E and U+2066..U+2069, marks U+200E/U+200F/U+061C, zero-width and invisible
+ * U+200B..U+200D, U+2060..U+2064, U+FEFF, U+00AD, U+180E, separators U+2028/U+2029, U+FFF9..
+ * U+FFFB, tags U+E0000..U+E007F; the list in strbuf.c)? The cleaners spell these "<U+XXXX>"; the JSON writer "\uXXXX".
+ * A "\u0000" parsed from JSON is held as the bytes C0 80 (never valid UTF-8, so a C string is not
+ * cut there); the cleaners spell it "\x00" and the JSON writer "\u0000" again.
+ */
+bool unicode_invisible(unsigned cp);
 /* Is every byte of s printable (ASCII, or valid UTF-8 without C1 controls)? */
 bool str_is_clean(const char *s);
 

@@ -208,6 +208,35 @@ static char *reason_field(const char *line, const char *end)
 	return r;
 }
 
+/*
+ * scontrol's text is Slurm's, but a reason is anyone's with scontrol update rights and a name or
+ * state may carry what a broken slurmctld sent: every field is cleaned once here (control bytes
+ * "\xNN", bidi controls "<U+XXXX>", strbuf.h), so no consumer (check's stderr, fleet's table,
+ * syslog) shows it raw. vigil's own reasons are clean already, so comparing them still works.
+ */
+static char *cleaned(char *s)
+{
+	if (!s || str_is_clean(s))
+		return s;
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add_clean(&sb, s);
+	free(s);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* What went wrong, quoted: at most max bytes, cleaned, never cut inside an escape. */
+static int error_quoting(struct strbuf *err, const char *fmt, const char *s, size_t len,
+			 size_t max)
+{
+	char *copy = xstrndup(s, len);
+	struct strbuf q = STRBUF_INIT;
+	strbuf_add_excerpt(&q, copy, max);
+	error_set(err, fmt, q.buf);
+	strbuf_release(&q);
+	free(copy);
+	return -1;
+}
+
 int slurm_parse_nodes(const char *text, struct slurm_nodes *out, struct strbuf *err)
 {
 	const char *p = text;
@@ -235,19 +264,19 @@ int slurm_parse_nodes(const char *text, struct slurm_nodes *out, struct strbuf *
 			continue;
 		char *name = field(start, end, "NodeName=");
 		if (!name)
-			return error_set(err, "unexpected scontrol output: '%.*s'",
-					 (int)(end - start > 60 ? 60 : end - start), start);
+			return error_quoting(err, "unexpected scontrol output: '%s'", start,
+					     (size_t)(end - start), 60);
 		ALLOC_GROW(out->items, out->nr + 1, out->alloc);
 		struct slurm_node *n = &out->items[out->nr++];
 		memset(n, 0, sizeof(*n));
-		n->name = name;
-		n->state = field(start, end, "State=");
+		n->name = cleaned(name);
+		n->state = cleaned(field(start, end, "State="));
 		if (!n->state)
 			n->state = xstrdup("UNKNOWN");
 		n->flags = slurm_state_flags(n->state);
-		n->reason = reason_field(start, end);
-		n->partitions = field(start, end, "Partitions=");
-		n->addr = field(start, end, "NodeAddr=");
+		n->reason = cleaned(reason_field(start, end));
+		n->partitions = cleaned(field(start, end, "Partitions="));
+		n->addr = cleaned(field(start, end, "NodeAddr="));
 		if (!n->partitions)
 			n->partitions = xstrdup("");
 		if (!n->addr)
@@ -315,8 +344,12 @@ static int slurm_run(const struct slurm_cmds *c, const char *const *argv, struct
 		if (nl)
 			strbuf_setlen(&ch.err, (size_t)(nl - ch.err.buf));
 		child_describe(&ch, &why);
-		error_set(err, "'%s %s' %s%s%s", argv[0], argv[1], why.buf, ch.err.len ? ": " : "",
-			  ch.err.buf);
+		/* its words are quoted, never passed raw: escape sequences, bidi controls */
+		struct strbuf said = STRBUF_INIT;
+		strbuf_add_excerpt(&said, ch.err.buf, 300);
+		error_set(err, "'%s %s' %s%s%s", argv[0], argv[1], why.buf, said.len ? ": " : "",
+			  said.buf);
+		strbuf_release(&said);
 		goto out;
 	}
 	if (out) {
@@ -351,7 +384,8 @@ int slurm_node_get(const struct slurm_cmds *c, const char *name, struct slurm_no
 	struct slurm_nodes l = { 0 };
 	int ret = -1;
 	if (!slurm_node_name_ok(name))
-		return error_set(err, "refusing node name '%s' (not a plain Slurm node name)", name);
+		return error_quoting(err, "refusing node name '%s' (not a plain Slurm node name)",
+				     name, strlen(name), 80);
 	if (slurm_nodes_list(c, name, &l, err) < 0)
 		goto out;
 	for (size_t i = 0; i < l.nr; i++) {
@@ -376,7 +410,8 @@ int slurm_apply(const struct slurm_cmds *c, const char *name, const struct slurm
 	if (d->act == SLURM_ACT_NOTHING)
 		return 0;
 	if (!slurm_node_name_ok(name))
-		return error_set(err, "refusing node name '%s' (not a plain Slurm node name)", name);
+		return error_quoting(err, "refusing node name '%s' (not a plain Slurm node name)",
+				     name, strlen(name), 80);
 	strbuf_addf(&node, "NodeName=%s", name);
 	if (d->act == SLURM_ACT_DRAIN) {
 		strbuf_addf(&reason, "Reason=%s", d->reason);

@@ -1,6 +1,8 @@
 /* test_report.c: the verdict and the writers of src/core/report.c, as a user reads them. */
 #include "../harness.h"
 #include "../../src/core/report.h"
+#include "../../src/lib/fileio.h"
+#include "../../src/lib/json.h"
 
 /* A result with no findings examined nothing: unknown by name, never ok. */
 TEST(report_result_without_findings_is_unknown)
@@ -124,4 +126,128 @@ TEST(report_check_status_follows_its_findings_and_no_check_is_unknown)
 	}
 	strbuf_release(&state);
 	strbuf_release(&js);
+}
+
+/*
+ * Issue 17: bidi controls (U+202E shows a name reversed) and other invisible format characters in
+ * a host or device name reach the terminal spelled "<U+202E>", like a control byte's "\x1b". The
+ * fixture's GPU name and the reason's 80-byte cap: an escape is whole or absent, never cut.
+ */
+TEST(bidi_controls_in_host_and_gpu_names_are_spelled_out_in_check_table)
+{
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, snap = STRBUF_INIT;
+	strbuf_addf(&root, "%s/root", test_tmpdir());
+	strbuf_addf(&state, "%s/state", test_tmpdir());
+	struct strbuf src = STRBUF_INIT;
+	strbuf_addf(&src, "%s/tests/scenarios/gpu-count-7-of-8/root", getenv("VIGIL_SRCDIR"));
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT, file = STRBUF_INIT;
+	strbuf_addf(&path, "%s/nvml.snapshot", src.buf);
+	CHECK_INT(read_file_bounded(path.buf, &file, 1 << 20, &err), 0);
+	const char *text = file.buf;
+	/* every GPU named with an override, an isolate, a zero-width space and a line separator */
+	for (const char *p = text; *p;) {
+		const char *hit = strstr(p, "name NVIDIA H200\n");
+		if (!hit) {
+			strbuf_addstr(&snap, p);
+			break;
+		}
+		strbuf_add(&snap, p, (size_t)(hit - p));
+		strbuf_addstr(&snap, "name NVIDIA \xe2\x80\xae" "002H\xe2\x81\xa6x\xe2\x80\x8b"
+				     "y\xe2\x80\xa8z\n");
+		p = hit + strlen("name NVIDIA H200\n");
+	}
+	test_write(root.buf, "nvml.snapshot", snap.buf);
+	test_write(root.buf, "etc/hostname", "node\xe2\x80\xae" "10-ten\n");
+	test_mkdir(root.buf, "sys");
+	test_write(root.buf, "proc/swaps", "Filename Type Size Used Priority\n");
+	const char *args[] = { "check", "--root", root.buf, "--state-dir", state.buf, "--only",
+			       "gpu", "-v", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x81\xa6");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\x8b");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\xa8");
+	CHECK_NOT_CONTAINS(c.err.buf, "\xe2\x80\xae");
+	CHECK_CONTAINS(c.err.buf, "<U+202E>");
+	CHECK_CONTAINS(c.out.buf, "<U+202E>");
+	child_release(&c);
+	/* --reason: one line, the escape whole */
+	const char *rargs[] = { "check", "--root", root.buf, "--state-dir", state.buf, "--only",
+				"gpu", "--reason", NULL };
+	test_run_vigil(&c, rargs, NULL);
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\xae");
+	const char *u = strstr(c.out.buf, "<U+");
+	if (u)
+		CHECK(strlen(u) >= 8 && u[7] == '>');
+	child_release(&c);
+	strbuf_release(&file);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	strbuf_release(&src);
+	strbuf_release(&root);
+	strbuf_release(&state);
+	strbuf_release(&snap);
+}
+
+TEST(excerpt_never_cuts_an_escape_in_half)
+{
+	for (size_t max = 0; max < 24; max++) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_add_excerpt(&sb, "ab\xe2\x80\xae" "cd\x1b" "ef\xe2\x80\x8f", max);
+		const char *lt = strrchr(sb.buf, '<'), *bs = strrchr(sb.buf, '\\');
+		if (lt)
+			CHECK_MSG(strchr(lt, '>'), "max %zu: %s", max, sb.buf);
+		if (bs)
+			CHECK_MSG(strlen(bs) >= 4, "max %zu: %s", max, sb.buf);
+		CHECK_MSG(str_is_clean(sb.buf), "max %zu", max);
+		strbuf_release(&sb);
+	}
+	CHECK(!str_is_clean("a\xe2\x80\xae"));
+	CHECK(!str_is_clean("\xef\xbb\xbf" "x"));
+	CHECK(str_is_clean("caf\xc3\xa9 e\xcc\x81"));
+	/* an overlong form of U+202E is invalid UTF-8: its bytes are spelled one by one */
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add_clean(&sb, "\xf0\x82\x80\xae|\xd8\x9c|\xef\xbb\xbf|\xe2\x80\xa9");
+	CHECK_STR(sb.buf, "\\xf0\\x82\\x80\\xae|<U+061C>|<U+FEFF>|<U+2029>");
+	strbuf_reset(&sb);
+	/* tag characters (invisible ASCII), word joiner, soft hyphen; a combining mark passes */
+	strbuf_add_clean(&sb, "a\xf3\xa0\x80\x81\xe2\x81\xa0\xc2\xad" "e\xcc\x81");
+	CHECK_STR(sb.buf, "a<U+E0001><U+2060><U+00AD>e\xcc\x81");
+	strbuf_reset(&sb);
+	for (size_t max = 0; max < 12; max++) {
+		strbuf_reset(&sb);
+		strbuf_add_excerpt(&sb, "\xf3\xa0\x80\x81\xf3\xa0\x80\x81", max);
+		CHECK_MSG(!strstr(sb.buf, "<U") || strchr(sb.buf, '>'), "%zu: %s", max, sb.buf);
+	}
+	/* the JSON writer: a tag character as a surrogate pair, parsed back the same */
+	struct strbuf js = STRBUF_INIT;
+	json_quote(&js, "\xf3\xa0\x80\x81", 4);
+	CHECK_STR(js.buf, "\"\\udb40\\udc01\"");
+	struct json_value *v = json_parse(js.buf, js.len, NULL);
+	CHECK(v && !strcmp(v->string, "\xf3\xa0\x80\x81"));
+	json_free(v);
+	strbuf_release(&js);
+	strbuf_release(&sb);
+}
+
+/* Issue 17 attack: a device label with an escape, a bidi override and invalid UTF-8 went raw into
+ * the --prom file and /metrics (one invalid byte fails the whole scrape). */
+TEST(prom_label_values_are_clean_utf8_with_escapes_spelled)
+{
+	struct report r;
+	report_init(&r, "n1", 1000);
+	struct check_result *c = report_add(&r, "storage");
+	result_add(c, STATUS_FAIL, ACTION_FREE_DISK, "full", "/mnt/\x1b[2J\xe2\x80\xae" "x\xff\"q",
+		   "full");
+	result_finish(c);
+	report_finish(&r);
+	struct strbuf out = STRBUF_INIT;
+	report_prom(&r, &out);
+	CHECK(!memchr(out.buf, '\x1b', out.len));
+	CHECK_NOT_CONTAINS(out.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(out.buf, "\xff");
+	CHECK_CONTAINS(out.buf, "device=\"/mnt/\\\\x1b[2J<U+202E>x\\\\xff\\\"q\"");
+	strbuf_release(&out);
+	report_release(&r);
 }

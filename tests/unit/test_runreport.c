@@ -824,3 +824,52 @@ TEST_TIMEOUT(report_command_with_50000_excluded_hosts_is_linear, 10)
 	strbuf_release(&f);
 	strbuf_release(&dir);
 }
+
+/*
+ * Issue 17: a "\u0000" inside a journal string cut the rest of the text silently (the parsed C
+ * string ended there), and a bidi control in a node name reached the terminal and the HTML page
+ * raw (the name shows reversed). Through the binary: the text spells "\x00" and keeps the tail,
+ * JSON writes "\u0000" and "\u202e" back, the page shows "<U+202E>" escaped.
+ */
+TEST(report_command_keeps_text_after_nul_and_spells_bidi_controls)
+{
+	static const char j[] =
+		"{\"t\":1,\"kind\":\"attempt_started\",\"attempt\":0,\"hosts\":[\"n\\u202e1-evil\"]}\n"
+		"{\"t\":2,\"kind\":\"event\",\"attempt\":0,\"class\":\"crash\",\"host\":"
+		"\"n\\u202e1-evil\",\"detail\":\"head\\u0000TAIL-KEPT \\u2066x\\u2069\"}\n"
+		"{\"t\":3,\"kind\":\"host_excluded\",\"attempt\":0,\"host\":\"n\\u202e1-evil\","
+		"\"reason\":\"vigil: a\\u0000REASON-TAIL\"}\n"
+		"{\"t\":4,\"kind\":\"run_ended\",\"attempt\":0,\"outcome\":\"failed\"}\n";
+	struct strbuf dir = STRBUF_INIT, html = STRBUF_INIT, page = STRBUF_INIT,
+		      err = STRBUF_INIT;
+	struct child c;
+	run_dir_with("nul-bidi", j, &dir);
+	strbuf_addf(&html, "%s/page.html", test_tmpdir());
+	const char *text[] = { "report", dir.buf, "--html", html.buf, NULL };
+	test_run_vigil(&c, text, NULL);
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "head\\x00TAIL-KEPT <U+2066>x<U+2069>");
+	CHECK_CONTAINS(c.out.buf, "a\\x00REASON-TAIL");
+	CHECK_CONTAINS(c.out.buf, "n<U+202E>1-evil");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x81\xa6");
+	child_release(&c);
+	CHECK_INT(read_file_bounded(html.buf, &page, 1 << 22, &err), 0);
+	CHECK_NOT_CONTAINS(page.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(page.buf, "\xe2\x81\xa6");
+	CHECK_CONTAINS(page.buf, "n&lt;U+202E&gt;1-evil");
+	CHECK_CONTAINS(page.buf, "TAIL-KEPT");
+
+	const char *js[] = { "report", "--json", dir.buf, NULL };
+	test_run_vigil(&c, js, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "head\\u0000TAIL-KEPT \\u2066x\\u2069");
+	CHECK_CONTAINS(c.out.buf, "n\\u202e1-evil");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(c.out.buf, "\xc0\x80");
+	child_release(&c);
+	strbuf_release(&dir);
+	strbuf_release(&html);
+	strbuf_release(&page);
+	strbuf_release(&err);
+}

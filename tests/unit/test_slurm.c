@@ -399,3 +399,46 @@ TEST(slurm_check_unknown_and_bad_settings)
 	CHECK_CONTAINS(c.err.buf, "on-unknown");
 	child_release(&c);
 }
+
+/*
+ * Issue 17: what scontrol printed reached vigil's stderr raw. A reason and state carrying an
+ * escape sequence, a bidi override and a line separator (a reason is anyone's with scontrol
+ * update rights), and a failing scontrol whose stderr says the same: spelled out, never raw.
+ */
+TEST(slurm_check_spells_out_what_scontrol_printed)
+{
+	struct fake f;
+	fake_setup(&f, "NodeName=n7 State=IDLE\x1b[2J\xe2\x80\xae Partitions=debug "
+		       "Reason=admin\xe2\x80\xa8" "fake line\x1b]0;t\x07 [root@2026-01-01T00:00:00]\n");
+	write_cache(f.state, "n7", STATUS_OK, "all good", wall_seconds());
+	struct child c;
+	run_slurm(&f, &c, "n7", NULL);
+	CHECK_MSG(!memchr(c.err.buf, '\x1b', c.err.len), "raw ESC:\n%s", c.err.buf);
+	CHECK_NOT_CONTAINS(c.err.buf, "\xe2\x80\xae");
+	CHECK_CONTAINS(c.err.buf, "IDLE\\x1b[2J<U+202E>");
+	child_release(&c);
+	/* a failing scontrol: its stderr is quoted cleaned */
+	test_write(f.dir, "bin/scontrol",
+		   "#!/bin/sh\nprintf 'error: \\033[31mred\\342\\200\\256 \\342\\201\\246x\\n' >&2\n"
+		   "printf 'NodeName=n7 \\033[2J\\n'\nexit 1\n");
+	chmod(f.scontrol, 0755);
+	run_slurm(&f, &c, "n7", NULL);
+	CHECK_MSG(!memchr(c.err.buf, '\x1b', c.err.len), "raw ESC:\n%s", c.err.buf);
+	CHECK_NOT_CONTAINS(c.err.buf, "\xe2\x80\xae");
+	CHECK_NOT_CONTAINS(c.err.buf, "\xe2\x81\xa6");
+	CHECK_CONTAINS(c.err.buf, "error: \\x1b[31mred<U+202E> <U+2066>x");
+	child_release(&c);
+}
+
+TEST(slurm_parse_unexpected_output_is_quoted_clean)
+{
+	struct slurm_nodes l = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	CHECK_INT(slurm_parse_nodes("Nodename=\x1b[2J\xe2\x80\xae" "abcdefghijklmnopqrstuvwxyz0123456789"
+				    "abcdefghijklmnopqrstuvwxyz\n", &l, &err), -1);
+	CHECK(!strchr(err.buf, '\x1b'));
+	CHECK_CONTAINS(err.buf, "unexpected scontrol output: 'Nodename=\\x1b[2J<U+202E>abc");
+	CHECK(str_is_clean(err.buf));
+	slurm_nodes_release(&l);
+	strbuf_release(&err);
+}
