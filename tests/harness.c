@@ -270,16 +270,28 @@ static bool e2e_lane(const char *file)
 	return file && strstr(file, "_e2e");
 }
 
+/*
+ * Tests that run alone, after both lanes: the agent's NVML Xid-record tests compare the kernel
+ * log's boot-relative times with the agent's drains of the fake NVML's events, and on a loaded
+ * machine (a trainer of the other lane) they were seen to miss (a known weakness, noted in
+ * docs/SECURITY.md), so they get the machine to themselves.
+ */
+static bool alone(const char *file)
+{
+	return file && strstr(file, "test_gpuworker.c");
+}
+
 static void run_lane(int lane, int argc, char **argv, int counts[3])
 {
 	for (const struct test_def *t = __start_vigil_tests; t < __stop_vigil_tests; t++) {
 		if (!selected(t->name, argc, argv))
 			continue;
-		if (lane >= 0 && e2e_lane(t->file) != (lane == 0))
+		if (lane == 2 ? !alone(t->file)
+			      : lane >= 0 && (alone(t->file) || e2e_lane(t->file) != (lane == 0)))
 			continue;
 		counts[run_one(t->name, t->fn, NULL, NULL, t->timeout_s)]++;
 	}
-	if (lane == 0)
+	if (lane == 0 || lane == 2)
 		return;
 	for (size_t i = 0; i < dyn_nr; i++) {
 		if (!selected(dyn[i].name, argc, argv))
@@ -340,6 +352,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			counts[i] += c0[i];
 		close(pfd[0]);
+		run_lane(2, argc, argv, counts);
 	} else {
 		if (pfd[0] >= 0) {
 			close(pfd[0]);
