@@ -7,6 +7,7 @@
  * types and constants; the functions come from one table.
  */
 #include "http.h"
+#include "../lib/forkgate.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -175,9 +176,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 	return ret;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
-			      const char *method, const char *version, const char *upload_data,
-			      size_t *upload_size, void **con_cls)
+static enum MHD_Result handle_gated(void *cls, struct MHD_Connection *conn, const char *url,
+				    const char *method, const char *version,
+				    const char *upload_data, size_t *upload_size, void **con_cls)
 {
 	struct agent_http *h = cls;
 	struct strbuf body = STRBUF_INIT;
@@ -208,6 +209,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	}
 	strbuf_release(&body);
 	return ret;
+}
+
+/* The handler inside the fork gate: what it allocates is never half done when the agent forks
+ * (forkgate.h; libmicrohttpd's own allocations are outside it). */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_size, void **con_cls)
+{
+	forkgate_enter();
+	enum MHD_Result r = handle_gated(cls, conn, url, method, version, upload_data,
+					 upload_size, con_cls);
+	forkgate_leave();
+	return r;
 }
 
 /* Loopback: every local client comes from the same address (and may pick any 127/8 source), so a
@@ -467,6 +481,7 @@ struct agent_http *agent_http_start_limits(struct agent *a, const char *listen,
 	 * NPD) has the Unix socket besides (agent_sock_start), apart from this pool.
 	 */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+	forkgate_setup();
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	unsigned limit = connection_limit();
@@ -559,7 +574,11 @@ struct agent_sock {
 	int listen_fd, stop_pipe[2];
 	pthread_t thread;
 	struct sock_conn *conns;
-	pthread_mutex_t lock; /* guards the counters */
+	pthread_mutex_t lock; /* guards the counters and started */
+	pthread_cond_t started_cond;
+	bool started;
+	struct pollfd *pfd; /* the thread's poll set and its slot for each, made before it starts */
+	unsigned *who;
 	uint64_t answered, refused, cut;
 };
 
@@ -726,11 +745,21 @@ static void sock_io(struct agent_sock *s, struct sock_conn *c, short revents)
 	}
 }
 
+/*
+ * The socket's thread. It allocates (answers, strbufs) only inside the fork gate (forkgate.h), and
+ * its poll set is made before it starts: the agent forks its gpu worker and checks, which run on
+ * without exec, and must never copy an allocator lock this thread held.
+ */
 static void *sock_serve(void *arg)
 {
 	struct agent_sock *s = arg;
-	struct pollfd *p = xcalloc(s->lim.slots + 2, sizeof(*p));
-	unsigned *who = xcalloc(s->lim.slots + 2, sizeof(*who));
+	struct pollfd *p = s->pfd;
+	unsigned *who = s->who;
+	/* the thread's own start (the runtime's allocations for it) is over: the agent may fork */
+	pthread_mutex_lock(&s->lock);
+	s->started = true;
+	pthread_cond_signal(&s->started_cond);
+	pthread_mutex_unlock(&s->lock);
 	for (;;) {
 		unsigned n = 0;
 		uint64_t now = mono_ms();
@@ -759,14 +788,14 @@ static void *sock_serve(void *arg)
 			break;
 		if (p[0].revents)
 			break;
+		forkgate_enter();
 		for (unsigned k = 2; k < n; k++)
 			if (p[k].revents)
 				sock_io(s, &s->conns[who[k]], p[k].revents);
 		if (p[1].revents & POLLIN)
 			sock_accept(s);
+		forkgate_leave();
 	}
-	free(p);
-	free(who);
 	return NULL;
 }
 
@@ -861,6 +890,7 @@ struct agent_sock *agent_sock_start(struct agent *a, const char *path,
 	s->path = xstrdup(path);
 	s->listen_fd = s->stop_pipe[0] = s->stop_pipe[1] = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->started_cond, NULL);
 	s->conns = xcalloc(s->lim.slots, sizeof(*s->conns));
 	for (unsigned i = 0; i < s->lim.slots; i++)
 		s->conns[i].fd = -1;
@@ -870,10 +900,19 @@ struct agent_sock *agent_sock_start(struct agent *a, const char *path,
 		error_set(err, "cannot make a pipe: %s", strerror(errno));
 		goto fail;
 	}
+	s->pfd = xcalloc(s->lim.slots + 2, sizeof(*s->pfd));
+	s->who = xcalloc(s->lim.slots + 2, sizeof(*s->who));
+	forkgate_setup();
 	if (pthread_create(&s->thread, NULL, sock_serve, s) != 0) {
 		error_set(err, "cannot start the socket's thread");
 		goto fail;
 	}
+	/* not before the thread runs its own code: a fork meanwhile could copy the runtime's
+	 * locks that its start holds (forkgate.h) */
+	pthread_mutex_lock(&s->lock);
+	while (!s->started)
+		pthread_cond_wait(&s->started_cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	return s;
 fail:
 	if (s->ino)
@@ -884,6 +923,9 @@ fail:
 		if (s->stop_pipe[i] >= 0)
 			close(s->stop_pipe[i]);
 	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->started_cond);
+	free(s->pfd);
+	free(s->who);
 	free(s->conns);
 	free(s->path);
 	free(s);
@@ -919,6 +961,9 @@ void agent_sock_stop(struct agent_sock *s)
 	close(s->stop_pipe[0]);
 	close(s->stop_pipe[1]);
 	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->started_cond);
+	free(s->pfd);
+	free(s->who);
 	free(s->conns);
 	free(s->path);
 	free(s);

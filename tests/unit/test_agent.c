@@ -1626,3 +1626,56 @@ TEST(xidwatch_reset_marker_does_not_clear_what_nvml_watched_since)
 	free(n);
 	xidwatch_release(&w);
 }
+
+/* A child that allocates in every size class, as the gpu worker and forked checks do. */
+static void allocate_everything(void)
+{
+	for (int round = 0; round < 4; round++)
+		for (size_t n = 1; n < 70000; n += n / 8 + 1) {
+			void *p = malloc(n);
+			if (p)
+				((volatile char *)p)[0] = 1;
+			free(p);
+		}
+}
+
+/*
+ * The agent forks its gpu worker right after it starts the socket's thread. A fork while that
+ * thread was still starting (allocating its poll set) copied the allocator's lock it held, and
+ * the worker hung in its next malloc or free: the intermittent "gpu: timed out" cycles of the
+ * agent's NVML tests. Forked at once after agent_sock_start, every child must finish.
+ */
+TEST_TIMEOUT(agent_sock_start_then_fork_never_hangs_the_child, 120)
+{
+	struct agent a;
+	struct vclock v;
+	struct strbuf err = STRBUF_INIT;
+	vagent(&a, &v, NULL, 1);
+	v.wall = wall_seconds();
+	agent_loop(&a);
+	char *path = sock_path_in(test_tmpdir());
+	unsigned hung = 0, runs = 200;
+	for (unsigned i = 0; i < runs; i++) {
+		struct agent_sock *s = agent_sock_start(&a, path, NULL, &err);
+		CHECK_MSG(s, "cannot start: %s", err.buf);
+		pid_t pid = fork();
+		if (pid == 0) {
+			allocate_everything();
+			_exit(0);
+		}
+		CHECK(pid > 0);
+		int st = 0, k = 0;
+		while (waitpid(pid, &st, WNOHANG) == 0 && k++ < 300)
+			usleep(10000);
+		if (k > 300) {
+			hung++;
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+		}
+		agent_sock_stop(s);
+	}
+	CHECK_MSG(hung == 0, "%u of %u children forked after the socket's start hung", hung, runs);
+	free(path);
+	strbuf_release(&err);
+	agent_release(&a);
+}

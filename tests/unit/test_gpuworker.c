@@ -9,9 +9,13 @@
 #include "../../src/agent/gpuworker.h"
 #include "../../src/agent/xidwatch.h"
 #include "../../src/lib/fileio.h"
+#include "../../src/lib/forkgate.h"
 #include "../../src/sys/fsroot.h"
 
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,21 +158,8 @@ TEST(gpu_worker_killed_between_runs_is_replaced)
 }
 
 /* The daemon: four cycles of the gpu check, one NVML start; a hang is a counted timeout. */
-/*
- * These agent runs sometimes see the gpu worker's cycle run out its bound (unknown where a
- * verdict is expected), about one run in five, more on a loaded machine; the cause is not found
- * (docs/SECURITY.md, known weaknesses). Until it is, they run only with VIGIL_TEST_FLAKY=1, and
- * the record's logic stays tested below the agent (xidwatch_* in test_agent.c).
- */
-static void xw_flaky_gate(void)
-{
-	if (!getenv("VIGIL_TEST_FLAKY"))
-		SKIP("the agent's NVML record runs are intermittent (set VIGIL_TEST_FLAKY=1 to run)");
-}
-
 TEST_TIMEOUT(agent_runs_the_gpu_check_in_one_worker, 120)
 {
-	xw_flaky_gate(); /* four cycles, one NVML start: a cycle that runs out its bound restarts the worker */
 	const char *dir = test_tmpdir();
 	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT, prom = STRBUF_INIT,
 		      log = STRBUF_INIT, hang = STRBUF_INIT, e1 = STRBUF_INIT, e2 = STRBUF_INIT,
@@ -360,7 +351,6 @@ static int xw_agent(const char *dir, const char *const *extra_env, const char *c
  * record is the agent's, durably). Before: "kernel log clean", healthy. */
 TEST_TIMEOUT(agent_nvml_xid79_stands_when_the_log_lost_it, 60)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
 	xw_kmsg(&kmsg, 0);
@@ -413,7 +403,6 @@ static void xw_plant_record(const char *dir, double from, double to)
  * drain) from a line any local user can make the kernel print. */
 TEST_TIMEOUT(agent_kernel_xid79_nvml_never_reported_is_doubtful, 60)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
 	double now = test_mono();
@@ -450,7 +439,6 @@ TEST_TIMEOUT(agent_kernel_xid79_nvml_never_reported_is_doubtful, 60)
  * did not weigh in. */
 TEST_TIMEOUT(agent_xid_events_unsupported_keeps_the_log_verdict, 60)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
 	double now = test_mono();
@@ -471,7 +459,6 @@ TEST_TIMEOUT(agent_xid_events_unsupported_keeps_the_log_verdict, 60)
  * anew: nothing is doubted on its word (the log's Xid 79 stands), the link's target is untouched. */
 TEST_TIMEOUT(agent_nvml_xid_record_planted_or_damaged_is_set_aside, 60)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, p = STRBUF_INIT,
 		      t = STRBUF_INIT, got = STRBUF_INIT;
@@ -528,7 +515,6 @@ TEST_TIMEOUT(agent_nvml_xid_record_planted_or_damaged_is_set_aside, 60)
  * is taken over two drains (each bounded) and the 79 behind it still comes through. */
 TEST_TIMEOUT(agent_nvml_xid_flood_and_stray_gpu, 90)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, p = STRBUF_INIT,
 		      rec = STRBUF_INIT;
@@ -561,7 +547,6 @@ TEST_TIMEOUT(agent_nvml_xid_flood_and_stray_gpu, 90)
  * NVML already gave stands; the agent finishes its cycle. */
 TEST_TIMEOUT(agent_nvml_event_wait_hangs_the_record_survives, 60)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, e = STRBUF_INIT;
 	xw_kmsg(&kmsg, 0);
@@ -585,7 +570,6 @@ TEST_TIMEOUT(agent_nvml_event_wait_hangs_the_record_survives, 60)
  * Before: unhealthy, REBOOT, for a GPU that does not exist. */
 TEST_TIMEOUT(agent_kernel_xid_on_an_address_nvml_does_not_know_is_doubtful, 60)
 {
-	xw_flaky_gate();
 	static const char *const bdfs[] = { "18", "2a", "3a", "5d", "9a", "ab", "ba", "db" };
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT, r = STRBUF_INIT;
@@ -613,7 +597,6 @@ TEST_TIMEOUT(agent_kernel_xid_on_an_address_nvml_does_not_know_is_doubtful, 60)
  * never saw an Xid 79 on, and reads healthy: doubtful. Before: unhealthy, REBOOT. */
 TEST_TIMEOUT(agent_kernel_off_bus_nvml_reads_healthy_is_doubtful, 60)
 {
-	xw_flaky_gate();
 	const char *dir = test_tmpdir();
 	struct strbuf kmsg = STRBUF_INIT, rep = STRBUF_INIT, err = STRBUF_INIT;
 	double now = test_mono();
@@ -631,4 +614,47 @@ TEST_TIMEOUT(agent_kernel_off_bus_nvml_reads_healthy_is_doubtful, 60)
 	strbuf_release(&kmsg);
 	strbuf_release(&rep);
 	strbuf_release(&err);
+}
+
+/* ---- fork and the agent's threads (forkgate.h) ---- */
+
+struct gate_holder {
+	volatile int inside, left;
+};
+
+static void *hold_gate(void *arg)
+{
+	struct gate_holder *g = arg;
+	forkgate_enter();
+	g->inside = 1;
+	usleep(300000);
+	g->left = 1;
+	forkgate_leave();
+	return NULL;
+}
+
+/* A fork waits for a thread inside the gate to leave it; the child starts with it open. */
+TEST(forkgate_fork_waits_for_a_thread_inside)
+{
+	struct gate_holder g = { 0, 0 };
+	pthread_t t;
+	forkgate_setup();
+	unsigned long w0 = forkgate_waits();
+	CHECK(pthread_create(&t, NULL, hold_gate, &g) == 0);
+	while (!g.inside)
+		usleep(1000);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* the holder's copy is not here: the gate must be open, or this never returns */
+		forkgate_enter();
+		forkgate_leave();
+		_exit(g.left ? 0 : 3);
+	}
+	CHECK(pid > 0);
+	CHECK_MSG(g.left == 1, "fork() returned while another thread was inside the gate");
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	CHECK(forkgate_waits() == w0 + 1);
+	pthread_join(t, NULL);
 }
