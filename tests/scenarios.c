@@ -13,6 +13,10 @@
  *                no-finding CHECK STATUS [CODE]
  *                reason-contains TEXT
  *                message-contains CHECK TEXT
+ *                check-action CHECK ACTION   (a check that could not run: what to do)
+ *
+ * In every scenario, whatever is unknown (a check or a finding) must carry an action: an
+ * unknown is the page that needs one most (issue 18).
  *
  * vigil runs with --json, a fresh state directory, and the fake NVML library serving
  * root/nvml.snapshot (no snapshot: the library reports that no driver is loaded).
@@ -136,6 +140,12 @@ static void assert_line(const char *line, const struct child *c, const struct js
 			}
 		}
 		CHECK_MSG(found == want, "'%s' does not hold; output:\n%s", line, c->out.buf);
+	} else if (!strcmp(what, "check-action")) {
+		const struct json_value *ch = find_check(rep, w.items[1]);
+		CHECK_MSG(ch, "'%s': no check '%s' in the output", line, w.items[1]);
+		const char *a = json_get_string(ch, "action");
+		CHECK_MSG(a && w.nr >= 3 && !strcmp(a, w.items[2]), "'%s': the check's action was '%s'",
+			  line, a ? a : "(none)");
 	} else if (!strcmp(what, "reason-contains")) {
 		const char *r = json_get_string(rep, "reason");
 		CHECK_MSG(r && strstr(r, rest), "'%s': reason was '%s'", line, r);
@@ -156,6 +166,29 @@ static void assert_line(const char *line, const struct child *c, const struct js
 		CHECK_MSG(0, "unknown assertion '%s'", line);
 	}
 	strlist_release(&w);
+}
+
+/* No unknown without an action, in any scenario's output. */
+static void assert_unknowns_have_actions(const struct json_value *rep)
+{
+	const struct json_value *checks = json_get(rep, "checks");
+	for (size_t i = 0; checks && i < checks->nr; i++) {
+		const struct json_value *ch = checks->items[i];
+		const char *name = json_get_string(ch, "name");
+		if (json_get_string(ch, "error")) {
+			const char *a = json_get_string(ch, "action");
+			CHECK_MSG(a && strcmp(a, "NONE"), "check '%s' is unknown (%s) with no action",
+				  name, json_get_string(ch, "error"));
+		}
+		const struct json_value *fs = json_get(ch, "findings");
+		for (size_t j = 0; fs && j < fs->nr; j++) {
+			const char *st = json_get_string(fs->items[j], "status");
+			const char *a = json_get_string(fs->items[j], "action");
+			CHECK_MSG(!st || strcmp(st, "unknown") || (a && strcmp(a, "NONE")),
+				  "check '%s': unknown finding '%s' has no action", name,
+				  json_get_string(fs->items[j], "message"));
+		}
+	}
 }
 
 static void run_scenario(void *arg)
@@ -181,6 +214,7 @@ static void run_scenario(void *arg)
 	for (size_t i = 0; i < lines.nr; i++)
 		if (lines.items[i][0] && lines.items[i][0] != '#')
 			assert_line(lines.items[i], &c, rep);
+	assert_unknowns_have_actions(rep);
 	json_free(rep);
 	child_release(&c);
 	strlist_release(&lines);

@@ -285,7 +285,7 @@ static void eval_handle(struct gpu_eval *e, const struct nvml_gpu *g)
 		f->severity = SEV_CRITICAL;
 		break;
 	case NVML_ERROR_NO_PERMISSION:
-		problem(e, STATUS_UNKNOWN, ACTION_NONE, "nvml",
+		problem(e, STATUS_UNKNOWN, ACTION_FIX_CONFIG, "nvml",
 			"GPU %u cannot be opened: %s (run as root?)", g->index, why);
 		break;
 	case NVML_ERROR_RESET_REQUIRED:
@@ -577,7 +577,7 @@ static void eval_errors(struct gpu_eval *e, const struct nvml_gpu *g)
 		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "reset_required",
 			"GPU %u needs a reset (NVML: GPU requires restart)", g->index);
 	if (sb.len)
-		problem(e, STATUS_UNKNOWN, ACTION_NONE, "nvml", "GPU %u: cannot read %s", g->index,
+		problem(e, STATUS_UNKNOWN, ACTION_INVESTIGATE, "nvml", "GPU %u: cannot read %s", g->index,
 			sb.buf);
 	strbuf_release(&sb);
 }
@@ -807,7 +807,7 @@ static void eval_driver(const struct nvml_host *h, const struct gpu_policy *p,
 	if (!p->driver_versions.nr)
 		return;
 	if (h->driver_version.rc) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "driver_version", NULL,
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "driver_version", NULL,
 			   "cannot read the driver version: %s",
 			   nvml_error_name(h->driver_version.rc));
 		return;
@@ -883,7 +883,7 @@ static void eval_bus_unknown(const struct gpu_readings *r, struct check_result *
 		strbuf_add_excerpt(&bdf, r->bus_unknown.items[i], 32);
 		strbuf_add_excerpt(&why, i < r->bus_unknown_why.nr ? r->bus_unknown_why.items[i] : "",
 				   200);
-		struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "pci_id", bdf.buf,
+		struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "pci_id", bdf.buf,
 					       "cannot tell whether PCI device %s is a GPU: %s",
 					       bdf.buf, why.buf);
 		finding_detail(f, "bdf", "%s", bdf.buf);
@@ -913,13 +913,18 @@ int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 				   "NVML and the loaded NVIDIA driver differ in version (reboot)");
 			return 0;
 		default:
-			return error_set(err, "nvmlInit failed: %s (NVML error %d)",
+			res->action = ACTION_RESET_GPU;
+			return error_set(err, "nvmlInit failed: %s (NVML error %d): reset the GPU "
+					 "or reboot; if it persists, collect nvidia-bug-report.sh",
 					 nvml_error_name(h->init_rc), h->init_rc);
 		}
 	}
-	if (h->count.rc)
-		return error_set(err, "nvmlDeviceGetCount failed: %s",
+	if (h->count.rc) {
+		res->action = ACTION_RESET_GPU;
+		return error_set(err, "nvmlDeviceGetCount failed: %s: reset the GPU or reboot; if "
+				 "it persists, collect nvidia-bug-report.sh",
 				 nvml_error_name(h->count.rc));
+	}
 	if (!h->nr && !(p->count_set && p->count) &&
 	    !(r->bus_rc == 0 && !r->bus_restricted && r->bus_gpus.nr)) {
 		struct finding *f = result_add(res, STATUS_SKIPPED, ACTION_NONE, "count", NULL,

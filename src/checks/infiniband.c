@@ -417,7 +417,7 @@ static bool eval_unreadable_counters(const struct ib_port *p, const char *dev,
 		strbuf_addf(&names, "%s%s", n++ ? ", " : "", ib_counters[c].name);
 	}
 	if (n) {
-		struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE,
+		struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE,
 					       "counters_unreadable", dev,
 					       "cannot read %zu error counter%s of %s (%s): rises "
 					       "cannot be seen; %s",
@@ -436,21 +436,21 @@ static bool eval_unreadable(const struct ib_port *p, const char *dev, struct che
 	struct strbuf q = STRBUF_INIT;
 	struct finding *f = NULL;
 	if (p->error[0]) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "unreadable", dev,
 			       "cannot read %s: %s", dev, p->error);
 		finding_detail(f, "error", "%s", p->error);
 	} else if (p->state_num < 0) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "unreadable", dev,
 			       "cannot read %s: '" IB_CLASS_DIR "/%s/ports/%u/state' holds '%s', "
 			       "not a port state",
 			       dev, p->hca, p->port, quote(&q, p->state));
 	} else if (p->layer_error[0]) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_layer_unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "link_layer_unreadable", dev,
 			       "cannot tell whether %s is InfiniBand or Ethernet: %s", dev,
 			       p->layer_error);
 		finding_detail(f, "error", "%s", p->layer_error);
 	} else if (!layer_known(p)) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_layer_unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "link_layer_unreadable", dev,
 			       "cannot tell whether %s is InfiniBand or Ethernet: '" IB_CLASS_DIR
 			       "/%s/ports/%u/link_layer' holds '%s'",
 			       dev, p->hca, p->port, quote(&q, p->link_layer));
@@ -467,11 +467,11 @@ static bool eval_rate(const struct ib_port *p, const char *dev, double want,
 	struct finding *f;
 	bool bad = true;
 	if (p->rate_error[0]) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "rate_unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "rate_unreadable", dev,
 			       "cannot read the rate of %s: %s", dev, p->rate_error);
 		finding_detail(f, "error", "%s", p->rate_error);
 	} else if (!(p->rate_gbps > 0)) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "rate_unreadable", dev,
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "rate_unreadable", dev,
 			   "cannot read the rate of %s: '" IB_CLASS_DIR "/%s/ports/%u/rate' holds "
 			   "'%s', not a rate",
 			   dev, p->hca, p->port, quote(&q, p->rate));
@@ -614,7 +614,7 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 				       (unsigned long long)opt->count,
 				       unsure ? "; short even if those that cannot be read are" : "");
 		else
-			f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "port_count", "",
+			f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "port_count", "",
 				       "%zu of %llu expected InfiniBand ports known to be active; "
 				       "%zu cannot be read", active, (unsigned long long)opt->count,
 				       unsure);

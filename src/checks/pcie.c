@@ -143,7 +143,7 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 		 * attributes for every PCIe function, so none at all is a tree that cannot be
 		 * judged (or a conventional PCI slot of a VM), never a link left out of the count */
 		t->no_link++;
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "link_unreadable", dev,
 			       "%s has no PCIe link attributes in sysfs (current_link_speed, "
 			       "current_link_width, max_link_*): its link cannot be judged",
 			       dev);
@@ -151,7 +151,7 @@ static bool eval_link(const struct pci_dev *d, const char *dev, struct check_res
 		return true;
 	}
 	if (d->link_error[0]) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "link_unreadable", dev,
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "link_unreadable", dev,
 			       "cannot read the PCIe link of %s: %s", dev, d->link_error);
 		finding_detail(f, "bdf", "%s", d->bdf);
 		finding_detail(f, "error", "%s", d->link_error);
@@ -213,7 +213,7 @@ static bool aer_unreadable(const struct pci_dev *d, const struct pci_aer *a, con
 {
 	if (!a->error[0])
 		return false;
-	struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "aer_unreadable", dev,
+	struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "aer_unreadable", dev,
 				       "cannot read the %s PCIe error counters of %s: %s", which,
 				       dev, a->error);
 	finding_detail(f, "bdf", "%s", d->bdf);
@@ -285,7 +285,7 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 			/* it may be a GPU or a NIC: what it is cannot be told, so neither can its
 			 * health */
 			strbuf_addf(&dev, "PCI device %s", d->bdf);
-			struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_NONE,
+			struct finding *f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE,
 						       "unreadable", dev.buf,
 						       "cannot tell what %s is: %s", dev.buf,
 						       d->id_error);

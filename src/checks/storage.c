@@ -581,21 +581,21 @@ static bool eval_fs(const struct storage_fs *fs, const struct storage_options *o
 		return true;
 	}
 	if (n->not_reached) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "statfs", p,
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "statfs", p,
 			   "%s not looked at: statfs of %s hung first", p, hung ? hung : "a mount");
 		return true;
 	}
 	if (n->not_in_snapshot) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "statfs", p,
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "statfs", p,
 			   "no numbers for %s in " STORAGE_SNAPSHOT_FILE, p);
 		return true;
 	}
 	if (n->missing) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "statfs", p, "%s does not exist", p);
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "statfs", p, "%s does not exist", p);
 		return true;
 	}
 	if (!n->ok) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "statfs", p, "cannot statfs %s: %s", p,
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "statfs", p, "cannot statfs %s: %s", p,
 			   n->error);
 		return true;
 	}
@@ -689,7 +689,7 @@ static void eval_probe(const struct storage_probe *p, const struct storage_optio
 			       p->path, (unsigned long long)p->bytes);
 		break;
 	case PROBE_NOT_RUN:
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "probe", p->path, "probe of %s: %s",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "probe", p->path, "probe of %s: %s",
 			   p->path, p->error);
 		break;
 	}
@@ -705,7 +705,7 @@ void storage_evaluate(const struct storage_readings *r, const struct storage_opt
 	for (size_t i = 0; i < opt->require.nr; i++) {
 		const char *p = opt->require.items[i];
 		if (!r->mounts_read) {
-			result_add(res, STATUS_UNKNOWN, ACTION_NONE, "mount_missing", p,
+			result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "mount_missing", p,
 				   "cannot tell whether %s is mounted: no /proc/mounts", p);
 		} else if (!mounted(r, p)) {
 			struct finding *f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE,
@@ -714,7 +714,7 @@ void storage_evaluate(const struct storage_readings *r, const struct storage_opt
 		}
 	}
 	if (r->no_numbers) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "no_numbers", "",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "no_numbers", "",
 			   "no /proc/mounts or " STORAGE_SNAPSHOT_FILE " under the root: its disks "
 			   "cannot be judged (statvfs there measures the disk the directory lies on)");
 		goto probes;

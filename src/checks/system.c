@@ -336,7 +336,7 @@ static void eval_governors(const struct system_readings *r, const struct system_
 	size_t off = 0;
 	const struct system_governor *worst = NULL;
 	if (r->governor_unreadable && opt->governor[0]) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "governor", "CPU",
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "governor", "CPU",
 			       "cannot read the frequency governor of %zu CPU%s: %s",
 			       r->governor_unreadable, r->governor_unreadable == 1 ? "" : "s",
 			       r->governor_error);
@@ -377,13 +377,13 @@ static void eval_cpus(const struct system_readings *r, const struct system_optio
 	struct finding *f;
 	if (r->cpu_error[0]) {
 		if (opt->governor[0] || opt->min_freq_ratio > 0)
-			result_add(res, STATUS_UNKNOWN, ACTION_NONE, "cpus", "CPU",
+			result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "cpus", "CPU",
 				   "cannot list the CPUs: %s", r->cpu_error);
 		return;
 	}
 	eval_governors(r, opt, res, ok);
 	if (r->freq_unreadable && opt->min_freq_ratio > 0) {
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "cpu_freq", "CPU",
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "cpu_freq", "CPU",
 			       "cannot read the frequency of %zu CPU%s: %s", r->freq_unreadable,
 			       r->freq_unreadable == 1 ? "" : "s", r->freq_error);
 		finding_detail_num(f, "cpus", (double)r->freq_unreadable);
@@ -416,7 +416,7 @@ static void eval_peermem(const struct system_readings *r, const struct system_op
 	if (r->peermem) {
 		part(ok, "%s loaded", r->peermem_module);
 	} else if (r->peermem_error[0] && opt->peermem_required) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "peermem", "nvidia_peermem",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "peermem", "nvidia_peermem",
 			   "cannot tell whether nvidia_peermem is loaded: %s", r->peermem_error);
 	} else if (r->peermem_error[0]) {
 		part(ok, "nvidia_peermem: cannot tell (optional)");
@@ -443,7 +443,7 @@ static void eval_fabricmanager(const struct system_readings *r, struct check_res
 		else
 			part(ok, "fabric manager running");
 	} else if (!r->proc_listed) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "fabricmanager",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "fabricmanager",
 			   "nvidia-fabricmanager", "cannot list /proc to look for nvidia-fabricmanager (%zu NVSwitches)",
 			   r->nvswitches);
 	} else if (r->nvswitches) {
@@ -457,7 +457,7 @@ static void eval_fabricmanager(const struct system_readings *r, struct check_res
 			finding_detail_num(f, "processes_unreadable", (double)r->proc_unreadable);
 	} else {
 		/* no NVSwitch seen, but not every PCI device could be told: one may be there */
-		f = result_add(res, STATUS_UNKNOWN, ACTION_NONE, "nvswitches",
+		f = result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "nvswitches",
 			       "nvidia-fabricmanager",
 			       "cannot tell whether this host has NVSwitches (and so needs "
 			       "nvidia-fabricmanager): %s",
@@ -474,7 +474,7 @@ static void eval_swap(const struct system_readings *r, const struct system_optio
 	if (!r->swaps_read && opt->swap == SWAP_ALLOWED) {
 		part(ok, "swap allowed");
 	} else if (!r->swaps_read && r->swaps_error[0]) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "swap", "swap",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "swap", "swap",
 			   "cannot tell whether swap is on: %s", r->swaps_error);
 	} else if (!r->swaps_read) {
 		part(missing, "/proc/swaps");
@@ -501,7 +501,7 @@ static void eval_memory(const struct system_readings *r, const struct system_opt
 	struct finding *f;
 	double gib = 1024.0 * 1024.0;
 	if (!r->meminfo_read && r->meminfo_error[0] && opt->min_available > 0) {
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "memory", "memory",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "memory", "memory",
 			   "cannot tell how much memory is available: %s", r->meminfo_error);
 		return;
 	}

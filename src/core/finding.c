@@ -188,3 +188,14 @@ const struct finding *result_worst(const struct check_result *r)
 	}
 	return w;
 }
+
+enum action unknown_action(const char *check, const char *error)
+{
+	/* NVML that fails to start or hangs is the GPU or its driver, not vigil: the driver's own
+	 * advice for an unknown NVML error is a GPU reset, then a reboot */
+	if (check && !strcmp(check, "gpu") && error &&
+	    (strstr(error, "NVML") || strstr(error, "nvml") || strstr(error, "timed out") ||
+	     strstr(error, "gpu worker")))
+		return ACTION_RESET_GPU;
+	return ACTION_INVESTIGATE;
+}

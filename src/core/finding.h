@@ -56,6 +56,7 @@ struct check_result {
 	enum status status;
 	uint64_t duration_ms;
 	char *error; /* why the check could not run or finish, when status is unknown */
+	enum action action; /* what to do about error: never NONE once report_finish() ran */
 	struct finding *findings;
 	size_t nr, alloc;
 };
@@ -67,6 +68,13 @@ int status_from_name(const char *s);   /* -1 if unknown */
 int severity_from_name(const char *s);
 int action_from_name(const char *s);
 enum severity severity_default(enum status s);
+/*
+ * What to do when a check could not run or finish (its error), when the check did not say:
+ * a gpu check that NVML failed or that hung is RESET_GPU (reset the GPU or reboot; if it
+ * persists, collect nvidia-bug-report), anything else INVESTIGATE. An unknown is a page that
+ * needs an action most.
+ */
+enum action unknown_action(const char *check, const char *error);
 
 void check_result_init(struct check_result *r, const char *name);
 void check_result_release(struct check_result *r);

@@ -102,9 +102,17 @@ void report_finish(struct report *r)
 			if (!c->error)
 				c->error = xstrdup("the check reported nothing");
 		}
-		for (size_t j = 0; j < c->nr; j++)
+		for (size_t j = 0; j < c->nr; j++) {
 			if (c->findings[j].status > c->status)
 				c->status = c->findings[j].status;
+			/* every unknown says what to do (docs/codes: INVESTIGATE when the check did
+			 * not say more) */
+			if (c->findings[j].status == STATUS_UNKNOWN &&
+			    c->findings[j].action == ACTION_NONE)
+				c->findings[j].action = ACTION_INVESTIGATE;
+		}
+		if (c->error && c->action == ACTION_NONE)
+			c->action = unknown_action(c->name, c->error);
 	}
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct check_result *c = &r->results[i];
@@ -180,6 +188,10 @@ void result_to_json(struct json_writer *w, const struct check_result *res)
 	if (res->error) {
 		json_key(w, "error");
 		json_string(w, res->error);
+		json_key(w, "action");
+		json_string(w, action_name(res->action != ACTION_NONE
+						   ? res->action
+						   : unknown_action(res->name, res->error)));
 	}
 	json_key(w, "findings");
 	json_open_array(w);
@@ -233,6 +245,9 @@ int result_from_json(const struct json_value *v, struct check_result *res, struc
 	if (e) {
 		free(res->error);
 		res->error = xstrdup(e);
+		int a = action_from_name(json_get_string(v, "action"));
+		if (a > 0)
+			res->action = (enum action)a;
 	}
 	for (size_t i = 0; i < fs->nr; i++) {
 		const struct json_value *fj = fs->items[i];
@@ -472,6 +487,10 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
 		if (c->error) {
 			strbuf_add_clean(out, c->error);
+			strbuf_addf(out, "  -> %s",
+				    action_name(c->action != ACTION_NONE
+							? c->action
+							: unknown_action(c->name, c->error)));
 			w = NULL;
 		} else if (w) {
 			strbuf_add_clean(out, w->message);

@@ -326,7 +326,7 @@ TEST(gpu_handle_errors)
 		{ NVML_ERROR_IRQ_ISSUE, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "handle" },
 		{ NVML_ERROR_UNKNOWN, STATUS_FAIL, ACTION_REBOOT, "handle" },
 		{ NVML_ERROR_RESET_REQUIRED, STATUS_FAIL, ACTION_RESET_GPU, "reset_required" },
-		{ NVML_ERROR_NO_PERMISSION, STATUS_UNKNOWN, ACTION_NONE, "nvml" },
+		{ NVML_ERROR_NO_PERMISSION, STATUS_UNKNOWN, ACTION_FIX_CONFIG, "nvml" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ONE_GPU_CASE(res, false, g->handle_rc = cases[i].rc);
@@ -651,7 +651,7 @@ TEST(gpu_version_pins)
 			strlist_add(&p.driver_versions, "580.159.04");
 			r.nvml.driver_version.rc = NVML_ERROR_UNKNOWN;
 		});
-		need(&res, "driver_version", NULL, STATUS_UNKNOWN, ACTION_NONE);
+		need(&res, "driver_version", NULL, STATUS_UNKNOWN, ACTION_INVESTIGATE);
 		done(&r, &p, &res);
 	}
 }
@@ -700,7 +700,7 @@ TEST(gpu_read_errors_are_unknown_not_faults)
 			g->clock_events.rc = NVML_ERROR_UNKNOWN;
 			g->temperature.rc = NVML_ERROR_UNKNOWN; /* only shown, never judged */
 		});
-		const struct finding *f = need(&res, "nvml", "GPU 3", STATUS_UNKNOWN, ACTION_NONE);
+		const struct finding *f = need(&res, "nvml", "GPU 3", STATUS_UNKNOWN, ACTION_INVESTIGATE);
 		CHECK_STR(f->message, "GPU 3: cannot read ECC mode: Insufficient Permissions, "
 				      "clock event reasons: Unknown Error");
 		CHECK_INT(res.status, STATUS_UNKNOWN);
@@ -807,7 +807,7 @@ TEST(gpu_bus_device_with_unreadable_id_is_unknown)
 	strlist_add(&r.bus_unknown_why, "'/sys/bus/pci/devices/0000:2a:00.0/vendor' is empty");
 	CHECK_INT(eval(&r, &p, &res), 0);
 	CHECK_INT(res.status, STATUS_UNKNOWN);
-	const struct finding *f = need(&res, "pci_id", "0000:2a:00.0", STATUS_UNKNOWN, ACTION_NONE);
+	const struct finding *f = need(&res, "pci_id", "0000:2a:00.0", STATUS_UNKNOWN, ACTION_INVESTIGATE);
 	CHECK_STR(f->message, "cannot tell whether PCI device 0000:2a:00.0 is a GPU: "
 			      "'/sys/bus/pci/devices/0000:2a:00.0/vendor' is empty");
 	CHECK(!result_find(&res, "summary", NULL));

@@ -90,6 +90,8 @@ TEST(report_check_status_follows_its_findings_and_no_check_is_unknown)
 	CHECK_INT(rep.results[0].status, STATUS_UNKNOWN);
 	CHECK_INT(rep.verdict, VERDICT_UNKNOWN);
 	CHECK_STR(rep.reason, "unknown: gpu: cannot read GPU 3");
+	/* an unknown that said no action gets one: it is the page that needs one most */
+	CHECK_STR(action_name(rep.results[0].findings[1].action), "INVESTIGATE");
 	report_release(&rep);
 
 	report_init(&rep, "h", 0);
@@ -250,4 +252,43 @@ TEST(prom_label_values_are_clean_utf8_with_escapes_spelled)
 	CHECK_CONTAINS(out.buf, "device=\"/mnt/\\\\x1b[2J<U+202E>x\\\\xff\\\"q\"");
 	strbuf_release(&out);
 	report_release(&r);
+}
+
+/* A check that could not run or finish says what to do, in the table and in JSON (issue 18):
+ * a gpu check that NVML failed or that hung is a GPU reset, the rest is to investigate. */
+TEST(report_unknown_check_carries_an_action)
+{
+	struct report rep;
+	struct strbuf t = STRBUF_INIT, js = STRBUF_INIT;
+	report_init(&rep, "h", 0);
+	struct check_result *g = report_add(&rep, "gpu");
+	g->status = STATUS_UNKNOWN;
+	g->error = xstrdup("timed out after 15.0 s (a read may be stuck in the kernel)");
+	struct check_result *s = report_add(&rep, "storage");
+	s->status = STATUS_UNKNOWN;
+	s->error = xstrdup("timed out after 15.0 s; it was in uninterruptible sleep");
+	report_finish(&rep);
+	CHECK_STR(action_name(rep.results[0].action), "RESET_GPU");
+	CHECK_STR(action_name(rep.results[1].action), "INVESTIGATE");
+	report_table(&rep, &t, false, false);
+	CHECK_CONTAINS(t.buf, "stuck in the kernel)  -> RESET_GPU\n");
+	CHECK_CONTAINS(t.buf, "uninterruptible sleep  -> INVESTIGATE\n");
+	report_json(&rep, &js, false);
+	CHECK_CONTAINS(js.buf, "\"error\":\"timed out after 15.0 s (a read may be stuck in the "
+			       "kernel)\",\"action\":\"RESET_GPU\"");
+	/* and back: a cached report keeps what the check said to do */
+	struct strbuf err = STRBUF_INIT;
+	struct json_value *v = json_parse(js.buf, js.len, &err);
+	CHECK(v != NULL);
+	const struct json_value *checks = json_get(v, "checks");
+	struct check_result back;
+	check_result_init(&back, "gpu");
+	CHECK(result_from_json(checks->items[0], &back, &err) == 0);
+	CHECK_STR(action_name(back.action), "RESET_GPU");
+	check_result_release(&back);
+	json_free(v);
+	strbuf_release(&err);
+	strbuf_release(&t);
+	strbuf_release(&js);
+	report_release(&rep);
 }
