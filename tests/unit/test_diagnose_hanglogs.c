@@ -460,3 +460,140 @@ TEST(hang_logs_pg_prefix_without_a_name)
 	CHECK(v != NULL);
 	json_free(v);
 }
+
+/* ---- through the binary: 'vigil diagnose hang --json DIR|FILE' (issue 18) ---- */
+
+/* Run the binary on a fixture; its JSON (the "logs" half in *logs) and the text in *text. */
+static struct json_value *hang_cli(const char *fixture, const struct json_value **logs,
+				   struct strbuf *text)
+{
+	struct strbuf p = STRBUF_INIT;
+	test_src_path(&p, fixture);
+	const char *jargs[] = { "diagnose", "hang", "--json", p.buf, NULL };
+	const char *targs[] = { "diagnose", "hang", p.buf, NULL };
+	struct child c;
+	test_run_vigil(&c, jargs, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d; stdout:\n%s\nstderr:\n%s", c.exit_code, c.out.buf,
+		  c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	child_release(&c);
+	CHECK_STR(json_get_string(v, "source"), "logs");
+	*logs = json_get(v, "logs");
+	CHECK(*logs && (*logs)->type == JSON_OBJECT);
+	test_run_vigil(&c, targs, NULL);
+	CHECK_INT(c.exit_code, 1);
+	strbuf_add(text, c.out.buf, c.out.len);
+	child_release(&c);
+	strbuf_release(&p);
+	return v;
+}
+
+static bool has_rank(const struct json_value *arr, long r)
+{
+	for (size_t i = 0; arr && i < arr->nr; i++)
+		if (arr->items[i]->type == JSON_NUMBER && (long)arr->items[i]->number == r)
+			return true;
+	return false;
+}
+
+/*
+ * PyTorch 2.5+ with TORCH_NCCL_DESYNC_DEBUG: ranks 0-2 time out at the watchdog's SeqNum 315,
+ * and the report, counting its own way, says rank 3 "finished collective #182, but didn't join
+ * collective #183". The group is "PG ID 1 PG GUID 1". The old code tied the report to the
+ * watchdog line's record only, lost it when that record merged into the named group, and said
+ * "inside the collective"; PyTorch's named rank is the culprit, in the report's numbering.
+ */
+TEST(hang_cli_desync_report_names_the_rank_in_its_own_count)
+{
+	struct strbuf text = STRBUF_INIT;
+	const struct json_value *logs;
+	struct json_value *v = hang_cli("tests/data/hang/desync-own-count", &logs, &text);
+	CHECK_STR(json_get_string(logs, "verdict"), "culprit");
+	const struct json_value *g = json_path(logs, "groups.0");
+	CHECK(g);
+	CHECK_STR(json_get_string(g, "group"), "1");
+	CHECK_INT(num(g, "seq"), 315);
+	CHECK(!json_get(g, "inside_collective")->boolean);
+	const struct json_value *c = json_get(g, "culprits");
+	CHECK(c && c->nr >= 1);
+	CHECK_INT(num(c->items[0], "rank"), 3);
+	CHECK_STR(json_get_string(c->items[0], "why"), "desync_report");
+	CHECK_INT(num(c->items[0], "report_seq"), 183);
+	CHECK_CONTAINS(text.buf, "rank 3");
+	CHECK_CONTAINS(text.buf, "finished collective #182 but did not join #183");
+	CHECK_CONTAINS(text.buf, "look at rank 3 first");
+	CHECK_MSG(!strstr(text.buf, "inside the collective"), "%s", text.buf);
+	json_free(v);
+	strbuf_release(&text);
+}
+
+/*
+ * PyTorch 2.3, one file: eight ranks time out in one collective of "PG 1" (same SeqNum, OpType
+ * and element counts); only ranks 0, 3 and 4 printed their "[PG 1 Rank R]" status line. The
+ * old code made two groups and listed 0, 3 and 4 as suspects of the unnamed one ("no output").
+ * One collective is one group, all eight its victims, and no rank that printed is a suspect.
+ */
+TEST(hang_cli_one_collective_is_one_group)
+{
+	struct strbuf text = STRBUF_INIT;
+	const struct json_value *logs;
+	struct json_value *v = hang_cli("tests/data/hang/one-collective-split/train.log", &logs, &text);
+	const struct json_value *gs = json_get(logs, "groups");
+	CHECK_MSG(gs && gs->nr == 1, "%zu groups:\n%s", gs ? gs->nr : 0, text.buf);
+	const struct json_value *g = gs->items[0];
+	CHECK_STR(json_get_string(g, "group"), "1");
+	CHECK_INT(num(g, "seq"), 4420);
+	CHECK_INT(json_get(g, "victims")->nr, 8);
+	for (long r = 0; r < 8; r++)
+		CHECK_MSG(has_rank(json_get(g, "victims"), r), "rank %ld not a victim", r);
+	CHECK_INT(json_get(g, "suspects")->nr, 0);
+	CHECK_INT(json_get(g, "culprits")->nr, 0);
+	CHECK_STR(json_get_string(logs, "verdict"), "inside_collective");
+	CHECK_MSG(!strstr(text.buf, "printed no timeout") && !strstr(text.buf, "silent") &&
+		  !strstr(text.buf, "no output"), "%s", text.buf);
+	json_free(v);
+	strbuf_release(&text);
+}
+
+/*
+ * PyTorch 1.13, one file, no group names and no rank labels: the data-parallel group times out
+ * at SeqNum 3307 (its ranks 0, 1, 3), the tensor-parallel group at 84120 (its rank 0). The old
+ * code merged them into one group, overwrote one "[Rank 0]" with the other and dropped it. Two
+ * groups, each with its own victims; rank 2 of the first, which printed nothing, a suspect.
+ */
+TEST(hang_cli_torch1x_groups_far_apart_stay_apart)
+{
+	struct strbuf text = STRBUF_INIT;
+	const struct json_value *logs;
+	struct json_value *v = hang_cli("tests/data/hang/torch1x-two-groups/train.log", &logs, &text);
+	const struct json_value *gs = json_get(logs, "groups");
+	CHECK_MSG(gs && gs->nr == 2, "%zu groups:\n%s", gs ? gs->nr : 0, text.buf);
+	const struct json_value *dp = NULL, *tp = NULL;
+	for (size_t i = 0; i < gs->nr; i++) {
+		long long s = num(gs->items[i], "seq");
+		if (s == 3307)
+			dp = gs->items[i];
+		else if (s == 84120)
+			tp = gs->items[i];
+	}
+	CHECK_MSG(dp && tp, "%s", text.buf);
+	const struct json_value *dv = json_get(dp, "victims"), *tv = json_get(tp, "victims");
+	CHECK_INT(dv->nr, 3);
+	CHECK(has_rank(dv, 0) && has_rank(dv, 1) && has_rank(dv, 3));
+	CHECK_INT(tv->nr, 1);
+	CHECK(has_rank(tv, 0));
+	CHECK_STR(json_get_string(dp, "op"), "ALLREDUCE");
+	CHECK_STR(json_get_string(tp, "op"), "_ALLGATHER_BASE");
+	/* nobody is "behind" across groups: their counters have nothing to do with each other */
+	for (size_t i = 0; i < gs->nr; i++) {
+		const struct json_value *c = json_get(gs->items[i], "culprits");
+		for (size_t k = 0; c && k < c->nr; k++)
+			CHECK_MSG(strcmp(json_get_string(c->items[k], "why"), "behind"), "%s", text.buf);
+	}
+	const struct json_value *su = json_get(dp, "suspects");
+	CHECK_MSG(su && su->nr == 1, "%s", text.buf);
+	CHECK_INT(num(su->items[0], "group_rank"), 2);
+	CHECK_CONTAINS(text.buf, "SeqNum 84120");
+	json_free(v);
+	strbuf_release(&text);
+}
