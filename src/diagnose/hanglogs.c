@@ -21,7 +21,8 @@ static const char *find(const char *s, size_t n, const char *needle)
 void hlog_init(struct hlog *h)
 {
 	memset(h, 0, sizeof(*h));
-	h->last_rec = SIZE_MAX;
+	h->last_rec = h->report_rec = SIZE_MAX;
+	h->snap = HLOG_REPORT_NONE;
 }
 
 void hlog_release(struct hlog *h)
@@ -45,6 +46,7 @@ void hlog_release(struct hlog *h)
 	free(h->silent);
 	free(h->order_groups);
 	free(h->smap);
+	free(h->timed_ranks);
 	if (h->in_file)
 		kmsg_log_release(&h->clock);
 	hlog_init(h);
@@ -73,7 +75,8 @@ void hlog_file_begin(struct hlog *h, const char *name, const char *host, long ra
 	h->line_len = 0;
 	h->skipping = false;
 	h->day_ok = false;
-	h->last_rec = SIZE_MAX;
+	h->last_rec = h->report_rec = SIZE_MAX;
+	h->snap = HLOG_REPORT_NONE;
 	h->nr_smap = 0;
 }
 
@@ -234,7 +237,7 @@ size_t hlog_group_for(struct hlog *h, const char *name)
 	return h->nr_groups++;
 }
 
-static int rec_cmp_key(const struct hlog_rec *r, size_t group, long rank, long grank)
+static int rec_cmp_key(const struct hlog_rec *r, size_t group, long rank, long grank, int64_t kseq)
 {
 	if (r->group != group)
 		return r->group < group ? -1 : 1;
@@ -242,21 +245,27 @@ static int rec_cmp_key(const struct hlog_rec *r, size_t group, long rank, long g
 		return r->rank < rank ? -1 : 1;
 	if (r->grank != grank)
 		return r->grank < grank ? -1 : 1;
+	if (r->key_seq != kseq)
+		return r->key_seq < kseq ? -1 : 1;
 	return 0;
 }
 
-static size_t rec_for(struct hlog *h, size_t group, long rank, long grank, size_t stream)
+/* The record of (group, rank, grank, kseq), made when new unless find_only. */
+static size_t rec_for(struct hlog *h, size_t group, long rank, long grank, int64_t kseq,
+		      size_t stream, bool find_only)
 {
 	size_t lo = 0, hi = h->nr_recs;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (rec_cmp_key(&h->recs[h->rec_idx[mid]], group, rank, grank) < 0)
+		if (rec_cmp_key(&h->recs[h->rec_idx[mid]], group, rank, grank, kseq) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < h->nr_recs && !rec_cmp_key(&h->recs[h->rec_idx[lo]], group, rank, grank))
+	if (lo < h->nr_recs && !rec_cmp_key(&h->recs[h->rec_idx[lo]], group, rank, grank, kseq))
 		return h->rec_idx[lo];
+	if (find_only)
+		return SIZE_MAX;
 	if (h->nr_recs >= HLOG_RECS_MAX) {
 		h->lost++;
 		return SIZE_MAX;
@@ -271,6 +280,8 @@ static size_t rec_for(struct hlog *h, size_t group, long rank, long grank, size_
 	r->stream = stream;
 	r->seq = r->numel_in = r->numel_out = r->timeout_ms = r->ran_ms = HLOG_UNSET;
 	r->last_enq = r->last_started = r->last_done = HLOG_UNSET;
+	r->key_seq = kseq;
+	r->into = SIZE_MAX;
 	memmove(h->rec_idx + lo + 1, h->rec_idx + lo, (h->nr_recs - lo) * sizeof(*h->rec_idx));
 	h->rec_idx[lo] = h->nr_recs;
 	return h->nr_recs++;
@@ -310,6 +321,8 @@ static void pg_prefix(const char *s, size_t n, char name[HLOG_GROUP_MAX], long *
 		a = guid + 8;
 	else if (z - a > 3 && !memcmp(a, "ID ", 3))
 		a += 3;
+	else if (z - a > 5 && !memcmp(a, "GUID ", 5))
+		a += 5; /* WorkNCCL's own "[PG GUID 1 Rank 0]" (after pytorch#191440) */
 	size_t k = 0;
 	for (const char *c = a; c < z && k + 1 < HLOG_GROUP_MAX; c++) {
 		if (*c == ' ' && c + 1 < z && c[1] == '(')
@@ -336,7 +349,13 @@ static long bracket_rank(const char *s, size_t n)
 	return r;
 }
 
-static size_t rec_of_line(struct hlog *h, const struct line_ctx *lc, const char *s, size_t n)
+/*
+ * The record a line speaks for. seq: the SeqNum of a watchdog line, which in the unnamed group
+ * is part of the key (PyTorch 1.x names no group: "[Rank 0]" of two groups are two records).
+ * find_only: a line that adds to a record ("Some NCCL operations have failed") makes none.
+ */
+static size_t rec_of_line(struct hlog *h, const struct line_ctx *lc, const char *s, size_t n,
+			  int64_t seq, bool find_only)
 {
 	char name[HLOG_GROUP_MAX];
 	long grank, rank;
@@ -356,7 +375,8 @@ static size_t rec_of_line(struct hlog *h, const struct line_ctx *lc, const char 
 	}
 	if (rank < 0 && grank < 0)
 		return SIZE_MAX; /* nobody to pin it on */
-	size_t r = rec_for(h, g, rank, grank, lc->stream);
+	size_t r = rec_for(h, g, rank, grank, h->groups[g].name[0] ? HLOG_UNSET : seq, lc->stream,
+			   find_only);
 	if (r != SIZE_MAX && h->recs[r].stream == SIZE_MAX)
 		h->recs[r].stream = lc->stream;
 	return r;
@@ -379,13 +399,13 @@ static void status_numbers(struct hlog_rec *r, const char *s, size_t n)
 static void watchdog_line(struct hlog *h, const struct line_ctx *lc, const char *s, size_t n,
 			  const char *wd)
 {
-	size_t ri = rec_of_line(h, lc, s, (size_t)(wd - s));
-	if (ri == SIZE_MAX)
-		return;
-	struct hlog_rec *r = &h->recs[ri];
 	const char *w = wd;
 	size_t wn = (size_t)(s + n - wd);
 	int64_t seq = num_after(w, wn, "SeqNum=");
+	size_t ri = rec_of_line(h, lc, s, (size_t)(wd - s), seq, false);
+	if (ri == SIZE_MAX)
+		return;
+	struct hlog_rec *r = &h->recs[ri];
 	bool again = r->timed_out && seq == r->seq;
 	r->timed_out = true;
 	if (seq != HLOG_UNSET)
@@ -417,7 +437,7 @@ static void watchdog_line(struct hlog *h, const struct line_ctx *lc, const char 
 
 static void status_line(struct hlog *h, const struct line_ctx *lc, const char *s, size_t n)
 {
-	size_t ri = rec_of_line(h, lc, s, n);
+	size_t ri = rec_of_line(h, lc, s, n, HLOG_UNSET, false);
 	if (ri == SIZE_MAX)
 		return;
 	struct hlog_rec *r = &h->recs[ri];
@@ -437,7 +457,8 @@ static void status_line(struct hlog *h, const struct line_ctx *lc, const char *s
 	}
 }
 
-static void add_desync(struct hlog *h, long grank, int64_t seq, int kind)
+static void add_desync(struct hlog *h, long grank, int64_t seq, int64_t next,
+		       enum hlog_report kind)
 {
 	if (h->nr_desync >= HLOG_DESYNC_MAX) {
 		h->lost++;
@@ -445,14 +466,16 @@ static void add_desync(struct hlog *h, long grank, int64_t seq, int kind)
 	}
 	ALLOC_GROW(h->desync, h->nr_desync + 1, h->alloc_desync);
 	struct hlog_desync *d = &h->desync[h->nr_desync++];
-	d->rec = h->last_rec;
+	d->rec = h->report_rec != SIZE_MAX ? h->report_rec : h->last_rec;
 	d->grank = grank;
 	d->seq = seq;
+	d->next = next;
 	d->kind = kind;
 }
 
 /* "[0, 1, 5]" ending at close (exclusive): each rank as a desync statement. */
-static void desync_list(struct hlog *h, const char *s, const char *close, int64_t seq, int kind)
+static void desync_list(struct hlog *h, const char *s, const char *close, int64_t seq,
+			int64_t next, enum hlog_report kind)
 {
 	const char *open = close;
 	while (open > s && open[-1] != '[')
@@ -463,20 +486,64 @@ static void desync_list(struct hlog *h, const char *s, const char *close, int64_
 		size_t used;
 		int64_t v = num_at(p, (size_t)(close - p), &used);
 		if (v >= 0)
-			add_desync(h, (long)v, seq, kind);
+			add_desync(h, (long)v, seq, next, kind);
 		p += used ? used : 1;
 	}
 }
 
-static void desync_line(struct hlog *h, const char *s, size_t n)
+/*
+ * "\t - [3] Timeout at collective: ALLREDUCE, #183" opens a report: its lines speak for the
+ * rank that printed it (the latest watchdog record of rank 3 in this file), not for whichever
+ * rank's watchdog line came last in an interleaved file.
+ */
+static void report_opens(struct hlog *h, const char *s, size_t n, const char *at)
 {
-	const char *p;
-	if ((p = find(s, n, "] are the lagging ranks that caused this timeout")))
-		desync_list(h, s, p, HLOG_UNSET, 0);
-	else if ((p = find(s, n, "] finished collective #")))
-		desync_list(h, s, p, num_after(p, (size_t)(s + n - p), "collective #"), 1);
-	else if ((p = find(s, n, "] joined but didn't finish collective #")))
-		desync_list(h, s, p, num_after(p, (size_t)(s + n - p), "collective #"), 2);
+	const char *open = at;
+	size_t used;
+	while (open > s && open[-1] != '[')
+		open--;
+	int64_t r = open > s ? num_at(open, (size_t)(at - open), &used) : -1;
+	h->report_rec = SIZE_MAX;
+	h->snap = HLOG_REPORT_NONE;
+	(void)n;
+	/* bounded: a file of report lines cannot make this quadratic */
+	for (size_t i = h->nr_recs, k = 0; r >= 0 && i-- > 0 && k++ < 4096;) {
+		const struct hlog_rec *x = &h->recs[i];
+		if (x->file == h->nr_files - 1 && x->timed_out && x->grank == r) {
+			h->report_rec = i;
+			break;
+		}
+	}
+}
+
+/* The lines of the desync report (TraceUtils.h), numbers in the report's own count. */
+static bool desync_line(struct hlog *h, const char *s, size_t n)
+{
+	const char *p, *e = s + n;
+	if ((p = find(s, n, "] Timeout at collective: "))) {
+		report_opens(h, s, n, p);
+	} else if ((p = find(s, n, "] are the lagging ranks that caused this timeout"))) {
+		desync_list(h, s, p, HLOG_UNSET, HLOG_UNSET, HLOG_REPORT_NEVER_JOINED);
+	} else if ((p = find(s, n, "] finished collective #"))) {
+		const char *q = find(p, (size_t)(e - p), "join collective #");
+		desync_list(h, s, p, num_after(p, (size_t)(e - p), "collective #"),
+			    q ? num_after(q, (size_t)(e - q), "collective #") : HLOG_UNSET,
+			    HLOG_REPORT_NOT_JOINED);
+	} else if ((p = find(s, n, "] joined but didn't finish collective #"))) {
+		desync_list(h, s, p, num_after(p, (size_t)(e - p), "collective #"), HLOG_UNSET,
+			    HLOG_REPORT_NOT_FINISHED);
+	} else if ((p = find(s, n, "#")) && (find(s, n, " started ranks:") ||
+					     find(s, n, " finished ranks:"))) {
+		h->snap = find(s, n, " started ranks:") ? HLOG_REPORT_SNAP_STARTED
+							: HLOG_REPORT_SNAP_FINISHED;
+		h->snap_seq = num_after(p, (size_t)(e - p), "#");
+	} else if (h->snap != HLOG_REPORT_NONE &&
+		   (p = find(s, n, h->snap == HLOG_REPORT_SNAP_STARTED ? "] started " : "] finished "))) {
+		desync_list(h, s, p, h->snap_seq, HLOG_UNSET, h->snap);
+	} else {
+		return false;
+	}
+	return true;
 }
 
 bool hlog_time_before(const struct hlog_time *a, uint64_t ao, const struct hlog_time *b,
@@ -623,7 +690,9 @@ static void judge_line(struct hlog *h, const char *s, size_t n, bool cut)
 	bool coll = find(t, tn, "ollective") != NULL;
 	bool wdog = find(t, tn, "atchdog") != NULL;
 	bool lag = find(t, tn, "lagging") != NULL;
-	if (!nccl && !coll && !wdog && !lag)
+	/* the desync report's snapshot: "#183 started ranks:", "[0, 1, 2] started ALLREDUCE" */
+	bool snap = memchr(t, '#', tn) || (h->snap != HLOG_REPORT_NONE && memchr(t, ']', tn));
+	if (!nccl && !coll && !wdog && !lag && !snap)
 		return;
 	const char *p;
 	if ((p = find(t, tn, "Watchdog caught collective operation timeout: "))) {
@@ -637,17 +706,21 @@ static void judge_line(struct hlog *h, const char *s, size_t n, bool cut)
 		status_line(h, &lc, s, n);
 		return;
 	}
+	if ((p = find(t, tn, "WorkNCCL(")) && find(p, (size_t)(t + tn - p), " timed out in blocking wait")) {
+		/* "[Rank 1] Work WorkNCCL(SeqNum=2521, ...) timed out in blocking wait." */
+		watchdog_line(h, &lc, s, n, p);
+		return;
+	}
 	if (find(t, tn, "NCCL operations have failed or timed out")) {
-		size_t ri = rec_of_line(h, &lc, s, n);
+		size_t ri = rec_of_line(h, &lc, s, n, HLOG_UNSET, true);
+		if (ri == SIZE_MAX && h->last_rec != SIZE_MAX)
+			ri = h->last_rec; /* 1.x: "[E ...] Some NCCL operations have failed", no rank */
 		if (ri != SIZE_MAX)
 			h->recs[ri].failed = true;
 		return;
 	}
-	if (coll || lag) {
-		desync_line(h, t, tn);
-		if (!nccl)
-			return;
-	}
+	if ((coll || lag || snap) && desync_line(h, t, tn))
+		return;
 	if (nccl)
 		nccl_line(h, &lc, s, n, i);
 }

@@ -117,6 +117,9 @@
 #define HLOG_LIST_MAX 4096 /* ranks listed per victim/culprit/suspect list */
 #define HLOG_NCCL_HOSTS_MAX 64
 #define HLOG_SILENT_S 60.0
+/* Unnamed timeouts (PyTorch 1.x prints no group) whose SeqNums are further apart than this
+ * are different groups: one group's ranks time out within a few works of each other. */
+#define HLOG_SEQ_GAP 1000
 #define HLOG_UNSET INT64_MIN /* a number the logs did not say */
 
 enum hlog_tb { HLOG_TB_NONE, HLOG_TB_WALL, HLOG_TB_GLOG };
@@ -128,13 +131,25 @@ struct hlog_time {
 
 enum hlog_verdict { HLOG_UNKNOWN, HLOG_CULPRIT, HLOG_SUSPECTS, HLOG_INSIDE, HLOG_SILENT };
 
+/* In the order culprits are listed: PyTorch's own analysis first. */
 enum hlog_why {
+	HLOG_WHY_DESYNC,
 	HLOG_WHY_NEVER_ENTERED,
 	HLOG_WHY_BEHIND,
-	HLOG_WHY_DESYNC,
 	HLOG_WHY_SILENT,
+	HLOG_WHY_OTHER_GROUP,
 	HLOG_WHY_NO_TIMEOUT,
 	HLOG_WHY_NO_OUTPUT,
+};
+
+/* What a desync report line says of the ranks it lists (TraceUtils.h's retrieveDesyncReport). */
+enum hlog_report {
+	HLOG_REPORT_NONE = -1,
+	HLOG_REPORT_NEVER_JOINED,   /* "ranks [..] are the lagging ranks ... never joined any" */
+	HLOG_REPORT_NOT_JOINED,     /* "[..] finished collective #L, but didn't join collective #L+1" */
+	HLOG_REPORT_NOT_FINISHED,   /* "[..] joined but didn't finish collective #L" */
+	HLOG_REPORT_SNAP_STARTED,   /* the snapshot: "#N started ranks:" then "[..] started OP" */
+	HLOG_REPORT_SNAP_FINISHED,  /* "#N finished ranks:" then "[..] finished OP" */
 };
 
 struct hlog_file {
@@ -168,6 +183,8 @@ struct hlog_rec {
 	struct hlog_time at;  /* the watchdog line */
 	size_t file;
 	uint64_t line;
+	int64_t key_seq; /* the unnamed group keeps one record per rank and SeqNum (1.x groups) */
+	size_t into;     /* dead: the record it was merged into, else SIZE_MAX */
 };
 
 struct hlog_who {
@@ -177,11 +194,15 @@ struct hlog_who {
 	int64_t last_enq, last_done, seq;
 	struct hlog_time last; /* its output's last stamp */
 	double behind_s;       /* how long before the first timeout / the latest line; <0 unknown */
+	enum hlog_report report; /* why DESYNC: what the report said, in its own numbering: */
+	int64_t report_seq, report_next; /* #L and (NOT_JOINED) the #L+1 it did not join */
+	size_t other_group;    /* why OTHER_GROUP: the group it timed out in */
 };
 
 struct hlog_group {
 	char name[HLOG_GROUP_MAX]; /* "" unnamed */
 	bool dflt;
+	unsigned cluster; /* unnamed groups told apart by SeqNum (PyTorch 1.x): 1, 2, ...; else 0 */
 	/* the verdict, after hlog_finish() (has_timeout false: no watchdog line in this group) */
 	bool has_timeout, inside;
 	int64_t seq, numel_in, numel_out, timeout_ms, waited_ms;
@@ -198,11 +219,11 @@ struct hlog_group {
 };
 
 struct hlog_desync {
-	size_t rec;    /* the watchdog record it followed (its group and rank), or SIZE_MAX */
+	size_t rec;    /* the watchdog record of the rank that printed it, or SIZE_MAX */
 	long grank;    /* a rank the report names */
-	int64_t seq;   /* the collective it names (#N), or HLOG_UNSET */
-	int kind;      /* 0 never joined any, 1 finished #seq but didn't join the next,
-			  2 joined #seq but didn't finish */
+	int64_t seq;   /* the collective it names (#N, its own count), or HLOG_UNSET */
+	int64_t next;  /* NOT_JOINED: the "#N+1" it printed */
+	enum hlog_report kind;
 };
 
 struct hlog_nccl_line {
@@ -230,6 +251,8 @@ struct hlog {
 	struct hlog_desync *desync;
 	size_t nr_desync, alloc_desync;
 	uint64_t lost; /* records, streams, groups or desync lines past their bounds */
+	long *timed_ranks; /* after hlog_finish(): global ranks that printed a timeout, sorted */
+	size_t nr_timed_ranks;
 
 	uint64_t nccl_warns, nccl_errors, order;
 	bool has_nccl;
@@ -256,6 +279,9 @@ struct hlog {
 	char day[10];
 	double day_ts;
 	size_t last_rec; /* the last watchdog record of this file (desync lines follow it) */
+	size_t report_rec; /* the rank whose desync report is being read ("[R] Timeout at ...") */
+	enum hlog_report snap; /* the snapshot heading last read, or NONE */
+	int64_t snap_seq;
 	struct { long rank; size_t stream; } *smap; /* this file's streams by rank, sorted */
 	size_t nr_smap, alloc_smap;
 };

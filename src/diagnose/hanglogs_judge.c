@@ -14,6 +14,12 @@
 
 /* ---- the verdict ---- */
 
+static int cmp_long_asc(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return x < y ? -1 : x > y;
+}
+
 static void merge_into(struct hlog_rec *to, const struct hlog_rec *from)
 {
 	if (from->timed_out && !to->timed_out) {
@@ -48,50 +54,210 @@ static void merge_into(struct hlog_rec *to, const struct hlog_rec *from)
 		to->stream = from->stream;
 }
 
-/* A watchdog line that names no group joins the named group whose status line names the same
- * rank and work; what is left joins the named default group, if there is one. */
+static void merge_rec(struct hlog *h, size_t into, size_t from)
+{
+	merge_into(&h->recs[into], &h->recs[from]);
+	h->recs[from].dead = true;
+	h->recs[from].into = into;
+}
+
+/* One collective: the same SeqNum, and OpType and element counts equal where both say them. */
+static bool same_collective(const struct hlog_rec *a, const struct hlog_rec *b)
+{
+	if (a->seq == HLOG_UNSET || a->seq != b->seq)
+		return false;
+	if (a->op[0] && b->op[0] && strcmp(a->op, b->op))
+		return false;
+	if (a->numel_in != HLOG_UNSET && b->numel_in != HLOG_UNSET && a->numel_in != b->numel_in)
+		return false;
+	return a->numel_out == HLOG_UNSET || b->numel_out == HLOG_UNSET ||
+	       a->numel_out == b->numel_out;
+}
+
+static bool same_rank(const struct hlog_rec *u, const struct hlog_rec *r)
+{
+	return u->rank >= 0 && r->rank >= 0 ? u->rank == r->rank : u->grank == r->grank;
+}
+
+/*
+ * A watchdog line that names no group (2.x prints "[Rank N] Watchdog caught" without one)
+ * joins, first, the named group whose status line its own output printed for the same work;
+ * then, when that line is missing (killed first, cut off), the named group that timed out in
+ * the same collective: one collective, one group. What is left stays unnamed (split_unnamed).
+ */
 static void merge_unnamed(struct hlog *h)
 {
-	size_t un = SIZE_MAX, dflt = SIZE_MAX;
-	for (size_t g = 0; g < h->nr_groups; g++) {
+	size_t un = SIZE_MAX;
+	for (size_t g = 0; g < h->nr_groups; g++)
 		if (!h->groups[g].name[0])
 			un = g;
-		else if (h->groups[g].dflt && dflt == SIZE_MAX)
-			dflt = g;
-	}
-	if (un == SIZE_MAX)
+	if (un == SIZE_MAX || h->nr_groups < 2)
 		return;
-	bool named = h->nr_groups > 1;
-	for (size_t i = 0; i < h->nr_recs && named; i++) {
+	for (size_t i = 0; i < h->nr_recs; i++) {
 		struct hlog_rec *u = &h->recs[i];
 		if (u->group != un || u->dead)
 			continue;
-		struct hlog_rec *best = NULL;
+		size_t best = SIZE_MAX;
 		for (size_t j = 0; j < h->nr_recs; j++) {
-			struct hlog_rec *r = &h->recs[j];
-			if (r->group == un || r->dead || r->stream != u->stream)
+			const struct hlog_rec *r = &h->recs[j];
+			if (r->group == un || r->dead || r->stream != u->stream || !same_rank(u, r))
 				continue;
-			bool same = u->rank >= 0 && r->rank >= 0 ? u->rank == r->rank : u->grank == r->grank;
-			if (same && r->seq == u->seq && u->seq != HLOG_UNSET) {
-				best = r;
+			if (u->seq != HLOG_UNSET && r->seq == u->seq) {
+				best = j;
 				break;
 			}
-			if (same && !best && h->groups[r->group].dflt)
-				best = r;
+			if (best == SIZE_MAX && h->groups[r->group].dflt &&
+			    (u->seq == HLOG_UNSET || r->seq == HLOG_UNSET))
+				best = j;
 		}
-		if (!best && dflt != SIZE_MAX)
-			continue; /* moved below, with its group relabelled */
-		if (best) {
-			merge_into(best, u);
-			u->dead = true;
+		if (best != SIZE_MAX)
+			merge_rec(h, best, i);
+	}
+	for (size_t i = 0; i < h->nr_recs; i++) {
+		struct hlog_rec *u = &h->recs[i];
+		if (u->group != un || u->dead || !u->timed_out)
+			continue;
+		size_t g = SIZE_MAX;
+		bool two = false;
+		for (size_t j = 0; j < h->nr_recs && !two; j++) {
+			const struct hlog_rec *r = &h->recs[j];
+			if (r->group == un || r->dead || !r->timed_out || !same_collective(r, u))
+				continue;
+			two = g != SIZE_MAX && g != r->group; /* two groups, one signature: say neither */
+			g = r->group;
+		}
+		if (g == SIZE_MAX || two)
+			continue;
+		size_t into = SIZE_MAX;
+		for (size_t j = 0; j < h->nr_recs && into == SIZE_MAX && u->rank >= 0; j++)
+			if (h->recs[j].group == g && !h->recs[j].dead && h->recs[j].rank == u->rank)
+				into = j;
+		if (into != SIZE_MAX) {
+			merge_rec(h, into, i);
+		} else {
+			u->group = g;
+			u->key_seq = HLOG_UNSET;
 		}
 	}
-	if (dflt != SIZE_MAX)
-		for (size_t i = 0; i < h->nr_recs; i++)
-			if (h->recs[i].group == un && !h->recs[i].dead) {
-				/* no rec of this rank in the default group: move it there */
-				h->recs[i].group = dflt;
-			}
+	/* the rest joins a named default group that timed out in nothing (its ranks printed only
+	 * a dump signal's "Last enqueued NCCL work"): the same ranks, the same run */
+	size_t dflt = SIZE_MAX;
+	for (size_t g = 0; g < h->nr_groups && dflt == SIZE_MAX; g++)
+		if (h->groups[g].name[0] && h->groups[g].dflt)
+			dflt = g;
+	for (size_t i = 0; i < h->nr_recs && dflt != SIZE_MAX; i++)
+		if (h->recs[i].group == dflt && !h->recs[i].dead && h->recs[i].timed_out)
+			dflt = SIZE_MAX;
+	for (size_t i = 0; i < h->nr_recs && dflt != SIZE_MAX; i++) {
+		struct hlog_rec *u = &h->recs[i];
+		if (u->group == un && !u->dead) {
+			u->group = dflt;
+			u->key_seq = HLOG_UNSET;
+		}
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * PyTorch 1.x names no group, so the unnamed group may hold several: their SeqNums count
+ * separately and sit far apart, one group's ranks time out within a few works of each other.
+ * Runs of SeqNums more than HLOG_SEQ_GAP apart become groups of their own, none of them taken
+ * for the default (which one is cannot be told).
+ */
+static void split_unnamed(struct hlog *h)
+{
+	size_t un = SIZE_MAX;
+	for (size_t g = 0; g < h->nr_groups; g++)
+		if (!h->groups[g].name[0])
+			un = g;
+	if (un == SIZE_MAX)
+		return;
+	int64_t *seqs = NULL;
+	size_t nr = 0, alloc = 0;
+	for (size_t i = 0; i < h->nr_recs; i++) {
+		const struct hlog_rec *r = &h->recs[i];
+		if (r->group == un && !r->dead && r->timed_out && r->seq != HLOG_UNSET) {
+			ALLOC_GROW(seqs, nr + 1, alloc);
+			seqs[nr++] = r->seq;
+		}
+	}
+	if (nr)
+		qsort(seqs, nr, sizeof(*seqs), cmp_i64);
+	/* starts[k]: the lowest SeqNum of run k */
+	int64_t *starts = NULL;
+	size_t nr_runs = 0, alloc_runs = 0;
+	for (size_t i = 0; i < nr; i++)
+		if (!i || seqs[i] - seqs[i - 1] > HLOG_SEQ_GAP) {
+			ALLOC_GROW(starts, nr_runs + 1, alloc_runs);
+			starts[nr_runs++] = seqs[i];
+		}
+	free(seqs);
+	if (nr_runs < 2) {
+		free(starts);
+		return;
+	}
+	size_t first_new = h->nr_groups;
+	h->groups[un].dflt = false;
+	h->groups[un].cluster = 1;
+	for (size_t k = 1; k < nr_runs; k++) {
+		if (h->nr_groups >= HLOG_GROUPS_MAX) {
+			h->lost++;
+			break;
+		}
+		ALLOC_GROW(h->groups, h->nr_groups + 1, h->alloc_groups);
+		struct hlog_group *g = &h->groups[h->nr_groups++];
+		memset(g, 0, sizeof(*g));
+		g->cluster = (unsigned)k + 1;
+	}
+	for (size_t i = 0; i < h->nr_recs; i++) {
+		struct hlog_rec *r = &h->recs[i];
+		if (r->group != un || r->dead || r->seq == HLOG_UNSET)
+			continue;
+		size_t k = 0;
+		while (k + 1 < nr_runs && r->seq >= starts[k + 1])
+			k++;
+		if (k && first_new + k - 1 < h->nr_groups)
+			r->group = first_new + k - 1;
+	}
+	free(starts);
+}
+
+/* The global ranks that printed a watchdog timeout, in any group: never "silent". */
+static void collect_timed_ranks(struct hlog *h)
+{
+	size_t alloc = 0;
+	for (size_t i = 0; i < h->nr_recs; i++) {
+		const struct hlog_rec *r = &h->recs[i];
+		long rank = r->rank >= 0 ? r->rank : h->groups[r->group].dflt ? r->grank : -1;
+		if (r->dead || !r->timed_out || rank < 0)
+			continue;
+		ALLOC_GROW(h->timed_ranks, h->nr_timed_ranks + 1, alloc);
+		h->timed_ranks[h->nr_timed_ranks++] = rank;
+	}
+	if (h->nr_timed_ranks)
+		qsort(h->timed_ranks, h->nr_timed_ranks, sizeof(long), cmp_long_asc);
+}
+
+static bool printed_timeout(const struct hlog *h, long rank)
+{
+	return rank >= 0 && h->nr_timed_ranks &&
+	       bsearch(&rank, h->timed_ranks, h->nr_timed_ranks, sizeof(long), cmp_long_asc);
+}
+
+/* The group where global rank timed out (not gi), else SIZE_MAX. */
+static size_t timed_out_in(const struct hlog *h, long rank, size_t gi)
+{
+	for (size_t i = 0; i < h->nr_recs; i++) {
+		const struct hlog_rec *r = &h->recs[i];
+		if (!r->dead && r->timed_out && r->group != gi && r->rank == rank)
+			return r->group;
+	}
+	return SIZE_MAX;
 }
 
 static void add_long(long **arr, size_t *nr, size_t *alloc, uint64_t *more, long v)
@@ -107,11 +273,6 @@ static void add_long(long **arr, size_t *nr, size_t *alloc, uint64_t *more, long
 	(*arr)[(*nr)++] = v;
 }
 
-static int cmp_long(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-	return x < y ? -1 : x > y;
-}
 
 static const struct hlog_time *stream_last(const struct hlog *h, size_t s)
 {
@@ -163,6 +324,9 @@ static void fill_who(const struct hlog *h, struct hlog_who *w, const struct hlog
 	w->last_done = r ? r->last_done : HLOG_UNSET;
 	w->seq = r && r->timed_out ? r->seq : HLOG_UNSET;
 	w->behind_s = -1;
+	w->report = HLOG_REPORT_NONE;
+	w->report_seq = w->report_next = HLOG_UNSET;
+	w->other_group = SIZE_MAX;
 	if (stream == SIZE_MAX && r)
 		stream = r->stream;
 	if (stream == SIZE_MAX && w->rank >= 0)
@@ -197,6 +361,117 @@ static int cmp_who(const void *a, const void *b)
 	if (x->behind_s != y->behind_s)
 		return x->behind_s > y->behind_s ? -1 : 1;
 	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/*
+ * A member that printed no timeout in this group: a rank that printed one in another group is
+ * stuck there (never "silent": it printed); one whose output stopped well before the first
+ * timeout is silent (a culprit); the rest are suspects.
+ */
+static void member_without_timeout(struct hlog *h, struct hlog_group *g, size_t gi,
+				   const struct hlog_rec *r, long rank, size_t stream,
+				   const struct hlog_time *ref)
+{
+	struct hlog_who w;
+	bool no_output = !r && stream == SIZE_MAX;
+	fill_who(h, &w, r, rank, stream, no_output ? HLOG_WHY_NO_OUTPUT : HLOG_WHY_NO_TIMEOUT, ref);
+	if (printed_timeout(h, w.rank)) {
+		w.why = HLOG_WHY_OTHER_GROUP;
+		w.other_group = timed_out_in(h, w.rank, gi);
+		add_who(&g->suspects, &g->nr_suspects, &g->alloc_suspects, &w);
+	} else if (!no_output && w.behind_s > HLOG_SILENT_S) {
+		w.why = HLOG_WHY_SILENT;
+		add_who(&g->culprits, &g->nr_culprits, &g->alloc_culprits, &w);
+	} else {
+		add_who(&g->suspects, &g->nr_suspects, &g->alloc_suspects, &w);
+	}
+}
+
+/* The global rank of rank grank in group gi: a record that says both, the identity in the
+ * default group, or the identity every member seen shows (at least two); else -1. */
+static long global_rank_of(const struct hlog *h, size_t gi, long grank)
+{
+	size_t same = 0, differ = 0;
+	for (size_t i = 0; i < h->nr_recs; i++) {
+		const struct hlog_rec *r = &h->recs[i];
+		if (r->group != gi || r->dead || r->rank < 0 || r->grank < 0)
+			continue;
+		if (r->grank == grank)
+			return r->rank;
+		if (r->rank == r->grank)
+			same++;
+		else
+			differ++;
+	}
+	return h->groups[gi].dflt || (same >= 2 && !differ) ? grank : -1;
+}
+
+/*
+ * PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG), tied to the group of the rank that printed
+ * it (through the merges its record went through). Its "#N" counts the store's traces, not the
+ * watchdog's SeqNum, so it is only compared with itself: the ranks that "finished #L, but
+ * didn't join #L+1" or "never joined any" are culprits as PyTorch says; the ranks that "joined
+ * but didn't finish #L" are culprits only when its snapshot shows others at a later #, else
+ * every rank is inside the collective.
+ */
+static void desync_culprits(struct hlog *h, struct hlog_group *g, size_t gi,
+			    const struct hlog_time *ref)
+{
+	int64_t snap_max = HLOG_UNSET;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < h->nr_desync; i++) {
+			const struct hlog_desync *d = &h->desync[i];
+			size_t ri = d->rec;
+			for (size_t hops = 0; ri < h->nr_recs && h->recs[ri].into != SIZE_MAX &&
+					      hops < 8; hops++)
+				ri = h->recs[ri].into;
+			if (ri >= h->nr_recs || h->recs[ri].group != gi)
+				continue;
+			if (!pass) {
+				if ((d->kind == HLOG_REPORT_SNAP_STARTED ||
+				     d->kind == HLOG_REPORT_SNAP_FINISHED) &&
+				    d->seq != HLOG_UNSET && (snap_max == HLOG_UNSET || d->seq > snap_max))
+					snap_max = d->seq;
+				continue;
+			}
+			if (d->kind == HLOG_REPORT_SNAP_STARTED || d->kind == HLOG_REPORT_SNAP_FINISHED)
+				continue;
+			if (d->kind == HLOG_REPORT_NOT_FINISHED &&
+			    (snap_max == HLOG_UNSET || d->seq == HLOG_UNSET || d->seq >= snap_max))
+				continue;
+			struct hlog_who w;
+			long rank = global_rank_of(h, gi, d->grank);
+			fill_who(h, &w, NULL, rank, SIZE_MAX, HLOG_WHY_DESYNC, ref);
+			w.grank = d->grank;
+			w.report = d->kind;
+			w.report_seq = d->seq;
+			w.report_next = d->next;
+			for (size_t j = 0; j < h->nr_recs; j++)
+				if (h->recs[j].group == gi && !h->recs[j].dead &&
+				    h->recs[j].grank == d->grank) {
+					w.last_enq = h->recs[j].last_enq;
+					w.last_done = h->recs[j].last_done;
+				}
+			add_who(&g->culprits, &g->nr_culprits, &g->alloc_culprits, &w);
+		}
+}
+
+/* A rank named a culprit is not a suspect too. */
+static void drop_named_suspects(struct hlog_group *g)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < g->nr_suspects; i++) {
+		const struct hlog_who *s = &g->suspects[i];
+		bool named = false;
+		for (size_t j = 0; j < g->nr_culprits && !named; j++) {
+			const struct hlog_who *c = &g->culprits[j];
+			named = s->rank >= 0 && c->rank >= 0 ? s->rank == c->rank
+							     : s->grank >= 0 && s->grank == c->grank;
+		}
+		if (!named)
+			g->suspects[k++] = *s;
+	}
+	g->nr_suspects = k;
 }
 
 static void judge_group(struct hlog *h, size_t gi)
@@ -236,8 +511,15 @@ static void judge_group(struct hlog *h, size_t gi)
 	uint64_t first_order = 0;
 	for (size_t i = 0; i < h->nr_recs; i++) {
 		const struct hlog_rec *r = &h->recs[i];
-		if (r->group != gi || r->dead || !r->timed_out || r->seq != g->seq)
+		if (r->group != gi || r->dead || !r->timed_out)
 			continue;
+		if (r->seq != g->seq) {
+			/* timed out at a later work of this group: waited too, not to be dropped */
+			if (r->seq != HLOG_UNSET && g->seq != HLOG_UNSET && r->seq > g->seq)
+				add_long(&g->victims, &g->nr_victims, &g->alloc_victims,
+					 &g->more_victims, r->rank >= 0 ? r->rank : r->grank);
+			continue;
+		}
 		if (!g->op[0] && r->op[0])
 			memcpy(g->op, r->op, sizeof(g->op));
 		if (g->numel_in == HLOG_UNSET)
@@ -261,7 +543,7 @@ static void judge_group(struct hlog *h, size_t gi)
 			 r->rank >= 0 ? r->rank : r->grank);
 	}
 	if (g->nr_victims)
-		qsort(g->victims, g->nr_victims, sizeof(long), cmp_long);
+		qsort(g->victims, g->nr_victims, sizeof(long), cmp_long_asc);
 
 	/* the members that did not time out at seq, or are behind it */
 	struct hlog_who w;
@@ -277,33 +559,10 @@ static void judge_group(struct hlog *h, size_t gi)
 			fill_who(h, &w, r, -1, SIZE_MAX, HLOG_WHY_NEVER_ENTERED, ref);
 			add_who(&g->culprits, &g->nr_culprits, &g->alloc_culprits, &w);
 		} else if (!r->timed_out) {
-			fill_who(h, &w, r, -1, SIZE_MAX, HLOG_WHY_NO_TIMEOUT, ref);
-			if (w.behind_s > HLOG_SILENT_S) {
-				w.why = HLOG_WHY_SILENT;
-				add_who(&g->culprits, &g->nr_culprits, &g->alloc_culprits, &w);
-			} else {
-				add_who(&g->suspects, &g->nr_suspects, &g->alloc_suspects, &w);
-			}
+			member_without_timeout(h, g, gi, r, r->rank, SIZE_MAX, ref);
 		}
 	}
-	/* PyTorch's own desync report, after a watchdog line of this group */
-	for (size_t i = 0; i < h->nr_desync; i++) {
-		const struct hlog_desync *d = &h->desync[i];
-		if (d->kind == 2 || d->rec == SIZE_MAX || d->rec >= h->nr_recs)
-			continue;
-		const struct hlog_rec *after = &h->recs[d->rec];
-		if (after->group != gi && !(after->dead && g->dflt))
-			continue;
-		long rank = g->dflt ? d->grank : -1;
-		fill_who(h, &w, NULL, rank, SIZE_MAX, HLOG_WHY_DESYNC, ref);
-		w.grank = d->grank;
-		for (size_t j = 0; j < h->nr_recs; j++)
-			if (h->recs[j].group == gi && !h->recs[j].dead && h->recs[j].grank == d->grank) {
-				w.last_enq = h->recs[j].last_enq;
-				w.last_done = h->recs[j].last_done;
-			}
-		add_who(&g->culprits, &g->nr_culprits, &g->alloc_culprits, &w);
-	}
+	desync_culprits(h, g, gi, ref);
 	/* the default group's members with no record here: every rank seen, and the gaps */
 	if (g->dflt) {
 		long maxr = -1;
@@ -326,21 +585,34 @@ static void judge_group(struct hlog *h, size_t gi)
 		for (size_t i = 0; i < g->nr_culprits; i++)
 			if (g->culprits[i].rank >= 0 && g->culprits[i].rank <= maxr)
 				seen[g->culprits[i].rank] = 1;
-		for (long r = 0; r <= maxr; r++) {
+		for (long r = 0; r <= maxr; r++)
+			if (!seen[r])
+				member_without_timeout(h, g, gi, NULL, r, stream_of_rank(h, r), ref);
+		free(seen);
+	} else if (g->cluster) {
+		/* a 1.x group: its ranks are 0..N-1 of its own; one below the highest that printed
+		 * nothing here is a member that did not time out (which process it is, is unknown) */
+		long maxg = -1;
+		for (size_t i = 0; i < h->nr_recs; i++)
+			if (h->recs[i].group == gi && !h->recs[i].dead && h->recs[i].grank > maxg)
+				maxg = h->recs[i].grank;
+		if (maxg >= HLOG_RECS_MAX)
+			maxg = HLOG_RECS_MAX - 1;
+		unsigned char *seen = xcalloc((size_t)maxg + 2, 1);
+		for (size_t i = 0; i < h->nr_recs; i++)
+			if (h->recs[i].group == gi && !h->recs[i].dead && h->recs[i].grank >= 0 &&
+			    h->recs[i].grank <= maxg)
+				seen[h->recs[i].grank] = 1;
+		for (long r = 0; r <= maxg; r++) {
 			if (seen[r])
 				continue;
-			size_t s = stream_of_rank(h, r);
-			fill_who(h, &w, NULL, r, s, s == SIZE_MAX ? HLOG_WHY_NO_OUTPUT : HLOG_WHY_NO_TIMEOUT,
-				 ref);
-			if (s != SIZE_MAX && w.behind_s > HLOG_SILENT_S) {
-				w.why = HLOG_WHY_SILENT;
-				add_who(&g->culprits, &g->nr_culprits, &g->alloc_culprits, &w);
-			} else {
-				add_who(&g->suspects, &g->nr_suspects, &g->alloc_suspects, &w);
-			}
+			fill_who(h, &w, NULL, -1, SIZE_MAX, HLOG_WHY_NO_TIMEOUT, ref);
+			w.grank = r;
+			add_who(&g->suspects, &g->nr_suspects, &g->alloc_suspects, &w);
 		}
 		free(seen);
 	}
+	drop_named_suspects(g);
 	if (g->nr_culprits)
 		qsort(g->culprits, g->nr_culprits, sizeof(*g->culprits), cmp_who);
 	if (g->nr_suspects)
@@ -422,8 +694,8 @@ static void find_silent(struct hlog *h)
 			}
 		}
 		timed++;
-		if (h->latest.ts - l->ts <= HLOG_SILENT_S)
-			continue;
+		if (h->latest.ts - l->ts <= HLOG_SILENT_S || printed_timeout(h, r))
+			continue; /* a rank that printed a timeout was not silent, whatever its .out */
 		struct hlog_who w;
 		fill_who(h, &w, NULL, r, i, HLOG_WHY_SILENT, &h->latest);
 		w.last = *l;
@@ -442,6 +714,8 @@ void hlog_finish(struct hlog *h)
 	if (h->in_file)
 		hlog_file_end(h, NULL);
 	merge_unnamed(h);
+	split_unnamed(h);
+	collect_timed_ranks(h);
 	find_silent(h);
 	for (size_t g = 0; g < h->nr_groups; g++)
 		judge_group(h, g);

@@ -33,6 +33,7 @@ const char *hlog_why_name(enum hlog_why w)
 	case HLOG_WHY_BEHIND: return "behind";
 	case HLOG_WHY_DESYNC: return "desync_report";
 	case HLOG_WHY_SILENT: return "silent";
+	case HLOG_WHY_OTHER_GROUP: return "timed_out_in_other_group";
 	case HLOG_WHY_NO_TIMEOUT: return "no_timeout";
 	default: return "no_output";
 	}
@@ -65,12 +66,31 @@ static void time_str(const struct hlog_time *t, char *out, size_t size)
 	}
 }
 
+static void group_label(const struct hlog_group *g, struct strbuf *sb)
+{
+	if (g->name[0]) {
+		strbuf_addstr(sb, "process group ");
+		strbuf_add_clean(sb, g->name);
+	} else if (g->cluster) {
+		/* PyTorch 1.x names no group: this one is told apart by its SeqNum */
+		strbuf_addstr(sb, "an unnamed process group");
+		if (g->seq != HLOG_UNSET)
+			strbuf_addf(sb, " (its collectives at SeqNum %lld)", (long long)g->seq);
+	} else {
+		strbuf_addstr(sb, "the default process group");
+	}
+}
+
 static void who_name(const struct hlog_who *w, const struct hlog_group *g, struct strbuf *sb)
 {
-	if (w->rank >= 0)
+	if (w->rank >= 0) {
 		strbuf_addf(sb, "rank %ld", w->rank);
-	else
-		strbuf_addf(sb, "rank %ld of group %s", w->grank, g->name);
+	} else if (g->cluster) {
+		strbuf_addf(sb, "rank %ld of that group", w->grank);
+	} else {
+		strbuf_addf(sb, "rank %ld of ", w->grank);
+		group_label(g, sb);
+	}
 	if (w->host[0]) {
 		strbuf_addstr(sb, " (host ");
 		strbuf_add_clean(sb, w->host);
@@ -78,7 +98,36 @@ static void who_name(const struct hlog_who *w, const struct hlog_group *g, struc
 	}
 }
 
-static void who_why(const struct hlog_who *w, const struct hlog_group *g, struct strbuf *sb)
+/* What PyTorch's desync report said, in its own numbering (not the watchdog's SeqNum). */
+static void report_why(const struct hlog_who *w, const struct hlog_group *g, struct strbuf *sb)
+{
+	switch (w->report) {
+	case HLOG_REPORT_NEVER_JOINED:
+		strbuf_addstr(sb, "never joined any collective, says PyTorch's desync report");
+		return;
+	case HLOG_REPORT_NOT_JOINED:
+		if (w->report_seq != HLOG_UNSET && w->report_next != HLOG_UNSET)
+			strbuf_addf(sb, "finished collective #%lld but did not join #%lld",
+				    (long long)w->report_seq, (long long)w->report_next);
+		else
+			strbuf_addstr(sb, "did not join the collective the others are in");
+		break;
+	case HLOG_REPORT_NOT_FINISHED:
+		strbuf_addf(sb, "joined collective #%lld but did not finish it while the others "
+				"went on", (long long)w->report_seq);
+		break;
+	default:
+		strbuf_addstr(sb, "is named by PyTorch's desync report");
+		return;
+	}
+	strbuf_addstr(sb, ", says PyTorch's desync report (its # counts its own way");
+	if (g->seq != HLOG_UNSET)
+		strbuf_addf(sb, "; the watchdog's SeqNum is %lld", (long long)g->seq);
+	strbuf_addch(sb, ')');
+}
+
+static void who_why(const struct hlog *h, const struct hlog_who *w, const struct hlog_group *g,
+		    struct strbuf *sb)
 {
 	char t[48];
 	time_str(&w->last, t, sizeof(t));
@@ -93,12 +142,20 @@ static void who_why(const struct hlog_who *w, const struct hlog_group *g, struct
 		strbuf_addf(sb, "is behind: it timed out at an earlier work, #%lld", (long long)w->seq);
 		break;
 	case HLOG_WHY_DESYNC:
-		strbuf_addstr(sb, "is named by PyTorch's desync report as the rank that did not join");
+		report_why(w, g, sb);
 		break;
 	case HLOG_WHY_SILENT:
 		strbuf_addf(sb, "printed no timeout and its output stopped at %s", t[0] ? t : "?");
 		if (w->behind_s >= 0)
 			strbuf_addf(sb, ", %.0f s before the first timeout", w->behind_s);
+		break;
+	case HLOG_WHY_OTHER_GROUP:
+		strbuf_addstr(sb, "timed out in ");
+		if (w->other_group < h->nr_groups)
+			group_label(&h->groups[w->other_group], sb);
+		else
+			strbuf_addstr(sb, "another process group");
+		strbuf_addstr(sb, " instead: it waits there");
 		break;
 	case HLOG_WHY_NO_TIMEOUT:
 		strbuf_addstr(sb, "printed no timeout");
@@ -109,7 +166,6 @@ static void who_why(const struct hlog_who *w, const struct hlog_group *g, struct
 		strbuf_addstr(sb, "has no output in any of the logs");
 		break;
 	}
-	(void)g;
 }
 
 static void ranks_str(const long *r, size_t nr, uint64_t more, struct strbuf *sb)
@@ -133,16 +189,6 @@ static void ranks_str(const long *r, size_t nr, uint64_t more, struct strbuf *sb
 	}
 	if (more)
 		strbuf_addf(sb, " and %llu more", (unsigned long long)more);
-}
-
-static void group_label(const struct hlog_group *g, struct strbuf *sb)
-{
-	if (g->name[0]) {
-		strbuf_addstr(sb, "process group ");
-		strbuf_add_clean(sb, g->name);
-	} else {
-		strbuf_addstr(sb, "the default process group");
-	}
 }
 
 void hlog_summary(const struct hlog *h, struct strbuf *out)
@@ -199,7 +245,7 @@ void hlog_summary(const struct hlog *h, struct strbuf *out)
 					strbuf_addstr(out, "; ");
 				who_name(&g->culprits[i], g, out);
 				strbuf_addch(out, ' ');
-				who_why(&g->culprits[i], g, out);
+				who_why(h, &g->culprits[i], g, out);
 			}
 			if (g->nr_culprits > 3)
 				strbuf_addf(out, "; and %zu more", g->nr_culprits - 3);
@@ -213,7 +259,7 @@ void hlog_summary(const struct hlog *h, struct strbuf *out)
 					strbuf_addstr(out, "; ");
 				who_name(&g->suspects[i], g, out);
 				strbuf_addch(out, ' ');
-				who_why(&g->suspects[i], g, out);
+				who_why(h, &g->suspects[i], g, out);
 			}
 			if (g->nr_suspects > 3)
 				strbuf_addf(out, "; and %zu more", g->nr_suspects - 3);
@@ -264,14 +310,14 @@ void hlog_write_text(const struct hlog *h, struct strbuf *out)
 			strbuf_addstr(out, "  culprit  ");
 			who_name(&g->culprits[i], g, out);
 			strbuf_addch(out, ' ');
-			who_why(&g->culprits[i], g, out);
+			who_why(h, &g->culprits[i], g, out);
 			strbuf_addstr(out, "\n");
 		}
 		for (size_t i = 0; i < g->nr_suspects && i < 16; i++) {
 			strbuf_addstr(out, "  suspect  ");
 			who_name(&g->suspects[i], g, out);
 			strbuf_addch(out, ' ');
-			who_why(&g->suspects[i], g, out);
+			who_why(h, &g->suspects[i], g, out);
 			strbuf_addstr(out, "\n");
 		}
 	}
@@ -340,7 +386,17 @@ static void json_time(struct json_writer *w, const char *key, const struct hlog_
 	json_str_or_null(w, key, s);
 }
 
-static void json_who(struct json_writer *w, const struct hlog_who *x)
+static const char *report_name(enum hlog_report r)
+{
+	switch (r) {
+	case HLOG_REPORT_NEVER_JOINED: return "never_joined";
+	case HLOG_REPORT_NOT_JOINED: return "finished_not_joined";
+	case HLOG_REPORT_NOT_FINISHED: return "joined_not_finished";
+	default: return NULL;
+	}
+}
+
+static void json_who(const struct hlog *h, struct json_writer *w, const struct hlog_who *x)
 {
 	json_open_object(w);
 	json_rank(w, "rank", x->rank);
@@ -355,6 +411,14 @@ static void json_who(struct json_writer *w, const struct hlog_who *x)
 	json_key(w, "behind_s");
 	if (x->behind_s >= 0)
 		json_fixed(w, x->behind_s, 3);
+	else
+		json_null(w);
+	json_str_or_null(w, "report", report_name(x->report));
+	json_i64(w, "report_seq", x->report_seq);
+	json_i64(w, "report_next", x->report_next);
+	json_key(w, "other_group");
+	if (x->other_group < h->nr_groups)
+		json_uint(w, x->other_group);
 	else
 		json_null(w);
 	json_close_object(w);
@@ -380,6 +444,10 @@ void hlog_write_json(const struct hlog *h, struct strbuf *out)
 		json_str_or_null(&w, "group", g->name);
 		json_key(&w, "default");
 		json_bool(&w, g->dflt);
+		json_key(&w, "index");
+		json_uint(&w, h->order_groups[k]);
+		json_key(&w, "seq_run");
+		json_uint(&w, g->cluster);
 		json_i64(&w, "seq", g->seq);
 		json_str_or_null(&w, "op", g->op);
 		json_i64(&w, "numel_in", g->numel_in);
@@ -407,12 +475,12 @@ void hlog_write_json(const struct hlog *h, struct strbuf *out)
 		json_key(&w, "culprits");
 		json_open_array(&w);
 		for (size_t i = 0; i < g->nr_culprits; i++)
-			json_who(&w, &g->culprits[i]);
+			json_who(h, &w, &g->culprits[i]);
 		json_close_array(&w);
 		json_key(&w, "suspects");
 		json_open_array(&w);
 		for (size_t i = 0; i < g->nr_suspects; i++)
-			json_who(&w, &g->suspects[i]);
+			json_who(h, &w, &g->suspects[i]);
 		json_close_array(&w);
 		json_key(&w, "inside_collective");
 		json_bool(&w, g->inside);

@@ -411,7 +411,7 @@ TEST(hang_logs_desync_report_and_subgroups)
 	CHECK_INT(c->nr, 1);
 	CHECK_STR(str(c->items[0], "why"), "desync_report");
 	CHECK_INT(num(c->items[0], "group_rank"), 2);
-	CHECK_MSG(strstr(text.buf, "rank 2 of group 7(TP)"), "%s", text.buf);
+	CHECK_MSG(strstr(text.buf, "rank 2 of process group 7(TP)"), "%s", text.buf);
 	json_free(v);
 	strbuf_release(&in);
 	strbuf_release(&text);
@@ -518,7 +518,9 @@ TEST(hang_cli_desync_report_names_the_rank_in_its_own_count)
 	CHECK(c && c->nr >= 1);
 	CHECK_INT(num(c->items[0], "rank"), 3);
 	CHECK_STR(json_get_string(c->items[0], "why"), "desync_report");
-	CHECK_INT(num(c->items[0], "report_seq"), 183);
+	CHECK_INT(num(c->items[0], "report_seq"), 182);
+	CHECK_INT(num(c->items[0], "report_next"), 183);
+	CHECK_STR(json_get_string(c->items[0], "report"), "finished_not_joined");
 	CHECK_CONTAINS(text.buf, "rank 3");
 	CHECK_CONTAINS(text.buf, "finished collective #182 but did not join #183");
 	CHECK_CONTAINS(text.buf, "look at rank 3 first");
