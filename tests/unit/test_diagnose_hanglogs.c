@@ -599,3 +599,136 @@ TEST(hang_cli_torch1x_groups_far_apart_stay_apart)
 	json_free(v);
 	strbuf_release(&text);
 }
+
+/*
+ * The desync report as PyTorch 2.5+ prints it into one interleaved file: "Rank R" then lines
+ * with no "[rankR]:" prefix. When it says every rank "joined but didn't finish collective
+ * #730" (and its snapshot shows nobody later), the hang is inside the collective; when some
+ * joined and the snapshot shows the others at a later #, PyTorch names those, and so does vigil.
+ */
+static void desync_file(struct strbuf *in, const char *joined, const char *snapshot)
+{
+	for (int r = 0; r < 4; r++) {
+		strbuf_addf(in, "[rank%d]:[E1115 16:42:37.7%d6242859 ProcessGroupNCCL.cpp:629] [Rank %d] "
+				"Watchdog caught collective operation timeout: WorkNCCL(SeqNum=730, "
+				"OpType=ALLREDUCE, NumelIn=5120, NumelOut=5120, Timeout(ms)=600000) ran for "
+				"60002%d milliseconds before timing out.\n", r, r, r, r);
+		strbuf_addf(in, "[rank%d]:[E1115 16:42:37.7%d8057301 ProcessGroupNCCL.cpp:1936] Rank %d\n"
+				"\t - [%d] Timeout at collective: ALLREDUCE, #730\n"
+				"\t - To our best knowledge, the lagging/dead/mismatched ranks that caused "
+				"the desync are:\n"
+				"\t   - [%s] joined but didn't finish collective #730 (count from 1)\n"
+				"\t - Snapshot of ranks' latest states:\n%s", r, r, r, r, joined, snapshot);
+		strbuf_addf(in, "[rank%d]:[E1115 16:42:37.7%d8084521 ProcessGroupNCCL.cpp:2168] [PG ID 1 "
+				"PG GUID 1 Rank %d]  failure detected by watchdog at work sequence id: 730 "
+				"PG status: last enqueued work: 730, last completed work: 729\n", r, r, r);
+	}
+}
+
+TEST(hang_logs_desync_joined_but_not_finished_all_or_some)
+{
+	struct strbuf in = STRBUF_INIT, text = STRBUF_INIT;
+	desync_file(&in, "0, 1, 2, 3",
+		    "\t   #730 started ranks:\n\t     [0, 1, 2, 3] started ALLREDUCE\n");
+	struct json_value *v = feed_json("train.log", in.buf, in.len, 5, &text);
+	CHECK_STR(str(v, "verdict"), "inside_collective");
+	CHECK_INT(json_get(group0(v), "culprits")->nr, 0);
+	CHECK_INT(json_get(group0(v), "victims")->nr, 4);
+	json_free(v);
+	strbuf_reset(&in);
+	desync_file(&in, "1, 2",
+		    "\t   #730 started ranks:\n\t     [1, 2] started ALLREDUCE\n"
+		    "\t   #731 started ranks:\n\t     [0, 3] started ALLREDUCE\n");
+	v = feed_json("train.log", in.buf, in.len, 0, &text);
+	CHECK_STR(str(v, "verdict"), "culprit");
+	const struct json_value *c = json_get(group0(v), "culprits");
+	CHECK_INT(c->nr, 2);
+	CHECK_INT(num(c->items[0], "group_rank"), 1);
+	CHECK_STR(str(c->items[0], "report"), "joined_not_finished");
+	CHECK_INT(num(c->items[0], "report_seq"), 730);
+	CHECK_INT(num(c->items[1], "group_rank"), 2);
+	CHECK_CONTAINS(text.buf, "joined collective #730 but did not finish it");
+	json_free(v);
+	strbuf_release(&in);
+	strbuf_release(&text);
+}
+
+/* "Work WorkNCCL(...) timed out in blocking wait." (2.4+ with TORCH_NCCL_BLOCKING_WAIT) is a
+ * timeout too; WorkNCCL's "[PG GUID 2 Rank 0]" names group 2. */
+TEST(hang_logs_blocking_wait_and_pg_guid_prefix)
+{
+	static const char in[] =
+		"[rank1]:[E1002 18:16:40.662691402 ProcessGroupNCCL.cpp:756] [Rank 1] Work WorkNCCL("
+		"SeqNum=961, OpType=ALLREDUCE, NumelIn=2048, NumelOut=2048, Timeout(ms)=600000) timed "
+		"out in blocking wait.\n"
+		"[rank0]:[E1002 18:16:41.000000000 ProcessGroupNCCL.cpp:689] [PG GUID 2 Rank 0] Watchdog "
+		"caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=BROADCAST, NumelIn=8, "
+		"NumelOut=8, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.\n";
+	struct json_value *v = feed_json("train.log", in, sizeof(in) - 1, 0, NULL);
+	const struct json_value *gs = json_get(v, "groups");
+	CHECK_INT(gs->nr, 2);
+	bool seen_961 = false, seen_2 = false;
+	for (size_t i = 0; i < gs->nr; i++) {
+		const char *name = str(gs->items[i], "group");
+		if (num(gs->items[i], "seq") == 961)
+			seen_961 = has_rank(json_get(gs->items[i], "victims"), 1);
+		if (name && !strcmp(name, "2"))
+			seen_2 = num(gs->items[i], "seq") == 12;
+	}
+	CHECK(seen_961 && seen_2);
+	json_free(v);
+}
+
+/*
+ * Rank 3 timed out in process group 5(TP), not in the default group where ranks 0-2 wait;
+ * its .out stopped ten minutes before. It printed a timeout: never "silent", never "printed
+ * no timeout" (the old code listed it among the outputs that stopped first).
+ */
+TEST(hang_logs_rank_that_timed_out_elsewhere_is_not_silent)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf line = STRBUF_INIT;
+	for (int r = 0; r < 4; r++) {
+		char rel[64];
+		strbuf_reset(&line);
+		strbuf_addf(&line, "2026-12-01T05:0%d:00.000Z step 1\n", r == 3 ? 0 : 9);
+		snprintf(rel, sizeof(rel), "run/attempt-1/rank-%d.out", r);
+		test_write(dir, rel, line.buf);
+		strbuf_reset(&line);
+		if (r < 3)
+			strbuf_addf(&line, "2026-12-01T05:10:00.%d00Z [rank%d]:[E1201 05:10:00.1 1 P.cpp:1] "
+					   "[PG ID 0 PG GUID 0(default_pg) Rank %d] Watchdog caught collective "
+					   "operation timeout: WorkNCCL(SeqNum=50, OpType=ALLREDUCE, NumelIn=9, "
+					   "NumelOut=9, Timeout(ms)=600000) ran for 600000 milliseconds before "
+					   "timing out.\n", r, r, r);
+		else
+			strbuf_addf(&line, "[rank3]:[E1201 05:09:58.1 1 P.cpp:1] [PG ID 1 PG GUID 5(TP) "
+					   "Rank 1] Watchdog caught collective operation timeout: WorkNCCL("
+					   "SeqNum=900, OpType=_ALLGATHER_BASE, NumelIn=4, NumelOut=8, "
+					   "Timeout(ms)=600000) ran for 600000 milliseconds before timing out.\n");
+		snprintf(rel, sizeof(rel), "run/attempt-1/rank-%d.err", r);
+		test_write(dir, rel, line.buf);
+	}
+	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT;
+	strbuf_addf(&p, "%s/run", dir);
+	char *paths[] = { p.buf };
+	struct json_value *v = hang_json(paths, 1, &text, NULL);
+	const struct json_value *gs = json_get(v, "groups"), *dg = NULL;
+	for (size_t i = 0; i < gs->nr; i++)
+		if (json_get(gs->items[i], "default")->boolean)
+			dg = gs->items[i];
+	CHECK_MSG(dg, "%s", text.buf);
+	const struct json_value *su = json_get(dg, "suspects"), *cu = json_get(dg, "culprits");
+	CHECK_INT(cu->nr, 0);
+	CHECK_INT(su->nr, 1);
+	CHECK_INT(num(su->items[0], "rank"), 3);
+	CHECK_STR(str(su->items[0], "why"), "timed_out_in_other_group");
+	const struct json_value *sl = json_get(v, "silent");
+	for (size_t i = 0; i < sl->nr; i++)
+		CHECK_MSG(num(sl->items[i], "rank") != 3, "%s", text.buf);
+	CHECK_CONTAINS(text.buf, "rank 3 timed out in process group 5(TP) instead");
+	json_free(v);
+	strbuf_release(&p);
+	strbuf_release(&line);
+	strbuf_release(&text);
+}
