@@ -706,7 +706,8 @@ static void judge_line(struct hlog *h, const char *s, size_t n, bool cut)
 		status_line(h, &lc, s, n);
 		return;
 	}
-	if ((p = find(t, tn, "WorkNCCL(")) && find(p, (size_t)(t + tn - p), " timed out in blocking wait")) {
+	if ((p = find(t, tn, "WorkNCCL(")) &&
+	    find(p, (size_t)(t + tn - p), " timed out in blocking wait")) {
 		/* "[Rank 1] Work WorkNCCL(SeqNum=2521, ...) timed out in blocking wait." */
 		watchdog_line(h, &lc, s, n, p);
 		return;

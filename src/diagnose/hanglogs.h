@@ -9,7 +9,9 @@
  * "silent" outputs: those whose last stamped line is well before the latest one.
  *
  * Pure, in the style of logs.h: the command (src/cmd/diagnose_hanglogs.c) opens the files and
- * feeds their bytes in chunks of any size; nothing here reads, prints or exits.
+ * feeds their bytes in chunks of any size; nothing here reads, prints or exits. Three files:
+ * hanglogs.c reads lines into records, hanglogs_judge.c groups them and judges,
+ * hanglogs_out.c writes text and JSON.
  *
  *   hlog_init(&h);
  *   for each file: hlog_file_begin(&h, name, host, rank); hlog_feed(&h, buf, n)...;
@@ -36,17 +38,24 @@
  *              "Last enqueued NCCL work: 48" on a rank that did not time out, "last started
  *              work: N" read too);
  *   failed     "Some NCCL operations have failed or timed out";
- *   desync     TORCH_NCCL_DESYNC_DEBUG's report: "ranks [5] are the lagging ranks that caused
- *              this timeout", "[0, 1] joined but didn't finish collective #49", "[5] finished
- *              collective #48, but didn't join collective #49";
+ *   blocking   "[Rank 1] Work WorkNCCL(SeqNum=..., ...) timed out in blocking wait." (a timeout);
+ *   desync     TORCH_NCCL_DESYNC_DEBUG's report, opened by "[3] Timeout at collective: OP, #N"
+ *              (2.5+ prints "Rank 3" first and the lines without "[rank3]:"): "ranks [5] are the
+ *              lagging ranks that caused this timeout", "[0, 1] joined but didn't finish
+ *              collective #49", "[5] finished collective #48, but didn't join collective #49",
+ *              the snapshot "#49 started ranks:" / "[0, 1] started ALLREDUCE". Its #N counts
+ *              each rank's latest started trace, not the watchdog's SeqNum: never compared;
  *   NCCL       "host:pid:tid [dev] NCCL WARN ..." (less the warnings every healthy run prints)
  *              and NCCL error lines ("NCCL error", ncclSystemError, ncclInternalError,
  *              ncclRemoteError, ncclUnhandledCudaError, ncclInvalidUsage).
  *
  * Groups: the "[PG ...]" prefix names the group: its GUID (else its id) and "(description)";
- * a watchdog line that names none (all versions print "[Rank N]" only) joins the group whose
- * status line names the same rank and work; the rest form the unnamed group, which is the
- * default group when no named one is ("0", "0(default_pg)" are default).
+ * a watchdog line that names none ("[Rank N]" only) joins the group whose status line the same
+ * output printed for the same work, else the named group timed out in the same collective
+ * (SeqNum, OpType, NumelIn, NumelOut), else a named default group with no timeout of its own;
+ * the rest form the unnamed group, the default when no named one is ("0", "0(default_pg)"
+ * are default). The unnamed group keeps one record per rank and SeqNum; runs of its SeqNums
+ * more than HLOG_SEQ_GAP apart are groups of their own (PyTorch 1.x names none; "cluster").
  *
  * Ranks: a line's rank is srun --label's "3: ", else torch's "[rank3]:", else the file's (from
  * its name); "[Rank N]" is the rank in the group, the same as the global rank in the default
@@ -79,15 +88,20 @@
  *     group         its name ("0(default_pg)", "3", ...) or null (unnamed); default: bool
  *     seq, op, numel_in, numel_out, timeout_ms, waited_ms   the collective (null unknown)
  *     first_timeout {time, timebase, file, line, rank, host}: the earliest watchdog line
- *     victims[]     ranks that printed the timeout at seq (global ranks where known, else
+ *     victims[]     ranks that printed the timeout at seq or later (global ranks where known, else
  *                   ranks in the group); more_victims: how many past the first 4096
+ *     index, seq_run  the group's index (other_group refers to it), its run of SeqNums when
+ *                   an unnamed group was split (1, 2, ...; 0 not split)
  *     culprits[], suspects[]: {rank, group_rank, host, why, last_enqueued, last_completed,
- *                   timed_out_seq, last_time, behind_s} (null where unknown); why is one of
- *                   "never_entered" (last enqueued below seq), "behind" (timed out at an
- *                   earlier work), "desync_report" (PyTorch's own analysis named it),
- *                   "silent" (printed no timeout; its output stopped before the timeouts),
- *                   "no_timeout" (printed no timeout, still logging), "no_output" (a rank
- *                   missing from every log)
+ *                   timed_out_seq, last_time, behind_s, report, report_seq, report_next,
+ *                   other_group} (null where unknown); why is one of "desync_report"
+ *                   (PyTorch's own analysis named it: report "never_joined",
+ *                   "finished_not_joined" (#report_seq, not #report_next) or
+ *                   "joined_not_finished", in the report's numbering), "never_entered" (last
+ *                   enqueued below seq), "behind" (timed out at an earlier work), "silent"
+ *                   (printed no timeout; its output stopped before the timeouts),
+ *                   "timed_out_in_other_group" (it waits in group other_group), "no_timeout"
+ *                   (printed no timeout, still logging), "no_output" (missing from every log)
  *     inside_collective: every member printed the timeout at seq, none is missing
  *   silent[]      {file, host, rank, last_time, behind_s}: streams stopped first, earliest first
  *   silent_inconclusive, latest_time
