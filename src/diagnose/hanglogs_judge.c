@@ -93,14 +93,20 @@ static void merge_unnamed(struct hlog *h)
 			un = g;
 	if (un == SIZE_MAX || h->nr_groups < 2)
 		return;
+	/* the named records, once: most logs have few next to many unnamed lines */
+	size_t *named = xmalloc((h->nr_recs + 1) * sizeof(*named)), nr_named = 0;
+	for (size_t j = 0; j < h->nr_recs; j++)
+		if (h->recs[j].group != un && !h->recs[j].dead)
+			named[nr_named++] = j;
 	for (size_t i = 0; i < h->nr_recs; i++) {
 		struct hlog_rec *u = &h->recs[i];
 		if (u->group != un || u->dead)
 			continue;
 		size_t best = SIZE_MAX;
-		for (size_t j = 0; j < h->nr_recs; j++) {
+		for (size_t k = 0; k < nr_named; k++) {
+			size_t j = named[k];
 			const struct hlog_rec *r = &h->recs[j];
-			if (r->group == un || r->dead || r->stream != u->stream || !same_rank(u, r))
+			if (r->dead || r->stream != u->stream || !same_rank(u, r))
 				continue;
 			if (u->seq != HLOG_UNSET && r->seq == u->seq) {
 				best = j;
@@ -119,9 +125,9 @@ static void merge_unnamed(struct hlog *h)
 			continue;
 		size_t g = SIZE_MAX;
 		bool two = false;
-		for (size_t j = 0; j < h->nr_recs && !two; j++) {
-			const struct hlog_rec *r = &h->recs[j];
-			if (r->group == un || r->dead || !r->timed_out || !same_collective(r, u))
+		for (size_t k = 0; k < nr_named && !two; k++) {
+			const struct hlog_rec *r = &h->recs[named[k]];
+			if (r->dead || !r->timed_out || !same_collective(r, u))
 				continue;
 			two = g != SIZE_MAX && g != r->group; /* two groups, one signature: say neither */
 			g = r->group;
@@ -129,9 +135,10 @@ static void merge_unnamed(struct hlog *h)
 		if (g == SIZE_MAX || two)
 			continue;
 		size_t into = SIZE_MAX;
-		for (size_t j = 0; j < h->nr_recs && into == SIZE_MAX && u->rank >= 0; j++)
-			if (h->recs[j].group == g && !h->recs[j].dead && h->recs[j].rank == u->rank)
-				into = j;
+		for (size_t k = 0; k < nr_named && into == SIZE_MAX && u->rank >= 0; k++)
+			if (h->recs[named[k]].group == g && !h->recs[named[k]].dead &&
+			    h->recs[named[k]].rank == u->rank)
+				into = named[k];
 		if (into != SIZE_MAX) {
 			merge_rec(h, into, i);
 		} else {
@@ -139,6 +146,7 @@ static void merge_unnamed(struct hlog *h)
 			u->key_seq = HLOG_UNSET;
 		}
 	}
+	free(named);
 	/* the rest joins a named default group that timed out in nothing (its ranks printed only
 	 * a dump signal's "Last enqueued NCCL work"): the same ranks, the same run */
 	size_t dflt = SIZE_MAX;
