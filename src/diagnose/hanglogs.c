@@ -659,6 +659,13 @@ static void judge_line(struct hlog *h, const char *s, size_t n, bool cut)
 		for (i += used + 2; i < n && s[i] == ' '; i++)
 			;
 	}
+	/* another launcher's prefix before torch's: "[80746] [rank0]:[E321 ...", "host [stderr]
+	 * [rank14]:[E909 ..." (the rank is torch's, a few words in) */
+	if (n - i > 6 && memcmp(s + i, "[rank", 5) && memchr(s + i, '[', n - i)) {
+		const char *rk = find(s + i, n - i < 96 ? n - i : 96, "[rank");
+		if (rk && (size_t)(rk - s) + 6 < n && isdigit((unsigned char)rk[5]))
+			i = (size_t)(rk - s);
+	}
 	if (n - i > 6 && !memcmp(s + i, "[rank", 5)) {
 		v = num_at(s + i + 5, n - i - 5, &used);
 		if (v >= 0 && used <= 7 && i + 5 + used + 1 < n && s[i + 5 + used] == ']' &&

@@ -732,3 +732,27 @@ TEST(hang_logs_rank_that_timed_out_elsewhere_is_not_silent)
 	strbuf_release(&line);
 	strbuf_release(&text);
 }
+
+/* Another launcher's prefix before torch's "[rankN]:" ("[80746] " from a pid-tagging launcher,
+ * "node-3 [stderr] " from milabench): the global rank is still torch's (the old code read
+ * only "[Rank R]", the rank in the group, and split the collective in two). */
+TEST(hang_logs_launcher_prefix_before_torch_rank)
+{
+	static const char in[] =
+		"[80746] [rank4]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog "
+		"caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=46, "
+		"NumelOut=46, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n"
+		"[80748] [rank4]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] "
+		"Exception (either an error or timeout) detected by watchdog at work: 1580, last "
+		"enqueued NCCL work: 1582, last completed NCCL work: 1579.\n"
+		"node-3 [stderr] [rank5]:[E909 09:55:29.307629539 ProcessGroupNCCL.cpp:607] [Rank 1] "
+		"Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, "
+		"NumelIn=46, NumelOut=46, Timeout(ms)=600000) ran for 600034 milliseconds before timing "
+		"out.\n";
+	struct json_value *v = feed_json("train.log", in, sizeof(in) - 1, 9, NULL);
+	CHECK_INT(json_get(v, "groups")->nr, 1);
+	const struct json_value *vic = json_get(group0(v), "victims");
+	CHECK_INT(vic->nr, 2);
+	CHECK(has_rank(vic, 4) && has_rank(vic, 5));
+	json_free(v);
+}
