@@ -84,6 +84,7 @@
  * JSON (hlog_write_json(), the lead's `vigil diagnose hang --json` puts it under "logs"):
  *   verdict       "culprit" | "suspects" | "inside_collective" | "silent" | "unknown"
  *   summary       the one paragraph the text output starts with
+ *   action        what to do next (every verdict has one, unknown too; "next: " in the text)
  *   groups[]      per group with a timeout, the culprit group first:
  *     group         its name ("0(default_pg)", "3", ...) or null (unnamed); default: bool
  *     seq, op, numel_in, numel_out, timeout_ms, waited_ms   the collective (null unknown)
@@ -107,7 +108,8 @@
  *   silent_inconclusive, latest_time
  *   nccl          {warnings, errors, first: {kind, host, rank, file, line, time, example} | null,
  *                 hosts[]}
- *   files[]       {file, host, rank, lines, bytes, cut_lines, last_time, status, error}
+ *   files[]       {file, host, rank, lines, bytes, cut_lines, last_time, status, error,
+ *                 action (with an error)}
  *   unreadable, lost
  */
 #ifndef VIGIL_DIAGNOSE_HANGLOGS_H
@@ -314,6 +316,8 @@ void hlog_finish(struct hlog *h);
 size_t hlog_unreadable(const struct hlog *h);
 
 const char *hlog_verdict_name(enum hlog_verdict v);
+/* What to do next, for the verdict (a static string; "unknown" has one too). */
+const char *hlog_action(const struct hlog *h);
 const char *hlog_why_name(enum hlog_why w);
 
 /* The paragraph alone (what the text output starts with, and the JSON's summary). */

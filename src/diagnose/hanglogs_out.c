@@ -290,12 +290,38 @@ void hlog_summary(const struct hlog *h, struct strbuf *out)
 	}
 }
 
+/* What to do next: every verdict has one, "unknown" above all. */
+const char *hlog_action(const struct hlog *h)
+{
+	switch (h->verdict) {
+	case HLOG_CULPRIT:
+		return "take the culprit's stacks while the job hangs (vigil stacks) and read its "
+		       "host's kernel log; if its GPU or NIC is at fault, restart without that host";
+	case HLOG_SUSPECTS:
+		return "take the suspects' stacks while the job hangs (vigil stacks) and read their "
+		       "hosts' kernel logs";
+	case HLOG_INSIDE:
+		return "check the group's hosts (vigil check, vigil net): every rank entered and none "
+		       "finished; for a next hang set TORCH_NCCL_DESYNC_DEBUG=1 or load vigil's NCCL "
+		       "recorder (vigil run --nccl-recorder)";
+	case HLOG_SILENT:
+		return "take that rank's stacks while the job hangs (vigil stacks) and read its host's "
+		       "kernel log";
+	default:
+		return "take every rank's stacks while the job hangs (vigil stacks); run it again with "
+		       "vigil's NCCL recorder (vigil run --nccl-recorder) or TORCH_NCCL_DESYNC_DEBUG=1, "
+		       "so that the next hang names its rank";
+	}
+}
+
+#define HLOG_FILE_ACTION "make it a readable regular file and run again: its ranks are not judged"
+
 void hlog_write_text(const struct hlog *h, struct strbuf *out)
 {
 	char t[48];
 	strbuf_addf(out, "hang from logs: %s\n", hlog_verdict_name(h->verdict));
 	hlog_summary(h, out);
-	strbuf_addstr(out, "\n");
+	strbuf_addf(out, "\nnext: %s\n", hlog_action(h));
 	for (size_t k = 0; k < h->nr_order; k++) {
 		const struct hlog_group *g = &h->groups[h->order_groups[k]];
 		strbuf_addstr(out, "\n");
@@ -345,7 +371,7 @@ void hlog_write_text(const struct hlog *h, struct strbuf *out)
 		strbuf_add_clean(out, h->files[i].name);
 		strbuf_addstr(out, ": unknown: ");
 		strbuf_add_clean(out, h->files[i].error);
-		strbuf_addstr(out, "\n");
+		strbuf_addstr(out, "; " HLOG_FILE_ACTION "\n");
 	}
 	if (h->lost)
 		strbuf_addf(out, "note: %llu records past the bounds were not kept\n",
@@ -436,6 +462,8 @@ void hlog_write_json(const struct hlog *h, struct strbuf *out)
 	json_key(&w, "summary");
 	json_string(&w, sum.buf);
 	strbuf_release(&sum);
+	json_key(&w, "action");
+	json_string(&w, hlog_action(h));
 	json_key(&w, "groups");
 	json_open_array(&w);
 	for (size_t k = 0; k < h->nr_order; k++) {
@@ -553,6 +581,7 @@ void hlog_write_json(const struct hlog *h, struct strbuf *out)
 		json_key(&w, "status");
 		json_string(&w, f->error ? "unknown" : "read");
 		json_str_or_null(&w, "error", f->error);
+		json_str_or_null(&w, "action", f->error ? HLOG_FILE_ACTION : NULL);
 		json_close_object(&w);
 	}
 	json_close_array(&w);

@@ -315,6 +315,9 @@ TEST(hang_logs_nothing_found_is_unknown_never_no_hang)
 	CHECK_STR(str(v, "verdict"), "unknown");
 	CHECK_INT(json_get(v, "groups")->nr, 0);
 	CHECK_MSG(strstr(str(v, "summary"), "cannot tell"), "%s", str(v, "summary"));
+	/* an unknown carries an action */
+	CHECK_CONTAINS(str(v, "action"), "vigil stacks");
+	CHECK_CONTAINS(text.buf, "next: take every rank's stacks");
 	CHECK_INT(json_get(v, "files")->nr, 3);
 	json_free(v);
 	/* nothing readable at all: an error, and still unknown */
@@ -441,6 +444,7 @@ TEST(hang_logs_refuses_fifos_and_planted_links)
 	CHECK_INT(vic->nr, 1);
 	CHECK_INT(vic->items[0]->number, 0);
 	CHECK_MSG(strstr(text.buf, "not a regular file"), "%s", text.buf);
+	CHECK_CONTAINS(text.buf, "its ranks are not judged");
 	CHECK_MSG(strstr(text.buf, "symbolic link"), "%s", text.buf);
 	json_free(v);
 	strbuf_release(&p);
