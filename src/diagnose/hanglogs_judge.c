@@ -93,6 +93,9 @@ static void merge_unnamed(struct hlog *h)
 			un = g;
 	if (un == SIZE_MAX || h->nr_groups < 2)
 		return;
+	/* beside named groups, what stays unnamed is of a group the logs do not say: not the
+	 * default, whose members (every rank seen) would all be listed as suspects */
+	h->groups[un].dflt = false;
 	/* the named records, once: most logs have few next to many unnamed lines */
 	size_t *named = xmalloc((h->nr_recs + 1) * sizeof(*named)), nr_named = 0;
 	for (size_t j = 0; j < h->nr_recs; j++)

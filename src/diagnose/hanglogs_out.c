@@ -76,8 +76,10 @@ static void group_label(const struct hlog_group *g, struct strbuf *sb)
 		strbuf_addstr(sb, "an unnamed process group");
 		if (g->seq != HLOG_UNSET)
 			strbuf_addf(sb, " (its collectives at SeqNum %lld)", (long long)g->seq);
-	} else {
+	} else if (g->dflt) {
 		strbuf_addstr(sb, "the default process group");
+	} else {
+		strbuf_addstr(sb, "a process group its lines do not name");
 	}
 }
 

@@ -760,3 +760,35 @@ TEST(hang_logs_launcher_prefix_before_torch_rank)
 	CHECK(has_rank(vic, 4) && has_rank(vic, 5));
 	json_free(v);
 }
+
+/* Two tensor-parallel groups time out in collectives of one signature (same SeqNum, OpType and
+ * sizes: symmetric groups); rank 4's bare watchdog line could be either's. It stays in a group
+ * the logs do not name, which is not the default: the ranks seen elsewhere are not its
+ * suspects (the old code listed every other rank there as one that printed no timeout). */
+TEST(hang_logs_ambiguous_bare_line_is_not_the_default_group)
+{
+	struct strbuf in = STRBUF_INIT;
+	for (int r = 0; r < 5; r++) {
+		strbuf_addf(&in, "[rank%d]:[E1206 18:44:12.31%d000000 ProcessGroupNCCL.cpp:607] [Rank %d] "
+				 "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=500, "
+				 "OpType=_ALLGATHER_BASE, NumelIn=64, NumelOut=128, Timeout(ms)=600000) ran "
+				 "for 600010 milliseconds before timing out.\n", r, r, r % 2);
+		if (r < 4)
+			strbuf_addf(&in, "[rank%d]:[E1206 18:44:12.32%d000000 ProcessGroupNCCL.cpp:1664] "
+					 "[PG %d Rank %d] Exception (either an error or timeout) detected by "
+					 "watchdog at work: 500, last enqueued NCCL work: 500, last completed "
+					 "NCCL work: 499.\n", r, r, 5 + r / 2, r % 2);
+	}
+	struct strbuf text = STRBUF_INIT;
+	struct json_value *v = feed_json("train.log", in.buf, in.len, 0, &text);
+	const struct json_value *gs = json_get(v, "groups");
+	CHECK_MSG(gs->nr == 3, "%s", text.buf);
+	for (size_t i = 0; i < gs->nr; i++) {
+		CHECK(!json_get(gs->items[i], "default")->boolean);
+		CHECK_MSG(json_get(gs->items[i], "suspects")->nr == 0, "%s", text.buf);
+	}
+	CHECK_STR(str(v, "verdict"), "inside_collective");
+	json_free(v);
+	strbuf_release(&in);
+	strbuf_release(&text);
+}
