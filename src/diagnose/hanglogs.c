@@ -433,6 +433,8 @@ static void watchdog_line(struct hlog *h, const struct line_ctx *lc, const char 
 		r->line = h->files[h->nr_files - 1].lines;
 	}
 	h->last_rec = ri;
+	h->report_rec = SIZE_MAX; /* a report of this rank opens after it */
+	h->snap = HLOG_REPORT_NONE;
 }
 
 static void status_line(struct hlog *h, const struct line_ctx *lc, const char *s, size_t n)
