@@ -47,6 +47,7 @@ void hlog_release(struct hlog *h)
 	free(h->order_groups);
 	free(h->smap);
 	free(h->timed_ranks);
+	free(h->timed_groups);
 	if (h->in_file)
 		kmsg_log_release(&h->clock);
 	hlog_init(h);

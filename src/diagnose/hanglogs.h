@@ -268,6 +268,7 @@ struct hlog {
 	size_t nr_desync, alloc_desync;
 	uint64_t lost; /* records, streams, groups or desync lines past their bounds */
 	long *timed_ranks; /* after hlog_finish(): global ranks that printed a timeout, sorted */
+	size_t *timed_groups; /* the group each of them timed out in */
 	size_t nr_timed_ranks;
 
 	uint64_t nccl_warns, nccl_errors, order;

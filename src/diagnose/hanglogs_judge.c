@@ -238,36 +238,72 @@ static void split_unnamed(struct hlog *h)
 	free(starts);
 }
 
+struct timed {
+	long rank;
+	size_t group;
+};
+
+static int cmp_timed(const void *a, const void *b)
+{
+	const struct timed *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->group < y->group ? -1 : x->group > y->group;
+}
+
 /* The global ranks that printed a watchdog timeout, in any group: never "silent". */
 static void collect_timed_ranks(struct hlog *h)
 {
-	size_t alloc = 0;
+	struct timed *t = NULL;
+	size_t nr = 0, alloc = 0;
+	free(h->timed_ranks);
+	free(h->timed_groups);
 	for (size_t i = 0; i < h->nr_recs; i++) {
 		const struct hlog_rec *r = &h->recs[i];
 		long rank = r->rank >= 0 ? r->rank : h->groups[r->group].dflt ? r->grank : -1;
 		if (r->dead || !r->timed_out || rank < 0)
 			continue;
-		ALLOC_GROW(h->timed_ranks, h->nr_timed_ranks + 1, alloc);
-		h->timed_ranks[h->nr_timed_ranks++] = rank;
+		ALLOC_GROW(t, nr + 1, alloc);
+		t[nr].rank = rank;
+		t[nr++].group = r->group;
 	}
-	if (h->nr_timed_ranks)
-		qsort(h->timed_ranks, h->nr_timed_ranks, sizeof(long), cmp_long_asc);
+	if (nr)
+		qsort(t, nr, sizeof(*t), cmp_timed);
+	h->timed_ranks = xmalloc((nr + 1) * sizeof(long));
+	h->timed_groups = xmalloc((nr + 1) * sizeof(size_t));
+	for (size_t i = 0; i < nr; i++) {
+		h->timed_ranks[i] = t[i].rank;
+		h->timed_groups[i] = t[i].group;
+	}
+	h->nr_timed_ranks = nr;
+	free(t);
+}
+
+/* The first index of rank in timed_ranks, else SIZE_MAX. */
+static size_t timed_index(const struct hlog *h, long rank)
+{
+	size_t lo = 0, hi = h->nr_timed_ranks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (h->timed_ranks[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return rank >= 0 && lo < h->nr_timed_ranks && h->timed_ranks[lo] == rank ? lo : SIZE_MAX;
 }
 
 static bool printed_timeout(const struct hlog *h, long rank)
 {
-	return rank >= 0 && h->nr_timed_ranks &&
-	       bsearch(&rank, h->timed_ranks, h->nr_timed_ranks, sizeof(long), cmp_long_asc);
+	return timed_index(h, rank) != SIZE_MAX;
 }
 
 /* The group where global rank timed out (not gi), else SIZE_MAX. */
 static size_t timed_out_in(const struct hlog *h, long rank, size_t gi)
 {
-	for (size_t i = 0; i < h->nr_recs; i++) {
-		const struct hlog_rec *r = &h->recs[i];
-		if (!r->dead && r->timed_out && r->group != gi && r->rank == rank)
-			return r->group;
-	}
+	for (size_t i = timed_index(h, rank); i < h->nr_timed_ranks && h->timed_ranks[i] == rank; i++)
+		if (h->timed_groups[i] != gi)
+			return h->timed_groups[i];
 	return SIZE_MAX;
 }
 
