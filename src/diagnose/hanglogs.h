@@ -9,7 +9,9 @@
  * "silent" outputs: those whose last stamped line is well before the latest one.
  *
  * Pure, in the style of logs.h: the command (src/cmd/diagnose_hanglogs.c) opens the files and
- * feeds their bytes in chunks of any size; nothing here reads, prints or exits.
+ * feeds their bytes in chunks of any size; nothing here reads, prints or exits. Three files:
+ * hanglogs.c reads lines into records, hanglogs_judge.c groups them and judges,
+ * hanglogs_out.c writes text and JSON.
  *
  *   hlog_init(&h);
  *   for each file: hlog_file_begin(&h, name, host, rank); hlog_feed(&h, buf, n)...;
@@ -36,17 +38,24 @@
  *              "Last enqueued NCCL work: 48" on a rank that did not time out, "last started
  *              work: N" read too);
  *   failed     "Some NCCL operations have failed or timed out";
- *   desync     TORCH_NCCL_DESYNC_DEBUG's report: "ranks [5] are the lagging ranks that caused
- *              this timeout", "[0, 1] joined but didn't finish collective #49", "[5] finished
- *              collective #48, but didn't join collective #49";
+ *   blocking   "[Rank 1] Work WorkNCCL(SeqNum=..., ...) timed out in blocking wait." (a timeout);
+ *   desync     TORCH_NCCL_DESYNC_DEBUG's report, opened by "[3] Timeout at collective: OP, #N"
+ *              (2.5+ prints "Rank 3" first and the lines without "[rank3]:"): "ranks [5] are the
+ *              lagging ranks that caused this timeout", "[0, 1] joined but didn't finish
+ *              collective #49", "[5] finished collective #48, but didn't join collective #49",
+ *              the snapshot "#49 started ranks:" / "[0, 1] started ALLREDUCE". Its #N counts
+ *              each rank's latest started trace, not the watchdog's SeqNum: never compared;
  *   NCCL       "host:pid:tid [dev] NCCL WARN ..." (less the warnings every healthy run prints)
  *              and NCCL error lines ("NCCL error", ncclSystemError, ncclInternalError,
  *              ncclRemoteError, ncclUnhandledCudaError, ncclInvalidUsage).
  *
  * Groups: the "[PG ...]" prefix names the group: its GUID (else its id) and "(description)";
- * a watchdog line that names none (all versions print "[Rank N]" only) joins the group whose
- * status line names the same rank and work; the rest form the unnamed group, which is the
- * default group when no named one is ("0", "0(default_pg)" are default).
+ * a watchdog line that names none ("[Rank N]" only) joins the group whose status line the same
+ * output printed for the same work, else the named group timed out in the same collective
+ * (SeqNum, OpType, NumelIn, NumelOut), else a named default group with no timeout of its own;
+ * the rest form the unnamed group, the default when no named one is ("0", "0(default_pg)"
+ * are default). The unnamed group keeps one record per rank and SeqNum; runs of its SeqNums
+ * more than HLOG_SEQ_GAP apart are groups of their own (PyTorch 1.x names none; "cluster").
  *
  * Ranks: a line's rank is srun --label's "3: ", else torch's "[rank3]:", else the file's (from
  * its name); "[Rank N]" is the rank in the group, the same as the global rank in the default
@@ -75,25 +84,32 @@
  * JSON (hlog_write_json(), the lead's `vigil diagnose hang --json` puts it under "logs"):
  *   verdict       "culprit" | "suspects" | "inside_collective" | "silent" | "unknown"
  *   summary       the one paragraph the text output starts with
+ *   action        what to do next (every verdict has one, unknown too; "next: " in the text)
  *   groups[]      per group with a timeout, the culprit group first:
  *     group         its name ("0(default_pg)", "3", ...) or null (unnamed); default: bool
  *     seq, op, numel_in, numel_out, timeout_ms, waited_ms   the collective (null unknown)
  *     first_timeout {time, timebase, file, line, rank, host}: the earliest watchdog line
- *     victims[]     ranks that printed the timeout at seq (global ranks where known, else
+ *     victims[]     ranks that printed the timeout at seq or later (global ranks where known, else
  *                   ranks in the group); more_victims: how many past the first 4096
+ *     index, seq_run  the group's index (other_group refers to it), its run of SeqNums when
+ *                   an unnamed group was split (1, 2, ...; 0 not split)
  *     culprits[], suspects[]: {rank, group_rank, host, why, last_enqueued, last_completed,
- *                   timed_out_seq, last_time, behind_s} (null where unknown); why is one of
- *                   "never_entered" (last enqueued below seq), "behind" (timed out at an
- *                   earlier work), "desync_report" (PyTorch's own analysis named it),
- *                   "silent" (printed no timeout; its output stopped before the timeouts),
- *                   "no_timeout" (printed no timeout, still logging), "no_output" (a rank
- *                   missing from every log)
+ *                   timed_out_seq, last_time, behind_s, report, report_seq, report_next,
+ *                   other_group} (null where unknown); why is one of "desync_report"
+ *                   (PyTorch's own analysis named it: report "never_joined",
+ *                   "finished_not_joined" (#report_seq, not #report_next) or
+ *                   "joined_not_finished", in the report's numbering), "never_entered" (last
+ *                   enqueued below seq), "behind" (timed out at an earlier work), "silent"
+ *                   (printed no timeout; its output stopped before the timeouts),
+ *                   "timed_out_in_other_group" (it waits in group other_group), "no_timeout"
+ *                   (printed no timeout, still logging), "no_output" (missing from every log)
  *     inside_collective: every member printed the timeout at seq, none is missing
  *   silent[]      {file, host, rank, last_time, behind_s}: streams stopped first, earliest first
  *   silent_inconclusive, latest_time
  *   nccl          {warnings, errors, first: {kind, host, rank, file, line, time, example} | null,
  *                 hosts[]}
- *   files[]       {file, host, rank, lines, bytes, cut_lines, last_time, status, error}
+ *   files[]       {file, host, rank, lines, bytes, cut_lines, last_time, status, error,
+ *                 action (with an error)}
  *   unreadable, lost
  */
 #ifndef VIGIL_DIAGNOSE_HANGLOGS_H
@@ -117,6 +133,9 @@
 #define HLOG_LIST_MAX 4096 /* ranks listed per victim/culprit/suspect list */
 #define HLOG_NCCL_HOSTS_MAX 64
 #define HLOG_SILENT_S 60.0
+/* Unnamed timeouts (PyTorch 1.x prints no group) whose SeqNums are further apart than this
+ * are different groups: one group's ranks time out within a few works of each other. */
+#define HLOG_SEQ_GAP 1000
 #define HLOG_UNSET INT64_MIN /* a number the logs did not say */
 
 enum hlog_tb { HLOG_TB_NONE, HLOG_TB_WALL, HLOG_TB_GLOG };
@@ -128,13 +147,25 @@ struct hlog_time {
 
 enum hlog_verdict { HLOG_UNKNOWN, HLOG_CULPRIT, HLOG_SUSPECTS, HLOG_INSIDE, HLOG_SILENT };
 
+/* In the order culprits are listed: PyTorch's own analysis first. */
 enum hlog_why {
+	HLOG_WHY_DESYNC,
 	HLOG_WHY_NEVER_ENTERED,
 	HLOG_WHY_BEHIND,
-	HLOG_WHY_DESYNC,
 	HLOG_WHY_SILENT,
+	HLOG_WHY_OTHER_GROUP,
 	HLOG_WHY_NO_TIMEOUT,
 	HLOG_WHY_NO_OUTPUT,
+};
+
+/* What a desync report line says of the ranks it lists (TraceUtils.h's retrieveDesyncReport). */
+enum hlog_report {
+	HLOG_REPORT_NONE = -1,
+	HLOG_REPORT_NEVER_JOINED,   /* "ranks [..] are the lagging ranks ... never joined any" */
+	HLOG_REPORT_NOT_JOINED,     /* "[..] finished collective #L, but didn't join collective #L+1" */
+	HLOG_REPORT_NOT_FINISHED,   /* "[..] joined but didn't finish collective #L" */
+	HLOG_REPORT_SNAP_STARTED,   /* the snapshot: "#N started ranks:" then "[..] started OP" */
+	HLOG_REPORT_SNAP_FINISHED,  /* "#N finished ranks:" then "[..] finished OP" */
 };
 
 struct hlog_file {
@@ -168,6 +199,8 @@ struct hlog_rec {
 	struct hlog_time at;  /* the watchdog line */
 	size_t file;
 	uint64_t line;
+	int64_t key_seq; /* the unnamed group keeps one record per rank and SeqNum (1.x groups) */
+	size_t into;     /* dead: the record it was merged into, else SIZE_MAX */
 };
 
 struct hlog_who {
@@ -177,11 +210,15 @@ struct hlog_who {
 	int64_t last_enq, last_done, seq;
 	struct hlog_time last; /* its output's last stamp */
 	double behind_s;       /* how long before the first timeout / the latest line; <0 unknown */
+	enum hlog_report report; /* why DESYNC: what the report said, in its own numbering: */
+	int64_t report_seq, report_next; /* #L and (NOT_JOINED) the #L+1 it did not join */
+	size_t other_group;    /* why OTHER_GROUP: the group it timed out in */
 };
 
 struct hlog_group {
 	char name[HLOG_GROUP_MAX]; /* "" unnamed */
 	bool dflt;
+	unsigned cluster; /* unnamed groups told apart by SeqNum (PyTorch 1.x): 1, 2, ...; else 0 */
 	/* the verdict, after hlog_finish() (has_timeout false: no watchdog line in this group) */
 	bool has_timeout, inside;
 	int64_t seq, numel_in, numel_out, timeout_ms, waited_ms;
@@ -198,11 +235,11 @@ struct hlog_group {
 };
 
 struct hlog_desync {
-	size_t rec;    /* the watchdog record it followed (its group and rank), or SIZE_MAX */
+	size_t rec;    /* the watchdog record of the rank that printed it, or SIZE_MAX */
 	long grank;    /* a rank the report names */
-	int64_t seq;   /* the collective it names (#N), or HLOG_UNSET */
-	int kind;      /* 0 never joined any, 1 finished #seq but didn't join the next,
-			  2 joined #seq but didn't finish */
+	int64_t seq;   /* the collective it names (#N, its own count), or HLOG_UNSET */
+	int64_t next;  /* NOT_JOINED: the "#N+1" it printed */
+	enum hlog_report kind;
 };
 
 struct hlog_nccl_line {
@@ -230,6 +267,9 @@ struct hlog {
 	struct hlog_desync *desync;
 	size_t nr_desync, alloc_desync;
 	uint64_t lost; /* records, streams, groups or desync lines past their bounds */
+	long *timed_ranks; /* after hlog_finish(): global ranks that printed a timeout, sorted */
+	size_t *timed_groups; /* the group each of them timed out in */
+	size_t nr_timed_ranks;
 
 	uint64_t nccl_warns, nccl_errors, order;
 	bool has_nccl;
@@ -256,6 +296,9 @@ struct hlog {
 	char day[10];
 	double day_ts;
 	size_t last_rec; /* the last watchdog record of this file (desync lines follow it) */
+	size_t report_rec; /* the rank whose desync report is being read ("[R] Timeout at ...") */
+	enum hlog_report snap; /* the snapshot heading last read, or NONE */
+	int64_t snap_seq;
 	struct { long rank; size_t stream; } *smap; /* this file's streams by rank, sorted */
 	size_t nr_smap, alloc_smap;
 };
@@ -274,6 +317,8 @@ void hlog_finish(struct hlog *h);
 size_t hlog_unreadable(const struct hlog *h);
 
 const char *hlog_verdict_name(enum hlog_verdict v);
+/* What to do next, for the verdict (a static string; "unknown" has one too). */
+const char *hlog_action(const struct hlog *h);
 const char *hlog_why_name(enum hlog_why w);
 
 /* The paragraph alone (what the text output starts with, and the JSON's summary). */
