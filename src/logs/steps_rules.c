@@ -476,8 +476,10 @@ static void find_time_mfu(const char *line, size_t len, struct step_reading *out
 				scale = 1; /* MetricLogger's time: 0.4123; step_time=0.31 */
 			if (scale)
 				set_step_time(out, v, scale);
-		} else if (!out->has_step_time && word_is(word, n, "ups") && i < len && line[i] == '=') {
-			j = i + 1;
+		} else if (!out->has_step_time && word_is(word, n, "ups") && i < len &&
+			   (line[i] == '=' || line[i] == '"')) {
+			/* ups=2.7, and in fairseq's JSON lines "ups": "2.7" */
+			j = skip_separators(line, len, i, " :=");
 			if (j < len && line[j] == '"')
 				j++;
 			if (significant(line, len, j) >= 2 && read_real_at(line, len, &j, &v, &unit) &&
