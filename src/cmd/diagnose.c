@@ -78,7 +78,7 @@ static const char stragglers_usage[] =
 	"  2  usage error\n"
 	"  3  could not tell (too few steps or ranks, unreadable file, no usable column)\n";
 
-enum { OPT_JSON = 256, OPT_HTML, OPT_MFU, OPT_STEP_TIME, OPT_FLOPS, OPT_PEAK };
+enum { OPT_JSON = 256, OPT_HTML, OPT_MFU, OPT_STEP_TIME, OPT_FLOPS, OPT_PEAK, OPT_PATTERN };
 
 static const struct option diag_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -87,6 +87,7 @@ static const struct option diag_opts[] = {
 	{ "expected-step-time", required_argument, NULL, OPT_STEP_TIME },
 	{ "flops-per-token", required_argument, NULL, OPT_FLOPS },
 	{ "peak-flops", required_argument, NULL, OPT_PEAK },
+	{ "step-pattern", required_argument, NULL, OPT_PATTERN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -114,10 +115,29 @@ static void say(const char *cmd, const char *what, const char *detail)
 	strbuf_release(&q);
 }
 
+/* A raw log: whose lines were read, and what was merged or left (a line of the text). */
+static void log_note(const struct diag_rows *r, struct strbuf *out)
+{
+	strbuf_addf(out, "Read as a trainer's output: %zu step lines", r->log_step_lines);
+	if (!r->per_rank && r->log_has_rank)
+		strbuf_addf(out, ", rank %u's read", r->log_rank);
+	if (r->per_rank && r->log_ranks)
+		strbuf_addf(out, " of %zu ranks", r->log_ranks);
+	if (r->log_other_ranks)
+		strbuf_addf(out, "; %zu of other ranks left out (the same steps)",
+			    r->log_other_ranks);
+	if (r->log_repeats)
+		strbuf_addf(out, "; %zu repeating a step merged into its row", r->log_repeats);
+	if (r->log_other_bars)
+		strbuf_addf(out, "; %zu redraws of other progress bars (eval) left out",
+			    r->log_other_bars);
+	strbuf_addstr(out, ".\n");
+}
+
 static int diag_run(bool steps, int argc, char **argv)
 {
 	const char *cmd = steps ? "diagnose steps" : "diagnose stragglers";
-	const char *html = NULL, *file = NULL;
+	const char *html = NULL, *file = NULL, *pattern = NULL;
 	bool json = false;
 	struct diag_steps_opts o = { 0 };
 	int c, ret = EXIT_USAGE;
@@ -133,6 +153,7 @@ static int diag_run(bool steps, int argc, char **argv)
 		switch (c) {
 		case OPT_JSON: json = true; break;
 		case OPT_HTML: html = optarg; break;
+		case OPT_PATTERN: pattern = optarg; break;
 		case OPT_MFU:
 		case OPT_STEP_TIME:
 		case OPT_FLOPS:
@@ -189,10 +210,31 @@ static int diag_run(bool steps, int argc, char **argv)
 		usage_error(cmd, "--html wants a file name");
 		goto out;
 	}
+	if (pattern && !*pattern) {
+		usage_error(cmd, "--step-pattern wants a regular expression");
+		goto out;
+	}
+	if (diag_rows_log(&rows, pattern, !steps, &err) < 0) {
+		say(cmd, "", err.buf);
+		goto out; /* EXIT_USAGE: the pattern is the user's */
+	}
 	file = argv[optind];
 	ret = EXIT_UNKNOWN;
 	if (diag_rows_read(file, &rows, &err) < 0) {
 		say(cmd, "", err.buf);
+		goto out;
+	}
+	if (rows.format == DIAG_FMT_LOG && !rows.nr) {
+		/* not rows, and no line of it had a step: say what was tried */
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_clean(&q, file);
+		fprintf(stderr, "vigil %s: cannot tell from '%s': no step found in its %zu lines (read "
+			"as a trainer's output: its first line is neither a JSON object nor a CSV "
+			"header; %s)\n", cmd, q.buf, rows.lines,
+			pattern ? "no line matched --step-pattern" :
+				  "no line matched the default step rules of docs/SUPERVISOR.md; "
+				  "--step-pattern REGEX names the step");
+		strbuf_release(&q);
 		goto out;
 	}
 	if (rows.header_error[0]) {
@@ -239,6 +281,8 @@ static int diag_run(bool steps, int argc, char **argv)
 			diag_stragglers_text(dg, &rows, file, &out);
 		ret = dg->nr ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 	}
+	if (rows.format == DIAG_FMT_LOG && !json)
+		log_note(&rows, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (html) {
 		strbuf_reset(&out);

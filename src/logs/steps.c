@@ -203,12 +203,18 @@ void step_parser_feed(struct step_parser *p, const char *data, size_t len, step_
 				if (!p->line.buf[i])
 					p->line.buf[i] = ' ';
 		}
+		if (n)
+			p->mid_line = true;
 		if (n == len)
 			return; /* the line goes on in the next chunk */
 		if (p->line.len || p->overlong)
 			end_line(p, fn, arg);
-		if (data[n] == '\n')
+		if (data[n] == '\n') {
 			p->newlines++;
+			p->mid_line = false;
+		} else {
+			p->mid_line = true;
+		}
 		data += n + 1;
 		len -= n + 1;
 	}

@@ -96,6 +96,7 @@ struct step_parser {
 	uint64_t stride; /* smallest forward move seen; 0 until one is */
 	uint64_t bar_total; /* the training bar's total (the first bar with a step), 0: none yet */
 	uint64_t newlines;  /* '\n' seen: the line number of the unfinished line, less one */
+	bool mid_line;      /* bytes (a '\r' too) since the last '\n' */
 	bool want_meta;     /* read each line's rank prefix and time stamp into the update */
 	/* counters for the supervisor's journal */
 	uint64_t lines, steps, overlong_lines, bad_lines, backwards, jumps, other_bars;
