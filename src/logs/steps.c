@@ -135,7 +135,8 @@ static enum step_change classify(struct step_parser *p, uint64_t step, uint64_t 
 	return c;
 }
 
-static void end_line(struct step_parser *p, step_fn fn, void *arg)
+/* Judge one finished line, buf[0..len) (the kept line, or the caller's bytes themselves). */
+static void end_line(struct step_parser *p, const char *buf, size_t len, step_fn fn, void *arg)
 {
 	struct step_update u;
 	bool found;
@@ -146,11 +147,11 @@ static void end_line(struct step_parser *p, step_fn fn, void *arg)
 	if (p->overlong)
 		p->overlong_lines++;
 	if (p->source == STEP_SOURCE_JSON)
-		found = steps_parse_json(p->line.buf, p->line.len, &u.r);
+		found = steps_parse_json(buf, len, &u.r);
 	else if (p->have_re)
-		found = match_user(p, p->line.buf, p->line.len, &u.r);
+		found = match_user(p, buf, len, &u.r);
 	else
-		found = steps_match_default(p->line.buf, p->line.len, &u.r);
+		found = steps_match_default(buf, len, &u.r);
 	if (found && u.r.bar_total) {
 		/* the training loop's bar is the first with a step; an eval bar between its
 		 * redraws counts something else (HF Trainer's eval bar has no description) */
@@ -162,10 +163,10 @@ static void end_line(struct step_parser *p, step_fn fn, void *arg)
 		}
 	}
 	if (found && p->want_meta)
-		steps_line_meta(p->line.buf, p->line.len, &u.meta);
+		steps_line_meta(buf, len, &u.meta);
 	if (!found && p->source == STEP_SOURCE_JSON) {
-		for (size_t i = 0; i < p->line.len; i++)
-			if (!isspace((unsigned char)p->line.buf[i])) {
+		for (size_t i = 0; i < len; i++)
+			if (!isspace((unsigned char)buf[i])) {
 				p->bad_lines++;
 				break;
 			}
@@ -187,28 +188,41 @@ static void end_line(struct step_parser *p, step_fn fn, void *arg)
 
 void step_parser_feed(struct step_parser *p, const char *data, size_t len, step_fn fn, void *arg)
 {
+	/* the next '\n' is looked up once per call, not once per '\r' of a bar's redraws */
+	const char *nl = memchr(data, '\n', len);
 	while (len) {
-		size_t n = 0;
-		while (n < len && data[n] != '\n' && data[n] != '\r')
-			n++;
-		size_t room = STEP_LINE_MAX - p->line.len;
-		size_t keep = n < room ? n : room;
-		if (n > room)
-			p->overlong = true;
-		if (keep) {
-			size_t at = p->line.len;
-			strbuf_add(&p->line, data, keep);
-			/* regexec and the scanners see NUL bytes as ordinary text */
-			for (size_t i = at; i < p->line.len; i++)
-				if (!p->line.buf[i])
-					p->line.buf[i] = ' ';
+		if (nl && nl < data)
+			nl = memchr(data, '\n', len);
+		size_t lim = nl ? (size_t)(nl - data) : len;
+		const char *cr = memchr(data, '\r', lim);
+		size_t n = cr ? (size_t)(cr - data) : lim;
+		if (n < len && !p->line.len && !p->overlong && n <= STEP_LINE_MAX && !p->have_re &&
+		    !memchr(data, '\0', n)) {
+			/* the whole line is here and plain: judged in place, no copy (regexec
+			 * wants a terminated string: a user's pattern takes the copy below) */
+			if (n)
+				end_line(p, data, n, fn, arg);
+		} else {
+			size_t room = STEP_LINE_MAX - p->line.len;
+			size_t keep = n < room ? n : room;
+			if (n > room)
+				p->overlong = true;
+			if (keep) {
+				size_t at = p->line.len;
+				strbuf_add(&p->line, data, keep);
+				/* regexec and the scanners see NUL bytes as ordinary text */
+				for (char *z = memchr(p->line.buf + at, '\0', keep); z;
+				     z = memchr(z, '\0', (size_t)(p->line.buf + p->line.len - z)))
+					*z = ' ';
+			}
+			if (n == len) {
+				if (n)
+					p->mid_line = true;
+				return; /* the line goes on in the next chunk */
+			}
+			if (p->line.len || p->overlong)
+				end_line(p, p->line.buf, p->line.len, fn, arg);
 		}
-		if (n)
-			p->mid_line = true;
-		if (n == len)
-			return; /* the line goes on in the next chunk */
-		if (p->line.len || p->overlong)
-			end_line(p, fn, arg);
 		if (data[n] == '\n') {
 			p->newlines++;
 			p->mid_line = false;
@@ -223,7 +237,7 @@ void step_parser_feed(struct step_parser *p, const char *data, size_t len, step_
 void step_parser_finish(struct step_parser *p, step_fn fn, void *arg)
 {
 	if (p->line.len || p->overlong)
-		end_line(p, fn, arg);
+		end_line(p, p->line.buf, p->line.len, fn, arg);
 }
 
 const char *step_change_name(enum step_change c)

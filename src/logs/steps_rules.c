@@ -18,25 +18,15 @@
 #include <math.h>
 #include <strings.h>
 
-static bool is_word(unsigned char c)
-{
-	return isalnum(c) || c == '_';
-}
+/* [A-Za-z0-9_] by table: the scanners ask it of every byte of every line (isalnum() is a call
+ * into the locale's tables each time) */
+static const bool word_char[256] = {
+	['0' ... '9'] = true, ['A' ... 'Z'] = true, ['a' ... 'z'] = true, ['_'] = true,
+};
 
-/* The loss and tokens keywords: a '_' or '/' may come before (train_loss, train/loss) but no
- * letter or digit; nothing of a word may follow (loss_scale, tokens_seen are other things). */
-static bool keyword_at(const char *line, size_t len, size_t i, const char *kw, size_t *after)
+static inline bool is_word(unsigned char c)
 {
-	size_t n = strlen(kw);
-	if (i + n > len || (i > 0 && isalnum((unsigned char)line[i - 1])))
-		return false;
-	for (size_t k = 0; k < n; k++)
-		if (tolower((unsigned char)line[i + k]) != kw[k])
-			return false;
-	if (i + n < len && is_word((unsigned char)line[i + n]))
-		return false;
-	*after = i + n;
-	return true;
+	return word_char[c];
 }
 
 /* After a keyword: an optional closing quote, then separators, up to where a value starts. */
@@ -105,9 +95,20 @@ static bool read_real(const char *line, size_t len, size_t i, double *out)
 	return read_real_at(line, len, &i, out, NULL);
 }
 
-static bool word_is(const char *w, size_t n, const char *kw)
+/* w[0..n) is kw (lowercase), ASCII case-insensitively; inline: it runs for many words a line */
+static inline bool same_word(const char *w, const char *kw, size_t n)
 {
-	return strlen(kw) == n && !strncasecmp(w, kw, n);
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = (unsigned char)w[k];
+		if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char)kw[k])
+			return false;
+	}
+	return true;
+}
+
+static inline bool word_is(const char *w, size_t n, const char *kw)
+{
+	return strlen(kw) == n && same_word(w, kw, n);
 }
 
 /* `global_step=794.0` (Lightning prints its logged values as floats): a whole number written
@@ -205,6 +206,12 @@ static bool find_step(const char *line, size_t len, struct step_reading *out, bo
 		size_t n = i - w, j;
 		uint64_t v;
 		const char *word = line + w;
+		switch (*word | 0x20) { /* the first letters of the words below */
+		case 'g': case 'n': case 'e': case 'b': case 's': case 'i':
+			break;
+		default:
+			continue;
+		}
 		switch (n) {
 		case 11:
 			if (word_is(word, n, "global_step") || word_is(word, n, "num_updates")) {
@@ -356,18 +363,30 @@ next:
 	return false;
 }
 
+/* The loss and tokens: a word `loss` or `tokens`, or one ending in `_loss` / `_tokens`
+ * (reduced_train_loss, lm_loss; `loss scale`, `loss_scale`, `tokens_seen` are other things), then
+ * separators and the number. The first of each on the line. */
 static void find_loss_tokens(const char *line, size_t len, struct step_reading *out)
 {
-	for (size_t i = 0; i < len && !(out->has_loss && out->has_tokens); i++) {
-		size_t j;
-		unsigned char c = (unsigned char)line[i] | 0x20;
-		if (c != 'l' && c != 't')
+	for (size_t i = 0; i < len && !(out->has_loss && out->has_tokens);) {
+		if (!is_word((unsigned char)line[i])) {
+			i++;
 			continue;
-		if (!out->has_loss && keyword_at(line, len, i, "loss", &j)) {
-			j = skip_separators(line, len, j, " \t:=");
+		}
+		size_t w = i, j;
+		while (i < len && is_word((unsigned char)line[i]))
+			i++;
+		size_t n = i - w;
+		const char *e = line + i; /* the word's end */
+		if ((e[-1] | 0x20) != 's')
+			continue;
+		if (!out->has_loss && n >= 4 && (n == 4 || e[-5] == '_') &&
+		    same_word(e - 4, "loss", 4)) {
+			j = skip_separators(line, len, i, " \t:=");
 			out->has_loss = read_real(line, len, j, &out->loss);
-		} else if (!out->has_tokens && keyword_at(line, len, i, "tokens", &j)) {
-			j = skip_separators(line, len, j, " \t:=");
+		} else if (!out->has_tokens && n >= 6 && (n == 6 || e[-7] == '_') &&
+			   same_word(e - 6, "tokens", 6)) {
+			j = skip_separators(line, len, i, " \t:=");
 			out->has_tokens = read_count(line, len, &j, &out->tokens);
 		}
 	}
@@ -423,6 +442,13 @@ static void find_time_mfu(const char *line, size_t len, struct step_reading *out
 		const char *word = line + w;
 		double v;
 		bool unit;
+		/* most words are none of these: their first letter says so at once */
+		switch (*word | 0x20) {
+		case 'm': case 'e': case 't': case 's': case 'u':
+			break;
+		default:
+			goto skip;
+		}
 		if (!out->has_mfu && word_is(word, n, "mfu")) {
 			j = skip_separators(line, len, i, " \t:=");
 			if (read_real_at(line, len, &j, &v, &unit) && !unit) {
