@@ -327,6 +327,11 @@ cannot:
 			strbuf_add_clean(&q, rows.garbage_why);
 			fprintf(stderr, " (%zu garbage rows; first: %s)", rows.garbage, q.buf);
 		}
+		if (rows.format == DIAG_FMT_LOG &&
+		    !(rows.columns & (DROW_TIME | DROW_STEP_TIME | DROW_MFU)))
+			fprintf(stderr, "; read as a trainer's output: its %zu step lines carry no time "
+				"stamp, step time or MFU that the step rules know (docs/SUPERVISOR.md)",
+				rows.log_step_lines);
 		fputc('\n', stderr);
 		strbuf_release(&q);
 	}

@@ -172,6 +172,18 @@ TEST(diag_raw_step_pattern_and_no_steps)
 	CHECK(fabs(num(v, "median_step_time") - 1.0) < 0.01);
 	json_free(v);
 	child_release(&c);
+	/* steps without a stamp or a step time: cannot tell, and why */
+	strbuf_reset(&log);
+	for (int i = 1; i <= 40; i++)
+		strbuf_addf(&log, "step %d loss 2.5\n", i);
+	test_write(test_tmpdir(), "bare.log", log.buf);
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/bare.log", test_tmpdir());
+	const char *bare[] = { "diagnose", "steps", path.buf, NULL };
+	test_run_vigil(&c, bare, NULL);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.err.buf, "its 40 step lines carry no time stamp, step time or MFU");
+	child_release(&c);
 	/* a bad pattern is the user's mistake: usage, named */
 	const char *bad[] = { "diagnose", "stragglers", path.buf, "--step-pattern", "it=(", NULL };
 	test_run_vigil(&c, bad, NULL);
