@@ -33,7 +33,8 @@ static const char diagnose_usage[] =
 
 static const char steps_usage[] =
 	"usage: vigil diagnose steps FILE [--expected-mfu X | --expected-step-time S]\n"
-	"                            [--flops-per-token F --peak-flops P] [--json] [--html FILE]\n"
+	"                            [--flops-per-token F --peak-flops P] [--step-pattern REGEX]\n"
+	"                            [--json] [--html FILE]\n"
 	"\n"
 	"Read one row per training step (JSON lines, or CSV with a header; columns by name:\n"
 	"'step', and any of 'time' (Unix seconds at the step's end), 'step_time' (seconds), 'mfu'\n"
@@ -44,12 +45,20 @@ static const char steps_usage[] =
 	"an attempt's steps.jsonl are read as they are. A step counter going back (a resumed run)\n"
 	"keeps the last run of each step; garbage rows are counted and skipped.\n"
 	"\n"
+	"A trainer's raw output (a first line that is neither a JSON object nor a CSV header:\n"
+	"Megatron, NeMo, Lightning, HF Trainer, DeepSpeed, torchtitan, nanoGPT, litgpt, composer,\n"
+	"fairseq, OLMo, ...) is read with the step rules of 'vigil run': each step line a row, with\n"
+	"the step time and MFU the trainer printed and the line's time stamp; of several ranks'\n"
+	"interleaved lines, the first reporter's (the same steps).\n"
+	"\n"
 	"  --expected-mfu X         the MFU the run should reach (0 to 1)\n"
 	"  --expected-step-time S   the step time the run should reach, seconds\n"
 	"                           (without either: the run's own best sustained level, and a\n"
 	"                           run flat below its target cannot be told from a healthy one)\n"
 	"  --flops-per-token F      model FLOPs per token; with --peak-flops, MFU from 'tokens'\n"
 	"  --peak-flops P           the peak FLOP/s of all the GPUs of the run together\n"
+	"  --step-pattern REGEX     read FILE as a trainer's output whose step is the first\n"
+	"                           group of this POSIX extended regular expression\n"
 	"  --json                   one JSON object instead of the text\n"
 	"  --html FILE              also write a self-contained page with the curve to FILE\n"
 	"\n"
@@ -60,15 +69,18 @@ static const char steps_usage[] =
 	"  3  could not tell (too few rows, unreadable file, no throughput column)\n";
 
 static const char stragglers_usage[] =
-	"usage: vigil diagnose stragglers FILE [--json] [--html FILE]\n"
+	"usage: vigil diagnose stragglers FILE [--step-pattern REGEX] [--json] [--html FILE]\n"
 	"\n"
 	"Read per-rank rows (JSON lines or CSV with a header: 'step', 'rank', 'host', and\n"
 	"'compute_time', the rank's time outside collectives, or a per-rank 'step_time') and name\n"
 	"the hosts slower than their peers: per step, robust z-scores (median, MAD) of the ranks'\n"
 	"times, the median per host, and a host is slow when the median of that over a window of\n"
 	"steps stays above 3 and it is at least 3% slower. Says how much slower and since which\n"
-	"step, and when a host recovered; says so when no host stands out.\n"
+	"step, and when a host recovered; says so when no host stands out. A trainer's raw output\n"
+	"with rank prefixes ([rank3]:, srun --label's '3: ') is read as every rank's rows, each\n"
+	"rank's step time as printed or from its own time stamps.\n"
 	"\n"
+	"  --step-pattern REGEX  read FILE as a trainer's output whose step is the first group\n"
 	"  --json        one JSON object instead of the text\n"
 	"  --html FILE   also write a self-contained page to FILE\n"
 	"\n"
@@ -78,7 +90,7 @@ static const char stragglers_usage[] =
 	"  2  usage error\n"
 	"  3  could not tell (too few steps or ranks, unreadable file, no usable column)\n";
 
-enum { OPT_JSON = 256, OPT_HTML, OPT_MFU, OPT_STEP_TIME, OPT_FLOPS, OPT_PEAK };
+enum { OPT_JSON = 256, OPT_HTML, OPT_MFU, OPT_STEP_TIME, OPT_FLOPS, OPT_PEAK, OPT_PATTERN };
 
 static const struct option diag_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -87,6 +99,7 @@ static const struct option diag_opts[] = {
 	{ "expected-step-time", required_argument, NULL, OPT_STEP_TIME },
 	{ "flops-per-token", required_argument, NULL, OPT_FLOPS },
 	{ "peak-flops", required_argument, NULL, OPT_PEAK },
+	{ "step-pattern", required_argument, NULL, OPT_PATTERN },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -114,10 +127,29 @@ static void say(const char *cmd, const char *what, const char *detail)
 	strbuf_release(&q);
 }
 
+/* A raw log: whose lines were read, and what was merged or left (a line of the text). */
+static void log_note(const struct diag_rows *r, struct strbuf *out)
+{
+	strbuf_addf(out, "Read as a trainer's output: %zu step lines", r->log_step_lines);
+	if (!r->per_rank && r->log_has_rank)
+		strbuf_addf(out, ", rank %u's read", r->log_rank);
+	if (r->per_rank && r->log_ranks)
+		strbuf_addf(out, " of %zu ranks", r->log_ranks);
+	if (r->log_other_ranks)
+		strbuf_addf(out, "; %zu of other ranks left out (the same steps)",
+			    r->log_other_ranks);
+	if (r->log_repeats)
+		strbuf_addf(out, "; %zu repeating a step merged into its row", r->log_repeats);
+	if (r->log_other_bars)
+		strbuf_addf(out, "; %zu redraws of other progress bars (eval) left out",
+			    r->log_other_bars);
+	strbuf_addstr(out, ".\n");
+}
+
 static int diag_run(bool steps, int argc, char **argv)
 {
 	const char *cmd = steps ? "diagnose steps" : "diagnose stragglers";
-	const char *html = NULL, *file = NULL;
+	const char *html = NULL, *file = NULL, *pattern = NULL;
 	bool json = false;
 	struct diag_steps_opts o = { 0 };
 	int c, ret = EXIT_USAGE;
@@ -133,6 +165,7 @@ static int diag_run(bool steps, int argc, char **argv)
 		switch (c) {
 		case OPT_JSON: json = true; break;
 		case OPT_HTML: html = optarg; break;
+		case OPT_PATTERN: pattern = optarg; break;
 		case OPT_MFU:
 		case OPT_STEP_TIME:
 		case OPT_FLOPS:
@@ -189,10 +222,31 @@ static int diag_run(bool steps, int argc, char **argv)
 		usage_error(cmd, "--html wants a file name");
 		goto out;
 	}
+	if (pattern && !*pattern) {
+		usage_error(cmd, "--step-pattern wants a regular expression");
+		goto out;
+	}
+	if (diag_rows_log(&rows, pattern, !steps, &err) < 0) {
+		say(cmd, "", err.buf);
+		goto out; /* EXIT_USAGE: the pattern is the user's */
+	}
 	file = argv[optind];
 	ret = EXIT_UNKNOWN;
 	if (diag_rows_read(file, &rows, &err) < 0) {
 		say(cmd, "", err.buf);
+		goto out;
+	}
+	if (rows.format == DIAG_FMT_LOG && !rows.nr) {
+		/* not rows, and no line of it had a step: say what was tried */
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_clean(&q, file);
+		fprintf(stderr, "vigil %s: cannot tell from '%s': no step found in its %zu lines (read "
+			"as a trainer's output: its first line is neither a JSON object nor a CSV "
+			"header; %s)\n", cmd, q.buf, rows.lines,
+			pattern ? "no line matched --step-pattern" :
+				  "no line matched the default step rules of docs/SUPERVISOR.md; "
+				  "--step-pattern REGEX names the step");
+		strbuf_release(&q);
 		goto out;
 	}
 	if (rows.header_error[0]) {
@@ -239,6 +293,8 @@ static int diag_run(bool steps, int argc, char **argv)
 			diag_stragglers_text(dg, &rows, file, &out);
 		ret = dg->nr ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 	}
+	if (rows.format == DIAG_FMT_LOG && !json)
+		log_note(&rows, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	if (html) {
 		strbuf_reset(&out);
@@ -271,6 +327,11 @@ cannot:
 			strbuf_add_clean(&q, rows.garbage_why);
 			fprintf(stderr, " (%zu garbage rows; first: %s)", rows.garbage, q.buf);
 		}
+		if (rows.format == DIAG_FMT_LOG &&
+		    !(rows.columns & (DROW_TIME | DROW_STEP_TIME | DROW_MFU)))
+			fprintf(stderr, "; read as a trainer's output: its %zu step lines carry no time "
+				"stamp, step time or MFU that the step rules know (docs/SUPERVISOR.md)",
+				rows.log_step_lines);
 		fputc('\n', stderr);
 		strbuf_release(&q);
 	}

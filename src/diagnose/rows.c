@@ -7,6 +7,7 @@
 #include "../lib/fileio.h"
 #include "../lib/json.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -44,6 +45,7 @@ const char *diag_format_name(enum diag_format f)
 	case DIAG_FMT_JSONL: return "jsonl";
 	case DIAG_FMT_JOURNAL: return "journal";
 	case DIAG_FMT_CSV: return "csv";
+	case DIAG_FMT_LOG: return "log";
 	case DIAG_FMT_NONE: break;
 	}
 	return "none";
@@ -57,6 +59,7 @@ void diag_rows_init(struct diag_rows *r)
 
 void diag_rows_release(struct diag_rows *r)
 {
+	diag_raw_free(r);
 	free(r->v);
 	for (size_t i = 0; i < r->hosts_nr; i++)
 		free(r->hosts[i]);
@@ -65,7 +68,7 @@ void diag_rows_release(struct diag_rows *r)
 	diag_rows_init(r);
 }
 
-static void garbage(struct diag_rows *r, const char *why)
+void diag_rows_garbage(struct diag_rows *r, const char *why)
 {
 	uint32_t line = (uint32_t)r->lines;
 	if (!r->garbage)
@@ -172,7 +175,7 @@ static bool set_number(struct diag_row *row, int id, double d, const char **why)
 	return true;
 }
 
-static void keep(struct diag_rows *r, struct diag_row *row)
+void diag_rows_keep(struct diag_rows *r, struct diag_row *row)
 {
 	if (r->nr >= DIAG_ROWS_MAX) {
 		r->truncated = true;
@@ -296,7 +299,7 @@ static void json_line(struct diag_rows *r, const char *s, size_t len)
 	if (nf < 0) {
 		v = json_parse(s, len, NULL);
 		if (!v || v->type != JSON_OBJECT) {
-			garbage(r, "not a JSON object");
+			diag_rows_garbage(r, "not a JSON object");
 			goto out;
 		}
 		nf = 0;
@@ -305,7 +308,7 @@ static void json_line(struct diag_rows *r, const char *s, size_t len)
 			if (id < 0)
 				continue;
 			if (nf >= FLDS_MAX) {
-				garbage(r, "too many fields");
+				diag_rows_garbage(r, "too many fields");
 				goto out;
 			}
 			const struct json_value *e = v->items[i];
@@ -354,11 +357,11 @@ static void json_line(struct diag_rows *r, const char *s, size_t len)
 		}
 	}
 	if (why)
-		garbage(r, why);
+		diag_rows_garbage(r, why);
 	else if (!have_step)
-		garbage(r, "no 'step'");
+		diag_rows_garbage(r, "no 'step'");
 	else
-		keep(r, &row);
+		diag_rows_keep(r, &row);
 out:
 	json_free(v);
 }
@@ -447,18 +450,55 @@ static void csv_line(struct diag_rows *r, const char *s, size_t len)
 		p = fe + 1;
 	}
 	if (why)
-		garbage(r, why);
+		diag_rows_garbage(r, why);
 	else if (!have_step)
-		garbage(r, "no 'step'");
+		diag_rows_garbage(r, "no 'step'");
 	else
-		keep(r, &row);
+		diag_rows_keep(r, &row);
+}
+
+/* Is the first line one of rows: a JSON object, or a CSV header (names of columns separated
+ * by commas, or one known column's name)? Anything else is a trainer's raw output. */
+static bool rows_first_line(const char *s, size_t len)
+{
+	if (*s == '{') {
+		struct fld f[FLDS_MAX];
+		if (fast_object(s, len, f) >= 0)
+			return true;
+		struct json_value *v = json_parse(s, len, NULL);
+		bool obj = v && v->type == JSON_OBJECT;
+		json_free(v);
+		return obj;
+	}
+	if (!memchr(s, ',', len)) {
+		const char *f = s;
+		size_t fl = len;
+		trim(&f, &fl);
+		return col_find(f, fl) >= 0;
+	}
+	for (const char *p = s, *end = s + len; p <= end;) {
+		const char *c = memchr(p, ',', (size_t)(end - p));
+		const char *fe = c ? c : end;
+		const char *f = p;
+		size_t fl = (size_t)(fe - p);
+		trim(&f, &fl);
+		if (!fl || fl > 64 || !(isalpha((unsigned char)*f) || *f == '_'))
+			return false;
+		for (size_t k = 0; k < fl; k++)
+			if (!isalnum((unsigned char)f[k]) && !strchr("_ ./()-", f[k]))
+				return false;
+		if (!c)
+			break;
+		p = fe + 1;
+	}
+	return true;
 }
 
 static void one_line(struct diag_rows *r, const char *s, size_t len, bool overlong)
 {
 	r->lines++;
 	if (overlong) {
-		garbage(r, "a line longer than 4096 bytes");
+		diag_rows_garbage(r, "a line longer than 4096 bytes");
 		return;
 	}
 	size_t i = 0;
@@ -469,6 +509,10 @@ static void one_line(struct diag_rows *r, const char *s, size_t len, bool overlo
 	if (r->header_error[0])
 		return; /* nothing can be read under a header without 'step' */
 	if (r->format == DIAG_FMT_NONE) {
+		if (diag_raw_forced(r) || !rows_first_line(s + i, len - i)) {
+			diag_raw_start(r, s, len, true);
+			return;
+		}
 		if (s[i] == '{') {
 			r->format = DIAG_FMT_JSONL;
 		} else {
@@ -486,9 +530,21 @@ static void one_line(struct diag_rows *r, const char *s, size_t len, bool overlo
 void diag_rows_feed(struct diag_rows *r, const char *data, size_t len)
 {
 	while (len && !r->truncated) {
+		if (r->format == DIAG_FMT_LOG) {
+			diag_raw_feed(r, data, len);
+			return;
+		}
 		const char *nl = memchr(data, '\n', len);
 		size_t n = nl ? (size_t)(nl - data) : len;
 		if (!r->part_overlong) {
+			if (r->part.len + n > DIAG_LINE_MAX && r->format == DIAG_FMT_NONE &&
+			    !(r->part.len ? r->part.buf[0] == '{' : *data == '{')) {
+				/* a first line of more than 4 KB is no row: a trainer's output
+				 * (a progress bar redrawn after '\r', never a '\n') */
+				diag_raw_start(r, r->part.buf, r->part.len, false);
+				strbuf_reset(&r->part);
+				continue;
+			}
 			if (r->part.len + n > DIAG_LINE_MAX) {
 				r->part_overlong = true;
 				strbuf_reset(&r->part);
@@ -513,10 +569,12 @@ void diag_rows_feed(struct diag_rows *r, const char *data, size_t len)
 
 void diag_rows_finish(struct diag_rows *r)
 {
-	if ((r->part.len || r->part_overlong) && !r->truncated)
+	if ((r->part.len || r->part_overlong) && !r->truncated && r->format != DIAG_FMT_LOG)
 		one_line(r, r->part.buf, r->part.len, r->part_overlong);
 	strbuf_reset(&r->part);
 	r->part_overlong = false;
+	if (r->format == DIAG_FMT_LOG)
+		diag_raw_finish(r);
 }
 
 static bool rows_chunk(void *arg, const char *data, size_t len)

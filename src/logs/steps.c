@@ -1,136 +1,11 @@
-/* steps.c: a trainer's progress from its output lines or its step file (see steps.h). */
+/* steps.c: a trainer's progress from its output lines or its step file (see steps.h): line
+ * splitting, the JSON step file, a user's pattern and the classification of each step; the
+ * default rules for output lines are steps_rules.c. */
 #include "steps.h"
 #include "../lib/json.h"
 
 #include <ctype.h>
 #include <math.h>
-
-static bool is_word(unsigned char c)
-{
-	return isalnum(c) || c == '_';
-}
-
-/* Does the case-insensitive keyword kw start at line[i], as a word of its own? A '_' or '/'
- * may come before it (global_step, train/loss) but no letter or digit; nothing of a word may
- * follow it (steps, step_time and loss_scale are other things). */
-static bool keyword_at(const char *line, size_t len, size_t i, const char *kw, size_t *after)
-{
-	size_t n = strlen(kw);
-	if (i + n > len || (i > 0 && isalnum((unsigned char)line[i - 1])))
-		return false;
-	for (size_t k = 0; k < n; k++)
-		if (tolower((unsigned char)line[i + k]) != kw[k])
-			return false;
-	if (i + n < len && is_word((unsigned char)line[i + n]))
-		return false;
-	*after = i + n;
-	return true;
-}
-
-/* After a keyword: an optional closing quote, then separators, up to where a value starts. */
-static size_t skip_separators(const char *line, size_t len, size_t i, const char *seps)
-{
-	if (i < len && (line[i] == '"' || line[i] == '\''))
-		i++;
-	size_t start = i;
-	while (i < len && i - start < 16 && line[i] && strchr(seps, line[i]))
-		i++;
-	return i;
-}
-
-/* A whole number of at most 16 digits at line[*i], not the start of a decimal or a word. */
-static bool read_count(const char *line, size_t len, size_t *i, uint64_t *out)
-{
-	size_t j = *i;
-	uint64_t v = 0;
-	while (j < len && isdigit((unsigned char)line[j]) && j - *i < 17)
-		v = v * 10 + (uint64_t)(line[j++] - '0');
-	if (j == *i || j - *i > 16 || v > STEP_MAX)
-		return false;
-	if (j < len && (is_word((unsigned char)line[j]) ||
-			(line[j] == '.' && j + 1 < len && isdigit((unsigned char)line[j + 1]))))
-		return false;
-	*i = j;
-	*out = v;
-	return true;
-}
-
-/* A decimal number (2.31, 2.310E+00, -0.5) at line[i], finite. */
-static bool read_real(const char *line, size_t len, size_t i, double *out)
-{
-	char num[48];
-	size_t n = 0;
-	while (i < len && n < sizeof(num) - 1 &&
-	       (isdigit((unsigned char)line[i]) || (line[i] && strchr("+-.eE", line[i]))))
-		num[n++] = line[i++];
-	num[n] = '\0';
-	if (!n || !isdigit((unsigned char)num[n - 1]) || (i < len && isalpha((unsigned char)line[i])))
-		return false;
-	char *end;
-	double v = strtod(num, &end);
-	if (end != num + n || !isfinite(v))
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool find_step(const char *line, size_t len, struct step_reading *out)
-{
-	static const char *const kws[] = { "iteration", "iter", "step" };
-	for (size_t i = 0; i < len; i++) {
-		for (size_t k = 0; k < ARRAY_SIZE(kws); k++) {
-			size_t j;
-			uint64_t v, total;
-			if (!keyword_at(line, len, i, kws[k], &j))
-				continue;
-			j = skip_separators(line, len, j, " \t:=[(#");
-			if (!read_count(line, len, &j, &v))
-				continue;
-			out->step = v;
-			/* 120/5000, 120 / 5000, 120 of 5000 */
-			size_t t = j;
-			while (t < len && line[t] == ' ')
-				t++;
-			if (t < len && line[t] == '/')
-				t++;
-			else if (t + 2 < len && !strncmp(line + t, "of ", 3))
-				t += 3;
-			else
-				return true;
-			while (t < len && line[t] == ' ')
-				t++;
-			if (read_count(line, len, &t, &total) && total >= v) {
-				out->has_total = true;
-				out->total = total;
-			}
-			return true;
-		}
-	}
-	return false;
-}
-
-static void find_loss_tokens(const char *line, size_t len, struct step_reading *out)
-{
-	for (size_t i = 0; i < len && !(out->has_loss && out->has_tokens); i++) {
-		size_t j;
-		if (!out->has_loss && keyword_at(line, len, i, "loss", &j)) {
-			j = skip_separators(line, len, j, " \t:=");
-			out->has_loss = read_real(line, len, j, &out->loss);
-		} else if (!out->has_tokens && keyword_at(line, len, i, "tokens", &j)) {
-			j = skip_separators(line, len, j, " \t:=");
-			out->has_tokens = read_count(line, len, &j, &out->tokens);
-		}
-	}
-}
-
-bool steps_match_default(const char *line, size_t len, struct step_reading *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!find_step(line, len, out))
-		return false;
-	find_loss_tokens(line, len, out);
-	return true;
-}
 
 static bool json_count(const struct json_value *v, uint64_t *out)
 {
@@ -231,7 +106,7 @@ static bool match_user(struct step_parser *p, const char *line, size_t len,
 	if (v > STEP_MAX)
 		return false;
 	out->step = v;
-	find_loss_tokens(line, len, out);
+	steps_read_values(line, len, out);
 	return true;
 }
 
@@ -260,24 +135,38 @@ static enum step_change classify(struct step_parser *p, uint64_t step, uint64_t 
 	return c;
 }
 
-static void end_line(struct step_parser *p, step_fn fn, void *arg)
+/* Judge one finished line, buf[0..len) (the kept line, or the caller's bytes themselves). */
+static void end_line(struct step_parser *p, const char *buf, size_t len, step_fn fn, void *arg)
 {
 	struct step_update u;
 	bool found;
 	memset(&u, 0, sizeof(u));
 	p->lines++;
+	u.line_no = p->newlines + 1;
 	u.truncated_line = p->overlong;
 	if (p->overlong)
 		p->overlong_lines++;
 	if (p->source == STEP_SOURCE_JSON)
-		found = steps_parse_json(p->line.buf, p->line.len, &u.r);
+		found = steps_parse_json(buf, len, &u.r);
 	else if (p->have_re)
-		found = match_user(p, p->line.buf, p->line.len, &u.r);
+		found = match_user(p, buf, len, &u.r);
 	else
-		found = steps_match_default(p->line.buf, p->line.len, &u.r);
+		found = steps_match_default(buf, len, &u.r);
+	if (found && u.r.bar_total) {
+		/* the training loop's bar is the first with a step; an eval bar between its
+		 * redraws counts something else (HF Trainer's eval bar has no description) */
+		if (!p->bar_total) {
+			p->bar_total = u.r.bar_total;
+		} else if (u.r.bar_total != p->bar_total) {
+			p->other_bars++;
+			found = false;
+		}
+	}
+	if (found && p->want_meta)
+		steps_line_meta(buf, len, &u.meta);
 	if (!found && p->source == STEP_SOURCE_JSON) {
-		for (size_t i = 0; i < p->line.len; i++)
-			if (!isspace((unsigned char)p->line.buf[i])) {
+		for (size_t i = 0; i < len; i++)
+			if (!isspace((unsigned char)buf[i])) {
 				p->bad_lines++;
 				break;
 			}
@@ -299,26 +188,47 @@ static void end_line(struct step_parser *p, step_fn fn, void *arg)
 
 void step_parser_feed(struct step_parser *p, const char *data, size_t len, step_fn fn, void *arg)
 {
+	/* the next '\n' is looked up once per call, not once per '\r' of a bar's redraws */
+	const char *nl = memchr(data, '\n', len);
 	while (len) {
-		size_t n = 0;
-		while (n < len && data[n] != '\n' && data[n] != '\r')
-			n++;
-		size_t room = STEP_LINE_MAX - p->line.len;
-		size_t keep = n < room ? n : room;
-		if (n > room)
-			p->overlong = true;
-		if (keep) {
-			size_t at = p->line.len;
-			strbuf_add(&p->line, data, keep);
-			/* regexec and the scanners see NUL bytes as ordinary text */
-			for (size_t i = at; i < p->line.len; i++)
-				if (!p->line.buf[i])
-					p->line.buf[i] = ' ';
+		if (nl && nl < data)
+			nl = memchr(data, '\n', len);
+		size_t lim = nl ? (size_t)(nl - data) : len;
+		const char *cr = memchr(data, '\r', lim);
+		size_t n = cr ? (size_t)(cr - data) : lim;
+		if (n < len && !p->line.len && !p->overlong && n <= STEP_LINE_MAX && !p->have_re &&
+		    !memchr(data, '\0', n)) {
+			/* the whole line is here and plain: judged in place, no copy (regexec
+			 * wants a terminated string: a user's pattern takes the copy below) */
+			if (n)
+				end_line(p, data, n, fn, arg);
+		} else {
+			size_t room = STEP_LINE_MAX - p->line.len;
+			size_t keep = n < room ? n : room;
+			if (n > room)
+				p->overlong = true;
+			if (keep) {
+				size_t at = p->line.len;
+				strbuf_add(&p->line, data, keep);
+				/* regexec and the scanners see NUL bytes as ordinary text */
+				for (char *z = memchr(p->line.buf + at, '\0', keep); z;
+				     z = memchr(z, '\0', (size_t)(p->line.buf + p->line.len - z)))
+					*z = ' ';
+			}
+			if (n == len) {
+				if (n)
+					p->mid_line = true;
+				return; /* the line goes on in the next chunk */
+			}
+			if (p->line.len || p->overlong)
+				end_line(p, p->line.buf, p->line.len, fn, arg);
 		}
-		if (n == len)
-			return; /* the line goes on in the next chunk */
-		if (p->line.len || p->overlong)
-			end_line(p, fn, arg);
+		if (data[n] == '\n') {
+			p->newlines++;
+			p->mid_line = false;
+		} else {
+			p->mid_line = true;
+		}
 		data += n + 1;
 		len -= n + 1;
 	}
@@ -327,7 +237,7 @@ void step_parser_feed(struct step_parser *p, const char *data, size_t len, step_
 void step_parser_finish(struct step_parser *p, step_fn fn, void *arg)
 {
 	if (p->line.len || p->overlong)
-		end_line(p, fn, arg);
+		end_line(p, p->line.buf, p->line.len, fn, arg);
 }
 
 const char *step_change_name(enum step_change c)

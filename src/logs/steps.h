@@ -1,20 +1,25 @@
 /*
  * steps.h: a training run's progress read from what the trainer already writes, for the
- * supervisor (issue 9: `vigil run`), with no change to the trainer.
+ * supervisor (issue 9: `vigil run`) and for `vigil diagnose steps` on a raw log (issue 18), with
+ * no change to the trainer.
  *
  * Two sources, one parser each:
- * - output lines (a rank's stdout/stderr): the default pattern finds `step 120`, `step: 120`,
- *   `step=120`, `iter 120/5000`, `Iteration 120`, `"step": 120`, `global_step=120` and, on the
- *   same line, `loss 2.31` / `loss=2.31` / `"loss": 2.31` and `tokens 4194304`; or a user's
- *   --step-pattern, a POSIX extended regular expression whose first capture group is the step
- *   (loss and tokens are still read by the default rules);
+ * - output lines (a rank's stdout/stderr): the default step rules (steps_rules.c; one per
+ *   trainer's line shape: Megatron, NeMo, Lightning and tqdm bars, HF Trainer, DeepSpeed,
+ *   torchtitan, nanoGPT, litgpt, composer, fairseq, OLMo, MetricLogger, and the generic
+ *   `step 120` / `iter 120/5000` / `"step": 120` / `global_step=120`; docs/SUPERVISOR.md lists
+ *   them with an example line each) find the step and, on the same line, the loss, tokens, the
+ *   step time the trainer reports and the MFU; or a user's --step-pattern, a POSIX extended
+ *   regular expression whose first capture group is the step (the rest is still read by the
+ *   default rules);
  * - the step file ($VIGIL_STEP_FILE): one JSON object a line that the trainer appends,
  *   {"step": 120, "loss": 2.31, "tokens": 4194304}; "step" is required, the rest optional.
  *
- * The caller feeds whatever chunks it read (step_parser_feed); the parser splits lines and keeps
- * at most STEP_LINE_MAX bytes of an unfinished one: a longer line is judged on its first
- * STEP_LINE_MAX bytes and the rest is dropped, so megabyte lines or binary garbage cost a fixed
- * amount of memory. NUL bytes are read as spaces.
+ * The caller feeds whatever chunks it read (step_parser_feed); the parser splits lines at '\n'
+ * and '\r' (a progress bar redraws itself after '\r') and keeps at most STEP_LINE_MAX bytes of
+ * an unfinished one: a longer line is judged on its first STEP_LINE_MAX bytes and the rest is
+ * dropped, so megabyte lines or binary garbage cost a fixed amount of memory. NUL bytes are read
+ * as spaces.
  *
  * Each step found is classified against the previous one: the first, the next (forward within
  * STEP_JUMP_FACTOR times the usual stride), the same again, backwards (a resumed trainer) or a
@@ -46,6 +51,19 @@ struct step_reading {
 	double loss;
 	bool has_tokens;
 	uint64_t tokens;
+	bool has_step_time; /* what the trainer says one step took, seconds */
+	double step_time;
+	bool has_mfu; /* 0..1 */
+	double mfu;
+	uint64_t bar_total; /* a progress bar's count: the bar's total (which bar); else 0 */
+};
+
+/* What a line's head says: whose it is (a launcher's rank prefix) and when (a time stamp). */
+struct step_line_meta {
+	bool has_rank;
+	uint32_t rank;
+	bool has_time;
+	double time; /* Unix seconds (a stamp without a zone is read as UTC) */
 };
 
 enum step_change {
@@ -61,6 +79,8 @@ struct step_update {
 	enum step_change change;
 	uint64_t prev; /* the step before (0 for STEP_FIRST) */
 	bool truncated_line; /* found in the kept head of an overlong line */
+	uint64_t line_no;    /* 1-based, counting '\n' only (the '\r' of a bar is not a line) */
+	struct step_line_meta meta; /* filled when the parser was asked to (want_meta) */
 };
 
 enum step_source { STEP_SOURCE_OUTPUT, STEP_SOURCE_JSON };
@@ -74,8 +94,12 @@ struct step_parser {
 	bool have_last;
 	uint64_t last;
 	uint64_t stride; /* smallest forward move seen; 0 until one is */
+	uint64_t bar_total; /* the training bar's total (the first bar with a step), 0: none yet */
+	uint64_t newlines;  /* '\n' seen: the line number of the unfinished line, less one */
+	bool mid_line;      /* bytes (a '\r' too) since the last '\n' */
+	bool want_meta;     /* read each line's rank prefix and time stamp into the update */
 	/* counters for the supervisor's journal */
-	uint64_t lines, steps, overlong_lines, bad_lines, backwards, jumps;
+	uint64_t lines, steps, overlong_lines, bad_lines, backwards, jumps, other_bars;
 };
 
 typedef void (*step_fn)(void *arg, const struct step_update *u);
@@ -97,6 +121,12 @@ void step_parser_finish(struct step_parser *p, step_fn fn, void *arg);
 
 /* One line, without classification (tests, the fuzz target). true when a step was found. */
 bool steps_match_default(const char *line, size_t len, struct step_reading *out);
+/* The rules after the step (loss, tokens, step time, MFU) on a line whose step was found. */
+void steps_read_values(const char *line, size_t len, struct step_reading *out);
+/* A line's rank prefix ([rank3]:, [default3]:, srun --label's "3: ", mpirun's [1,3]<stdout>:)
+ * and its time stamp (2024-05-01 12:00:01[,.]123, ...T12:00:01.123Z, +02:00); the bytes of the
+ * prefix are returned (0: none). */
+size_t steps_line_meta(const char *line, size_t len, struct step_line_meta *out);
 bool steps_parse_json(const char *line, size_t len, struct step_reading *out);
 
 const char *step_change_name(enum step_change c);

@@ -3,6 +3,8 @@
  * and the two analyses behind it. For any bytes, fed in any chunks: no crash, leak or UB; the
  * rows do not depend on how the input was cut; every kept value is finite and in its range;
  * the host table stays bounded; and the steps and stragglers analyses either tell or say why.
+ * A raw trainer log (a first line that is no row) goes through the step rules: the same
+ * invariants, read as one reporter's rows and as every rank's (stragglers), and with a pattern.
  */
 #include "../../src/diagnose/steps.h"
 #include "../../src/diagnose/stragglers.h"
@@ -57,6 +59,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	diag_rows_release(&a);
 	diag_rows_release(&b);
+	/* every rank's rows, and a user's pattern: chunking changes nothing either */
+	for (int mode = 0; mode < 2; mode++) {
+		diag_rows_init(&a);
+		diag_rows_init(&b);
+		const char *pat = mode ? "it=([0-9]+)" : NULL;
+		if (diag_rows_log(&a, pat, true, &err) || diag_rows_log(&b, pat, true, &err))
+			__builtin_trap();
+		diag_rows_feed(&a, (const char *)data, size);
+		diag_rows_finish(&a);
+		for (size_t off = 0; off < size; off += chunk)
+			diag_rows_feed(&b, (const char *)data + off,
+				       size - off < chunk ? size - off : chunk);
+		diag_rows_finish(&b);
+		if (a.nr != b.nr || a.lines != b.lines || a.garbage != b.garbage ||
+		    (a.nr && memcmp(a.v, b.v, a.nr * sizeof(*a.v))))
+			__builtin_trap();
+		for (size_t i = 0; i < a.nr; i++)
+			if (a.v[i].line == 0 || a.v[i].line > a.lines || !isfinite(a.v[i].step_time) ||
+			    a.v[i].step_time < 0 || a.v[i].mfu < 0 || a.v[i].mfu > 1)
+				__builtin_trap();
+		strbuf_reset(&err);
+		if (diag_stragglers_analyse(&a, &g, &err) < 0 && !err.len)
+			__builtin_trap();
+		diag_rows_release(&a);
+		diag_rows_release(&b);
+	}
 	strbuf_release(&err);
 	return 0;
 }
