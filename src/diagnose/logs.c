@@ -30,6 +30,7 @@ void dlog_release(struct dlog *d)
 	}
 	free(d->files);
 	free(d->rh);
+	dlog_tr_release(d);
 	if (d->in_file)
 		kmsg_log_release(&d->clock);
 	memset(d, 0, sizeof(*d));
@@ -80,6 +81,7 @@ void dlog_file_begin(struct dlog *d, const char *name, const char *host, long ra
 	d->last_tb = DLOG_TB_NONE;
 	d->last_ts = 0;
 	d->day_ok = false;
+	dlog_tr_release(d);
 }
 
 void dlog_file_error(struct dlog *d, const char *name, const char *error)
@@ -237,6 +239,39 @@ static void keep_day(struct dlog *d, const char *s, size_t n, double ts)
 	d->day_ok = true;
 }
 
+void dlog_record(struct dlog *d, const struct dlog_match *m, struct dlog_occ *o)
+{
+	struct dlog_finding *f = finding_for(d, m);
+	if (!f) {
+		d->lost++;
+		return;
+	}
+	if (!f->count++ || occ_before(o, &f->first))
+		f->first = *o;
+	add_host(f, o->host);
+	add_rank(f, o->rank);
+	if (o->host[0] && o->rank >= 0)
+		learn_host(d, o->rank, o->host);
+}
+
+/* "[1]:" alone (after spaces): an entry of torchrun's block. */
+static bool entry_index(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i >= n || s[i++] != '[' || i >= n || !isdigit((unsigned char)s[i]))
+		return false;
+	while (i < n && isdigit((unsigned char)s[i]))
+		i++;
+	if (n - i < 2 || s[i] != ']' || s[i + 1] != ':')
+		return false;
+	for (i += 2; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\r')
+			return false;
+	return true;
+}
+
 static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 {
 	struct dlog_file *file = &d->files[d->nr_files - 1];
@@ -248,12 +283,13 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 		file->cut_lines++;
 	else if (n && s[n - 1] == '\r')
 		n--; /* CRLF: the CR is no part of the text */
-	/* every line's stamp, so that an unstamped line (a traceback's) takes the last one */
+	/* every line's stamp, so that an unstamped line (a traceback's) takes the last one; a
+	 * torchrun entry's "[1]:" is no dmesg stamp of one second since boot */
 	if (vigil_stamp(d, s, n, &ts)) {
 		d->last_tb = DLOG_TB_WALL;
 		d->last_ts = ts;
 		file->wall = true;
-	} else if (n && kmsg_line_time(&d->clock, s, n, &ts, &tb)) {
+	} else if (n && !entry_index(s, n) && kmsg_line_time(&d->clock, s, n, &ts, &tb)) {
 		if (tb == KMSG_TB_WALL)
 			keep_day(d, s, n, ts);
 		d->last_tb = tb == KMSG_TB_WALL ? DLOG_TB_WALL : DLOG_TB_BOOT;
@@ -263,14 +299,15 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 		else
 			file->boot = true;
 	}
+	/* torchrun's failure summary is read as a block, over its lines (logtorchrun.c) */
+	struct dlog_line_ctx c = { d->last_tb, d->last_ts, file->lines };
+	long lend_rank = -1;
+	const char *lend_host = "";
+	if (dlog_tr_line(d, s, n, &c, &lend_rank, &lend_host))
+		return;
 	if (!dlog_classify(s, n, &m))
 		return;
 	file->found++;
-	struct dlog_finding *f = finding_for(d, &m);
-	if (!f) {
-		d->lost++;
-		return;
-	}
 	struct dlog_occ o;
 	memset(&o, 0, sizeof(o));
 	o.tb = d->last_tb;
@@ -283,22 +320,30 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 	 * a person drains */
 	strlcpy_v(o.host, file->host, sizeof(o.host));
 	/* but srun's own line in an attempt's srun.log, which holds only the lines srun wrote
-	 * without a rank's label (a rank's every line is labelled), is Slurm's word */
+	 * without a rank's label (a rank's every line is labelled), is Slurm's word; and a line
+	 * of a child's traceback inside torchrun's block is the rank and host torchrun named */
 	if (!o.host[0] && m.srun && file->srun_own)
 		strlcpy_v(o.host, m.host, sizeof(o.host));
-	o.rank = m.rank >= 0 ? m.rank : file->rank;
+	if (lend_host[0])
+		strlcpy_v(o.host, lend_host, sizeof(o.host));
+	o.rank = m.rank >= 0 ? m.rank : lend_rank >= 0 ? lend_rank : file->rank;
+	o.launch.pid = o.launch.local_rank = -1;
+	o.launch.has_exit = m.has_exit;
+	o.launch.exitcode = m.exitcode;
+	if (m.has_exit) {
+		int sig = m.exitcode < 0 ? -m.exitcode : m.exitcode > 128 ? m.exitcode - 128 : 0;
+		strlcpy_v(o.launch.signal, dlog_signal_name(sig), sizeof(o.launch.signal));
+	}
 	size_t ex = n < DLOG_EXAMPLE_MAX ? n : DLOG_EXAMPLE_MAX;
 	memcpy(o.example, s, ex);
 	o.example[ex] = 0;
 	for (size_t i = 0; i < ex; i++)
 		if (!o.example[i])
 			o.example[i] = ' ';
-	if (!f->count++ || occ_before(&o, &f->first))
-		f->first = o;
-	add_host(f, o.host);
-	add_rank(f, o.rank);
-	if (o.host[0] && o.rank >= 0)
-		learn_host(d, o.rank, o.host);
+	if (m.head)
+		dlog_tr_hold(d, &m, &o);
+	else
+		dlog_record(d, &m, &o);
 }
 
 void dlog_feed(struct dlog *d, const char *buf, size_t len)
@@ -339,6 +384,7 @@ void dlog_file_end(struct dlog *d, const char *error)
 		return;
 	if (d->line_len)
 		judge_line(d, d->line, d->line_len, false);
+	dlog_tr_end(d);
 	d->line_len = 0;
 	d->skipping = false;
 	if (error) {
@@ -449,7 +495,8 @@ void dlog_time_str(enum dlog_tb tb, double ts, char *out, size_t size)
 static const char *const not_hosts[] = {
 	"srun", "kern", "kernel", "dmesg", "syslog", "messages", "train", "training", "trainer",
 	"output", "out", "err", "error", "errors", "stdout", "stderr", "log", "logs", "nccl", "job",
-	"run", "console", "debug", "main", "torch", "slurm", "localhost",
+	"run", "console", "debug", "main", "torch", "slurm", "localhost", "torchrun", "launcher",
+	"launch", "deepspeed", "accelerate", "lightning", "megatron", "nemo", "titan", "torchtitan",
 };
 
 void dlog_name_origin(const char *path, char host[DLOG_HOST_MAX], long *rank)
@@ -539,6 +586,31 @@ static void where_str(const struct dlog_occ *o, struct strbuf *sb)
 		strbuf_addstr(sb, "host and rank unknown");
 }
 
+/* "exitcode -9 (SIGKILL), pid 4242, local_rank 1, error_file <N/A>" for a launcher's word. */
+static void launch_str(const struct dlog_launch *l, struct strbuf *sb)
+{
+	size_t start = sb->len;
+	if (l->has_exit) {
+		strbuf_addf(sb, "exitcode %d", l->exitcode);
+		if (l->signal[0])
+			strbuf_addf(sb, " (%s)", l->signal);
+	} else if (l->torchrun) {
+		strbuf_addstr(sb, "exitcode unknown");
+	}
+	if (l->pid >= 0)
+		strbuf_addf(sb, "%spid %ld", sb->len > start ? ", " : "", l->pid);
+	if (l->local_rank >= 0)
+		strbuf_addf(sb, "%slocal_rank %ld", sb->len > start ? ", " : "", l->local_rank);
+	if (l->error_file[0]) {
+		strbuf_addf(sb, "%serror_file ", sb->len > start ? ", " : "");
+		strbuf_add_clean(sb, l->error_file);
+	}
+	if (l->when[0]) {
+		strbuf_addf(sb, "%storchrun's time ", sb->len > start ? ", " : "");
+		strbuf_add_clean(sb, l->when);
+	}
+}
+
 static void file_line(const struct dlog *d, const struct dlog_occ *o, struct strbuf *sb)
 {
 	strbuf_add_clean(sb, d->files[o->file].name);
@@ -564,6 +636,14 @@ void dlog_write_text(const struct dlog *d, struct strbuf *out)
 		dlog_time_str(r->first.tb, r->first.ts, t, sizeof(t));
 		if (t[0])
 			strbuf_addf(out, ", at %s", t);
+		if (r->first.launch.torchrun)
+			strbuf_addstr(out, r->first.launch.root_cause
+						   ? " (torchrun's root cause)"
+						   : " (a failure torchrun lists)");
+		if (r->first.launch.has_exit || r->first.launch.torchrun) {
+			strbuf_addstr(out, "\n  exit:   ");
+			launch_str(&r->first.launch, out);
+		}
 		strbuf_addstr(out, "\n  line:   ");
 		file_line(d, &r->first, out);
 		strbuf_addstr(out, ": ");
@@ -648,6 +728,45 @@ static void json_occ(struct json_writer *w, const struct dlog *d, const struct d
 		json_null(w);
 	json_key(w, "timebase");
 	json_string(w, o->tb == DLOG_TB_WALL ? "wall" : o->tb == DLOG_TB_BOOT ? "boot" : "none");
+	json_key(w, "exitcode");
+	if (o->launch.has_exit)
+		json_int(w, o->launch.exitcode);
+	else
+		json_null(w);
+	json_key(w, "signal");
+	if (o->launch.signal[0])
+		json_string(w, o->launch.signal);
+	else
+		json_null(w);
+	json_key(w, "torchrun");
+	if (o->launch.torchrun) {
+		json_open_object(w);
+		json_key(w, "root_cause");
+		json_bool(w, o->launch.root_cause);
+		json_key(w, "pid");
+		if (o->launch.pid >= 0)
+			json_int(w, o->launch.pid);
+		else
+			json_null(w);
+		json_key(w, "local_rank");
+		if (o->launch.local_rank >= 0)
+			json_int(w, o->launch.local_rank);
+		else
+			json_null(w);
+		json_key(w, "error_file");
+		if (o->launch.error_file[0])
+			json_string(w, o->launch.error_file);
+		else
+			json_null(w);
+		json_key(w, "time");
+		if (o->launch.when[0])
+			json_string(w, o->launch.when);
+		else
+			json_null(w);
+		json_close_object(w);
+	} else {
+		json_null(w);
+	}
 }
 
 static void json_cause(struct json_writer *w, const struct dlog_finding *f)
