@@ -270,6 +270,8 @@ static const struct needle needles[] = {
 	{ "Exceeded job memory limit", C_HOST_OOM, 0 },
 	{ "found NaN in local grad norm", C_NAN, 0 },
 	{ "clients joined", C_RDZV, 0 }, /* DistStoreError: "... waiting for clients. 1/2 clients joined." */
+	{ "workers joined", C_RDZV, 0 }, /* the same, torch >= 2.2's TCPStore wording */
+	{ "client socket has timed out", C_RDZV, 0 }, /* DistNetworkError: cannot reach the master */
 	{ "RendezvousTimeoutError", C_RDZV, 0 },
 	{ "Got completion from peer", C_NCCL_NET, 0 },
 	{ "IBV_WC_RETRY_EXC_ERR", C_NCCL_NET, 0 },
@@ -301,6 +303,7 @@ static const struct needle needles[] = {
 	{ "(SIGKILL)", C_KILLED, 0 },
 	{ "(SIGABRT)", C_ABORT, 0 },
 	{ "ChildFailedError", C_RANK_EXIT, 0 },
+	{ "closing signal SIG", C_RANK_EXIT, 0 }, /* torchrun's agent stopping the others */
 	{ "death signal, shutting down workers", C_RANK_EXIT, 0 },
 	{ "CANCELLED AT", C_RANK_EXIT, 0 },
 	{ "SIGTERM", C_RANK_EXIT, 0 },
@@ -312,6 +315,7 @@ static const struct needle needles[] = {
 /* NCCL WARN lines that every healthy run prints (no network plugin, a NIC without a path). */
 static const char *const nccl_benign[] = {
 	"NET/Plugin", "Could not find real path", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
+	"lib wrapper not initialized", /* ibvwrap on a host without InfiniBand: sockets are used */
 };
 
 #define HASH_BITS 12
@@ -703,7 +707,8 @@ bool dlog_classify(const char *line, size_t len, struct dlog_match *m)
 		} else {
 			set_cause(m, c);
 			/* the line before torchrun's block: the block will say more */
-			m->head = !strcmp(needles[k].s, "ChildFailedError");
+			m->head = !strcmp(needles[k].s, "ChildFailedError") ||
+				  !strcmp(needles[k].s, "closing signal SIG");
 			found = true;
 		}
 	}

@@ -495,7 +495,7 @@ void dlog_time_str(enum dlog_tb tb, double ts, char *out, size_t size)
 static const char *const not_hosts[] = {
 	"srun", "kern", "kernel", "dmesg", "syslog", "messages", "train", "training", "trainer",
 	"output", "out", "err", "error", "errors", "stdout", "stderr", "log", "logs", "nccl", "job",
-	"run", "console", "debug", "main", "torch", "slurm", "localhost", "torchrun", "launcher",
+	"run", "console", "debug", "main", "torch", "slurm", "localhost", "torchrun", "launcher", "pytorch",
 	"launch", "deepspeed", "accelerate", "lightning", "megatron", "nemo", "titan", "torchtitan",
 };
 

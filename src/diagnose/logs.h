@@ -180,7 +180,7 @@ struct dlog_tr_head {
 	struct dlog_occ o;
 };
 #define DLOG_TR_ENTRIES_MAX 256
-#define DLOG_TR_HEADS_MAX 4
+#define DLOG_TR_HEADS_MAX 16
 struct dlog_tr {
 	int section;              /* 0 none, 1 "Failures:", 2 "Root Cause" */
 	bool in_entry;

@@ -177,7 +177,8 @@ static bool field(struct dlog_tr_entry *e, const char *s, size_t n)
 		while (h < vn && (isalnum((unsigned char)v[h]) || v[h] == '.' || v[h] == '-' ||
 				  v[h] == '_'))
 			h++;
-		if (h == vn && h && h < DLOG_HOST_MAX && isalnum((unsigned char)v[0]))
+		if (h == vn && h && h < DLOG_HOST_MAX && isalnum((unsigned char)v[0]) &&
+		    !is(v, vn, "localhost")) /* a single-host run's: names no host to drain */
 			copy_field(e->host, sizeof(e->host), v, h);
 	} else if (is(s, k, "rank")) {
 		/* "5 (local_rank: 1)" */
@@ -294,6 +295,17 @@ static void flush_block(struct dlog *d)
 {
 	struct dlog_tr *t = &d->tr;
 	end_entry(d);
+	/* a root cause cut before its exit code: the agent's "failed (exitcode: N)" just before
+	 * the block is about the same process (it is logged for the first failure) */
+	for (size_t i = 0; i < t->nr; i++) {
+		struct dlog_tr_entry *e = &t->ent[i];
+		for (size_t h = 0; e->root && !e->l.has_exit && h < t->nr_heads; h++)
+			if (t->heads[h].m.has_exit &&
+			    t->heads[h].o.line + TR_HEAD_LINES >= t->block_line) {
+				e->l.has_exit = true;
+				e->l.exitcode = t->heads[h].m.exitcode;
+			}
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < t->nr; i++)
 			if (t->ent[i].root == (pass == 0))
