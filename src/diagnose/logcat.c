@@ -50,9 +50,11 @@ enum {
 	C_PREEMPTED,
 	C_NAN,
 	C_RDZV,
+	C_LAUNCHER_SIG,
 	/* not causes of their own: routes to the kernel parser and srun's lines */
 	C_KERNEL,
 	C_SRUN,
+	C_KILLWORD, /* a shell's "Killed" (job control's word for SIGKILL) */
 	C_EXIT,   /* a launcher's line with the exit code: its cause is the code's (dlog_match_exit) */
 	C_PYCAND, /* a line that may be a Python exception's last line */
 };
@@ -185,7 +187,7 @@ static const struct cause causes[] = {
 		      "NCCL watchdog ending the process after a timeout or an NCCL error",
 		      "read that rank's last lines before the abort ('terminate called after', the "
 		      "watchdog's message) and the first error on the other ranks",
-		      ACTION_INVESTIGATE, T1 },
+		      ACTION_INVESTIGATE, T2 },
 	[C_TIME_LIMIT] = { "slurm_time_limit", "Slurm cancelled the job at its time limit",
 			   "resume from the last checkpoint with a longer --time, or checkpoint "
 			   "more often; a run that slowed down reaches the limit early (vigil "
@@ -207,6 +209,13 @@ static const struct cause causes[] = {
 		     "find the host that never joined (its launcher log, its route to MASTER_ADDR "
 		     "and port); a slow start needs a longer timeout",
 		     ACTION_INVESTIGATE, T1 },
+	[C_LAUNCHER_SIG] = { "launcher_signal",
+			     "the launcher (torchrun) was sent a signal from outside and stopped its "
+			     "ranks: SIGTERM from the scheduler or a person, SIGHUP from a closed "
+			     "terminal",
+			     "find who sent it: the scheduler (a time limit, preemption, scancel), or "
+			     "a closed ssh session (run under sbatch, tmux or nohup)",
+			     ACTION_INVESTIGATE, T1 },
 };
 
 enum { NOT_DIGIT_AFTER = 1 };
@@ -268,6 +277,7 @@ static const struct needle needles[] = {
 	{ "DUE TO TIME LIMIT", C_TIME_LIMIT, 0 },
 	{ "DUE TO PREEMPTION", C_PREEMPTED, 0 },
 	{ "Exceeded job memory limit", C_HOST_OOM, 0 },
+	{ "exceeded memory limit", C_HOST_OOM, 0 }, /* slurmstepd: "Job 41176 exceeded memory limit (N > M), being killed" */
 	{ "found NaN in local grad norm", C_NAN, 0 },
 	{ "clients joined", C_RDZV, 0 }, /* DistStoreError: "... waiting for clients. 1/2 clients joined." */
 	{ "workers joined", C_RDZV, 0 }, /* the same, torch >= 2.2's TCPStore wording */
@@ -304,10 +314,12 @@ static const struct needle needles[] = {
 	{ "(SIGABRT)", C_ABORT, 0 },
 	{ "ChildFailedError", C_RANK_EXIT, 0 },
 	{ "closing signal SIG", C_RANK_EXIT, 0 }, /* torchrun's agent stopping the others */
-	{ "death signal, shutting down workers", C_RANK_EXIT, 0 },
+	{ "death signal, shutting down workers", C_LAUNCHER_SIG, 0 },
+	{ "SignalException: Process ", C_LAUNCHER_SIG, 0 }, /* "... got signal: 15" */
 	{ "CANCELLED AT", C_RANK_EXIT, 0 },
 	{ "SIGTERM", C_RANK_EXIT, 0 },
 	{ "terminate called after throwing", C_RANK_EXIT, 0 },
+	{ "Killed", C_KILLWORD, 0 },
 	{ "Error", C_PYCAND, 0 },
 	{ "Exception", C_PYCAND, 0 },
 };
@@ -624,6 +636,34 @@ static bool exit_line(const char *s, size_t n, struct dlog_match *m)
 	return false;
 }
 
+/* A shell's word for a child it lost to SIGKILL: "Killed" alone on its line, or job control's
+ * "script: line 9: 4242 Killed   python train.py"; "Killed" in other text is not. */
+static bool killed_line(const char *s, size_t n)
+{
+	long r = -1;
+	size_t t = text_start(s, n, &r), e = n;
+	while (e > t && (s[e - 1] == ' ' || s[e - 1] == '\r'))
+		e--;
+	if (e - t == 6 && !memcmp(s + t, "Killed", 6))
+		return true;
+	const char *p = find(s, n, ": line ");
+	size_t used;
+	if (!p)
+		return false;
+	p += 7;
+	if (number_at(p, (size_t)(s + n - p), &used) < 0 || p + used >= s + n || p[used] != ':')
+		return false;
+	p += used + 1;
+	while (p < s + n && *p == ' ')
+		p++;
+	if (number_at(p, (size_t)(s + n - p), &used) < 0)
+		return false;
+	p += used;
+	while (p < s + n && *p == ' ')
+		p++;
+	return s + n - p >= 6 && !memcmp(p, "Killed", 6);
+}
+
 /* "srun: error: HOST: task 5: Killed | Exited with exit code 1 | Out Of Memory" */
 static bool srun_line(const char *s, size_t n, struct dlog_match *m)
 {
@@ -696,6 +736,13 @@ bool dlog_classify(const char *line, size_t len, struct dlog_match *m)
 			found = srun_line(line, len, m);
 		} else if (c == C_EXIT) {
 			found = exit_line(line, len, m);
+		} else if (c == C_KILLWORD) {
+			found = killed_line(line, len);
+			if (found) {
+				set_cause(m, C_KILLED);
+				m->has_exit = true;
+				m->exitcode = -9;
+			}
 		} else if (c == C_NCCL_ERROR) {
 			bool benign = false;
 			for (size_t b = 0; b < ARRAY_SIZE(nccl_benign); b++)

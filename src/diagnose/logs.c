@@ -239,6 +239,27 @@ static void keep_day(struct dlog *d, const char *s, size_t n, double ts)
 	d->day_ok = true;
 }
 
+/* torchrun's own "2026-12-01_02:51:03" (fixed width: compared as text). */
+static bool torchrun_time(const struct dlog_occ *o)
+{
+	const char *w = o->launch.when;
+	return o->launch.root_cause && strlen(w) >= 19 && w[4] == '-' && w[10] == '_' &&
+	       w[13] == ':';
+}
+
+/* Which occurrence stands for its finding: the earlier (occ_before), but two root causes of
+ * torchrun without comparable stamps (the blocks of several nodes in one log) by torchrun's
+ * own times, which are the failures' times. */
+static bool occ_first(const struct dlog_occ *a, const struct dlog_occ *b)
+{
+	if (a->tb != DLOG_TB_WALL && b->tb != DLOG_TB_WALL && torchrun_time(a) && torchrun_time(b)) {
+		int c = strcmp(a->launch.when, b->launch.when);
+		if (c)
+			return c < 0;
+	}
+	return occ_before(a, b);
+}
+
 void dlog_record(struct dlog *d, const struct dlog_match *m, struct dlog_occ *o)
 {
 	struct dlog_finding *f = finding_for(d, m);
@@ -246,7 +267,7 @@ void dlog_record(struct dlog *d, const struct dlog_match *m, struct dlog_occ *o)
 		d->lost++;
 		return;
 	}
-	if (!f->count++ || occ_before(o, &f->first))
+	if (!f->count++ || occ_first(o, &f->first))
 		f->first = *o;
 	add_host(f, o->host);
 	add_rank(f, o->rank);

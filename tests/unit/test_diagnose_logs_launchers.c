@@ -357,6 +357,13 @@ TEST(diag_logs_launcher_lines_map_to_causes)
 		  "nccl_network", INT_MIN, -1 },
 		{ "[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.", "nccl_error",
 		  INT_MIN, 7 },
+		{ "W0616 00:37:22.830000 4015698 torch/distributed/elastic/agent/server/api.py:719] "
+		  "Received Signals.SIGTERM death signal, shutting down workers", "launcher_signal",
+		  INT_MIN, -1 },
+		{ "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting "
+		  "down workers", "launcher_signal", INT_MIN, -1 },
+		{ "torch.distributed.elastic.multiprocessing.api.SignalException: Process 4015698 got "
+		  "signal: 15", "launcher_signal", INT_MIN, -1 },
 	};
 	struct dlog_match m;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -418,4 +425,52 @@ TEST(diag_logs_torchrun_block_in_any_chunks)
 	}
 	strbuf_release(&path);
 	strbuf_release(&text);
+}
+
+TEST(diag_logs_excerpts_of_issue_threads_name_their_root)
+{
+	/* tests/data/trainer-errors/threads/: short excerpts in the shapes of public issue threads
+	 * (expect.tsv: file, root code, host, rank, source); every one's root as expected */
+	struct strbuf path = STRBUF_INIT, dir = STRBUF_INIT;
+	test_src_path(&dir, "tests/data/trainer-errors/threads");
+	strbuf_addf(&path, "%s/expect.tsv", dir.buf);
+	FILE *fp = fopen(path.buf, "r");
+	CHECK(fp != NULL);
+	char line[1024];
+	int n = 0, right = 0;
+	while (fp && fgets(line, sizeof(line), fp)) {
+		char *f[5] = { NULL }, *save = NULL, *tok = strtok_r(line, "\t\n", &save);
+		for (int i = 0; tok && i < 5; i++, tok = strtok_r(NULL, "\t\n", &save))
+			f[i] = tok;
+		if (!f[0] || f[0][0] == '#' || !f[3])
+			continue;
+		char file[1024];
+		snprintf(file, sizeof(file), "%s/%s", dir.buf, f[0]);
+		struct child c;
+		const char *args[] = { "--json", file, NULL };
+		n++;
+		if (run_logs(&c, args) != 1) {
+			CHECK_MSG(false, "%s: exit %d", f[0], c.exit_code);
+			child_release(&c);
+			continue;
+		}
+		struct json_value *v = test_parse_json(&c);
+		const struct json_value *r = v ? json_get(v, "root") : NULL;
+		const char *code = r ? json_get_string(r, "code") : NULL;
+		const char *host = r ? json_get_string(r, "host") : NULL;
+		bool ok = code && !strcmp(code, f[1]) &&
+			  (!strcmp(f[2], "-") ? is_null(r, "host") : host && !strcmp(host, f[2])) &&
+			  (!strcmp(f[3], "-") ? is_null(r, "rank") : num_is(r, "rank", atof(f[3])));
+		CHECK_MSG(ok, "%s: root %s on %s, expected %s on %s rank %s", f[0],
+			  code ? code : "none", host ? host : "no host", f[1], f[2], f[3]);
+		right += ok;
+		json_free(v);
+		child_release(&c);
+	}
+	if (fp)
+		fclose(fp);
+	CHECK_MSG(n >= 20, "only %d excerpts", n);
+	CHECK_MSG(right == n, "right on %d of %d", right, n);
+	strbuf_release(&path);
+	strbuf_release(&dir);
 }
