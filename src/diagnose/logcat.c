@@ -16,6 +16,7 @@
 #include "../logs/xid.h"
 
 #include <ctype.h>
+#include <limits.h>
 
 enum {
 	C_HOST_OOM,
@@ -43,9 +44,18 @@ enum {
 	C_RANK_EXIT,
 	C_PYEXC,
 	C_GPU_OFF_BUS,
+	C_KILLED,
+	C_ABORT,
+	C_TIME_LIMIT,
+	C_PREEMPTED,
+	C_NAN,
+	C_RDZV,
+	C_LAUNCHER_SIG,
 	/* not causes of their own: routes to the kernel parser and srun's lines */
 	C_KERNEL,
 	C_SRUN,
+	C_KILLWORD, /* a shell's "Killed" (job control's word for SIGKILL) */
+	C_EXIT,   /* a launcher's line with the exit code: its cause is the code's (dlog_match_exit) */
 	C_PYCAND, /* a line that may be a Python exception's last line */
 };
 
@@ -164,6 +174,48 @@ static const struct cause causes[] = {
 		      T1 },
 	[C_GPU_OFF_BUS] = { "gpu_off_bus", "a GPU has fallen off the bus",
 			    "reboot the node; inspect the hardware if it recurs", ACTION_REBOOT, T0 },
+	[C_KILLED] = { "rank_killed",
+		       "a rank was killed with SIGKILL (exit code -9 or 137): most often the host's "
+		       "out-of-memory killer, else the scheduler or a launcher tearing the job down",
+		       "look for the OOM killer in that host's kernel log (dmesg; vigil diagnose logs "
+		       "on it) and at host memory use (dataloader workers, CPU offload); if none, at "
+		       "what killed it (a time or memory limit, a launcher after another rank's "
+		       "failure)",
+		       ACTION_INVESTIGATE, T1 },
+	[C_ABORT] = { "rank_abort",
+		      "a rank aborted (SIGABRT): a C++ exception or failed check, often PyTorch's "
+		      "NCCL watchdog ending the process after a timeout or an NCCL error",
+		      "read that rank's last lines before the abort ('terminate called after', the "
+		      "watchdog's message) and the first error on the other ranks",
+		      ACTION_INVESTIGATE, T2 },
+	[C_TIME_LIMIT] = { "slurm_time_limit", "Slurm cancelled the job at its time limit",
+			   "resume from the last checkpoint with a longer --time, or checkpoint "
+			   "more often; a run that slowed down reaches the limit early (vigil "
+			   "diagnose steps)",
+			   ACTION_FIX_CONFIG, T0 },
+	[C_PREEMPTED] = { "slurm_preempted", "Slurm preempted the job (another job took its nodes)",
+			  "resume from the last checkpoint; use a partition or QOS that is not "
+			  "preempted for long runs",
+			  ACTION_RESTART_APP, T0 },
+	[C_NAN] = { "nan_grad",
+		    "a NaN in the gradients (Megatron's check of the local grad norm): numerics "
+		    "(learning rate, loss scale), a bad batch, or a faulty GPU",
+		    "look at the loss and grad norm before it and the batch it ran on; where the "
+		    "same GPU repeats it after a restart, test that GPU (vigil check, a burn-in)",
+		    ACTION_INVESTIGATE, T0 },
+	[C_RDZV] = { "rendezvous_timeout",
+		     "the ranks did not all join (rendezvous or store timeout): a host did not "
+		     "start, started late, or cannot reach the master",
+		     "find the host that never joined (its launcher log, its route to MASTER_ADDR "
+		     "and port); a slow start needs a longer timeout",
+		     ACTION_INVESTIGATE, T1 },
+	[C_LAUNCHER_SIG] = { "launcher_signal",
+			     "the launcher (torchrun) was sent a signal from outside and stopped its "
+			     "ranks: SIGTERM from the scheduler or a person, SIGHUP from a closed "
+			     "terminal",
+			     "find who sent it: the scheduler (a time limit, preemption, scancel), or "
+			     "a closed ssh session (run under sbatch, tmux or nohup)",
+			     ACTION_INVESTIGATE, T1 },
 };
 
 enum { NOT_DIGIT_AFTER = 1 };
@@ -186,6 +238,7 @@ static const struct needle needles[] = {
 	{ "Memory cgroup out of memory", C_HOST_OOM, 0 },
 	{ "CUDA out of memory", C_CUDA_OOM, 0 },
 	{ "CUDA error: out of memory", C_CUDA_OOM, 0 },
+	{ "runtime error (2) : out of memory", C_CUDA_OOM, 0 }, /* torch < 1.0, THCudaCheck */
 	{ "OutOfMemoryError", C_CUDA_OOM, 0 },
 	{ "cudaErrorMemoryAllocation", C_CUDA_OOM, 0 },
 	{ "CUDA_ERROR_OUT_OF_MEMORY", C_CUDA_OOM, 0 },
@@ -220,6 +273,16 @@ static const struct needle needles[] = {
 	{ "nexpected bus error", C_SIGBUS, 0 }, /* torch DataLoader: /dev/shm too small */
 	{ "SIGBUS", C_SIGBUS, 0 },
 	{ "Node failure on", C_NODE, 0 },
+	{ "DUE TO NODE FAILURE", C_NODE, 0 },
+	{ "DUE TO TIME LIMIT", C_TIME_LIMIT, 0 },
+	{ "DUE TO PREEMPTION", C_PREEMPTED, 0 },
+	{ "Exceeded job memory limit", C_HOST_OOM, 0 },
+	{ "exceeded memory limit", C_HOST_OOM, 0 }, /* slurmstepd: "Job 41176 exceeded memory limit (N > M), being killed" */
+	{ "found NaN in local grad norm", C_NAN, 0 },
+	{ "clients joined", C_RDZV, 0 }, /* DistStoreError: "... waiting for clients. 1/2 clients joined." */
+	{ "workers joined", C_RDZV, 0 }, /* the same, torch >= 2.2's TCPStore wording */
+	{ "client socket has timed out", C_RDZV, 0 }, /* DistNetworkError: cannot reach the master */
+	{ "RendezvousTimeoutError", C_RDZV, 0 },
 	{ "Got completion from peer", C_NCCL_NET, 0 },
 	{ "IBV_WC_RETRY_EXC_ERR", C_NCCL_NET, 0 },
 	{ "retry counter exceeded", C_NCCL_NET, 0 },
@@ -231,6 +294,7 @@ static const struct needle needles[] = {
 	{ "watchdog thread terminated", C_NCCL_TIMEOUT, 0 },
 	{ "Heartbeat monitor timed out", C_NCCL_TIMEOUT, 0 },
 	{ "watchdog got stuck", C_NCCL_TIMEOUT, 0 },
+	{ "watchdog hang", C_NCCL_TIMEOUT, 0 }, /* "Terminating the process ... due to ProcessGroupNCCL watchdog hang" */
 	{ "NCCL operations have failed or timed out", C_NCCL_TIMEOUT, 0 },
 	{ "Timeout at NCCL work", C_NCCL_TIMEOUT, 0 },
 	{ "NCCL timeout", C_NCCL_TIMEOUT, 0 },
@@ -243,10 +307,19 @@ static const struct needle needles[] = {
 	{ "NCCL WARN", C_NCCL_ERROR, 0 },
 	{ "CUDA error", C_CUDA_ERROR, 0 },
 	{ "cudaError", C_CUDA_ERROR, 0 },
+	{ "failed (exitcode: ", C_EXIT, 0 },     /* torchrun's agent */
+	{ "exits with return code = ", C_EXIT, 0 }, /* DeepSpeed's launch.py */
+	{ "terminated with code ", C_EXIT, 0 },  /* Lightning's "Child process with PID N ..." */
+	{ "(SIGKILL)", C_KILLED, 0 },
+	{ "(SIGABRT)", C_ABORT, 0 },
 	{ "ChildFailedError", C_RANK_EXIT, 0 },
+	{ "closing signal SIG", C_RANK_EXIT, 0 }, /* torchrun's agent stopping the others */
+	{ "death signal, shutting down workers", C_LAUNCHER_SIG, 0 },
+	{ "SignalException: Process ", C_LAUNCHER_SIG, 0 }, /* "... got signal: 15" */
 	{ "CANCELLED AT", C_RANK_EXIT, 0 },
 	{ "SIGTERM", C_RANK_EXIT, 0 },
 	{ "terminate called after throwing", C_RANK_EXIT, 0 },
+	{ "Killed", C_KILLWORD, 0 },
 	{ "Error", C_PYCAND, 0 },
 	{ "Exception", C_PYCAND, 0 },
 };
@@ -254,6 +327,7 @@ static const struct needle needles[] = {
 /* NCCL WARN lines that every healthy run prints (no network plugin, a NIC without a path). */
 static const char *const nccl_benign[] = {
 	"NET/Plugin", "Could not find real path", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
+	"lib wrapper not initialized", /* ibvwrap on a host without InfiniBand: sockets are used */
 };
 
 #define HASH_BITS 12
@@ -374,6 +448,26 @@ size_t dlog_skip_stamp(const char *s, size_t n)
 static size_t text_start(const char *s, size_t n, long *rank)
 {
 	size_t i = dlog_skip_stamp(s, n), used;
+	/* a time of day alone, "18:11:06.680 " (a log collector's) */
+	if (n - i > 9 && isdigit((unsigned char)s[i]) && isdigit((unsigned char)s[i + 1]) &&
+	    s[i + 2] == ':' && isdigit((unsigned char)s[i + 3]) && s[i + 5] == ':') {
+		size_t j = i + 6;
+		while (j < n && (isdigit((unsigned char)s[j]) || s[j] == '.' || s[j] == ','))
+			j++;
+		if (j < n && s[j] == ' ')
+			i = j + 1;
+	}
+	/* torchrun --tee's "[default3]:" (role and LOCAL rank: not the rank) */
+	if (n - i > 4 && s[i] == '[' && memcmp(s + i, "[rank", 5)) {
+		size_t j = i + 1;
+		while (j < n && isalpha((unsigned char)s[j]))
+			j++;
+		size_t k = j;
+		while (k < n && isdigit((unsigned char)s[k]))
+			k++;
+		if (j > i + 1 && k > j && k + 1 < n && s[k] == ']' && s[k + 1] == ':')
+			i = k + 2;
+	}
 	if (n - i > 6 && !memcmp(s + i, "[rank", 5)) {
 		long r = number_at(s + i + 5, n - i - 5, &used);
 		if (r >= 0 && i + 5 + used + 1 < n && s[i + 5 + used] == ']' &&
@@ -406,7 +500,10 @@ static void line_origin(const char *s, size_t n, struct dlog_match *m)
 	/* torch: "[Rank 3]", "[PG 0 Rank 3]", "[PG ID 0 PG GUID 0(default_pg) Rank 3]" */
 	if (m->rank < 0 && (p = find(s, n, "Rank "))) {
 		long r = number_at(p + 5, n - (size_t)(p + 5 - s), &used);
-		if (r >= 0 && p + 5 + used < s + n && p[5 + used] == ']')
+		/* and Megatron's "Rank 13: found NaN ..." */
+		if (r >= 0 && p + 5 + used < s + n &&
+		    (p[5 + used] == ']' ||
+		     (p[5 + used] == ':' && p + 6 + used < s + n && p[6 + used] == ' ')))
 			m->rank = r;
 	}
 	/* NCCL: "host:pid:tid [cudaDev] NCCL WARN"; the bracket is the GPU, not the rank */
@@ -481,6 +578,92 @@ static bool kernel_line(const char *s, size_t n, struct dlog_match *m)
 	return ok;
 }
 
+/* "-9", "1", "137" at s: the number, else INT_MIN. */
+static int exit_code_at(const char *s, size_t n)
+{
+	size_t i = 0, used;
+	bool neg = n && s[0] == '-';
+	i += neg;
+	long v = number_at(s + i, n - i, &used);
+	if (v < 0 || used > 5)
+		return INT_MIN;
+	return neg ? -(int)v : (int)v;
+}
+
+const char *dlog_signal_name(int sig)
+{
+	static const char *const names[] = {
+		[1] = "SIGHUP",  [2] = "SIGINT",  [3] = "SIGQUIT", [4] = "SIGILL",
+		[6] = "SIGABRT", [7] = "SIGBUS",  [8] = "SIGFPE",  [9] = "SIGKILL",
+		[11] = "SIGSEGV", [13] = "SIGPIPE", [15] = "SIGTERM",
+	};
+	return sig > 0 && sig < (int)ARRAY_SIZE(names) && names[sig] ? names[sig] : "";
+}
+
+void dlog_match_exit(struct dlog_match *m, int exitcode)
+{
+	/* Popen's returncode is -N for signal N; a shell (srun's task, a wrapper) says 128+N */
+	int sig = exitcode < 0 ? -exitcode : exitcode > 128 && exitcode < 160 ? exitcode - 128 : 0;
+	m->has_exit = true;
+	m->exitcode = exitcode;
+	set_cause(m, sig == 9    ? C_KILLED
+		     : sig == 6  ? C_ABORT
+		     : sig == 11 ? C_SEGV
+		     : sig == 7  ? C_SIGBUS
+				 : C_RANK_EXIT);
+}
+
+/* A launcher's line with an exit code after key: its cause is the code's. */
+static bool exit_line(const char *s, size_t n, struct dlog_match *m)
+{
+	static const char *const keys[] = {
+		"failed (exitcode: ",        /* torchrun's agent: the ChildFailedError block follows */
+		"exits with return code = ", /* DeepSpeed */
+		"terminated with code ",     /* Lightning */
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+		const char *p = find(s, n, keys[k]);
+		if (!p)
+			continue;
+		size_t off = (size_t)(p - s) + strlen(keys[k]);
+		int code = exit_code_at(s + off, n - off);
+		if (code == INT_MIN)
+			continue;
+		dlog_match_exit(m, code);
+		m->head = k == 0;
+		return true;
+	}
+	return false;
+}
+
+/* A shell's word for a child it lost to SIGKILL: "Killed" alone on its line, or job control's
+ * "script: line 9: 4242 Killed   python train.py"; "Killed" in other text is not. */
+static bool killed_line(const char *s, size_t n)
+{
+	long r = -1;
+	size_t t = text_start(s, n, &r), e = n;
+	while (e > t && (s[e - 1] == ' ' || s[e - 1] == '\r'))
+		e--;
+	if (e - t == 6 && !memcmp(s + t, "Killed", 6))
+		return true;
+	const char *p = find(s, n, ": line ");
+	size_t used;
+	if (!p)
+		return false;
+	p += 7;
+	if (number_at(p, (size_t)(s + n - p), &used) < 0 || p + used >= s + n || p[used] != ':')
+		return false;
+	p += used + 1;
+	while (p < s + n && *p == ' ')
+		p++;
+	if (number_at(p, (size_t)(s + n - p), &used) < 0)
+		return false;
+	p += used;
+	while (p < s + n && *p == ' ')
+		p++;
+	return s + n - p >= 6 && !memcmp(p, "Killed", 6);
+}
+
 /* "srun: error: HOST: task 5: Killed | Exited with exit code 1 | Out Of Memory" */
 static bool srun_line(const char *s, size_t n, struct dlog_match *m)
 {
@@ -490,19 +673,29 @@ static bool srun_line(const char *s, size_t n, struct dlog_match *m)
 		return false;
 	h = p + 13;
 	c = memchr(h, ':', (size_t)(e - h));
-	if (!c || e - c < 8 || memcmp(c, ": task ", 7))
+	/* ": task 5: ..." or, for several, ": tasks 0-7: ..." (the first of them is named) */
+	size_t skip = c && e - c >= 8 && !memcmp(c, ": task ", 7) ? 7
+		      : c && e - c >= 9 && !memcmp(c, ": tasks ", 8) ? 8 : 0;
+	if (!skip)
 		return false;
-	long r = number_at(c + 7, (size_t)(e - c - 7), &used);
+	long r = number_at(c + skip, (size_t)(e - c - skip), &used);
 	if (r < 0)
 		return false;
 	take_host(h, (size_t)(c - h), m->host);
 	m->rank = r;
 	m->srun = true;
-	const char *what = c + 7 + used;
-	if (find(what, (size_t)(e - what), "Out Of Memory"))
+	const char *what = c + skip + used, *x;
+	if (find(what, (size_t)(e - what), "Out Of Memory")) {
 		set_cause(m, C_HOST_OOM);
-	else
+	} else if ((x = find(what, (size_t)(e - what), "Exited with exit code "))) {
+		int code = exit_code_at(x + 22, (size_t)(e - x - 22));
+		if (code != INT_MIN)
+			dlog_match_exit(m, code);
+		else
+			set_cause(m, C_RANK_EXIT);
+	} else {
 		set_cause(m, C_RANK_EXIT);
+	}
 	return true;
 }
 
@@ -541,6 +734,15 @@ bool dlog_classify(const char *line, size_t len, struct dlog_match *m)
 			found = kernel_line(line, len, m);
 		} else if (c == C_SRUN) {
 			found = srun_line(line, len, m);
+		} else if (c == C_EXIT) {
+			found = exit_line(line, len, m);
+		} else if (c == C_KILLWORD) {
+			found = killed_line(line, len);
+			if (found) {
+				set_cause(m, C_KILLED);
+				m->has_exit = true;
+				m->exitcode = -9;
+			}
 		} else if (c == C_NCCL_ERROR) {
 			bool benign = false;
 			for (size_t b = 0; b < ARRAY_SIZE(nccl_benign); b++)
@@ -551,6 +753,9 @@ bool dlog_classify(const char *line, size_t len, struct dlog_match *m)
 			}
 		} else {
 			set_cause(m, c);
+			/* the line before torchrun's block: the block will say more */
+			m->head = !strcmp(needles[k].s, "ChildFailedError") ||
+				  !strcmp(needles[k].s, "closing signal SIG");
 			found = true;
 		}
 	}

@@ -1,15 +1,12 @@
 /*
  * logs.c: 'vigil diagnose logs' as a pure function (see logs.h): bytes of many files in, lines
  * split and stamped, known error lines (logcat.c) grouped into one finding per cause with the
- * hosts and ranks it was seen on, the root chosen, and the text and JSON a person or a program
- * reads.
+ * hosts and ranks it was seen on, and the root chosen. torchrun's multi-line summary is read by
+ * logtorchrun.c, the output written by logsout.c.
  */
 #include "logs.h"
-#include "../lib/json.h"
 
 #include <ctype.h>
-#include <math.h>
-#include <time.h>
 
 void dlog_init(struct dlog *d)
 {
@@ -30,6 +27,7 @@ void dlog_release(struct dlog *d)
 	}
 	free(d->files);
 	free(d->rh);
+	dlog_tr_release(d);
 	if (d->in_file)
 		kmsg_log_release(&d->clock);
 	memset(d, 0, sizeof(*d));
@@ -80,6 +78,7 @@ void dlog_file_begin(struct dlog *d, const char *name, const char *host, long ra
 	d->last_tb = DLOG_TB_NONE;
 	d->last_ts = 0;
 	d->day_ok = false;
+	dlog_tr_release(d);
 }
 
 void dlog_file_error(struct dlog *d, const char *name, const char *error)
@@ -237,6 +236,60 @@ static void keep_day(struct dlog *d, const char *s, size_t n, double ts)
 	d->day_ok = true;
 }
 
+/* torchrun's own "2026-12-01_02:51:03" (fixed width: compared as text). */
+static bool torchrun_time(const struct dlog_occ *o)
+{
+	const char *w = o->launch.when;
+	return o->launch.root_cause && strlen(w) >= 19 && w[4] == '-' && w[10] == '_' &&
+	       w[13] == ':';
+}
+
+/* Which occurrence stands for its finding: the earlier (occ_before), but two root causes of
+ * torchrun without comparable stamps (the blocks of several nodes in one log) by torchrun's
+ * own times, which are the failures' times. */
+static bool occ_first(const struct dlog_occ *a, const struct dlog_occ *b)
+{
+	if (a->tb != DLOG_TB_WALL && b->tb != DLOG_TB_WALL && torchrun_time(a) && torchrun_time(b)) {
+		int c = strcmp(a->launch.when, b->launch.when);
+		if (c)
+			return c < 0;
+	}
+	return occ_before(a, b);
+}
+
+void dlog_record(struct dlog *d, const struct dlog_match *m, struct dlog_occ *o)
+{
+	struct dlog_finding *f = finding_for(d, m);
+	if (!f) {
+		d->lost++;
+		return;
+	}
+	if (!f->count++ || occ_first(o, &f->first))
+		f->first = *o;
+	add_host(f, o->host);
+	add_rank(f, o->rank);
+	if (o->host[0] && o->rank >= 0)
+		learn_host(d, o->rank, o->host);
+}
+
+/* "[1]:" alone (after spaces): an entry of torchrun's block. */
+static bool entry_index(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && s[i] == ' ')
+		i++;
+	if (i >= n || s[i++] != '[' || i >= n || !isdigit((unsigned char)s[i]))
+		return false;
+	while (i < n && isdigit((unsigned char)s[i]))
+		i++;
+	if (n - i < 2 || s[i] != ']' || s[i + 1] != ':')
+		return false;
+	for (i += 2; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\r')
+			return false;
+	return true;
+}
+
 static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 {
 	struct dlog_file *file = &d->files[d->nr_files - 1];
@@ -248,12 +301,13 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 		file->cut_lines++;
 	else if (n && s[n - 1] == '\r')
 		n--; /* CRLF: the CR is no part of the text */
-	/* every line's stamp, so that an unstamped line (a traceback's) takes the last one */
+	/* every line's stamp, so that an unstamped line (a traceback's) takes the last one; a
+	 * torchrun entry's "[1]:" is no dmesg stamp of one second since boot */
 	if (vigil_stamp(d, s, n, &ts)) {
 		d->last_tb = DLOG_TB_WALL;
 		d->last_ts = ts;
 		file->wall = true;
-	} else if (n && kmsg_line_time(&d->clock, s, n, &ts, &tb)) {
+	} else if (n && !entry_index(s, n) && kmsg_line_time(&d->clock, s, n, &ts, &tb)) {
 		if (tb == KMSG_TB_WALL)
 			keep_day(d, s, n, ts);
 		d->last_tb = tb == KMSG_TB_WALL ? DLOG_TB_WALL : DLOG_TB_BOOT;
@@ -263,14 +317,15 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 		else
 			file->boot = true;
 	}
+	/* torchrun's failure summary is read as a block, over its lines (logtorchrun.c) */
+	struct dlog_line_ctx c = { d->last_tb, d->last_ts, file->lines };
+	long lend_rank = -1;
+	const char *lend_host = "";
+	if (dlog_tr_line(d, s, n, &c, &lend_rank, &lend_host))
+		return;
 	if (!dlog_classify(s, n, &m))
 		return;
 	file->found++;
-	struct dlog_finding *f = finding_for(d, &m);
-	if (!f) {
-		d->lost++;
-		return;
-	}
 	struct dlog_occ o;
 	memset(&o, 0, sizeof(o));
 	o.tb = d->last_tb;
@@ -283,22 +338,30 @@ static void judge_line(struct dlog *d, const char *s, size_t n, bool cut)
 	 * a person drains */
 	strlcpy_v(o.host, file->host, sizeof(o.host));
 	/* but srun's own line in an attempt's srun.log, which holds only the lines srun wrote
-	 * without a rank's label (a rank's every line is labelled), is Slurm's word */
+	 * without a rank's label (a rank's every line is labelled), is Slurm's word; and a line
+	 * of a child's traceback inside torchrun's block is the rank and host torchrun named */
 	if (!o.host[0] && m.srun && file->srun_own)
 		strlcpy_v(o.host, m.host, sizeof(o.host));
-	o.rank = m.rank >= 0 ? m.rank : file->rank;
+	if (lend_host[0])
+		strlcpy_v(o.host, lend_host, sizeof(o.host));
+	o.rank = m.rank >= 0 ? m.rank : lend_rank >= 0 ? lend_rank : file->rank;
+	o.launch.pid = o.launch.local_rank = -1;
+	o.launch.has_exit = m.has_exit;
+	o.launch.exitcode = m.exitcode;
+	if (m.has_exit) {
+		int sig = m.exitcode < 0 ? -m.exitcode : m.exitcode > 128 ? m.exitcode - 128 : 0;
+		strlcpy_v(o.launch.signal, dlog_signal_name(sig), sizeof(o.launch.signal));
+	}
 	size_t ex = n < DLOG_EXAMPLE_MAX ? n : DLOG_EXAMPLE_MAX;
 	memcpy(o.example, s, ex);
 	o.example[ex] = 0;
 	for (size_t i = 0; i < ex; i++)
 		if (!o.example[i])
 			o.example[i] = ' ';
-	if (!f->count++ || occ_before(&o, &f->first))
-		f->first = o;
-	add_host(f, o.host);
-	add_rank(f, o.rank);
-	if (o.host[0] && o.rank >= 0)
-		learn_host(d, o.rank, o.host);
+	if (m.head)
+		dlog_tr_hold(d, &m, &o);
+	else
+		dlog_record(d, &m, &o);
 }
 
 void dlog_feed(struct dlog *d, const char *buf, size_t len)
@@ -339,6 +402,7 @@ void dlog_file_end(struct dlog *d, const char *error)
 		return;
 	if (d->line_len)
 		judge_line(d, d->line, d->line_len, false);
+	dlog_tr_end(d);
 	d->line_len = 0;
 	d->skipping = false;
 	if (error) {
@@ -423,33 +487,12 @@ void dlog_finish(struct dlog *d)
 	d->root = 0;
 }
 
-void dlog_time_str(enum dlog_tb tb, double ts, char *out, size_t size)
-{
-	if (tb == DLOG_TB_WALL && isfinite(ts) && ts > -1e12 && ts < 1e12) {
-		long long all = llround(ts * 1000.0); /* 1.120 is 1.11999...: round, not cut */
-		long long sec = all >= 0 ? all / 1000 : -((-all + 999) / 1000);
-		int ms = (int)(all - sec * 1000);
-		time_t t = (time_t)sec;
-		struct tm tm;
-		if (gmtime_r(&t, &tm)) {
-			snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-				 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-			return;
-		}
-	}
-	if (tb == DLOG_TB_BOOT && isfinite(ts)) {
-		snprintf(out, size, "boot+%.3fs", ts);
-		return;
-	}
-	if (size)
-		out[0] = 0;
-}
-
 /* Generic names that are not hosts: "srun.log", "kern.log", "train.log", ... */
 static const char *const not_hosts[] = {
 	"srun", "kern", "kernel", "dmesg", "syslog", "messages", "train", "training", "trainer",
 	"output", "out", "err", "error", "errors", "stdout", "stderr", "log", "logs", "nccl", "job",
-	"run", "console", "debug", "main", "torch", "slurm", "localhost",
+	"run", "console", "debug", "main", "torch", "slurm", "localhost", "torchrun", "launcher", "pytorch",
+	"launch", "deepspeed", "accelerate", "lightning", "megatron", "nemo", "titan", "torchtitan",
 };
 
 void dlog_name_origin(const char *path, char host[DLOG_HOST_MAX], long *rank)
@@ -490,286 +533,4 @@ void dlog_name_origin(const char *path, char host[DLOG_HOST_MAX], long *rank)
 		return;
 	memcpy(host, base, n);
 	host[n] = 0;
-}
-
-/* "0-7,9,12-15" for a sorted list of ranks (at most about max bytes, then "..."). */
-static void ranks_str(const struct dlog_finding *f, struct strbuf *sb, size_t max)
-{
-	size_t start = sb->len;
-	for (size_t i = 0; i < f->nr_ranks;) {
-		size_t j = i;
-		while (j + 1 < f->nr_ranks && f->ranks[j + 1] == f->ranks[j] + 1)
-			j++;
-		if (sb->len > start)
-			strbuf_addch(sb, ',');
-		if (sb->len - start > max) {
-			strbuf_addstr(sb, "...");
-			return;
-		}
-		if (j == i)
-			strbuf_addf(sb, "%ld", f->ranks[i]);
-		else
-			strbuf_addf(sb, "%ld-%ld", f->ranks[i], f->ranks[j]);
-		i = j + 1;
-	}
-	if (f->more_ranks)
-		strbuf_addf(sb, " and %llu more", (unsigned long long)f->more_ranks);
-}
-
-static void cause_str(const struct dlog_finding *f, struct strbuf *sb)
-{
-	if (f->num >= 0)
-		strbuf_addf(sb, "%s %d: ", !strcmp(f->code, "sxid") ? "SXid" : "Xid", f->num);
-	strbuf_addstr(sb, f->cause);
-}
-
-static void where_str(const struct dlog_occ *o, struct strbuf *sb)
-{
-	bool any = false;
-	if (o->host[0]) {
-		strbuf_addstr(sb, "host ");
-		strbuf_add_clean(sb, o->host);
-		any = true;
-	}
-	if (o->rank >= 0) {
-		strbuf_addf(sb, "%srank %ld", any ? ", " : "", o->rank);
-		any = true;
-	}
-	if (!any)
-		strbuf_addstr(sb, "host and rank unknown");
-}
-
-static void file_line(const struct dlog *d, const struct dlog_occ *o, struct strbuf *sb)
-{
-	strbuf_add_clean(sb, d->files[o->file].name);
-	strbuf_addf(sb, ":%llu", (unsigned long long)o->line);
-}
-
-void dlog_write_text(const struct dlog *d, struct strbuf *out)
-{
-	char t[48];
-	size_t unread = dlog_unreadable(d);
-	if (!d->nr) {
-		strbuf_addf(out, "no known error lines in %zu file%s", d->nr_files - unread,
-			    d->nr_files - unread == 1 ? "" : "s");
-		if (unread)
-			strbuf_addf(out, " (%zu more could not be read: unknown)", unread);
-		strbuf_addstr(out, "\n");
-	} else {
-		const struct dlog_finding *r = &d->f[d->root];
-		strbuf_addstr(out, "likely root: ");
-		cause_str(r, out);
-		strbuf_addstr(out, "\n  where:  ");
-		where_str(&r->first, out);
-		dlog_time_str(r->first.tb, r->first.ts, t, sizeof(t));
-		if (t[0])
-			strbuf_addf(out, ", at %s", t);
-		strbuf_addstr(out, "\n  line:   ");
-		file_line(d, &r->first, out);
-		strbuf_addstr(out, ": ");
-		strbuf_add_excerpt(out, r->first.example, 160);
-		strbuf_addf(out, "\n  why:    %s\n  action: %s\n", d->root_why, r->action);
-		strbuf_addf(out, "\n%zu cause%s, in time order:\n", d->nr, d->nr == 1 ? "" : "s");
-	}
-	for (size_t i = 0; i < d->nr; i++) {
-		const struct dlog_finding *f = &d->f[i];
-		strbuf_addf(out, "  %s%-22s ", (long)i == d->root ? "* " : "  ", f->code);
-		cause_str(f, out);
-		strbuf_addf(out, "%s\n      %llu line%s", f->tier == DLOG_TIER_CASCADE ? " (cascade)" : "",
-			    (unsigned long long)f->count, f->count == 1 ? "" : "s");
-		if (f->nr_hosts) {
-			strbuf_addf(out, ", host%s ", f->nr_hosts + f->more_hosts == 1 ? "" : "s");
-			for (size_t h = 0; h < f->nr_hosts && h < 8; h++) {
-				if (h)
-					strbuf_addch(out, ',');
-				strbuf_add_clean(out, f->hosts[h]);
-			}
-			if (f->nr_hosts + f->more_hosts > 8)
-				strbuf_addf(out, " and %llu more",
-					    (unsigned long long)(f->nr_hosts + f->more_hosts - 8));
-		}
-		if (f->nr_ranks) {
-			strbuf_addf(out, ", rank%s ", f->nr_ranks + f->more_ranks == 1 ? "" : "s");
-			ranks_str(f, out, 60);
-		}
-		dlog_time_str(f->first.tb, f->first.ts, t, sizeof(t));
-		strbuf_addf(out, "; first %s%s", t, t[0] ? " " : "");
-		file_line(d, &f->first, out);
-		strbuf_addstr(out, "\n");
-	}
-	if (d->lost)
-		strbuf_addf(out, "(%llu more error lines of causes past the first %d not grouped)\n",
-			    (unsigned long long)d->lost, DLOG_FINDINGS_MAX);
-	bool head = false;
-	for (size_t i = 0; i < d->nr_files; i++) {
-		const struct dlog_file *f = &d->files[i];
-		if (!f->error && (f->wall || !f->found))
-			continue;
-		if (!head)
-			strbuf_addstr(out, "\n");
-		head = true;
-		strbuf_addstr(out, "note: ");
-		strbuf_add_clean(out, f->name);
-		if (f->error) {
-			strbuf_addstr(out, ": unknown: ");
-			strbuf_add_clean(out, f->error);
-		} else {
-			strbuf_addstr(out, f->boot ? ": times since boot only, ordered within the file"
-						   : ": no time stamps, ordered within the file only");
-		}
-		strbuf_addstr(out, "\n");
-	}
-}
-
-static void json_occ(struct json_writer *w, const struct dlog *d, const struct dlog_occ *o)
-{
-	char t[48];
-	json_key(w, "host");
-	if (o->host[0])
-		json_string(w, o->host);
-	else
-		json_null(w);
-	json_key(w, "rank");
-	if (o->rank >= 0)
-		json_int(w, o->rank);
-	else
-		json_null(w);
-	json_key(w, "example");
-	json_string(w, o->example);
-	json_key(w, "file");
-	json_string(w, d->files[o->file].name);
-	json_key(w, "line");
-	json_uint(w, o->line);
-	json_key(w, "time");
-	dlog_time_str(o->tb, o->ts, t, sizeof(t));
-	if (t[0])
-		json_string(w, t);
-	else
-		json_null(w);
-	json_key(w, "timebase");
-	json_string(w, o->tb == DLOG_TB_WALL ? "wall" : o->tb == DLOG_TB_BOOT ? "boot" : "none");
-}
-
-static void json_cause(struct json_writer *w, const struct dlog_finding *f)
-{
-	struct strbuf c = STRBUF_INIT;
-	cause_str(f, &c);
-	json_key(w, "code");
-	json_string(w, f->code);
-	json_key(w, "cause");
-	json_string(w, c.buf);
-	json_key(w, "action");
-	json_string(w, f->action);
-	json_key(w, "action_code");
-	json_string(w, action_name(f->act));
-	json_key(w, "cascade");
-	json_bool(w, f->tier == DLOG_TIER_CASCADE);
-	if (f->num >= 0) {
-		json_key(w, !strcmp(f->code, "sxid") ? "sxid" : "xid");
-		json_int(w, f->num);
-	}
-	strbuf_release(&c);
-}
-
-void dlog_write_json(const struct dlog *d, struct strbuf *out)
-{
-	struct json_writer w;
-	json_writer_init(&w, out, false);
-	json_open_object(&w);
-	json_key(&w, "root");
-	if (d->root >= 0) {
-		const struct dlog_finding *r = &d->f[d->root];
-		json_open_object(&w);
-		json_cause(&w, r);
-		json_occ(&w, d, &r->first);
-		json_key(&w, "why");
-		json_string(&w, d->root_why);
-		json_close_object(&w);
-	} else {
-		json_null(&w);
-	}
-	json_key(&w, "findings");
-	json_open_array(&w);
-	for (size_t i = 0; i < d->nr; i++) {
-		const struct dlog_finding *f = &d->f[i];
-		json_open_object(&w);
-		json_cause(&w, f);
-		json_key(&w, "count");
-		json_uint(&w, f->count);
-		json_key(&w, "first");
-		json_open_object(&w);
-		json_key(&w, "host");
-		if (f->first.host[0])
-			json_string(&w, f->first.host);
-		else
-			json_null(&w);
-		json_key(&w, "rank");
-		if (f->first.rank >= 0)
-			json_int(&w, f->first.rank);
-		else
-			json_null(&w);
-		json_close_object(&w);
-		json_key(&w, "hosts");
-		json_open_array(&w);
-		for (size_t h = 0; h < f->nr_hosts; h++)
-			json_string(&w, f->hosts[h]);
-		json_close_array(&w);
-		json_key(&w, "more_hosts");
-		json_uint(&w, f->more_hosts);
-		json_key(&w, "ranks");
-		json_open_array(&w);
-		for (size_t r = 0; r < f->nr_ranks; r++)
-			json_int(&w, f->ranks[r]);
-		json_close_array(&w);
-		json_key(&w, "more_ranks");
-		json_uint(&w, f->more_ranks);
-		json_occ(&w, d, &f->first);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_key(&w, "files");
-	json_open_array(&w);
-	for (size_t i = 0; i < d->nr_files; i++) {
-		const struct dlog_file *f = &d->files[i];
-		json_open_object(&w);
-		json_key(&w, "file");
-		json_string(&w, f->name);
-		json_key(&w, "host");
-		if (f->host[0])
-			json_string(&w, f->host);
-		else
-			json_null(&w);
-		json_key(&w, "rank");
-		if (f->rank >= 0)
-			json_int(&w, f->rank);
-		else
-			json_null(&w);
-		json_key(&w, "lines");
-		json_uint(&w, f->lines);
-		json_key(&w, "bytes");
-		json_uint(&w, f->bytes);
-		json_key(&w, "errors");
-		json_uint(&w, f->found);
-		json_key(&w, "cut_lines");
-		json_uint(&w, f->cut_lines);
-		json_key(&w, "times");
-		json_string(&w, f->wall ? "wall" : f->boot ? "boot" : "none");
-		json_key(&w, "status");
-		json_string(&w, f->error ? "unknown" : "read");
-		json_key(&w, "error");
-		if (f->error)
-			json_string(&w, f->error);
-		else
-			json_null(&w);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_key(&w, "unknown_times");
-	json_bool(&w, d->unknown_times);
-	json_key(&w, "unreadable");
-	json_uint(&w, dlog_unreadable(d));
-	json_key(&w, "ungrouped");
-	json_uint(&w, d->lost);
-	json_close_object(&w);
-	strbuf_addch(out, '\n');
 }

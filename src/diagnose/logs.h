@@ -35,6 +35,13 @@
  * line "n2:pid:tid" in rank-3.err) teaches the rank's host; dlog_finish() lends it to that
  * rank's other lines (vigil run's rank files name no host themselves).
  *
+ * Launchers: torchrun's ChildFailedError summary ("Failures:" / "Root Cause (first observed
+ * failure):" and their "[N]:" entries of host, rank, exitcode, error_file, traceback fields over
+ * several lines; logtorchrun.c) is read as a block: each entry is a failure of the rank and host
+ * torchrun names, the root cause entry first. The agent's one-line "failed (exitcode: N)" and the
+ * "ChildFailedError" line before the block are held back and dropped once the block names the
+ * failure (they say less about the same thing); without a block (a log cut short) they count.
+ *
  * Bounds: findings are one per cause (Xid/SXid: per number), at most DLOG_FINDINGS_MAX; each
  * lists at most DLOG_HOSTS_MAX hosts and DLOG_RANKS_MAX ranks (more_hosts/more_ranks say how
  * many were left out). Memory grows with the number of files (one small record each), never
@@ -78,6 +85,21 @@ struct dlog_match {
 	char host[DLOG_HOST_MAX];
 	long rank;
 	bool srun;          /* srun's own "srun: error: HOST: task N" line */
+	bool head;          /* a launcher's line that a torchrun block after it supersedes */
+	bool has_exit;      /* exitcode: the process's exit code a launcher names */
+	int exitcode;       /* negative: killed by signal -exitcode (Popen's returncode) */
+};
+
+/* A launcher's word on one failed process (torchrun's block entry, or a one-line launcher's
+ * exit code): what the output prints besides the cause. Strings are raw input bytes. */
+#define DLOG_FIELD_MAX 160
+struct dlog_launch {
+	bool has_exit, root_cause, torchrun;
+	int exitcode;
+	long pid, local_rank;       /* -1 unknown */
+	char signal[12];            /* "SIGKILL", from the exit code or the traceback field */
+	char error_file[DLOG_FIELD_MAX];
+	char when[24];              /* torchrun's "time" field (local time, not compared) */
 };
 
 /*
@@ -85,6 +107,12 @@ struct dlog_match {
  * DLOG_LINE_MAX are looked at): true with *m filled when a known error line, else false.
  */
 bool dlog_classify(const char *line, size_t len, struct dlog_match *m);
+
+/* A launcher's exit code as a cause: signals 9 (SIGKILL), 6 (SIGABRT), 11 (SIGSEGV), 7 (SIGBUS)
+ * as Popen's negative returncode or a shell's 128+N; anything else a rank's exit (cascade). */
+void dlog_match_exit(struct dlog_match *m, int exitcode);
+/* "SIGKILL" for 9 ("" unknown). */
+const char *dlog_signal_name(int sig);
 
 /* Where a line's text begins past its time stamp (vigil run's "2026-12-01T02:51:00.703Z ", ISO
  * "2026-12-01 02:51:00", dmesg's "[  123.456]") and the spaces after it; 0 when it has none.
@@ -100,6 +128,7 @@ struct dlog_occ {
 	char host[DLOG_HOST_MAX];
 	long rank;
 	char example[DLOG_EXAMPLE_MAX + 1]; /* the line's head, raw bytes (quote it when printing) */
+	struct dlog_launch launch;
 };
 
 struct dlog_finding {
@@ -135,6 +164,34 @@ struct dlog_rank_host {
 };
 #define DLOG_RANK_HOSTS_MAX 65536
 
+/* torchrun's ChildFailedError block being read (logtorchrun.c; private). */
+struct dlog_tr_entry {
+	bool root, seen_tb, has_rank;
+	long rank;
+	char host[DLOG_HOST_MAX];
+	struct dlog_launch l;
+	char msg[DLOG_FIELD_MAX]; /* the traceback / msg field's first line */
+	uint64_t line, seq;
+	enum dlog_tb tb;
+	double ts;
+};
+struct dlog_tr_head {
+	struct dlog_match m;
+	struct dlog_occ o;
+};
+#define DLOG_TR_ENTRIES_MAX 256
+#define DLOG_TR_HEADS_MAX 16
+struct dlog_tr {
+	int section;              /* 0 none, 1 "Failures:", 2 "Root Cause" */
+	bool in_entry;
+	struct dlog_tr_entry cur;
+	struct dlog_tr_entry *ent;
+	size_t nr, alloc;
+	uint64_t block_line, block_seq, last_line;
+	struct dlog_tr_head heads[DLOG_TR_HEADS_MAX];
+	size_t nr_heads;
+};
+
 struct dlog {
 	struct dlog_finding *f;
 	size_t nr, alloc;
@@ -161,6 +218,7 @@ struct dlog {
 	bool day_ok;          /* day/day_ts: the date of the last vigil run stamp read */
 	char day[10];
 	double day_ts;
+	struct dlog_tr tr;
 };
 
 void dlog_init(struct dlog *d);
@@ -190,6 +248,25 @@ void dlog_name_origin(const char *path, char host[DLOG_HOST_MAX], long *rank);
 
 /* "2026-12-01T02:51:00.703Z" / "boot+123.456s" / "" for an occurrence's time (out >= 40). */
 void dlog_time_str(enum dlog_tb tb, double ts, char *out, size_t size);
+
+/* The block reader (logtorchrun.c), called by logs.c for each line of the file being read:
+ * true when the line is part of a block and judged there (not classified again). A line
+ * that is not gets *lend_rank / lend_host: the rank and host of the entry whose traceback it
+ * continues, else -1 / "". */
+struct dlog_line_ctx {
+	enum dlog_tb tb;
+	double ts;
+	uint64_t line;
+};
+bool dlog_tr_line(struct dlog *d, const char *s, size_t n, const struct dlog_line_ctx *c,
+		  long *lend_rank, const char **lend_host);
+/* A head line (m->head) held back until the block after it, with its occurrence. */
+void dlog_tr_hold(struct dlog *d, const struct dlog_match *m, const struct dlog_occ *o);
+/* The file ended: what the block reader holds is recorded. */
+void dlog_tr_end(struct dlog *d);
+void dlog_tr_release(struct dlog *d);
+/* Record one occurrence of a cause (logs.c): grouping, hosts, ranks. */
+void dlog_record(struct dlog *d, const struct dlog_match *m, struct dlog_occ *o);
 
 void dlog_write_text(const struct dlog *d, struct strbuf *out);
 void dlog_write_json(const struct dlog *d, struct strbuf *out);
