@@ -295,3 +295,259 @@ TEST_TIMEOUT(steppat_bank_healthy_runs_are_healthy_and_faults_named, 240)
 	}
 	CHECK_MSG(!fails_nr, "%zu misses:\n%s", fails_nr, fails.buf);
 }
+
+/* ---- what a user sees: the binary's text, JSON and exit code ---- */
+
+/* run 'vigil diagnose steps' on text (written to NAME) with --json when json */
+static void run_steps(struct child *c, const char *name, const struct strbuf *text, bool json)
+{
+	static struct strbuf path = STRBUF_INIT;
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/%s", test_tmpdir(), name);
+	test_write_bytes(test_tmpdir(), name, text->buf, text->len);
+	const char *a[] = { "diagnose", "steps", path.buf, json ? "--json" : NULL, NULL };
+	test_run_vigil(c, a, NULL);
+}
+
+/* the pattern names of a --json document, space separated */
+static void json_patterns(const struct json_value *v, struct strbuf *out)
+{
+	const struct json_value *p = json_path(v, "patterns");
+	for (size_t i = 0; p && i < p->nr; i++)
+		strbuf_addf(out, "%s%s", i ? " " : "", json_get_string(p->items[i], "pattern"));
+}
+
+static void json_events(const struct json_value *v, struct strbuf *out)
+{
+	const struct json_value *p = json_path(v, "expected_events");
+	for (size_t i = 0; p && i < p->nr; i++)
+		strbuf_addf(out, "%s%s", i ? " " : "", json_get_string(p->items[i], "event"));
+}
+
+/* A 60-step run whose first step is slow (compilation) is healthy: the first step is warm-up,
+ * named as such, never a drop. It was "random-drops", exit 1. */
+TEST(steppat_cli_slow_first_step_is_warm_up_not_a_drop)
+{
+	struct spec sp = { "60 steps", .n = 60, .step_s = 1.0, .jitter = 0.01, .first = 40,
+			   .fmt = F_STEP_TIME };
+	struct strbuf text = STRBUF_INIT;
+	struct child c;
+	gen(&sp, 1, &text);
+	run_steps(&c, "sixty.csv", &text, false);
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.out.buf);
+	CHECK_CONTAINS(c.out.buf, "healthy: no pattern found");
+	CHECK_CONTAINS(c.out.buf, "warm-up: steps 1 to ");
+	CHECK_CONTAINS(c.out.buf, " at the start (compilation, warm-up, data loader start)");
+	CHECK_NOT_CONTAINS(c.out.buf, "random-drops");
+	child_release(&c);
+	run_steps(&c, "sixty.csv", &text, true);
+	CHECK_INT(c.exit_code, 0);
+	struct json_value *v = test_parse_json(&c);
+	double d;
+	CHECK_STR(json_get_string(v, "verdict"), "healthy");
+	CHECK_STR(json_path(v, "patterns.0.pattern")->string, "healthy");
+	CHECK_STR(json_path(v, "expected_events.0.event")->string, "warm-up");
+	CHECK(json_get_number(json_path(v, "expected_events.0"), "start_step", &d) && d == 1);
+	CHECK(json_get_number(json_path(v, "expected_events.0"), "slowest", &d) && d > 30 &&
+	      d < 50);
+	CHECK(json_path(v, "expected_events.0.after_restart")->type == JSON_BOOL &&
+	      !json_path(v, "expected_events.0.after_restart")->boolean);
+	CHECK(json_get_number(v, "warmup_steps", &d) && d >= 2 && d <= 5);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&text);
+}
+
+/* Checkpoints every 200 steps of a run whose first step is slow: one periodic pattern, named
+ * "periodic slow steps every 200 steps (checkpoint or eval?)", no random drop. It was
+ * periodic-drops + random-drops (step 1 the odd one out). */
+TEST(steppat_cli_checkpoints_and_a_slow_first_step_are_periodic_only)
+{
+	struct spec sp = { "ckpt", MEGATRON, .ck_every = 200, .ck_s = 60, .fmt = F_STEP_TIME };
+	struct strbuf text = STRBUF_INIT, pats = STRBUF_INIT;
+	struct child c;
+	gen(&sp, 2, &text);
+	run_steps(&c, "ckpt.csv", &text, false);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "periodic-drops from step 200: costs ");
+	CHECK_CONTAINS(c.out.buf, "periodic slow steps every 200 steps (checkpoint or eval?)");
+	CHECK_CONTAINS(c.out.buf, "warm-up: steps 1 to ");
+	CHECK_NOT_CONTAINS(c.out.buf, "random-drops");
+	child_release(&c);
+	run_steps(&c, "ckpt.csv", &text, true);
+	struct json_value *v = test_parse_json(&c);
+	double d;
+	json_patterns(v, &pats);
+	CHECK_STR(pats.buf, "periodic-drops");
+	CHECK(json_get_number(json_path(v, "patterns.0"), "period", &d) && d == 200);
+	CHECK(json_get_number(json_path(v, "patterns.0"), "period_tolerance", &d) && d == 0);
+	CHECK(json_get_number(json_path(v, "patterns.0.evidence"), "extra_seconds", &d) &&
+	      d > 50 && d < 70);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&text);
+	strbuf_release(&pats);
+}
+
+/* A step down with periodic checkpoints on top, after a slow start: both, and nothing else. */
+TEST(steppat_cli_step_down_under_checkpoints_reports_both)
+{
+	struct spec sp = { "down", MEGATRON, .down_at = 0.6, .down_to = 0.7, .ck_every = 250,
+			   .ck_s = 50, .fmt = F_STEP_TIME };
+	struct strbuf text = STRBUF_INIT, pats = STRBUF_INIT;
+	struct child c;
+	gen(&sp, 3, &text);
+	run_steps(&c, "down.csv", &text, true);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	double d;
+	json_patterns(v, &pats);
+	CHECK_STR(pats.buf, "step-down periodic-drops");
+	CHECK(json_get_number(json_path(v, "patterns.0"), "changed_at", &d) && d >= 1190 &&
+	      d <= 1210);
+	CHECK(json_get_number(json_path(v, "patterns.1"), "period", &d) && d == 250);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&text);
+	strbuf_release(&pats);
+}
+
+/* Evaluation every 100 steps by the clock (100 +- 1) and a checkpoint every 500 on top of it:
+ * two periodic series, each with its period; a jittered one says its tolerance. */
+TEST(steppat_cli_two_periodic_series_and_a_jittered_period)
+{
+	struct spec two = { "two", MEGATRON, .ev_every = 100, .ev_s = 16, .ck_every = 500,
+			    .ck_s = 90, .fmt = F_STEP_TIME };
+	struct strbuf text = STRBUF_INIT, pats = STRBUF_INIT;
+	struct child c;
+	gen(&two, 4, &text);
+	run_steps(&c, "two.csv", &text, true);
+	CHECK_INT(c.exit_code, 1);
+	struct json_value *v = test_parse_json(&c);
+	double p0, p1;
+	json_patterns(v, &pats);
+	CHECK_STR(pats.buf, "periodic-drops periodic-drops");
+	CHECK(json_get_number(json_path(v, "patterns.0"), "period", &p0));
+	CHECK(json_get_number(json_path(v, "patterns.1"), "period", &p1));
+	CHECK_MSG((p0 == 100 && p1 == 500) || (p0 == 500 && p1 == 100), "periods %g and %g", p0,
+		  p1);
+	json_free(v);
+	child_release(&c);
+
+	struct spec clock = { "clock", TITAN, .ck_every = 100, .ck_s = 9, .ck_clock = true,
+			      .fmt = F_TIME };
+	strbuf_reset(&text);
+	strbuf_reset(&pats);
+	gen(&clock, 5, &text);
+	run_steps(&c, "clock.csv", &text, true);
+	CHECK_INT(c.exit_code, 1);
+	v = test_parse_json(&c);
+	json_patterns(v, &pats);
+	CHECK_STR(pats.buf, "periodic-drops");
+	CHECK(json_get_number(json_path(v, "patterns.0"), "period", &p0) && p0 >= 99 &&
+	      p0 <= 101);
+	CHECK(json_get_number(json_path(v, "patterns.0"), "period_tolerance", &p1) && p1 >= 1 &&
+	      p1 <= 2);
+	CHECK_CONTAINS(json_path(v, "patterns.0.evidence.text")->string, "steps (+-");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&text);
+	strbuf_release(&pats);
+}
+
+/* A run resumed from a checkpoint (the steps go back) and later requeued at the next step (a
+ * 30 min pause): warm-up again after each, the pause no step's time; healthy. The pause was a
+ * random drop. */
+TEST(steppat_cli_restart_and_pause_are_warm_up_again)
+{
+	struct spec sp = { "resumed", TITAN, .crash_at = 700, .back_to = 601, .pause_at = 1100,
+			   .pause_s = 1800, .fmt = F_TIME };
+	struct strbuf text = STRBUF_INIT, evs = STRBUF_INIT;
+	struct child c;
+	gen(&sp, 6, &text);
+	run_steps(&c, "resumed.csv", &text, true);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.out.buf);
+	struct json_value *v = test_parse_json(&c);
+	double d;
+	json_events(v, &evs);
+	CHECK_STR(evs.buf, "warm-up warm-up pause warm-up");
+	CHECK(json_get_number(v, "restarts", &d) && d == 1);
+	CHECK(json_get_number(v, "pauses", &d) && d == 1);
+	CHECK(json_get_number(json_path(v, "expected_events.2"), "seconds", &d) && d > 1800 &&
+	      d < 1830);
+	CHECK(json_path(v, "expected_events.3.after_restart")->boolean);
+	json_free(v);
+	child_release(&c);
+	run_steps(&c, "resumed.csv", &text, false);
+	CHECK_CONTAINS(c.out.buf, "pause: 18");
+	CHECK_CONTAINS(c.out.buf, " after a restart (compilation, warm-up");
+	CHECK_CONTAINS(c.out.buf, "healthy: no pattern found");
+	child_release(&c);
+	strbuf_release(&text);
+	strbuf_release(&evs);
+}
+
+/* Steady runs with realistic noise: log-normal jitter of 5 %, GC pauses now and then, a final
+ * checkpoint: healthy, exit 0. 5 % jitter was "noisy". */
+TEST(steppat_cli_realistic_noise_and_gc_pauses_are_healthy)
+{
+	struct spec sp = { "noise", .n = 3000, .step_s = 0.8, .jitter = 0.05, .first = 6,
+			   .gc_rate = 0.002, .gc_mult = 2.5, .last = 20, .fmt = F_TIME };
+	struct strbuf text = STRBUF_INIT;
+	struct child c;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		strbuf_reset(&text);
+		gen(&sp, seed, &text);
+		run_steps(&c, "noise.csv", &text, false);
+		CHECK_MSG(c.exit_code == 0, "seed %llu: exit %d: %s", (unsigned long long)seed,
+			  c.exit_code, c.out.buf);
+		CHECK_CONTAINS(c.out.buf, "healthy: no pattern found");
+		CHECK_CONTAINS(c.out.buf, "last-step: step 3000, the run's last");
+		child_release(&c);
+	}
+	strbuf_release(&text);
+}
+
+/* The fixtures shaped like real runs (tests/data/steps-patterns/make.py) */
+TEST(steppat_cli_fixtures_shaped_like_real_runs)
+{
+	static const struct {
+		const char *file;
+		int code;
+		const char *patterns, *events, *text;
+	} fx[] = {
+		{ "megatron-ckpt200.csv", 1, "periodic-drops", "warm-up last-step",
+		  "periodic slow steps every 200 steps (checkpoint or eval?)" },
+		{ "nanogpt-compile.jsonl", 0, "healthy", "warm-up", "warm-up: steps 0 to 2" },
+		{ "torchtitan-jitter-gc.csv", 0, "healthy", "warm-up isolated-slow-steps",
+		  "healthy: no pattern found" },
+		{ "trainer-eval-ckpt-restarts.csv", 1, "periodic-drops periodic-drops",
+		  "warm-up warm-up pause warm-up last-step", "step 1130 back to 1001" },
+	};
+	struct strbuf path = STRBUF_INIT, pats = STRBUF_INIT, evs = STRBUF_INIT;
+	struct child c;
+	for (size_t i = 0; i < ARRAY_SIZE(fx); i++) {
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/tests/data/steps-patterns/%s", test_srcdir(), fx[i].file);
+		const char *t[] = { "diagnose", "steps", path.buf, NULL };
+		test_run_vigil(&c, t, NULL);
+		CHECK_MSG(c.exit_code == fx[i].code, "%s: exit %d", fx[i].file, c.exit_code);
+		CHECK_CONTAINS(c.out.buf, fx[i].text);
+		child_release(&c);
+		const char *j[] = { "diagnose", "steps", path.buf, "--json", NULL };
+		test_run_vigil(&c, j, NULL);
+		struct json_value *v = test_parse_json(&c);
+		strbuf_reset(&pats);
+		strbuf_reset(&evs);
+		json_patterns(v, &pats);
+		json_events(v, &evs);
+		CHECK_MSG(!strcmp(pats.buf, fx[i].patterns), "%s: patterns '%s'", fx[i].file,
+			  pats.buf);
+		CHECK_MSG(!strcmp(evs.buf, fx[i].events), "%s: events '%s'", fx[i].file, evs.buf);
+		json_free(v);
+		child_release(&c);
+	}
+	strbuf_release(&path);
+	strbuf_release(&pats);
+	strbuf_release(&evs);
+}
