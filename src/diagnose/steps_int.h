@@ -1,7 +1,8 @@
 /*
  * steps_int.h: what the parts of 'vigil diagnose steps' share and nothing else includes:
- * steps.c (the series, warm-up, levels, flat and noise), steps_drops.c (drops and their
- * periods), steps_stats.c (robust statistics), steps_out.c (text and JSON).
+ * steps.c (levels, flat, noise and the analysis), steps_series.c (the series, restarts, pauses
+ * and warm-up), steps_drops.c (drops and their periods), steps_stats.c (robust statistics),
+ * steps_out.c (text and JSON).
  */
 #ifndef VIGIL_DIAGNOSE_STEPS_INT_H
 #define VIGIL_DIAGNOSE_STEPS_INT_H
@@ -32,6 +33,23 @@ struct diag_ctx {
 	double total;     /* sum of 1/rr: the run's time in expected steps */
 	double *scratch;
 };
+
+/*
+ * The series (steps_series.c): the last execution of each step in step order, with its step
+ * time (NaN unknown), MFU, tokens, execution and line; arrays allocated here, the caller's.
+ */
+void diag_build_series(const struct diag_rows *rows, struct diag_steps *out, uint64_t **step,
+		       double **st, double **mfu, double **tok, uint32_t **exec, uint32_t **line,
+		       size_t *n_out);
+/* the resolution the times (of_time) or step times are written at, seconds; 0 unknown */
+double diag_resolution_of(const struct diag_rows *rows, bool of_time);
+/* running token totals into tokens per step */
+void diag_tokens_per_step(double *tok, const uint64_t *step, const uint32_t *exec, size_t n);
+/* warm-up of each execution and the run's slow last step: events in s, skip[] set;
+ * scratch holds 2n */
+void diag_find_warmup(struct diag_steps *s, const double *x, const double *st,
+		      const uint64_t *step, const uint32_t *exec, size_t n, bool *skip,
+		      double *scratch);
 
 struct diag_pattern *diag_add_pattern(struct diag_steps *s, enum diag_pattern_kind k);
 struct diag_event *diag_add_event(struct diag_steps *s, enum diag_event_kind k);
