@@ -117,7 +117,8 @@ uint64_t diag_find_period(const uint64_t *e, size_t n, size_t min_members, uint6
 		/* keep the CANDS best, one per neighbourhood */
 		int near = -1;
 		for (int c = 0; c < CANDS; c++)
-			if (cand_n[c] && (cand[c] > v ? cand[c] - v : v - cand[c]) <= tol_of(cand[c]))
+			if (cand_n[c] &&
+			    (cand[c] > v ? cand[c] - v : v - cand[c]) <= tol_of(cand[c]))
 				near = c;
 		if (near >= 0) {
 			if (cnt > cand_n[near]) {
@@ -184,11 +185,11 @@ uint64_t diag_find_period(const uint64_t *e, size_t n, size_t min_members, uint6
 /* one slow step, or two or three in a row */
 struct drop_ev {
 	uint64_t step;
-	double depth;  /* throughput over the local level at the slowest */
-	double cost;   /* share of the run's time beyond the local level */
-	double xs;     /* seconds beyond the local level, NaN unknown */
-	int series;    /* -1 none, else 0 or 1 */
-	bool deep;     /* also on series 1 (a second series on top of the first) */
+	double depth; /* throughput over the local level at the slowest */
+	double cost;  /* share of the run's time beyond the local level */
+	double xs;    /* seconds beyond the local level, NaN unknown */
+	int series;   /* -1 none, else 0 or 1 */
+	bool deep;    /* also on series 1 (a second series on top of the first) */
 };
 
 static double median_of(double *scratch, size_t k)
@@ -242,8 +243,9 @@ static size_t pick(const struct drop_ev *ev, size_t nev, int which, uint64_t *ou
 {
 	size_t k = 0;
 	for (size_t j = 0; j < nev; j++) {
-		bool take = which == 0 ? true : which == 1 ? ev[j].series < 0
-						 : ev[j].series < 0 || ev[j].deep;
+		bool take = which == 0	 ? true
+			    : which == 1 ? ev[j].series < 0
+					 : ev[j].series < 0 || ev[j].deep;
 		if (take) {
 			out[k] = ev[j].step;
 			idx[k++] = j;

@@ -30,7 +30,7 @@ struct diag_ctx {
 	const double *m;  /* rolling median */
 	const bool *drop;
 	const double *st; /* step time, seconds (NaN unknown) */
-	double total;     /* sum of 1/rr: the run's time in expected steps */
+	double total;	  /* sum of 1/rr: the run's time in expected steps */
 	double *scratch;
 };
 
@@ -47,9 +47,8 @@ double diag_resolution_of(const struct diag_rows *rows, bool of_time);
 void diag_tokens_per_step(double *tok, const uint64_t *step, const uint32_t *exec, size_t n);
 /* warm-up of each execution and the run's slow last step: events in s, skip[] set;
  * scratch holds 2n */
-void diag_find_warmup(struct diag_steps *s, const double *x, const double *st,
-		      const uint64_t *step, const uint32_t *exec, size_t n, bool *skip,
-		      double *scratch);
+void diag_find_warmup(struct diag_steps *s, const double *x, const double *st, const uint64_t *step,
+		      const uint32_t *exec, size_t n, bool *skip, double *scratch);
 
 struct diag_pattern *diag_add_pattern(struct diag_steps *s, enum diag_pattern_kind k);
 struct diag_event *diag_add_event(struct diag_steps *s, enum diag_event_kind k);

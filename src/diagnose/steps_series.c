@@ -70,8 +70,8 @@ static bool *find_pauses(const struct diag_rows *rows)
 	struct cand *c = NULL;
 	for (size_t i = 1; i < nr; i++) {
 		const struct diag_row *a = &rows->v[i - 1], *b = &rows->v[i];
-		if ((a->has & b->has & DROW_TIME) && a->attempt == b->attempt && b->step > a->step &&
-		    b->time >= a->time)
+		if ((a->has & b->has & DROW_TIME) && a->attempt == b->attempt &&
+		    b->step > a->step && b->time >= a->time)
 			iv[k++] = (b->time - a->time) / (double)(b->step - a->step);
 	}
 	double med = k >= 8 ? diag_median(iv, k) : NAN;
@@ -82,7 +82,8 @@ static bool *find_pauses(const struct diag_rows *rows)
 	size_t cap = 0;
 	for (size_t i = 1; i < nr; i++) {
 		const struct diag_row *a = &rows->v[i - 1], *b = &rows->v[i];
-		if (!((a->has & b->has & DROW_TIME) && a->attempt == b->attempt && b->step > a->step))
+		if (!((a->has & b->has & DROW_TIME) && a->attempt == b->attempt &&
+		      b->step > a->step))
 			continue;
 		if (b->time - a->time - med * (double)(b->step - a->step) < min)
 			continue;
@@ -131,7 +132,8 @@ void diag_build_series(const struct diag_rows *rows, struct diag_steps *out, uin
 	for (size_t i = 0; i < rows->nr; i++) {
 		const struct diag_row *r = &rows->v[i];
 		bool paused = pause && pause[i];
-		bool same_exec = prev && r->step > prev->step && r->attempt == prev->attempt && !paused;
+		bool same_exec =
+			prev && r->step > prev->step && r->attempt == prev->attempt && !paused;
 		if (paused) {
 			/* a new execution: the pause is no step's time, and warm-up follows */
 			ex++;
@@ -147,9 +149,9 @@ void diag_build_series(const struct diag_rows *rows, struct diag_steps *out, uin
 				ex++;
 				if (r->step <= prev->step) {
 					if (out->restart_nr < DIAG_RESTARTS_KEPT)
-						out->restart[out->restart_nr++] = (struct diag_restart){
-							r->line, prev->step, r->step
-						};
+						out->restart[out->restart_nr++] =
+							(struct diag_restart){ r->line, prev->step,
+									       r->step };
 					out->restarts++;
 				}
 			} else {
@@ -202,9 +204,8 @@ void diag_build_series(const struct diag_rows *rows, struct diag_steps *out, uin
  * of the execution and at most 100 steps. The run's last step, when it is a drop (a final
  * checkpoint or evaluation, a shutdown), is named too. skip[] marks both.
  */
-void diag_find_warmup(struct diag_steps *s, const double *x, const double *st,
-		      const uint64_t *step, const uint32_t *exec, size_t n, bool *skip,
-		      double *scratch)
+void diag_find_warmup(struct diag_steps *s, const double *x, const double *st, const uint64_t *step,
+		      const uint32_t *exec, size_t n, bool *skip, double *scratch)
 {
 	size_t k = 0;
 	double total = 0;
@@ -364,4 +365,3 @@ void diag_tokens_per_step(double *tok, const uint64_t *step, const uint32_t *exe
 			tok[i] = NAN;
 	}
 }
-

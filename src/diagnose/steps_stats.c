@@ -102,7 +102,6 @@ void diag_rolling_median(const double *x, size_t n, size_t w, double *out)
 	free(win);
 }
 
-
 /* ---- levels: binary segmentation of block medians ---- */
 
 struct seg {
@@ -123,8 +122,8 @@ static double split_gain(const double *ps, const double *ps2, size_t a, size_t k
  * largest gain while the gain beats the penalty and the shift is at least min_shift of the
  * level; segments at least min_len blocks. Sorted positions in cp[], returns how many.
  */
-size_t diag_segment(const double *blk, size_t nb, double sigma, double min_shift,
-		      size_t min_len, size_t *cp, size_t max_cp)
+size_t diag_segment(const double *blk, size_t nb, double sigma, double min_shift, size_t min_len,
+		    size_t *cp, size_t max_cp)
 {
 	double *ps = xmalloc((nb + 1) * sizeof(*ps));
 	ps[0] = 0;
@@ -183,4 +182,3 @@ double diag_theil_sen(const double *xs, const double *ys, size_t n)
 	free(sl);
 	return s;
 }
-

@@ -32,26 +32,26 @@ enum out_fmt { F_TIME, F_STEP_TIME, F_JSONL_STEP_TIME };
 /* one run: every field 0 is "not in this run" */
 struct spec {
 	const char *name;
-	size_t n;            /* steps */
-	double step_s;       /* a settled step, seconds */
-	double jitter;       /* log-normal sigma of every step */
-	double first;        /* warm-up: the first step is this many steps, the next ones decay */
-	uint64_t ck_every;   /* checkpoint every K steps ... */
-	double ck_s;         /* ... taking this many seconds */
+	size_t n;	   /* steps */
+	double step_s;	   /* a settled step, seconds */
+	double jitter;	   /* log-normal sigma of every step */
+	double first;	   /* warm-up: the first step is this many steps, the next ones decay */
+	uint64_t ck_every; /* checkpoint every K steps ... */
+	double ck_s;	   /* ... taking this many seconds */
 	uint64_t ck_phase;
-	bool ck_clock;       /* by the clock: each interval K +- 1 */
-	uint64_t ev_every;   /* evaluation every K steps */
+	bool ck_clock;	   /* by the clock: each interval K +- 1 */
+	uint64_t ev_every; /* evaluation every K steps */
 	double ev_s;
-	double gc_rate, gc_mult; /* GC pauses: per step, step multiplier up to this */
+	double gc_rate, gc_mult;   /* GC pauses: per step, step multiplier up to this */
 	double rnd_rate, rnd_mult; /* faults: random stalls */
 	double down_at, down_to;   /* step down at this share of the run to this level */
-	double noisy;              /* throughput uniform in [1 - noisy, 1] */
-	double decline;            /* level falls linearly by this over the run */
+	double noisy;		   /* throughput uniform in [1 - noisy, 1] */
+	double decline;		   /* level falls linearly by this over the run */
 	size_t crash_at, back_to;  /* a restart: dies after crash_at, resumes at back_to */
-	size_t pause_at;           /* a pause of pause_s before this step (a requeue) */
+	size_t pause_at;	   /* a pause of pause_s before this step (a requeue) */
 	double pause_s;
-	double last;               /* the last step takes this many steps */
-	size_t odd_at;             /* one stall off the period, odd_mult steps long */
+	double last;   /* the last step takes this many steps */
+	size_t odd_at; /* one stall off the period, odd_mult steps long */
 	double odd_mult;
 	enum out_fmt fmt;
 };
@@ -134,13 +134,15 @@ static void gen(struct spec *sp, uint64_t seed, struct strbuf *out)
 		else if (sp->fmt == F_STEP_TIME)
 			strbuf_addf(out, "%zu,%.5f,2.4\n", i, d);
 		else
-			strbuf_addf(out, "{\"step\": %zu, \"step_time\": %.5f, \"loss\": 2.4}\n", i, d);
+			strbuf_addf(out, "{\"step\": %zu, \"step_time\": %.5f, \"loss\": 2.4}\n", i,
+				    d);
 		if (sp->crash_at && i == sp->crash_at) { /* resumed from a checkpoint */
 			i = sp->back_to - 1;
 			t += 240;
 			into = 0;
 			if (next_ck)
-				next_ck = (sp->back_to / sp->ck_every + 1) * sp->ck_every + sp->ck_phase;
+				next_ck = (sp->back_to / sp->ck_every + 1) * sp->ck_every +
+					  sp->ck_phase;
 			sp->crash_at = 0; /* once */
 		}
 	}
@@ -149,13 +151,13 @@ static void gen(struct spec *sp, uint64_t seed, struct strbuf *out)
 static struct strbuf fails = STRBUF_INIT;
 static size_t fails_nr;
 /* the bank checks every case before it fails, so that one run names every miss */
-#define BANK_CHECK(cond, ...)                                                                  \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fails_nr++;                                                            \
-			strbuf_addf(&fails, __VA_ARGS__);                                      \
-			strbuf_addch(&fails, '\n');                                            \
-		}                                                                              \
+#define BANK_CHECK(cond, ...)                                                                      \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fails_nr++;                                                                \
+			strbuf_addf(&fails, __VA_ARGS__);                                          \
+			strbuf_addch(&fails, '\n');                                                \
+		}                                                                                  \
 	} while (0)
 
 static int analyse(const struct strbuf *text, struct diag_steps *s)
@@ -179,8 +181,8 @@ static struct diag_steps ds;
 /* shapes from real logs (steppatterns.md): Megatron 5.2 s steps, iteration 1 ~12x; nanoGPT
  * 22 ms steps, iter 0 ~360x with torch.compile; torchtitan 1.17 s steps */
 #define MEGATRON .n = 2000, .step_s = 5.2, .jitter = 0.01, .first = 12
-#define NANOGPT .n = 3000, .step_s = 0.022, .jitter = 0.02, .first = 360
-#define TITAN .n = 1500, .step_s = 1.17, .jitter = 0.015, .first = 4
+#define NANOGPT	 .n = 3000, .step_s = 0.022, .jitter = 0.02, .first = 360
+#define TITAN	 .n = 1500, .step_s = 1.17, .jitter = 0.015, .first = 4
 
 struct want {
 	struct spec sp;
@@ -194,45 +196,85 @@ static const struct want bank[] = {
 	{ { "megatron steady", MEGATRON, .fmt = F_STEP_TIME }, "", "warm-up", { 0 } },
 	{ { "nanogpt compile", NANOGPT, .fmt = F_STEP_TIME }, "", "warm-up", { 0 } },
 	{ { "torchtitan, periodic gc 0.12 s", TITAN, .ev_every = 50, .ev_s = 0.12,
-	    .fmt = F_JSONL_STEP_TIME }, "", "warm-up", { 0 } },
-	{ { "5% log-normal jitter, gc pauses", .n = 3000, .step_s = 0.8, .jitter = 0.05,
-	    .first = 6, .gc_rate = 0.002, .gc_mult = 2.5, .fmt = F_TIME }, "", "warm-up*", { 0 } },
+	    .fmt = F_JSONL_STEP_TIME },
+	  "",
+	  "warm-up",
+	  { 0 } },
+	{ { "5% log-normal jitter, gc pauses", .n = 3000, .step_s = 0.8, .jitter = 0.05, .first = 6,
+	    .gc_rate = 0.002, .gc_mult = 2.5, .fmt = F_TIME },
+	  "",
+	  "warm-up*",
+	  { 0 } },
 	{ { "3% jitter, ms stamps", .n = 2500, .step_s = 0.35, .jitter = 0.03, .first = 20,
-	    .fmt = F_TIME }, "", "warm-up", { 0 } },
+	    .fmt = F_TIME },
+	  "",
+	  "warm-up",
+	  { 0 } },
 	{ { "60 steps, first slow", .n = 60, .step_s = 1.0, .jitter = 0.01, .first = 40,
-	    .fmt = F_STEP_TIME }, "", "warm-up", { 0 } },
-	{ { "35 steps, short", .n = 35, .step_s = 2.0, .jitter = 0.02, .first = 8,
-	    .fmt = F_TIME }, "", "warm-up", { 0 } },
-	{ { "restart, warm-up again", MEGATRON, .crash_at = 1300, .back_to = 1201,
-	    .fmt = F_TIME }, "", "warm-up warm-up", { 0 } },
+	    .fmt = F_STEP_TIME },
+	  "",
+	  "warm-up",
+	  { 0 } },
+	{ { "35 steps, short", .n = 35, .step_s = 2.0, .jitter = 0.02, .first = 8, .fmt = F_TIME },
+	  "",
+	  "warm-up",
+	  { 0 } },
+	{ { "restart, warm-up again", MEGATRON, .crash_at = 1300, .back_to = 1201, .fmt = F_TIME },
+	  "",
+	  "warm-up warm-up",
+	  { 0 } },
 	{ { "requeued at the next step", TITAN, .pause_at = 900, .pause_s = 1800, .fmt = F_TIME },
-	  "", "warm-up pause warm-up", { 0 } },
-	{ { "final checkpoint", TITAN, .last = 25, .fmt = F_STEP_TIME }, "", "warm-up last-step",
+	  "",
+	  "warm-up pause warm-up",
+	  { 0 } },
+	{ { "final checkpoint", TITAN, .last = 25, .fmt = F_STEP_TIME },
+	  "",
+	  "warm-up last-step",
 	  { 0 } },
 	/* faults, each named, and only it */
 	{ { "checkpoints and a slow first step", MEGATRON, .ck_every = 200, .ck_s = 60,
-	    .fmt = F_STEP_TIME }, "periodic-drops", "warm-up", { 200 } },
+	    .fmt = F_STEP_TIME },
+	  "periodic-drops",
+	  "warm-up",
+	  { 200 } },
 	{ { "eval by the clock, K+-1", TITAN, .ck_every = 100, .ck_s = 9, .ck_clock = true,
-	    .fmt = F_TIME }, "periodic-drops", "warm-up", { 100 } },
+	    .fmt = F_TIME },
+	  "periodic-drops",
+	  "warm-up",
+	  { 100 } },
 	{ { "eval every 100, checkpoint every 500", MEGATRON, .ev_every = 100, .ev_s = 16,
 	    .ck_every = 500, .ck_s = 90, .fmt = F_STEP_TIME },
-	  "periodic-drops periodic-drops", "warm-up", { 500, 100 } },
+	  "periodic-drops periodic-drops",
+	  "warm-up",
+	  { 500, 100 } },
 	{ { "eval every 100, checkpoint every 250 off its phase", NANOGPT, .ev_every = 100,
 	    .ev_s = 0.2, .ck_every = 250, .ck_phase = 30, .ck_s = 0.6, .fmt = F_TIME },
-	  "periodic-drops periodic-drops", "warm-up", { 250, 100 } },
+	  "periodic-drops periodic-drops",
+	  "warm-up",
+	  { 250, 100 } },
 	{ { "step down under checkpoints", MEGATRON, .down_at = 0.6, .down_to = 0.7,
 	    .ck_every = 250, .ck_s = 50, .fmt = F_STEP_TIME },
-	  "step-down periodic-drops", "warm-up", { 250 } },
+	  "step-down periodic-drops",
+	  "warm-up",
+	  { 250 } },
 	{ { "checkpoints and one stall off the period", TITAN, .ck_every = 100, .ck_s = 12,
 	    .odd_at = 777, .odd_mult = 40, .fmt = F_STEP_TIME },
-	  "periodic-drops random-drops", "warm-up", { 100 } },
+	  "periodic-drops random-drops",
+	  "warm-up",
+	  { 100 } },
 	{ { "random 10x stalls", TITAN, .rnd_rate = 0.004, .rnd_mult = 10, .fmt = F_TIME },
-	  "random-drops", "warm-up", { 0 } },
-	{ { "noisy link", TITAN, .noisy = 0.2, .fmt = F_STEP_TIME }, "noisy", "warm-up*",
+	  "random-drops",
+	  "warm-up",
 	  { 0 } },
+	{ { "noisy link", TITAN, .noisy = 0.2, .fmt = F_STEP_TIME }, "noisy", "warm-up*", { 0 } },
 	{ { "step down in a short run", .n = 80, .step_s = 1.0, .jitter = 0.01, .first = 30,
-	    .down_at = 0.5, .down_to = 0.7, .fmt = F_STEP_TIME }, "step-down", "warm-up", { 0 } },
-	{ { "gc decline", MEGATRON, .decline = 0.35, .fmt = F_TIME }, "slow-decline", "warm-up",
+	    .down_at = 0.5, .down_to = 0.7, .fmt = F_STEP_TIME },
+	  "step-down",
+	  "warm-up",
+	  { 0 } },
+	{ { "gc decline", MEGATRON, .decline = 0.35, .fmt = F_TIME },
+	  "slow-decline",
+	  "warm-up",
 	  { 0 } },
 };
 
@@ -265,23 +307,24 @@ TEST_TIMEOUT(steppat_bank_healthy_runs_are_healthy_and_faults_named, 240)
 			struct strbuf text = STRBUF_INIT, pat = STRBUF_INIT, ev = STRBUF_INIT;
 			gen(&sp, seed * 31 + c, &text);
 			BANK_CHECK(analyse(&text, &ds) == 0, "%s seed %llu: cannot tell", sp.name,
-				  (unsigned long long)seed);
+				   (unsigned long long)seed);
 			names(&ds, &pat, &ev);
 			/* a random run without a stall is a healthy run */
 			const char *want_pat = sp.rnd_rate > 0 && !stalls ? "" : bank[c].patterns;
 			BANK_CHECK(!strcmp(pat.buf, want_pat),
-				  "%s seed %llu: patterns '%s', want '%s'", sp.name,
-				  (unsigned long long)seed, pat.buf, want_pat);
+				   "%s seed %llu: patterns '%s', want '%s'", sp.name,
+				   (unsigned long long)seed, pat.buf, want_pat);
 			struct strbuf want_ev = STRBUF_INIT;
 			strbuf_addstr(&want_ev, bank[c].events);
 			if (last_slow)
 				strbuf_addstr(&want_ev, " last-step");
 			BANK_CHECK(events_match(want_ev.buf, ev.buf),
-				  "%s seed %llu: events '%s', want '%s'", sp.name,
-				  (unsigned long long)seed, ev.buf, want_ev.buf);
+				   "%s seed %llu: events '%s', want '%s'", sp.name,
+				   (unsigned long long)seed, ev.buf, want_ev.buf);
 			strbuf_release(&want_ev);
 			/* the periods, in any order */
-			uint64_t got[2] = { 0, 0 }, want[2] = { bank[c].period[0], bank[c].period[1] };
+			uint64_t got[2] = { 0, 0 },
+				 want[2] = { bank[c].period[0], bank[c].period[1] };
 			for (size_t i = 0, k = 0; i < ds.pat_nr && k < 2; i++)
 				if (ds.pat[i].kind == DP_PERIODIC_DROPS)
 					got[k++] = ds.pat[i].period;
@@ -297,9 +340,9 @@ TEST_TIMEOUT(steppat_bank_healthy_runs_are_healthy_and_faults_named, 240)
 			}
 			for (int k = 0; k < 2; k++)
 				BANK_CHECK(got[k] + 1 >= want[k] && got[k] <= want[k] + 1,
-					  "%s seed %llu: period %llu, want %llu", sp.name,
-					  (unsigned long long)seed, (unsigned long long)got[k],
-					  (unsigned long long)want[k]);
+					   "%s seed %llu: period %llu, want %llu", sp.name,
+					   (unsigned long long)seed, (unsigned long long)got[k],
+					   (unsigned long long)want[k]);
 			strbuf_release(&text);
 			strbuf_release(&pat);
 			strbuf_release(&ev);
@@ -340,8 +383,8 @@ static void json_events(const struct json_value *v, struct strbuf *out)
  * named as such, never a drop. It was "random-drops", exit 1. */
 TEST(steppat_cli_slow_first_step_is_warm_up_not_a_drop)
 {
-	struct spec sp = { "60 steps", .n = 60, .step_s = 1.0, .jitter = 0.01, .first = 40,
-			   .fmt = F_STEP_TIME };
+	struct spec sp = { "60 steps",	   .n = 60,	.step_s = 1.0,
+			   .jitter = 0.01, .first = 40, .fmt = F_STEP_TIME };
 	struct strbuf text = STRBUF_INIT;
 	struct child c;
 	gen(&sp, 1, &text);
@@ -393,8 +436,8 @@ TEST(steppat_cli_checkpoints_and_a_slow_first_step_are_periodic_only)
 	CHECK_STR(pats.buf, "periodic-drops");
 	CHECK(json_get_number(json_path(v, "patterns.0"), "period", &d) && d == 200);
 	CHECK(json_get_number(json_path(v, "patterns.0"), "period_tolerance", &d) && d == 0);
-	CHECK(json_get_number(json_path(v, "patterns.0.evidence"), "extra_seconds", &d) &&
-	      d > 50 && d < 70);
+	CHECK(json_get_number(json_path(v, "patterns.0.evidence"), "extra_seconds", &d) && d > 50 &&
+	      d < 70);
 	json_free(v);
 	child_release(&c);
 	strbuf_release(&text);
@@ -404,8 +447,8 @@ TEST(steppat_cli_checkpoints_and_a_slow_first_step_are_periodic_only)
 /* A step down with periodic checkpoints on top, after a slow start: both, and nothing else. */
 TEST(steppat_cli_step_down_under_checkpoints_reports_both)
 {
-	struct spec sp = { "down", MEGATRON, .down_at = 0.6, .down_to = 0.7, .ck_every = 250,
-			   .ck_s = 50, .fmt = F_STEP_TIME };
+	struct spec sp = { "down",	    MEGATRON,	.down_at = 0.6,	   .down_to = 0.7,
+			   .ck_every = 250, .ck_s = 50, .fmt = F_STEP_TIME };
 	struct strbuf text = STRBUF_INIT, pats = STRBUF_INIT;
 	struct child c;
 	gen(&sp, 3, &text);
@@ -428,8 +471,8 @@ TEST(steppat_cli_step_down_under_checkpoints_reports_both)
  * two periodic series, each with its period; a jittered one says its tolerance. */
 TEST(steppat_cli_two_periodic_series_and_a_jittered_period)
 {
-	struct spec two = { "two", MEGATRON, .ev_every = 100, .ev_s = 16, .ck_every = 500,
-			    .ck_s = 90, .fmt = F_STEP_TIME };
+	struct spec two = { "two",	     MEGATRON,	 .ev_every = 100,   .ev_s = 16,
+			    .ck_every = 500, .ck_s = 90, .fmt = F_STEP_TIME };
 	struct strbuf text = STRBUF_INIT, pats = STRBUF_INIT;
 	struct child c;
 	gen(&two, 4, &text);
@@ -446,8 +489,8 @@ TEST(steppat_cli_two_periodic_series_and_a_jittered_period)
 	json_free(v);
 	child_release(&c);
 
-	struct spec clock = { "clock", TITAN, .ck_every = 100, .ck_s = 9, .ck_clock = true,
-			      .fmt = F_TIME };
+	struct spec clock = { "clock",		TITAN,	      .ck_every = 100, .ck_s = 9,
+			      .ck_clock = true, .fmt = F_TIME };
 	strbuf_reset(&text);
 	strbuf_reset(&pats);
 	gen(&clock, 5, &text);
@@ -456,8 +499,7 @@ TEST(steppat_cli_two_periodic_series_and_a_jittered_period)
 	v = test_parse_json(&c);
 	json_patterns(v, &pats);
 	CHECK_STR(pats.buf, "periodic-drops");
-	CHECK(json_get_number(json_path(v, "patterns.0"), "period", &p0) && p0 >= 99 &&
-	      p0 <= 101);
+	CHECK(json_get_number(json_path(v, "patterns.0"), "period", &p0) && p0 >= 99 && p0 <= 101);
 	CHECK(json_get_number(json_path(v, "patterns.0"), "period_tolerance", &p1) && p1 >= 1 &&
 	      p1 <= 2);
 	CHECK_CONTAINS(json_path(v, "patterns.0.evidence.text")->string, "steps (+-");
@@ -472,8 +514,8 @@ TEST(steppat_cli_two_periodic_series_and_a_jittered_period)
  * random drop. */
 TEST(steppat_cli_restart_and_pause_are_warm_up_again)
 {
-	struct spec sp = { "resumed", TITAN, .crash_at = 700, .back_to = 601, .pause_at = 1100,
-			   .pause_s = 1800, .fmt = F_TIME };
+	struct spec sp = { "resumed",	     TITAN,	      .crash_at = 700, .back_to = 601,
+			   .pause_at = 1100, .pause_s = 1800, .fmt = F_TIME };
 	struct strbuf text = STRBUF_INIT, evs = STRBUF_INIT;
 	struct child c;
 	gen(&sp, 6, &text);
@@ -503,8 +545,9 @@ TEST(steppat_cli_restart_and_pause_are_warm_up_again)
  * checkpoint: healthy, exit 0. 5 % jitter was "noisy". */
 TEST(steppat_cli_realistic_noise_and_gc_pauses_are_healthy)
 {
-	struct spec sp = { "noise", .n = 3000, .step_s = 0.8, .jitter = 0.05, .first = 6,
-			   .gc_rate = 0.002, .gc_mult = 2.5, .last = 20, .fmt = F_TIME };
+	struct spec sp = { "noise",	   .n = 3000,  .step_s = 0.8,
+			   .jitter = 0.05, .first = 6, .gc_rate = 0.002,
+			   .gc_mult = 2.5, .last = 20, .fmt = F_TIME };
 	struct strbuf text = STRBUF_INIT;
 	struct child c;
 	for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -567,8 +610,7 @@ TEST(steppat_cli_fixtures_shaped_like_real_runs)
 /* The page shades warm-up and pauses apart from the patterns and lists them as expected. */
 TEST(steppat_cli_page_shows_warm_up_and_pauses_as_expected)
 {
-	struct strbuf path = STRBUF_INIT, page = STRBUF_INIT, html = STRBUF_INIT,
-		      err = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, page = STRBUF_INIT, html = STRBUF_INIT, err = STRBUF_INIT;
 	struct child c;
 	strbuf_addf(&path, "%s/tests/data/steps-patterns/trainer-eval-ckpt-restarts.csv",
 		    test_srcdir());
@@ -581,7 +623,8 @@ TEST(steppat_cli_page_shows_warm_up_and_pauses_as_expected)
 	CHECK_CONTAINS(html.buf, "<rect class=\"expected-event\" data-event=\"warm-up\"");
 	CHECK_CONTAINS(html.buf, "<rect class=\"expected-event\" data-event=\"pause\"");
 	CHECK_CONTAINS(html.buf, "<table id=\"expected\">");
-	CHECK_CONTAINS(html.buf, "<tr><td class=\"event\">pause</td><td>1300</td><td>1301</td></tr>");
+	CHECK_CONTAINS(html.buf,
+		       "<tr><td class=\"event\">pause</td><td>1300</td><td>1301</td></tr>");
 	CHECK_CONTAINS(html.buf, "<td class=\"name\">periodic-drops</td>");
 	CHECK_NOT_CONTAINS(html.buf, "<td class=\"name\">random-drops</td>");
 	strbuf_release(&path);
