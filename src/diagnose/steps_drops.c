@@ -56,6 +56,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* the steps on a chain of period p: member[], and the longest chain's length */
 static size_t chain_of(const uint64_t *e, size_t n, uint64_t p, uint64_t tol, bool *member,
 		       size_t *longest, size_t *next)
@@ -268,13 +274,7 @@ static void mark_deep(struct drop_ev *ev, size_t nev, double *scratch)
 			scratch[k++] = ev[j].cost;
 	if (k < 5)
 		return;
-	/* sort (insertion: the series is short next to the run) */
-	for (size_t i = 1; i < k; i++)
-		for (size_t j = i; j && scratch[j - 1] > scratch[j]; j--) {
-			double t = scratch[j];
-			scratch[j] = scratch[j - 1];
-			scratch[j - 1] = t;
-		}
+	qsort(scratch, k, sizeof(*scratch), cmp_double);
 	double best = 1.5, cut = NAN;
 	for (size_t i = 3; i + 2 <= k; i++) /* at least 3 shallow and 2 deep */
 		if (scratch[i - 1] > 0 && scratch[i] / scratch[i - 1] >= best) {

@@ -9,6 +9,9 @@
 
 #include "steps.h"
 
+/* the most steps a pace or a noise is estimated from (a sample spread over the run) */
+#define DIAG_SAMPLE 65536
+
 /* the q-quantile of a[0..n) through scratch (a is left as it is) */
 double diag_quantile(const double *a, size_t n, double q, double *scratch);
 /* 1.4826 * MAD of a[0..n), through scratch */
