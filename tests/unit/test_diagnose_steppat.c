@@ -27,7 +27,7 @@ static double gauss1(void)
 	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
 }
 
-enum out_fmt { F_TIME, F_STEP_TIME, F_JSONL_STEP_TIME };
+enum out_fmt { F_TIME, F_STEP_TIME, F_JSONL_STEP_TIME, F_JSONL_MFU };
 
 /* one run: every field 0 is "not in this run" */
 struct spec {
@@ -53,6 +53,7 @@ struct spec {
 	double last;   /* the last step takes this many steps */
 	size_t odd_at; /* one stall off the period, odd_mult steps long */
 	double odd_mult;
+	size_t log_every; /* a row every k steps, its step_time their mean (Megatron's log_interval) */
 	enum out_fmt fmt;
 };
 
@@ -129,13 +130,24 @@ static void gen(struct spec *sp, uint64_t seed, struct strbuf *out)
 			d = step_time(sp, i, into++);
 		}
 		t += d;
+		if (sp->log_every > 1) { /* Megatron: the mean over the interval, one row */
+			static double acc;
+			acc += d;
+			if (i % sp->log_every)
+				continue;
+			d = acc / (double)sp->log_every;
+			acc = 0;
+		}
 		if (sp->fmt == F_TIME)
 			strbuf_addf(out, "%zu,%.4f,2.4\n", i, t);
 		else if (sp->fmt == F_STEP_TIME)
 			strbuf_addf(out, "%zu,%.5f,2.4\n", i, d);
-		else
+		else if (sp->fmt == F_JSONL_STEP_TIME)
 			strbuf_addf(out, "{\"step\": %zu, \"step_time\": %.5f, \"loss\": 2.4}\n", i,
 				    d);
+		else /* torchtitan prints MFU: 42 % at a settled step */
+			strbuf_addf(out, "{\"step\": %zu, \"mfu\": %.4f, \"loss\": 2.4}\n", i,
+				    0.42 * sp->step_s / d);
 		if (sp->crash_at && i == sp->crash_at) { /* resumed from a checkpoint */
 			i = sp->back_to - 1;
 			t += 240;
@@ -276,6 +288,17 @@ static const struct want bank[] = {
 	  "slow-decline",
 	  "warm-up",
 	  { 0 } },
+	{ { "mfu rows, slow first steps", TITAN, .fmt = F_JSONL_MFU }, "", "warm-up", { 0 } },
+	{ { "mfu rows, checkpoints", TITAN, .ck_every = 300, .ck_s = 30, .fmt = F_JSONL_MFU },
+	  "periodic-drops",
+	  "warm-up",
+	  { 300 } },
+	{ { "megatron log_interval 10, checkpoints every 500", .n = 20000, .step_s = 5.2,
+	    .jitter = 0.01, .first = 12, .log_every = 10, .ck_every = 500, .ck_s = 90,
+	    .fmt = F_STEP_TIME },
+	  "periodic-drops",
+	  "warm-up",
+	  { 500 } },
 };
 
 static void names(const struct diag_steps *s, struct strbuf *pat, struct strbuf *ev)
