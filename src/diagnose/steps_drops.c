@@ -348,8 +348,8 @@ void diag_find_drops(struct diag_steps *s, struct diag_ctx *x)
 			on1 += mem[j];
 			on1_off0 += mem[j] && ev[idx[j]].series < 0;
 		}
-		/* on top: a multiple of series 0's period, most candidates on it; beside: half the
-		 * steps off series 0 on it */
+		/* 60 % of the candidates on it, and either some of them off series 0 (beside it)
+		 * or its period a multiple of series 0's (on top of it) */
 		bool ok = p1 && on1 >= 3 && on1 * 10 >= k * 6 && (on1_off0 || p1 >= 2 * p0 - t0);
 		if (!ok) {
 			for (size_t j = 0; j < nev; j++)
