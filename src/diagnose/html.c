@@ -67,6 +67,18 @@ static void curve(const struct diag_steps *s, struct strbuf *o)
 			    diag_pattern_name(p->kind), x0, T, x1 - x0 > 1 ? x1 - x0 : 1, H - T - B,
 			    diag_pattern_name(p->kind), (unsigned long long)p->start_step);
 	}
+	/* warm-up and pauses: expected, shaded apart from the patterns */
+	for (size_t i = 0; i < s->event_nr; i++) {
+		const struct diag_event *e = &s->event[i];
+		if (e->kind != DE_WARMUP && e->kind != DE_PAUSE)
+			continue;
+		double x0 = px(&a, (double)e->start_step), x1 = px(&a, (double)e->end_step);
+		strbuf_addf(o, "<rect class=\"expected-event\" data-event=\"%s\" x=\"%.1f\" "
+			       "y=\"%d\" width=\"%.1f\" height=\"%d\"><title>%s from step %llu"
+			       "</title></rect>\n",
+			    diag_event_name(e->kind), x0, T, x1 - x0 > 2 ? x1 - x0 : 2, H - T - B,
+			    diag_event_name(e->kind), (unsigned long long)e->start_step);
+	}
 	/* axes, ticks and the expected level */
 	strbuf_addf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", L, H - B,
 		    W - R, H - B);
@@ -128,6 +140,17 @@ static void patterns_table(const struct diag_steps *s, struct strbuf *o)
 		strbuf_addstr(o, "</td></tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
+	if (!s->event_nr)
+		return;
+	/* what every run does: named so that nobody takes it for a fault */
+	strbuf_addstr(o, "<table id=\"expected\">\n<tr><th>expected, not a fault</th><th>from "
+			 "step</th><th>to step</th></tr>\n");
+	for (size_t i = 0; i < s->event_nr; i++)
+		strbuf_addf(o, "<tr><td class=\"event\">%s</td><td>%llu</td><td>%llu</td></tr>\n",
+			    diag_event_name(s->event[i].kind),
+			    (unsigned long long)s->event[i].start_step,
+			    (unsigned long long)s->event[i].end_step);
+	strbuf_addstr(o, "</table>\n");
 }
 
 static void stragglers(const struct diag_stragglers *g, const struct diag_rows *rows,
@@ -184,6 +207,7 @@ void diag_html(const struct diag_steps *steps, const struct diag_stragglers *str
 		      ".lowest{fill:none;stroke:#9bb7e0;stroke-width:0.8}\n"
 		      ".drop{fill:#d22}.change{stroke:#e80;stroke-width:2;stroke-dasharray:4 3}\n"
 		      ".pattern{fill:#fd8;opacity:0.25}.straggler{fill:#d55}\n"
+		      ".expected-event{fill:#8c8;opacity:0.25}\n"
 		      "</style>\n</head>\n<body>\n<h1>vigil diagnose: ");
 	esc(o, file);
 	strbuf_addstr(o, "</h1>\n");
@@ -197,7 +221,7 @@ void diag_html(const struct diag_steps *steps, const struct diag_stragglers *str
 			    steps->pat_nr ? diag_pattern_name(steps->pat[0].kind) : "healthy");
 		strbuf_addstr(o, "<p>Throughput, share of expected (blue: median per column; light: "
 				 "lowest; red dots: drops; orange lines: change points; shaded: "
-				 "patterns).</p>\n");
+				 "patterns; green: warm-up and pauses, expected).</p>\n");
 		curve(steps, o);
 		patterns_table(steps, o);
 	}

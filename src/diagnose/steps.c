@@ -1,605 +1,19 @@
 /*
- * steps.c: the step-time pattern detector of 'vigil diagnose steps' (see steps.h). Real step
- * times are noisy and heavy-tailed, so every level here is a median and every scale a MAD:
- * single-step drops are outliers against a rolling median, levels come from binary segmentation
- * of block medians with a MAD-scaled penalty, a decline is a Theil-Sen slope, and a period is the
- * most common gap between drops that puts most of them on one grid. docs/DIAGNOSE.md has the
- * thresholds and why.
+ * steps.c: the step-time pattern detector of 'vigil diagnose steps' (see steps.h): the series
+ * (steps_series.c, warm-up and the last step left out), single-step drops against a rolling
+ * median and their periods (steps_drops.c), levels from binary segmentation of block medians
+ * with a MAD-scaled penalty, a decline as a Theil-Sen slope, flat against an expected value,
+ * noise as a spread. Real step times are noisy and heavy-tailed, so every level here is a
+ * median and every scale a MAD. docs/DIAGNOSE.md has the thresholds and why.
  */
-#include "steps.h"
-#include "../lib/json.h"
+#include "steps_int.h"
 
 #include <math.h>
 
-/* ---- the table of REFERENCE.md §9 ---- */
-
-static const struct {
-	const char *name, *cause, *action;
-} pattern_info[DP_NR] = {
-	[DP_HEALTHY] = { "healthy", "", "nothing to do" },
-	[DP_FLAT_TENTH] = { "flat-tenth",
-			    "InfiniBand hardware (a bad T2/T3 switch), or GPU-NIC PCIe trouble "
-			    "('x16 lanes limited' in dmesg)",
-			    "run 'vigil fleet check' for PCIe link downgrades and InfiniBand errors, "
-			    "then 'vigil net nccl' between hosts to find the slow link" },
-	[DP_FLAT_THIRD] = { "flat-third", "GPUDirect RDMA misconfigured on one host",
-			    "check GPUDirect RDMA (nvidia-peermem loaded; NCCL_DEBUG=INFO says GDRDMA) "
-			    "on every host; 'vigil net nccl' across host pairs finds the one" },
-	[DP_FLAT_DEGRADED] = { "flat-degraded",
-			       "a degraded InfiniBand link or NIC (NCCL routing around it), or CPU "
-			       "throttling",
-			       "look for InfiniBand ports below their speed or with errors ('vigil "
-			       "check') and CPU frequency limits; 'vigil net nccl' per host pair" },
-	[DP_PERIODIC_DROPS] = { "periodic-drops", "checkpointing or evaluation at a fixed interval",
-				"match the period with the checkpoint and evaluation intervals; make "
-				"checkpoints asynchronous or less frequent" },
-	[DP_RANDOM_DROPS] = { "random-drops",
-			      "a CPU-heavy process on one host, network blips, or data loader stalls",
-			      "run 'vigil diagnose stragglers' on per-rank compute times around the "
-			      "drops; look for other processes and data loader waits on the hosts" },
-	[DP_SLOW_DECLINE] = { "slow-decline",
-			      "Python garbage collection (back to full speed after a restart)",
-			      "disable automatic GC (gc.disable(), gc.freeze()) and collect on a "
-			      "schedule, on all ranks at the same step" },
-	[DP_STEP_DOWN] = { "step-down", "GPU clock throttling (temperature, fans, power supply)",
-			   "look at GPU clocks and throttle reasons from the step it changed ('vigil "
-			   "check'), then the host's cooling and power; 'vigil diagnose stragglers' "
-			   "names the host" },
-	[DP_NOISY] = { "noisy", "moderate InfiniBand degradation or a flapping link",
-		       "look for InfiniBand link flaps and symbol errors ('vigil check') and run "
-		       "'vigil net nccl'" },
-};
-
-const char *diag_pattern_name(enum diag_pattern_kind k) { return pattern_info[k].name; }
-const char *diag_pattern_cause(enum diag_pattern_kind k) { return pattern_info[k].cause; }
-const char *diag_pattern_action(enum diag_pattern_kind k) { return pattern_info[k].action; }
-
-/* ---- robust statistics ---- */
-
-double diag_select(double *a, size_t n, size_t k)
-{
-	size_t lo = 0, hi = n - 1;
-	while (lo < hi) {
-		double pivot = a[lo + (hi - lo) / 2];
-		size_t i = lo, j = hi;
-		while (i <= j) {
-			while (a[i] < pivot)
-				i++;
-			while (a[j] > pivot)
-				j--;
-			if (i <= j) {
-				double t = a[i];
-				a[i] = a[j];
-				a[j] = t;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return a[k];
-}
-
-double diag_median(double *a, size_t n)
-{
-	if (!n)
-		return NAN;
-	return diag_select(a, n, n / 2);
-}
-
-/* the q-quantile of a[0..n) through scratch (a is left as it is) */
-static double quantile(const double *a, size_t n, double q, double *scratch)
-{
-	if (!n)
-		return NAN;
-	memcpy(scratch, a, n * sizeof(*a));
-	size_t k = (size_t)(q * (double)(n - 1) + 0.5);
-	return diag_select(scratch, n, k < n ? k : n - 1);
-}
-
-/* 1.4826 * MAD: the standard deviation a normal sample would have */
-static double robust_sigma(const double *a, size_t n, double *scratch)
-{
-	if (!n)
-		return 0;
-	double med = quantile(a, n, 0.5, scratch);
-	for (size_t i = 0; i < n; i++)
-		scratch[i] = fabs(a[i] - med);
-	return 1.4826 * diag_median(scratch, n);
-}
-
-/* Centred rolling median of window w (clipped at the ends), in O(n w) with a sorted window. */
-static void rolling_median(const double *x, size_t n, size_t w, double *out)
-{
-	double *win = xmalloc((w + 1) * sizeof(*win));
-	size_t h = w / 2, len = 0, clo = 0, chi = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t lo = i > h ? i - h : 0, hi = i + h + 1 < n ? i + h + 1 : n;
-		for (; chi < hi; chi++) { /* insert x[chi] */
-			size_t p = len;
-			while (p && win[p - 1] > x[chi]) {
-				win[p] = win[p - 1];
-				p--;
-			}
-			win[p] = x[chi];
-			len++;
-		}
-		for (; clo < lo; clo++) { /* remove x[clo] */
-			size_t a = 0, b = len;
-			while (a < b) {
-				size_t m = (a + b) / 2;
-				if (win[m] < x[clo])
-					a = m + 1;
-				else
-					b = m;
-			}
-			memmove(win + a, win + a + 1, (len - a - 1) * sizeof(*win));
-			len--;
-		}
-		out[i] = len & 1 ? win[len / 2] : (win[len / 2 - 1] + win[len / 2]) / 2;
-	}
-	free(win);
-}
-
-/* ---- building the series ---- */
-
-/*
- * Step times derived from the times rows were written at (a supervisor's journal: the time it
- * read the line) carry the reader's jitter: a line read late makes its step look long and the
- * next one short, though the two together took what two steps take. A long derived time
- * followed by one under a quarter of the median is such a pair: each gets their mean. Only
- * derived times of one execution are touched; a step_time the trainer measured is its own.
- */
-static void dejitter(double *st, const bool *derived, const uint32_t *exec, size_t n)
-{
-	double *v = xmalloc((n ? n : 1) * sizeof(*v));
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (derived[i] && st[i] > 0)
-			v[k++] = st[i];
-	double med = k >= 8 ? diag_median(v, k) : NAN;
-	free(v);
-	for (size_t i = 0; med > 0 && i + 1 < n; i++) {
-		if (!derived[i] || !derived[i + 1] || exec[i] != exec[i + 1])
-			continue;
-		double a = st[i], b = st[i + 1];
-		if (a > med && b < med / 4) {
-			st[i] = st[i + 1] = (a + b) / 2;
-			i++;
-		}
-	}
-	/* a time of 0 left alone says nothing of the step (infinitely fast): unknown */
-	for (size_t i = 0; i < n; i++)
-		if (derived[i] && !(st[i] > 0))
-			st[i] = NAN;
-}
-
-/*
- * The last execution of each step, in step order: a row whose step is not above the last kept
- * one (a resumed run doing steps again) removes the kept rows from its step on. Step times
- * missing are derived from the time of the previous row of the same execution.
- */
-static void build_series(const struct diag_rows *rows, struct diag_steps *out, uint64_t **step,
-			 double **st, double **mfu, double **tok, uint32_t **exec, uint32_t **line,
-			 size_t *n_out)
-{
-	size_t n = 0, cap = rows->nr ? rows->nr : 1;
-	uint32_t ex = 0;
-	*step = xmalloc(cap * sizeof(**step));
-	*st = xmalloc(cap * sizeof(**st));
-	*mfu = xmalloc(cap * sizeof(**mfu));
-	*tok = xmalloc(cap * sizeof(**tok));
-	*exec = xmalloc(cap * sizeof(**exec));
-	*line = xmalloc(cap * sizeof(**line));
-	const struct diag_row *prev = NULL;
-	bool *derived = xcalloc(cap, sizeof(*derived));
-	bool back = false; /* the row before went back in time */
-	for (size_t i = 0; i < rows->nr; i++) {
-		const struct diag_row *r = &rows->v[i];
-		bool same_exec = prev && r->step > prev->step && r->attempt == prev->attempt;
-		if (prev && !same_exec) {
-			if (r->step < prev->step || r->attempt != prev->attempt) {
-				ex++;
-				if (r->step <= prev->step) {
-					if (out->restart_nr < DIAG_RESTARTS_KEPT)
-						out->restart[out->restart_nr++] = (struct diag_restart){
-							r->line, prev->step, r->step
-						};
-					out->restarts++;
-				}
-			} else {
-				out->duplicates++; /* the same step again: the later row wins */
-			}
-		}
-		while (n && (*step)[n - 1] >= r->step)
-			n--;
-		double t = NAN;
-		if (!same_exec)
-			back = false;
-		if (r->has & DROW_STEP_TIME)
-			t = r->step_time;
-		else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
-			 r->time < prev->time) {
-			/* a clock set back: the interval into this row and the one out of it are
-			 * both the clock's, neither the step's */
-			if (!out->backwards++)
-				out->backwards_line = r->line;
-			back = true;
-		} else if (back) {
-			back = false;
-		} else if (same_exec && (r->has & DROW_TIME) && (prev->has & DROW_TIME) &&
-			   r->time >= prev->time)
-			/* 0 (two lines read at once) is kept for dejitter(), which pairs it
-			 * with the long one before it or drops it */
-			t = (r->time - prev->time) / (double)(r->step - prev->step);
-		derived[n] = !(r->has & DROW_STEP_TIME) && !isnan(t);
-		(*step)[n] = r->step;
-		(*st)[n] = t;
-		(*mfu)[n] = r->has & DROW_MFU ? r->mfu : NAN;
-		(*tok)[n] = r->has & DROW_TOKENS ? r->tokens : NAN;
-		(*exec)[n] = ex;
-		(*line)[n] = r->line;
-		n++;
-		prev = r;
-	}
-	*n_out = n;
-	dejitter(*st, derived, *exec, n);
-	free(derived);
-}
-
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-/*
- * The resolution the values are written at: the greatest common divisor, in microseconds, of
- * the changes between consecutive step times (derived: of the changes between consecutive
- * rows' time differences). vigil run's journal writes ms, many trainers 0.01 s or 0.1 s, and
- * times stamped at 1 ms around 15.3 ms steps make a perfectly steady run's step times 15 or
- * 16 ms: a spread of 6.5 % that is the clock's, not the run's. Changes, not the values: a
- * perfectly even series (every time on a grid of its own period) has no tick to find, and its
- * spread is none anyway. 0 when nothing was read or nothing changed.
- */
-static double resolution_of(const struct diag_rows *rows, bool of_time)
-{
-	uint64_t g = 0;
-	int64_t prev_v = 0, prev_d = 0;
-	bool have_v = false, have_d = false;
-	uint32_t prev_attempt = 0;
-	for (size_t i = 0; i < rows->nr && g != 1; i++) {
-		const struct diag_row *r = &rows->v[i];
-		if (!(r->has & (of_time ? DROW_TIME : DROW_STEP_TIME)))
-			continue;
-		double f = (of_time ? r->time : r->step_time) * 1e6;
-		if (!(f >= 0) || f > 9e18)
-			continue;
-		int64_t v = (int64_t)llround(f);
-		if (!of_time) {
-			if (have_v)
-				g = gcd64(g, (uint64_t)(v > prev_v ? v - prev_v : prev_v - v));
-			prev_v = v;
-			have_v = true;
-			continue;
-		}
-		if (have_v && r->attempt == prev_attempt && v >= prev_v) {
-			int64_t d = v - prev_v;
-			if (have_d)
-				g = gcd64(g, (uint64_t)(d > prev_d ? d - prev_d : prev_d - d));
-			prev_d = d;
-			have_d = true;
-		} else {
-			have_d = false;
-		}
-		prev_v = v;
-		prev_attempt = r->attempt;
-		have_v = true;
-	}
-	/* a clock writes a decimal resolution (1 s, 0.1 s, ... 1 us); a divisor that is not one
-	 * (0.2 s) is a series regular on its own period, whose ticks cannot be seen */
-	for (uint64_t p = 1; p <= 10000000; p *= 10)
-		if (g == p)
-			return (double)g / 1e6;
-	return 0;
-}
-
-/* tokens that only grow are a running total (an attempt's steps.jsonl may count so): per step
- * they are the difference over the steps between rows */
-static void tokens_per_step(double *tok, const uint64_t *step, const uint32_t *exec, size_t n)
-{
-	size_t up = 0, pairs = 0;
-	for (size_t i = 1; i < n; i++) {
-		if (isnan(tok[i]) || isnan(tok[i - 1]) || exec[i] != exec[i - 1])
-			continue;
-		pairs++;
-		up += tok[i] > tok[i - 1];
-	}
-	if (!pairs || up * 10 < pairs * 9)
-		return;
-	for (size_t i = n; i-- > 0;) {
-		if (i && !isnan(tok[i]) && !isnan(tok[i - 1]) && exec[i] == exec[i - 1] &&
-		    tok[i] > tok[i - 1])
-			tok[i] = (tok[i] - tok[i - 1]) / (double)(step[i] - step[i - 1]);
-		else
-			tok[i] = NAN;
-	}
-}
-
-/* ---- levels: binary segmentation of block medians ---- */
-
-struct seg {
-	size_t a, b; /* blocks [a, b) */
-};
-
-/* the gain of splitting [a,b) at k under an L2 cost, with prefix sums */
-static double split_gain(const double *ps, const double *ps2, size_t a, size_t k, size_t b)
-{
-	double n1 = (double)(k - a), n2 = (double)(b - k), s1 = ps[k] - ps[a], s2 = ps[b] - ps[k];
-	double m1 = s1 / n1, m2 = s2 / n2;
-	(void)ps2;
-	return n1 * n2 / (n1 + n2) * (m1 - m2) * (m1 - m2);
-}
-
-/*
- * Change points of blk[0..nb) (block medians, share of expected): split the segment with the
- * largest gain while the gain beats the penalty and the shift is at least min_shift of the
- * level; segments at least min_len blocks. Sorted positions in cp[], returns how many.
- */
-static size_t segment(const double *blk, size_t nb, double sigma, double min_shift,
-		      size_t min_len, size_t *cp, size_t max_cp)
-{
-	double *ps = xmalloc((nb + 1) * sizeof(*ps));
-	ps[0] = 0;
-	for (size_t i = 0; i < nb; i++)
-		ps[i + 1] = ps[i] + blk[i];
-	double pen = 4.0 * sigma * sigma * log((double)nb + 1.0) + 1e-12;
-	struct seg segs[2 * DIAG_MAX_CHANGES + 2];
-	size_t nseg = 1, ncp = 0;
-	segs[0] = (struct seg){ 0, nb };
-	while (ncp < max_cp) {
-		double best = 0;
-		size_t bs = 0, bk = 0;
-		for (size_t s = 0; s < nseg; s++) {
-			size_t a = segs[s].a, b = segs[s].b;
-			for (size_t k = a + min_len; k + min_len <= b; k++) {
-				double g = split_gain(ps, NULL, a, k, b);
-				double m1 = (ps[k] - ps[a]) / (double)(k - a),
-				       m2 = (ps[b] - ps[k]) / (double)(b - k);
-				double hi = m1 > m2 ? m1 : m2;
-				if (g > best && fabs(m1 - m2) >= min_shift * hi) {
-					best = g;
-					bs = s;
-					bk = k;
-				}
-			}
-		}
-		if (best <= pen)
-			break;
-		struct seg old = segs[bs];
-		segs[bs] = (struct seg){ old.a, bk };
-		segs[nseg++] = (struct seg){ bk, old.b };
-		cp[ncp++] = bk;
-	}
-	free(ps);
-	for (size_t i = 1; i < ncp; i++) /* sort (few) */
-		for (size_t j = i; j && cp[j - 1] > cp[j]; j--) {
-			size_t t = cp[j];
-			cp[j] = cp[j - 1];
-			cp[j - 1] = t;
-		}
-	return ncp;
-}
-
-/* Theil-Sen slope of (xs, ys): the median of pairwise slopes (all pairs up to 1000 points) */
-static double theil_sen(const double *xs, const double *ys, size_t n)
-{
-	size_t m = n * (n - 1) / 2, k = 0;
-	if (!m)
-		return 0;
-	double *sl = xmalloc(m * sizeof(*sl));
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (xs[j] != xs[i])
-				sl[k++] = (ys[j] - ys[i]) / (xs[j] - xs[i]);
-	double s = k ? diag_median(sl, k) : 0;
-	free(sl);
-	return s;
-}
-
 /* ---- the patterns ---- */
 
-static struct diag_pattern *add_pattern(struct diag_steps *s, enum diag_pattern_kind k)
-{
-	if (s->pat_nr >= DIAG_MAX_PATTERNS)
-		return NULL;
-	struct diag_pattern *p = &s->pat[s->pat_nr++];
-	memset(p, 0, sizeof(*p));
-	p->kind = k;
-	return p;
-}
-
-struct ctx {
-	size_t n;
-	const uint64_t *step;
-	const uint32_t *exec;
-	const double *rr; /* raw throughput, share of expected */
-	const double *c;  /* drops replaced by the local level */
-	const double *m;  /* rolling median */
-	const bool *drop;
-	double total;     /* sum of 1/rr: the run's time in expected steps */
-	double *scratch;
-};
-
-/* the share of the run's time spent in [a, b) beyond what it would take at level ref */
-static double cost_vs(const struct ctx *x, size_t a, size_t b, double ref)
-{
-	double c = 0;
-	for (size_t i = a; i < b; i++) {
-		double d = 1.0 / x->c[i] - 1.0 / ref;
-		if (d > 0)
-			c += d;
-	}
-	return c / x->total;
-}
-
-static void find_drops(struct diag_steps *s, struct ctx *x)
-{
-	size_t nev = 0, cap = 0;
-	uint64_t *ev = NULL;
-	double *depth = NULL;
-	double dcost = 0;
-	size_t dcap = 0;
-	for (size_t i = 0; i < x->n; i++) {
-		if (!x->drop[i] || (i && x->drop[i - 1]))
-			continue;
-		ALLOC_GROW(ev, nev + 1, cap);
-		ALLOC_GROW(depth, nev + 1, dcap);
-		ev[nev] = x->step[i];
-		depth[nev] = x->rr[i] / x->m[i];
-		nev++;
-		if (s->drop_nr < DIAG_DROPS_KEPT) {
-			s->drop_step[s->drop_nr] = x->step[i];
-			s->drop_level[s->drop_nr++] = x->rr[i];
-		}
-	}
-	if (!nev)
-		return;
-	bool *on = xcalloc(nev, sizeof(*on));
-	uint64_t period = 0;
-	size_t on_nr = 0;
-	if (nev >= 3) {
-		/* candidate periods: the most common gaps between drops; the one that puts the
-		 * most drops on one grid (step = phase mod period, give or take a step) wins */
-		size_t ng = nev - 1;
-		uint64_t *g = xmalloc(ng * sizeof(*g));
-		for (size_t i = 0; i < ng; i++)
-			g[i] = ev[i + 1] - ev[i];
-		for (size_t i = 1; i < ng; i++)
-			for (size_t j = i; j && g[j - 1] > g[j]; j--) {
-				uint64_t t = g[j];
-				g[j] = g[j - 1];
-				g[j - 1] = t;
-			}
-		uint64_t cand[3] = { 0, 0, 0 };
-		size_t cand_n[3] = { 0, 0, 0 };
-		for (size_t i = 0; i < ng;) {
-			size_t j = i;
-			while (j < ng && g[j] - g[i] <= (g[i] >= 50 ? 1 : 0))
-				j++;
-			size_t cnt = j - i;
-			for (int c = 0; c < 3; c++)
-				if (cnt > cand_n[c]) {
-					for (int d = 2; d > c; d--) {
-						cand[d] = cand[d - 1];
-						cand_n[d] = cand_n[d - 1];
-					}
-					cand[c] = g[i];
-					cand_n[c] = cnt;
-					break;
-				}
-			i = j;
-		}
-		free(g);
-		for (int c = 0; c < 3; c++) {
-			uint64_t p = cand[c];
-			if (p < 2 || cand_n[c] < 2)
-				continue;
-			/* the phase: the residue most drops share */
-			size_t best_nr = 0;
-			uint64_t best_phase = 0;
-			for (size_t i = 0; i < nev && i < 64; i++) {
-				uint64_t ph = ev[i] % p;
-				size_t cnt = 0;
-				for (size_t j = 0; j < nev; j++) {
-					uint64_t d = (ev[j] + p - ph) % p;
-					cnt += d <= 1 || d + 1 >= p;
-				}
-				if (cnt > best_nr) {
-					best_nr = cnt;
-					best_phase = ph;
-				}
-			}
-			if (best_nr > on_nr) {
-				on_nr = best_nr;
-				period = p;
-				for (size_t j = 0; j < nev; j++) {
-					uint64_t d = (ev[j] + p - best_phase) % p;
-					on[j] = d <= 1 || d + 1 >= p;
-				}
-			}
-		}
-		if (on_nr < 3 || on_nr * 10 < nev * 6) {
-			period = 0;
-			on_nr = 0;
-			memset(on, 0, nev * sizeof(*on));
-		}
-	}
-	/* the cost of each kind: the time of the drop steps beyond their local level */
-	double cost_on = 0, cost_off = 0;
-	for (size_t i = 0, e = 0; i < x->n; i++) {
-		if (!x->drop[i])
-			continue;
-		while (e + 1 < nev && ev[e + 1] <= x->step[i])
-			e++;
-		double d = (1.0 / x->rr[i] - 1.0 / x->m[i]) / x->total;
-		if (on[e])
-			cost_on += d;
-		else
-			cost_off += d;
-	}
-	dcost = cost_on + cost_off;
-	(void)dcost;
-	for (int kind = 0; kind < 2; kind++) {
-		bool periodic = kind == 0;
-		size_t cnt = 0;
-		double *dd = x->scratch;
-		struct diag_pattern tmp;
-		memset(&tmp, 0, sizeof(tmp));
-		for (size_t j = 0; j < nev; j++) {
-			if (on[j] != periodic)
-				continue;
-			if (!cnt)
-				tmp.start_step = ev[j];
-			tmp.end_step = ev[j];
-			if (tmp.steps_at_nr < ARRAY_SIZE(tmp.steps_at))
-				tmp.steps_at[tmp.steps_at_nr++] = ev[j];
-			dd[cnt++] = depth[j];
-		}
-		if (!cnt || (periodic && !period))
-			continue;
-		double cost = periodic ? cost_on : cost_off;
-		/* one or two drops in a long run are life, not a pattern */
-		if (!periodic && cnt < 3 && cost < 0.005)
-			continue;
-		struct diag_pattern *p = add_pattern(s, periodic ? DP_PERIODIC_DROPS : DP_RANDOM_DROPS);
-		if (!p)
-			break;
-		*p = tmp;
-		p->kind = periodic ? DP_PERIODIC_DROPS : DP_RANDOM_DROPS;
-		p->count = cnt;
-		p->depth = diag_median(dd, cnt);
-		p->period = periodic ? period : 0;
-		p->cost = cost;
-	}
-	free(on);
-	free(ev);
-	free(depth);
-}
-
 /* The level analysis of one execution [a, b): a slow decline, or change points. */
-static void levels(struct diag_steps *s, struct ctx *x, size_t a, size_t b, bool *declined)
+static void levels(struct diag_steps *s, struct diag_ctx *x, size_t a, size_t b, bool *declined)
 {
 	size_t n = b - a;
 	if (n < 20)
@@ -615,10 +29,10 @@ static void levels(struct diag_steps *s, struct ctx *x, size_t a, size_t b, bool
 	double *d = xmalloc(nb * sizeof(*d));
 	for (size_t j = 1; j < nb; j++)
 		d[j - 1] = blk[j] - blk[j - 1];
-	double sigma = nb > 2 ? robust_sigma(d, nb - 1, x->scratch) / sqrt(2.0) : 0;
+	double sigma = nb > 2 ? diag_robust_sigma(d, nb - 1, x->scratch) / sqrt(2.0) : 0;
 	size_t min_len = nb >= 60 ? 5 : 3;
 	size_t cp[DIAG_MAX_CHANGES];
-	size_t ncp = segment(blk, nb, sigma, 0.08, min_len, cp, DIAG_MAX_CHANGES);
+	size_t ncp = diag_segment(blk, nb, sigma, 0.08, min_len, cp, DIAG_MAX_CHANGES);
 
 	/* the step model's and the line's residuals */
 	double *res = xmalloc(nb * sizeof(*res));
@@ -631,7 +45,7 @@ static void levels(struct diag_steps *s, struct ctx *x, size_t a, size_t b, bool
 		j0 = j1;
 	}
 	double r_step = diag_median(res, nb);
-	double slope = nb >= 8 ? theil_sen(bx, blk, nb) : 0;
+	double slope = nb >= 8 ? diag_theil_sen(bx, blk, nb) : 0;
 	for (size_t j = 0; j < nb; j++)
 		d[j] = blk[j] - slope * bx[j];
 	double icpt = diag_median(d, nb);
@@ -641,7 +55,7 @@ static void levels(struct diag_steps *s, struct ctx *x, size_t a, size_t b, bool
 	double l0 = icpt + slope * bx[0], l1 = icpt + slope * bx[nb - 1];
 	double decline = l0 > 0 ? (l0 - l1) / l0 : 0;
 	if (nb >= 8 && ncp >= 1 && decline >= 0.15 && r_line <= 1.5 * r_step + 0.01 * l0) {
-		struct diag_pattern *p = add_pattern(s, DP_SLOW_DECLINE);
+		struct diag_pattern *p = diag_add_pattern(s, DP_SLOW_DECLINE);
 		if (p) {
 			p->start_step = x->step[a];
 			p->end_step = x->step[b - 1];
@@ -680,14 +94,14 @@ static void levels(struct diag_steps *s, struct ctx *x, size_t a, size_t b, bool
 		 * a twentieth of the run */
 		size_t end = a + j2 * bs < b ? a + j2 * bs : b;
 		if (after < before * 0.88 && (j2 == nb || end - i >= x->n / 20)) {
-			struct diag_pattern *p = add_pattern(s, DP_STEP_DOWN);
+			struct diag_pattern *p = diag_add_pattern(s, DP_STEP_DOWN);
 			if (!p)
 				break;
 			p->start_step = p->changed_at = x->step[i];
 			p->end_step = x->step[end - 1];
 			p->level_before = before;
 			p->level = after;
-			p->cost = cost_vs(x, i, end, before);
+			p->cost = diag_cost_vs(x, i, end, before);
 		}
 	}
 out:
@@ -695,6 +109,13 @@ out:
 	free(bx);
 	free(d);
 	free(res);
+}
+
+static int event_by_step(const void *a, const void *b)
+{
+	const struct diag_event *p = a, *q = b;
+	return p->start_step < q->start_step ? -1 : p->start_step > q->start_step ? 1
+	       : (int)p->kind - (int)q->kind;
 }
 
 static int by_cost(const void *a, const void *b)
@@ -716,8 +137,8 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 
 	memset(s, 0, sizeof(*s));
 	s->rows = rows->nr;
-	build_series(rows, s, &step, &st, &mfu, &tok, &exec, &line, &n0);
-	tokens_per_step(tok, step, exec, n0);
+	diag_build_series(rows, s, &step, &st, &mfu, &tok, &exec, &line, &n0);
+	diag_tokens_per_step(tok, step, exec, n0);
 	for (size_t i = 0; i < n0; i++) {
 		have_mfu += !isnan(mfu[i]);
 		have_st += !isnan(st[i]);
@@ -799,6 +220,32 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		s->gaps = stride_gaps;
 		s->missing_steps = missing;
 	}
+	/* warm-up and the slow last step: named, then left out of everything that follows */
+	{
+		bool *skip = xcalloc(n, sizeof(*skip));
+		size_t k = 0;
+		scratch = xmalloc(2 * n * sizeof(*scratch));
+		diag_find_warmup(s, x, st, step, exec, n, skip, scratch);
+		for (size_t i = 0; i < n; i++) {
+			if (skip[i])
+				continue;
+			step[k] = step[i];
+			exec[k] = exec[i];
+			line[k] = line[i];
+			st[k] = st[i];
+			x[k++] = x[i];
+		}
+		free(skip);
+		free(scratch);
+		scratch = NULL;
+		if (k < DIAG_MIN_POINTS / 2) {
+			error_set(err, "too few steps to tell: %zu with a throughput, %zu of them "
+				       "warm-up (at least %d others needed)", n, n - k,
+				  DIAG_MIN_POINTS / 2);
+			goto out;
+		}
+		n = k;
+	}
 
 	scratch = xmalloc(n * sizeof(*scratch));
 	m = xmalloc(n * sizeof(*m));
@@ -807,10 +254,10 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 	dres = xmalloc(n * sizeof(*dres));
 	drop = xcalloc(n, sizeof(*drop));
 	size_t w = n / 3 < 31 ? (n / 3) | 1 : 31;
-	rolling_median(x, n, w, m);
+	diag_rolling_median(x, n, w, m);
 	for (size_t i = 0; i < n; i++)
 		dres[i] = (x[i] - m[i]) / m[i];
-	double sig = robust_sigma(dres, n, scratch);
+	double sig = diag_robust_sigma(dres, n, scratch);
 	s->noise = sig;
 	/* a drop: throughput under half its local level and far outside the noise, one to three
 	 * steps long (longer is a level, not a drop) */
@@ -836,7 +283,7 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		s->expected = o->expected_mfu;
 		s->expected_given = true;
 	} else {
-		s->expected = quantile(m, n, 0.95, scratch); /* the run's best sustained level */
+		s->expected = diag_quantile(m, n, 0.95, scratch); /* the run's best sustained level */
 	}
 	double total = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -845,7 +292,7 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		c[i] /= s->expected;
 		total += 1.0 / rr[i];
 	}
-	s->median_level = quantile(c, n, 0.5, scratch);
+	s->median_level = diag_quantile(c, n, 0.5, scratch);
 	if (have_st) {
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
@@ -860,7 +307,7 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		for (size_t i = 0; i < rows->nr; i++)
 			derived += !(rows->v[i].has & DROW_STEP_TIME) && (rows->v[i].has & DROW_TIME);
 		s->resolution_of_time = derived * 2 > rows->nr;
-		s->resolution = resolution_of(rows, s->resolution_of_time);
+		s->resolution = diag_resolution_of(rows, s->resolution_of_time);
 		double row_time = 0;
 		if (s->resolution_of_time) {
 			/* the mean time between rows over each execution: a median of quantised
@@ -896,8 +343,8 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		}
 	}
 
-	struct ctx cx = { n, step, exec, rr, c, m, drop, total, scratch };
-	find_drops(s, &cx);
+	struct diag_ctx cx = { n, step, exec, rr, c, m, drop, st, total, scratch };
+	diag_find_drops(s, &cx);
 
 	/* levels, one execution at a time (a restart may bring the level back) */
 	bool declined = false;
@@ -929,12 +376,12 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		else if (l0 < 0.88)
 			k = DP_FLAT_DEGRADED;
 		if (k != DP_HEALTHY && s->expected_given && !declined) {
-			struct diag_pattern *p = add_pattern(s, k);
+			struct diag_pattern *p = diag_add_pattern(s, k);
 			if (p) {
 				p->start_step = step[0];
 				p->end_step = step[first_end - 1];
 				p->level = l0;
-				p->cost = cost_vs(&cx, 0, first_end, 1.0);
+				p->cost = diag_cost_vs(&cx, 0, first_end, 1.0);
 			}
 		}
 	}
@@ -945,12 +392,12 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		for (size_t i = 0; i < n; i++)
 			if (!drop[i])
 				dres[k++] = c[i] / m[i];
-		double q10 = quantile(dres, k, 0.10, scratch), q90 = quantile(dres, k, 0.90, scratch),
-		       q95 = quantile(dres, k, 0.95, scratch);
+		double q10 = diag_quantile(dres, k, 0.10, scratch), q90 = diag_quantile(dres, k, 0.90, scratch),
+		       q95 = diag_quantile(dres, k, 0.95, scratch);
 		/* the stamps' ticks are not noise: a spread within two of them is none */
 		double tick = s->metric_mfu && !s->mfu_computed ? 0 : 2 * s->resolution_share;
-		if (q90 - q10 - tick >= 0.06 && s->median_level >= 0.85) {
-			struct diag_pattern *p = add_pattern(s, DP_NOISY);
+		if (q90 - q10 - tick >= DIAG_NOISY_SPREAD && s->median_level >= 0.85) {
+			struct diag_pattern *p = diag_add_pattern(s, DP_NOISY);
 			if (p) {
 				p->start_step = step[0];
 				p->end_step = step[n - 1];
@@ -968,6 +415,8 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 	}
 	if (s->pat_nr > 1)
 		qsort(s->pat, s->pat_nr, sizeof(s->pat[0]), by_cost);
+	if (s->event_nr > 1)
+		qsort(s->event, s->event_nr, sizeof(s->event[0]), event_by_step);
 
 	/* the page's curve: per column the median and the lowest of the raw throughput */
 	s->plot_nr = n < DIAG_PLOT_POINTS ? n : DIAG_PLOT_POINTS;
@@ -1000,282 +449,3 @@ out:
 	return ret;
 }
 
-bool diag_steps_healthy(const struct diag_steps *s)
-{
-	return s->pat_nr == 0;
-}
-
-/* ---- output ---- */
-
-static void evidence_text(const struct diag_steps *s, const struct diag_pattern *p,
-			  struct strbuf *o)
-{
-	switch (p->kind) {
-	case DP_FLAT_TENTH:
-	case DP_FLAT_THIRD:
-	case DP_FLAT_DEGRADED:
-		strbuf_addf(o, "throughput %.0f%% of expected from step %llu", 100 * p->level,
-			    (unsigned long long)p->start_step);
-		break;
-	case DP_PERIODIC_DROPS:
-		strbuf_addf(o, "%zu single-step drops to %.0f%% of the local level, every %llu steps "
-			       "from step %llu",
-			    p->count, 100 * p->depth, (unsigned long long)p->period,
-			    (unsigned long long)p->start_step);
-		break;
-	case DP_RANDOM_DROPS:
-		strbuf_addf(o, "%zu single-step drops to %.0f%% of the local level at irregular "
-			       "steps (",
-			    p->count, 100 * p->depth);
-		for (size_t i = 0; i < p->steps_at_nr; i++)
-			strbuf_addf(o, "%s%llu", i ? ", " : "", (unsigned long long)p->steps_at[i]);
-		strbuf_addstr(o, p->count > p->steps_at_nr ? ", ...)" : ")");
-		break;
-	case DP_SLOW_DECLINE:
-		strbuf_addf(o, "from %.0f%% to %.0f%% of expected between steps %llu and %llu",
-			    100 * p->level_before, 100 * p->level, (unsigned long long)p->start_step,
-			    (unsigned long long)p->end_step);
-		break;
-	case DP_STEP_DOWN:
-		strbuf_addf(o, "from %.0f%% to %.0f%% of expected at step %llu",
-			    100 * p->level_before, 100 * p->level, (unsigned long long)p->changed_at);
-		break;
-	case DP_NOISY:
-		strbuf_addf(o, "steps spread over %.0f%% of the local level (10th to 90th "
-			       "percentile), median %.0f%% of expected",
-			    100 * p->spread, 100 * p->level);
-		break;
-	case DP_HEALTHY:
-	case DP_NR:
-		break;
-	}
-	(void)s;
-}
-
-void diag_steps_text(const struct diag_steps *s, const struct diag_rows *rows, const char *file,
-		     struct strbuf *o)
-{
-	strbuf_addstr(o, "vigil diagnose steps: ");
-	strbuf_add_clean(o, file);
-	strbuf_addf(o, "\n  %zu steps (%llu to %llu) from %zu rows (%s)", s->used,
-		    (unsigned long long)s->first_step, (unsigned long long)s->last_step, rows->nr,
-		    diag_format_name(rows->format));
-	if (rows->garbage)
-		strbuf_addf(o, "; %zu garbage row%s skipped (first: %s)", rows->garbage,
-			    rows->garbage == 1 ? "" : "s", rows->garbage_why);
-	if (rows->truncated)
-		strbuf_addf(o, "; only the first %u rows read", DIAG_ROWS_MAX);
-	strbuf_addch(o, '\n');
-	if (s->restarts) {
-		strbuf_addf(o, "  %zu restart%s (the last run of each step kept):", s->restarts,
-			    s->restarts == 1 ? "" : "s");
-		for (size_t i = 0; i < s->restart_nr; i++)
-			strbuf_addf(o, "%s step %llu back to %llu (line %u)", i ? "," : "",
-				    (unsigned long long)s->restart[i].from_step,
-				    (unsigned long long)s->restart[i].to_step, s->restart[i].line);
-		strbuf_addch(o, '\n');
-	}
-	if (s->gaps)
-		strbuf_addf(o, "  %zu gap%s, %zu steps missing\n", s->gaps, s->gaps == 1 ? "" : "s",
-			    s->missing_steps);
-	strbuf_addf(o, "  throughput: %s; expected %.4g %s (%s); median %.0f%% of expected",
-		    s->metric_mfu ? (s->mfu_computed ? "MFU from tokens" : "MFU") : "steps per second",
-		    s->expected, s->metric_mfu ? "MFU" : "steps/s",
-		    s->expected_given ? "given" : "the run's best sustained level",
-		    100 * s->median_level);
-	if (s->median_step_time > 0)
-		strbuf_addf(o, "; median step %.3g s", s->median_step_time);
-	strbuf_addch(o, '\n');
-	if (s->resolution > 0 && s->resolution_share >= 0.005)
-		strbuf_addf(o, "  %s written to %.6g s (%.1f%% of a row's time): a spread within "
-			       "two of those is the clock's, not noise\n",
-			    s->resolution_of_time ? "times" : "step times", s->resolution,
-			    100 * s->resolution_share);
-	if (s->backwards)
-		strbuf_addf(o, "  the times go backwards at line %u (%zu row%s): those steps have no "
-			       "time\n", s->backwards_line, s->backwards, s->backwards == 1 ? "" : "s");
-	if (!s->pat_nr) {
-		strbuf_addstr(o, "\nhealthy: no pattern found\n");
-		if (!s->expected_given)
-			strbuf_addstr(o, "  (a run flat below its target looks healthy against itself: "
-					 "give --expected-mfu or --expected-step-time)\n");
-		return;
-	}
-	for (size_t i = 0; i < s->pat_nr; i++) {
-		const struct diag_pattern *p = &s->pat[i];
-		strbuf_addf(o, "\n%s from step %llu: costs %.1f%% of the throughput\n",
-			    diag_pattern_name(p->kind), (unsigned long long)p->start_step,
-			    100 * p->cost);
-		strbuf_addstr(o, "  evidence: ");
-		evidence_text(s, p, o);
-		strbuf_addf(o, "\n  likely cause: %s\n  next: %s\n", diag_pattern_cause(p->kind),
-			    diag_pattern_action(p->kind));
-	}
-}
-
-void diag_steps_json(const struct diag_steps *s, const struct diag_rows *rows, const char *file,
-		     struct strbuf *out)
-{
-	struct json_writer w;
-	struct strbuf ev = STRBUF_INIT;
-	json_writer_init(&w, out, true);
-	json_open_object(&w);
-	json_key(&w, "file");
-	json_string(&w, file);
-	json_key(&w, "verdict");
-	json_string(&w, s->pat_nr ? "patterns" : "healthy");
-	json_key(&w, "format");
-	json_string(&w, diag_format_name(rows->format));
-	json_key(&w, "rows");
-	json_uint(&w, rows->nr);
-	json_key(&w, "steps");
-	json_uint(&w, s->used);
-	json_key(&w, "first_step");
-	json_uint(&w, s->first_step);
-	json_key(&w, "last_step");
-	json_uint(&w, s->last_step);
-	json_key(&w, "garbage");
-	json_open_object(&w);
-	json_key(&w, "count");
-	json_uint(&w, rows->garbage);
-	json_key(&w, "lines");
-	json_open_array(&w);
-	for (size_t i = 0; i < rows->garbage_line_nr; i++)
-		json_uint(&w, rows->garbage_line[i]);
-	json_close_array(&w);
-	json_key(&w, "first");
-	if (rows->garbage)
-		json_string(&w, rows->garbage_why);
-	else
-		json_null(&w);
-	json_close_object(&w);
-	json_key(&w, "truncated");
-	json_bool(&w, rows->truncated);
-	json_key(&w, "restarts");
-	json_uint(&w, s->restarts);
-	json_key(&w, "restarted");
-	json_open_array(&w);
-	for (size_t i = 0; i < s->restart_nr; i++) {
-		json_open_object(&w);
-		json_key(&w, "line");
-		json_uint(&w, s->restart[i].line);
-		json_key(&w, "from_step");
-		json_uint(&w, s->restart[i].from_step);
-		json_key(&w, "to_step");
-		json_uint(&w, s->restart[i].to_step);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_key(&w, "gaps");
-	json_uint(&w, s->gaps);
-	json_key(&w, "missing_steps");
-	json_uint(&w, s->missing_steps);
-	json_key(&w, "metric");
-	json_string(&w, s->metric_mfu ? "mfu" : "steps_per_s");
-	json_key(&w, "expected");
-	json_double(&w, s->expected);
-	json_key(&w, "expected_source");
-	json_string(&w, s->expected_given ? "given" : "best_sustained");
-	json_key(&w, "median_level");
-	json_fixed(&w, s->median_level, 4);
-	json_key(&w, "noise");
-	json_fixed(&w, s->noise, 4);
-	json_key(&w, "median_step_time");
-	if (s->median_step_time > 0)
-		json_double(&w, s->median_step_time);
-	else
-		json_null(&w);
-	json_key(&w, "resolution");
-	if (s->resolution > 0)
-		json_double(&w, s->resolution);
-	else
-		json_null(&w);
-	json_key(&w, "backwards");
-	json_uint(&w, s->backwards);
-	json_key(&w, "patterns");
-	json_open_array(&w);
-	for (size_t i = 0; i < s->pat_nr || (!s->pat_nr && i == 0); i++) {
-		const struct diag_pattern *p = s->pat_nr ? &s->pat[i] : NULL;
-		json_open_object(&w);
-		json_key(&w, "pattern");
-		json_string(&w, diag_pattern_name(p ? p->kind : DP_HEALTHY));
-		if (p) {
-			json_key(&w, "start_step");
-			json_uint(&w, p->start_step);
-			json_key(&w, "end_step");
-			json_uint(&w, p->end_step);
-		}
-		json_key(&w, "cost");
-		json_fixed(&w, p ? p->cost : 0, 4);
-		if (p && p->kind == DP_PERIODIC_DROPS) {
-			json_key(&w, "period");
-			json_uint(&w, p->period);
-		}
-		if (p && p->kind == DP_STEP_DOWN) {
-			json_key(&w, "changed_at");
-			json_uint(&w, p->changed_at);
-		}
-		json_key(&w, "evidence");
-		json_open_object(&w);
-		if (p) {
-			switch (p->kind) {
-			case DP_PERIODIC_DROPS:
-			case DP_RANDOM_DROPS:
-				json_key(&w, "drops");
-				json_uint(&w, p->count);
-				json_key(&w, "depth");
-				json_fixed(&w, p->depth, 4);
-				json_key(&w, "steps");
-				json_open_array(&w);
-				for (size_t k = 0; k < p->steps_at_nr; k++)
-					json_uint(&w, p->steps_at[k]);
-				json_close_array(&w);
-				break;
-			case DP_SLOW_DECLINE:
-			case DP_STEP_DOWN:
-				json_key(&w, "level_before");
-				json_fixed(&w, p->level_before, 4);
-				json_key(&w, "level_after");
-				json_fixed(&w, p->level, 4);
-				break;
-			case DP_NOISY:
-				json_key(&w, "spread");
-				json_fixed(&w, p->spread, 4);
-				json_key(&w, "level");
-				json_fixed(&w, p->level, 4);
-				break;
-			default:
-				json_key(&w, "level");
-				json_fixed(&w, p->level, 4);
-				break;
-			}
-			strbuf_reset(&ev);
-			evidence_text(s, p, &ev);
-			json_key(&w, "text");
-			json_string(&w, ev.buf);
-		}
-		json_close_object(&w);
-		json_key(&w, "cause");
-		json_string(&w, diag_pattern_cause(p ? p->kind : DP_HEALTHY));
-		json_key(&w, "action");
-		json_string(&w, diag_pattern_action(p ? p->kind : DP_HEALTHY));
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_key(&w, "change_points");
-	json_open_array(&w);
-	for (size_t i = 0; i < s->change_nr; i++) {
-		json_open_object(&w);
-		json_key(&w, "step");
-		json_uint(&w, s->change[i].step);
-		json_key(&w, "before");
-		json_fixed(&w, s->change[i].before, 4);
-		json_key(&w, "after");
-		json_fixed(&w, s->change[i].after, 4);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_close_object(&w);
-	strbuf_addch(out, '\n');
-	strbuf_release(&ev);
-}

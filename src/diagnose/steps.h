@@ -18,6 +18,18 @@
 #define DIAG_MAX_PATTERNS 12
 #define DIAG_RESTARTS_KEPT 8
 #define DIAG_DROPS_KEPT 64
+#define DIAG_EVENTS_KEPT 16
+#define DIAG_PAUSES_KEPT 8
+/* a pause between two rows longer than this and than DIAG_PAUSE_STEPS steps is a restart */
+#define DIAG_PAUSE_MIN_S 120.0
+#define DIAG_PAUSE_STEPS 30.0
+/* random drops below this share of the run's time are life (a GC pause now and then), unless
+ * there are three or more at least DIAG_DEEP_DROP deep (5x a step: Imbue's 10x drops) */
+#define DIAG_RANDOM_MIN_COST 0.005
+#define DIAG_DEEP_DROP 0.2
+/* noisy: q90 - q10 of throughput over its local level; log-normal jitter of 5 % (a healthy run)
+ * gives 12.8 %, uniform noise between 80 and 100 % of the level 18 % */
+#define DIAG_NOISY_SPREAD 0.15
 
 enum diag_pattern_kind {
 	DP_HEALTHY,
@@ -56,6 +68,34 @@ struct diag_pattern {
 	double spread;      /* noisy: q90 - q10 of throughput around its local level */
 	uint64_t steps_at[8]; /* drops: the first few steps they happened at */
 	size_t steps_at_nr;
+	uint64_t period_tol; /* periodic-drops: the gaps are period +- this */
+	uint64_t off_period; /* random-drops: the odd ones out of a series of this period */
+	double extra_s;      /* drops: median seconds a slow step took beyond its level; 0: unknown */
+};
+
+/*
+ * What every run does and is no fault: named so that nobody takes it for one, never a pattern
+ * (a run with only these is healthy, exit 0), and kept out of the analysis of the rest.
+ */
+enum diag_event_kind {
+	DE_WARMUP,    /* the first steps of an execution: compilation, warm-up, data loader start */
+	DE_LAST_STEP, /* the run's last step slow: a final checkpoint, evaluation or shutdown */
+	DE_PAUSE,     /* a pause between rows long enough to be a restart: a new execution */
+	DE_ISOLATED,  /* slow steps too few and too cheap to be a pattern (a GC pause now and then) */
+	DE_NR
+};
+const char *diag_event_name(enum diag_event_kind k);
+
+struct diag_event {
+	enum diag_event_kind kind;
+	uint64_t start_step, end_step;
+	size_t count;     /* warm-up, isolated: steps */
+	double slowest;   /* warm-up, last step, isolated: the slowest step's time over its level's */
+	double seconds;   /* time beyond the level (pause: its length), seconds; 0: unknown */
+	double cost;      /* share of the run's time */
+	bool after_restart; /* warm-up: of an execution after a restart or pause, not the run's start */
+	uint64_t steps_at[8];
+	size_t steps_at_nr;
 };
 
 struct diag_change {
@@ -85,6 +125,10 @@ struct diag_steps {
 	 * a share of a row's time: a spread within two of these is the stamps, not the run */
 	double resolution, resolution_share;
 	bool resolution_of_time; /* of 'time' (step times derived), else of 'step_time' */
+	size_t pauses;           /* pauses between rows taken for restarts (a new execution) */
+	size_t warmup_steps;     /* steps in warm-up (all executions), kept out of the analysis */
+	struct diag_event event[DIAG_EVENTS_KEPT]; /* expected, not faults, in step order */
+	size_t event_nr;
 	size_t backwards;        /* rows whose time is before the row before (a clock set back) */
 	uint32_t backwards_line; /* the first such row's line */
 	/* what was found, most costly first; healthy alone when nothing */
@@ -105,6 +149,8 @@ struct diag_steps {
 /*
  * Diagnose rows (in file order). 0 with *out filled; -1 with *err when it cannot tell (fewer
  * than DIAG_MIN_POINTS usable steps, no throughput column, --expected-mfu without MFU).
+ * Warm-up (the first steps of each execution), the run's slow last step and pauses are events,
+ * not patterns: they never make a run unhealthy, and the patterns are looked for without them.
  */
 int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opts *o,
 		       struct diag_steps *out, struct strbuf *err);

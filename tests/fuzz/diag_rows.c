@@ -51,6 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < s.pat_nr; i++)
 			if (!(s.pat[i].cost >= 0) || s.pat[i].kind >= DP_NR)
 				__builtin_trap();
+		/* expected events (issue 18): bounded, in step order, warm-up within the run */
+		if (s.event_nr > DIAG_EVENTS_KEPT || s.warmup_steps >= s.used)
+			__builtin_trap();
+		for (size_t i = 0; i < s.event_nr; i++)
+			if (s.event[i].kind >= DE_NR || s.event[i].end_step < s.event[i].start_step ||
+			    (i && s.event[i].start_step < s.event[i - 1].start_step))
+				__builtin_trap();
 	} else if (!err.len) {
 		__builtin_trap();
 	}

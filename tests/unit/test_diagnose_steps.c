@@ -45,7 +45,7 @@ static double share(enum gen_kind k, size_t i, size_t n)
 	case G_STEP_DOWN: f = i >= n * 2 / 5 ? 0.7 : 1.0; break;
 	case G_PERIODIC_ON_STEP_DOWN: f = i >= n / 2 ? 0.7 : 1.0; break;
 	case G_DECLINE: f = 1.0 - 0.4 * (double)i / (double)n; break;
-	case G_NOISY: f = 0.9 + 0.1 * uniform(); break;
+	case G_NOISY: f = 0.8 + 0.2 * uniform(); break; /* 90-100 % is a healthy run's 5 % */
 	default: break;
 	}
 	f *= 1 + 0.01 * gauss();
@@ -721,12 +721,13 @@ TEST(diag_steps_quantised_times_are_not_noise)
 		json_free(v);
 		child_release(&c);
 	}
-	/* a genuinely noisy run at the same ticks is still noisy: +-10 % uniform, ms stamps */
+	/* a genuinely noisy run at the same ticks is still noisy: +-15 % uniform, ms stamps (+-10 %
+	 * is about what a healthy run's 5 % log-normal jitter spreads over: issue 18) */
 	strbuf_reset(&f);
 	rng_state = 99;
 	double t = 1.7e9;
 	for (size_t i = 0; i < 3000; i++) {
-		t += 0.2 * (0.9 + 0.2 * uniform());
+		t += 0.2 * (0.85 + 0.3 * uniform());
 		strbuf_addf(&f, "{\"step\":%zu,\"time\":%.3f}\n", i, t);
 	}
 	strbuf_reset(&path);
