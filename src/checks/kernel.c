@@ -7,7 +7,8 @@
  *     kernel.window of "now" (and in the current boot), ok afterwards;
  *   - an event whose age cannot be told (no timestamp, another timebase) counts as recent.
  */
-#include "kernel.h"
+#include "kernel_internal.h"
+#include "edac.h"
 #include "../logs/xid.h"
 #include "../sys/fsroot.h"
 
@@ -50,11 +51,15 @@ int kernel_config_load(const struct config *cfg, struct kernel_config *kc, struc
 	memset(kc, 0, sizeof(*kc));
 	if (config_get_double(cfg, "kernel", "window", 3600, &kc->window, err) < 0 ||
 	    config_get_bool(cfg, "kernel", "strict", false, &kc->strict, err) < 0 ||
-	    config_get_u64(cfg, "kernel", "link-flaps", 3, &kc->link_flaps, err) < 0)
+	    config_get_u64(cfg, "kernel", "link-flaps", 3, &kc->link_flaps, err) < 0 ||
+	    config_get_u64(cfg, "kernel", "ce-rate", KERNEL_CE_RATE, &kc->ce_rate, err) < 0)
 		return -1;
 	if (!(kc->window > 0) || !isfinite(kc->window))
 		return error_set(err, "%s: 'kernel.window' must be a positive number of seconds",
 				 cfg ? config_origin(cfg, "kernel", "window") : "configuration");
+	if (!kc->ce_rate)
+		return error_set(err, "%s: 'kernel.ce-rate' must be at least 1 (errors an hour)",
+				 cfg ? config_origin(cfg, "kernel", "ce-rate") : "configuration");
 	if (!kc->link_flaps)
 		return error_set(err, "%s: 'kernel.link-flaps' must be at least 1",
 				 cfg ? config_origin(cfg, "kernel", "link-flaps") : "configuration");
@@ -85,7 +90,7 @@ void kernel_config_release(struct kernel_config *kc)
 /* ---- gather ---- */
 
 /* A file name or other outside text in a message: control bytes escaped. */
-static void add_name(struct strbuf *sb, const char *s)
+void add_name(struct strbuf *sb, const char *s)
 {
 	strbuf_addch(sb, '\'');
 	strbuf_add_clean(sb, s);
@@ -210,38 +215,9 @@ void kernel_input_release(struct kernel_input *in)
 
 /* ---- evaluate ---- */
 
-struct group {
-	const struct kmsg_event *first, *last;
-	size_t last_idx;
-	uint64_t count;  /* occurrences */
-	uint64_t recent; /* occurrences within the window, in this boot */
-	int merged;      /* OFF_BUS folded into an Xid 79 group: its index; else -1 */
-	size_t finding;  /* index of the finding made for it, SIZE_MAX if none */
-};
 
-struct gpu_mark {
-	const char *bdf;
-	const char *uuid;
-	long clear_idx; /* last reset marker for this GPU, -1 if none */
-};
 
-struct eval {
-	const struct kernel_input *in;
-	const struct kernel_config *kc;
-	struct check_result *res;
-	struct group *g;
-	size_t nr_g, alloc_g;
-	uint32_t *slots; /* hash table of groups: index + 1, 0 empty */
-	size_t nr_slots; /* a power of two, at least twice the events */
-	struct gpu_mark *gpus;
-	size_t nr_gpus, alloc_gpus;
-	long last_boot_idx;
-	uint64_t ignored, unknown_nvrm, app_xids;
-};
-
-enum age { AGE_KNOWN, AGE_UNKNOWN, AGE_OLD_BOOT };
-
-static enum age event_age(const struct eval *e, const struct kmsg_event *ev, double *age)
+enum age event_age(const struct eval *e, const struct kmsg_event *ev, double *age)
 {
 	const struct kernel_input *in = e->in;
 	if (ev->boot < in->log.boots)
@@ -254,7 +230,7 @@ static enum age event_age(const struct eval *e, const struct kmsg_event *ev, dou
 	return AGE_KNOWN;
 }
 
-static bool is_recent(const struct eval *e, const struct kmsg_event *ev)
+bool is_recent(const struct eval *e, const struct kmsg_event *ev)
 {
 	double age = 0;
 	enum age a = event_age(e, ev, &age);
@@ -284,7 +260,7 @@ static bool same_group(const struct kmsg_event *a, const struct kmsg_event *b)
 	case KMSG_XID:
 		return a->num == b->num && !strcmp(a->bdf, b->bdf) &&
 		       (a->num < 144 || a->num > 150 || a->fatal == b->fatal) &&
-		       (a->num != 154 || a->recovery == b->recovery);
+		       (a->num != 154 || a->recovery == b->recovery) && a->cause == b->cause;
 	case KMSG_SXID:
 		return a->num == b->num && !strcmp(a->bdf, b->bdf);
 	case KMSG_GPU_OFF_BUS:
@@ -297,6 +273,15 @@ static bool same_group(const struct kmsg_event *a, const struct kmsg_event *b)
 		return !strcmp(a->bdf, b->bdf) && !strcmp(a->name, b->name);
 	case KMSG_NVRM_UNKNOWN:
 		return !strcmp(a->text, b->text);
+	case KMSG_EDAC:
+		return a->fatal == b->fatal && !strcmp(a->name, b->name) &&
+		       !strcmp(a->text, b->text);
+	case KMSG_MCE:
+		return a->fatal == b->fatal;
+	case KMSG_GHES:
+		return a->num == b->num && !strcmp(a->name, b->name);
+	case KMSG_AER:
+		return a->fatal == b->fatal && !strcmp(a->bdf, b->bdf);
 	default:
 		return true;
 	}
@@ -355,6 +340,10 @@ static bool wants_group(struct eval *e, const struct kmsg_event *ev, size_t i)
 	case KMSG_PCIE_LIMITED:
 	case KMSG_HUNG_TASK:
 	case KMSG_LINK_DOWN:
+	case KMSG_EDAC:
+	case KMSG_MCE:
+	case KMSG_GHES:
+	case KMSG_AER:
 		return true;
 	default:
 		return false;
@@ -384,7 +373,7 @@ static uint64_t group_hash(const struct kmsg_event *ev)
 			h = mix(h, (uint64_t)(ev->fatal + 1));
 		if (ev->num == 154)
 			h = mix(h, (uint64_t)(ev->recovery + 1));
-		return h;
+		return mix(h, (uint64_t)ev->cause);
 	case KMSG_SXID:
 		return mix(mix_str(h, ev->bdf), (uint64_t)ev->num);
 	case KMSG_GPU_OFF_BUS:
@@ -396,6 +385,14 @@ static uint64_t group_hash(const struct kmsg_event *ev)
 		return mix_str(h, ev->name);
 	case KMSG_NVRM_UNKNOWN:
 		return mix_str(h, ev->text);
+	case KMSG_EDAC:
+		return mix_str(mix_str(mix(h, (uint64_t)ev->fatal), ev->name), ev->text);
+	case KMSG_MCE:
+		return mix(h, (uint64_t)(ev->fatal + 1));
+	case KMSG_GHES:
+		return mix_str(mix(h, (uint64_t)(ev->num + 1)), ev->name);
+	case KMSG_AER:
+		return mix_str(mix(h, (uint64_t)ev->fatal), ev->bdf);
 	default:
 		return h;
 	}
@@ -451,7 +448,7 @@ static void build_groups(struct eval *e)
 
 /* ---- wording ---- */
 
-static void add_duration(struct strbuf *sb, double s)
+void add_duration(struct strbuf *sb, double s)
 {
 	if (s < 120)
 		strbuf_addf(sb, "%.0f s", s);
@@ -463,7 +460,7 @@ static void add_duration(struct strbuf *sb, double s)
 		strbuf_addf(sb, "%.3g days", s / 86400);
 }
 
-static void detail_time(struct finding *f, const char *key, const struct kmsg_event *ev)
+void detail_time(struct finding *f, const char *key, const struct kmsg_event *ev)
 {
 	if (ev->tb == KMSG_TB_MONO) {
 		finding_detail(f, key, "%.3f s after boot (line %llu)", ev->ts,
@@ -479,7 +476,7 @@ static void detail_time(struct finding *f, const char *key, const struct kmsg_ev
 	}
 }
 
-static void gpu_device(struct strbuf *sb, struct eval *e, const char *bdf)
+void gpu_device(struct strbuf *sb, struct eval *e, const char *bdf)
 {
 	const struct gpu_mark *m = bdf[0] ? gpu_find(e, bdf, false) : NULL;
 	if (!bdf[0])
@@ -496,7 +493,7 @@ static const char *gpu_short(const char *bdf)
 }
 
 /* The common details of a group: count, first/last time, age, state. */
-static void group_details(struct eval *e, struct finding *f, const struct group *g,
+void group_details(struct eval *e, struct finding *f, const struct group *g,
 			  const char *state)
 {
 	double age = 0;
@@ -513,7 +510,7 @@ static void group_details(struct eval *e, struct finding *f, const struct group 
  * The state of a sticky fault (cleared or not) or of a fading one (recent or not), as a phrase
  * for the message, or NULL when it is current.
  */
-static const char *fault_state(struct eval *e, const struct group *g, bool sticky,
+const char *fault_state(struct eval *e, const struct group *g, bool sticky,
 			       struct strbuf *why)
 {
 	if (sticky) {
@@ -535,7 +532,7 @@ static const char *fault_state(struct eval *e, const struct group *g, bool stick
 	return why->buf;
 }
 
-static void message_tail(struct strbuf *msg, uint64_t count, const char *state,
+void message_tail(struct strbuf *msg, uint64_t count, const char *state,
 			 enum action act, enum status st)
 {
 	if (count > 1)
@@ -551,13 +548,22 @@ static void eval_xid(struct eval *e, struct group *g)
 	const struct kmsg_event *ev = g->last;
 	struct xid_policy pol;
 	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT, why = STRBUF_INIT;
-	xid_classify(ev->num, ev->fatal, ev->recovery, &pol);
+	/* a cascade that names its cause is judged as the cause: the cause's own line may have
+	 * rotated out of the log, and the cleanup is then the only trace of it */
+	if (ev->cause > 0)
+		xid_classify_cascade(ev->cause, &pol);
+	else
+		xid_classify(ev->num, ev->fatal, ev->recovery, &pol);
 	const char *state = fault_state(e, g, pol.sticky, &why);
 	enum status st = state ? STATUS_OK : pol.status;
 	if (!pol.sticky && pol.status <= STATUS_OK)
 		e->app_xids += g->count;
 	gpu_device(&dev, e, ev->bdf);
-	strbuf_addf(&msg, "Xid %d on GPU %s: %s", ev->num, gpu_short(ev->bdf), pol.meaning);
+	if (ev->cause > 0)
+		strbuf_addf(&msg, "Xid %d on GPU %s: channels removed after Xid %d (%s)", ev->num,
+			    gpu_short(ev->bdf), ev->cause, pol.meaning);
+	else
+		strbuf_addf(&msg, "Xid %d on GPU %s: %s", ev->num, gpu_short(ev->bdf), pol.meaning);
 	if (ev->num == 154 && ev->recovery >= 0)
 		strbuf_addf(&msg, " (0x%x)", (unsigned)ev->recovery);
 	message_tail(&msg, g->count, state, pol.action, st);
@@ -570,6 +576,8 @@ static void eval_xid(struct eval *e, struct group *g)
 	if (act != pol.action && pol.action != ACTION_NONE)
 		finding_detail(f, "app_action", "%s", action_name(pol.action));
 	finding_detail_num(f, "xid", ev->num);
+	if (ev->cause > 0)
+		finding_detail_num(f, "cause_xid", ev->cause);
 	group_details(e, f, g, state ? state : pol.sticky ? "sticky until GPU reset" : "recent");
 	if (ev->text[0])
 		finding_detail(f, "text", "%s", ev->text);
@@ -593,7 +601,8 @@ static void eval_xid(struct eval *e, struct group *g)
 			       (unsigned long long)e->in->log.boots_unproven,
 			       e->in->log.boots_unproven == 1 ? "" : "s");
 	if (!pol.known)
-		finding_detail(f, "catalog", "Xid %d is not in vigil's catalog", ev->num);
+		finding_detail(f, "catalog", "Xid %d is not in vigil's catalog",
+			       ev->cause > 0 ? ev->cause : ev->num);
 	strbuf_release(&dev);
 	strbuf_release(&msg);
 	strbuf_release(&why);
@@ -1025,6 +1034,10 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 		case KMSG_HUNG_TASK: eval_hung(&e, g, &hung); break;
 		case KMSG_LINK_DOWN: eval_link(&e, g, &links); break;
 		case KMSG_NVRM_UNKNOWN: eval_unknown(&e, g, &nvrm); break;
+		case KMSG_EDAC:
+		case KMSG_MCE:
+		case KMSG_GHES:
+		case KMSG_AER: kernel_eval_hw(&e, g); break;
 		default: break;
 		}
 	}
@@ -1043,9 +1056,18 @@ int check_kernel_run(const struct check_ctx *ctx, struct check_result *res, stru
 {
 	struct kernel_config kc;
 	struct kernel_input in;
+	struct edac_readings edac;
 	int ret = -1;
 	if (kernel_config_load(ctx->cfg, &kc, err) < 0)
 		goto out_config;
+	/* the EDAC counters first: an uncorrected memory error fails the host even when the log
+	 * cannot be read (the check is then fail with the log's reason, not unknown alone) */
+	if (ctx->root) { /* NULL only in a context built by hand (tests of the log alone) */
+		edac_gather(ctx, &edac);
+		edac_evaluate(&edac, kc.ce_rate, res);
+		edac_state_save(ctx, &edac, res);
+		edac_readings_release(&edac);
+	}
 	if (kernel_gather(ctx, &in, err) < 0)
 		goto out_input;
 	kernel_evaluate(&in, &kc, res);

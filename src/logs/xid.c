@@ -150,6 +150,18 @@ void xid_classify(int xid, int fatal_word, int recovery, struct xid_policy *out)
 	}
 }
 
+void xid_classify_cascade(int cause, struct xid_policy *out)
+{
+	if (cause == 45 || cause == 154 || !xid_find(cause)) {
+		memset(out, 0, sizeof(*out));
+		set(out, cause == 154 ? "GPU recovery action changed" : "Xid not in vigil's catalog",
+		    STATUS_WARN, ACTION_INVESTIGATE, false);
+		out->known = cause == 154;
+		return;
+	}
+	xid_classify(cause, cause >= 144 && cause <= 150 ? 1 : -1, -1, out);
+}
+
 /* SXid lists: numbers or inclusive ranges. */
 struct sxid_range {
 	int lo, hi;
