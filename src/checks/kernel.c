@@ -1062,7 +1062,10 @@ int check_kernel_run(const struct check_ctx *ctx, struct check_result *res, stru
 		goto out_config;
 	/* the EDAC counters first: an uncorrected memory error fails the host even when the log
 	 * cannot be read (the check is then fail with the log's reason, not unknown alone) */
-	if (ctx->root) { /* NULL only in a context built by hand (tests of the log alone) */
+	/* not with --kernel-log on the host: a saved log may be another host's, and this host's
+	 * counters would be judged as its own (a fixture root's are the fixture's). The root is
+	 * NULL only in a context built by hand (tests of the log alone). */
+	if (ctx->root && !(ctx->kernel_log && fsroot_is_host(ctx->root))) {
 		edac_gather(ctx, &edac);
 		edac_evaluate(&edac, kc.ce_rate, res);
 		edac_state_save(ctx, &edac, res);

@@ -41,7 +41,7 @@ static void hw_device(struct eval *e, const struct kmsg_event *ev, struct strbuf
 		strbuf_addstr(dev, "CPU (machine check)");
 		break;
 	case KMSG_GHES:
-		strbuf_addf(dev, "firmware error source%s%s", ev->name[0] ? " " : "", ev->name);
+		strbuf_addf(dev, "APEI %s", ev->name[0] ? ev->name : "error source");
 		break;
 	case KMSG_AER:
 		if (!strcmp(ev->name, "nvidia"))
@@ -97,7 +97,10 @@ static void eval_edac(struct eval *e, struct group *g)
 		goto out; /* corrected errors long ago or before this boot: nothing to say */
 	add_duration(&win, e->kc->window);
 	double rate = per_hour(e, g->recent);
-	bool storm = rate >= (double)e->kc->ce_rate;
+	/* kernel.ce-rate within an hour, or that rate over a longer window (a short window is
+	 * not stretched: a few errors in five minutes are not a rate) */
+	double span = e->kc->window > 3600 ? e->kc->window : 3600;
+	bool storm = (double)g->recent * 3600.0 >= (double)e->kc->ce_rate * span;
 	strbuf_addf(&what, "%llu corrected memory error%s (EDAC CE) in the last %s, %.3g an hour%s",
 		    (unsigned long long)g->recent, g->recent == 1 ? "" : "s", win.buf, rate,
 		    storm ? "" : " (below kernel.ce-rate)");
@@ -138,7 +141,9 @@ static void eval_ghes(struct eval *e, struct group *g)
 			   : ev->num == KMSG_GHES_INFO        ? "informational"
 							      : "of an unknown severity";
 	struct strbuf what = STRBUF_INIT;
-	strbuf_addf(&what, "hardware error reported by firmware (APEI), %s", word);
+	strbuf_addf(&what, "hardware error reported by firmware, %s", word);
+	if (starts_with(ev->text, "section_type: "))
+		strbuf_addf(&what, " (%s)", ev->text + 14);
 	if (ev->fatal) {
 		const char *state = until_boot(e, g);
 		add_finding(e, g, state ? STATUS_OK : STATUS_FAIL, ACTION_INSPECT_HARDWARE, state,

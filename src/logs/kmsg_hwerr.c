@@ -155,7 +155,7 @@ static bool parse_ghes(struct kmsg_log *log, const struct kmsg_prefix *px, long 
 		if (sev < 0) /* a word cper.c does not print: judged as not corrected */
 			ev->fatal = 1;
 		if (log->ghes_source >= 0 && log->ghes_seq == seq && line - log->ghes_line <= 4)
-			snprintf(ev->name, sizeof(ev->name), "source %d", log->ghes_source);
+			snprintf(ev->name, sizeof(ev->name), "error source %d", log->ghes_source);
 		else if (seq < 0)
 			snprintf(ev->name, sizeof(ev->name), "boot error record (BERT)");
 		kmsg_copy_field(ev->text, sizeof(ev->text), r, strlen(r));
