@@ -7,6 +7,7 @@
 #include "../harness.h"
 #include "../../src/checks/edac.h"
 #include "../../src/checks/kernel.h"
+#include "../../src/logs/xid.h"
 
 #include <unistd.h>
 
@@ -318,4 +319,40 @@ TEST(gather_keeps_the_edac_counters)
 	strbuf_release(&p);
 	strbuf_release(&src);
 	strbuf_release(&dir);
+}
+
+/* The SXid catalog against NVIDIA's tables (Fabric Manager User Guide DU-09883-001 v1.3): the
+ * class of each table, and the codes whose Impact/Recovery columns say more than their class. */
+TEST(kernel_sxid_catalog_follows_nvidias_table)
+{
+	static const struct {
+		int sxid;
+		enum status st;
+		enum action act;
+		bool sticky;
+	} want[] = {
+		{ 12028, STATUS_FAIL, ACTION_REBOOT, true },  /* non-fatal table, traffic stalls */
+		{ 11004, STATUS_FAIL, ACTION_REBOOT, true },
+		{ 19084, STATUS_FAIL, ACTION_REBOOT, true },
+		{ 12030, STATUS_FAIL, ACTION_REBOOT, true },  /* fatal table */
+		{ 24007, STATUS_FAIL, ACTION_REBOOT, true },
+		{ 23017, STATUS_FAIL, ACTION_REBOOT, true },  /* always fatal */
+		{ 10003, STATUS_FAIL, ACTION_REBOOT, true },
+		{ 11012, STATUS_OK, ACTION_NONE, false },     /* corrected single-bit ECC */
+		{ 24002, STATUS_OK, ACTION_NONE, false },
+		{ 22013, STATUS_OK, ACTION_NONE, false },     /* "can be safely ignored" */
+		{ 20009, STATUS_WARN, ACTION_INVESTIGATE, false },
+		{ 20001, STATUS_WARN, ACTION_INVESTIGATE, false },
+		{ 20012, STATUS_WARN, ACTION_INSPECT_HARDWARE, false },
+		{ 10004, STATUS_WARN, ACTION_INSPECT_HARDWARE, false },
+		{ 10005, STATUS_OK, ACTION_NONE, false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		struct xid_policy p;
+		sxid_classify(want[i].sxid, -1, &p);
+		CHECK_MSG(p.known && p.status == want[i].st && p.action == want[i].act &&
+				  p.sticky == want[i].sticky,
+			  "SXid %d: %s %s%s (%s)", want[i].sxid, status_name(p.status),
+			  action_name(p.action), p.sticky ? " sticky" : "", p.meaning);
+	}
 }
