@@ -54,9 +54,13 @@ static const struct trigger triggers[] = {
 	{ "Link ACTIVE", 11, 2 },
 	{ "-- Boot ", 8, 0 },       /* journalctl's separator of boots */
 	{ "-- Reboot --", 12, 0 },  /* its older form */
-	/* host hardware errors (kmsg_hwerr.c) */
-	{ "[Hardware Error]", 16, 1 }, /* mce, APEI GHES, BERT */
-	{ "EDAC MC", 7, 0 },
+	/*
+	 * Host hardware errors (kmsg_hwerr.c). Anchors away from "Hard" and "EDAC": on the
+	 * benchmark's ordinary lines the hash of "Hard" collides with the frequent "iali"
+	 * (initialized), which cost 6% of the parser's speed.
+	 */
+	{ "[Hardware Error]", 16, 7 }, /* mce, APEI GHES, BERT: "re E", "e Er", " Err" */
+	{ "EDAC MC", 7, 1 },
 	{ "Fatal)", 6, 0 },            /* AER "(Fatal)" and "(Non-Fatal)" */
 };
 
