@@ -1,8 +1,8 @@
 /*
- * kernel_internal.h: what the kernel check's files share (not an API: see kernel.h). kernel.c
- * reads the log, groups its events and judges GPU faults and the rest; kernel_hw.c judges host
- * hardware errors from the log (EDAC, machine checks, GHES, AER); edac.c reads and judges the
- * EDAC counters in sysfs.
+ * kernel_internal.h: what the kernel check's files share (not an API: see kernel.h).
+ * kernel_gather.c holds the configuration, reads the log and runs the check; kernel.c groups the
+ * events and judges GPU faults and the rest; kernel_hw.c judges host hardware errors from the
+ * log (EDAC, machine checks, GHES, AER); edac.c reads and judges the EDAC counters in sysfs.
  */
 #ifndef VIGIL_CHECK_KERNEL_INTERNAL_H
 #define VIGIL_CHECK_KERNEL_INTERNAL_H
@@ -40,11 +40,13 @@ struct eval {
 
 enum age { AGE_KNOWN, AGE_UNKNOWN, AGE_OLD_BOOT };
 
+/* kernel_gather.c */
+void add_name(struct strbuf *sb, const char *s);
+
 /* kernel.c */
 enum age event_age(const struct eval *e, const struct kmsg_event *ev, double *age);
 bool is_recent(const struct eval *e, const struct kmsg_event *ev);
 void add_duration(struct strbuf *sb, double s);
-void add_name(struct strbuf *sb, const char *s);
 void detail_time(struct finding *f, const char *key, const struct kmsg_event *ev);
 void gpu_device(struct strbuf *sb, struct eval *e, const char *bdf);
 void group_details(struct eval *e, struct finding *f, const struct group *g, const char *state);
