@@ -100,15 +100,30 @@ static void apply_set(struct edac_readings *r, const struct counter_set *set)
 	strbuf_release(&name);
 }
 
+/*
+ * The kept reading stays the baseline until it is an hour old (by seconds_since_reset, in the
+ * same boot): the agent runs the check every minute or so, and a storm of 59 errors an hour is
+ * one error a minute, which a comparison with the last minute alone would never see.
+ */
+#define EDAC_BASELINE_S 3600
+
+static bool keep_baseline(const struct edac_mc *m)
+{
+	return m->have_prev_ce && m->have_prev_since && m->have_since && m->have_ce &&
+	       m->since >= m->prev_since && m->ce >= m->prev_ce &&
+	       m->since - m->prev_since < EDAC_BASELINE_S;
+}
+
 static void readings_set(const struct edac_readings *r, struct counter_set *set)
 {
 	struct strbuf name = STRBUF_INIT;
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct edac_mc *m = &r->mc[i];
+		bool keep = keep_baseline(m);
 		if (m->have_ce) {
 			strbuf_reset(&name);
 			strbuf_addf(&name, "%s ce_count", m->name);
-			counter_set_add(set, name.buf, m->ce);
+			counter_set_add(set, name.buf, keep ? m->prev_ce : m->ce);
 		}
 		if (m->have_ue) {
 			strbuf_reset(&name);
@@ -118,7 +133,7 @@ static void readings_set(const struct edac_readings *r, struct counter_set *set)
 		if (m->have_since) {
 			strbuf_reset(&name);
 			strbuf_addf(&name, "%s seconds_since_reset", m->name);
-			counter_set_add(set, name.buf, m->since);
+			counter_set_add(set, name.buf, keep ? m->prev_since : m->since);
 		}
 	}
 	strbuf_release(&name);

@@ -11,8 +11,10 @@
  *   - ue_count above 0: fail, INSPECT_HARDWARE, for as long as the counters stand (the boot);
  *   - corrected errors rising fast: warn, INSPECT_HARDWARE, when ce_count rose by kernel.ce-rate
  *     or more within an hour, or at that rate an hour over a longer span. The rise is taken from
- *     the last run's reading kept in STATE_DIR/edac.state (as the InfiniBand counters are), and
- *     on the first run from the counters themselves over seconds_since_reset;
+ *     the last run's reading kept in STATE_DIR/edac.state (as the InfiniBand counters are; a
+ *     reading stays the baseline until it is an hour old, so that runs a minute apart still
+ *     add up a slow storm), and on the first run from the counters themselves over
+ *     seconds_since_reset;
  *   - counters that went back (seconds_since_reset or ce_count lower than the last reading: a
  *     reboot or a reset) start again from zero: the rise is what they now hold;
  *   - a controller whose counters cannot be read: unknown by name, INVESTIGATE.

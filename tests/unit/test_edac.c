@@ -356,3 +356,37 @@ TEST(kernel_sxid_catalog_follows_nvidias_table)
 			  action_name(p.action), p.sticky ? " sticky" : "", p.meaning);
 	}
 }
+
+/* Runs a minute apart (the agent) still see 60 errors an hour: the kept reading stays the
+ * baseline until it is an hour old, then moves on. */
+TEST(edac_baseline_holds_for_an_hour_so_slow_storms_add_up)
+{
+	struct edac_readings r;
+	struct check_result res;
+	struct strbuf state = STRBUF_INIT;
+	uint64_t since = 100000, ce = 10;
+	bool warned = false;
+	strbuf_addstr(&state, "# vigil edac counters\nmc0 ce_count 10\nmc0 seconds_since_reset 100000\n");
+	for (int minute = 1; minute <= 70 && !warned; minute++) {
+		readings(&r);
+		add_mc(&r, "mc0", ce += 1, 0, since += 60); /* one a minute: 60 an hour */
+		edac_state_apply(&r, state.buf);
+		judge(&r, 60, &res);
+		warned = by_code(&res, "edac_ce_rate") != NULL;
+		check_result_release(&res);
+		strbuf_reset(&state);
+		edac_state_format(&r, &state);
+		edac_readings_release(&r);
+		CHECK_MSG(warned == (minute >= 60), "minute %d: %s", minute, warned ? "warned" : "quiet");
+	}
+	CHECK(warned);
+	/* past the hour the baseline moves to the latest reading */
+	readings(&r);
+	add_mc(&r, "mc0", 5000, 0, 200000);
+	edac_state_apply(&r, "# vigil edac counters\nmc0 ce_count 10\nmc0 seconds_since_reset 100000\n");
+	strbuf_reset(&state);
+	edac_state_format(&r, &state);
+	CHECK_CONTAINS(state.buf, "mc0 ce_count 5000");
+	edac_readings_release(&r);
+	strbuf_release(&state);
+}
