@@ -204,28 +204,39 @@ void kernel_input_release(struct kernel_input *in)
 	in->source = NULL;
 }
 
+/*
+ * The EDAC counters, judged into res. Not with --kernel-log on the host: a saved log may be
+ * another host's, and this host's counters would be judged as its own (a fixture root's are the
+ * fixture's). The root is NULL only in a context built by hand (tests of the log alone).
+ */
+static void run_edac(const struct check_ctx *ctx, const struct kernel_config *kc,
+		     struct check_result *res)
+{
+	struct edac_readings edac;
+	if (!ctx->root || (ctx->kernel_log && fsroot_is_host(ctx->root)))
+		return;
+	edac_gather(ctx, &edac);
+	edac_evaluate(&edac, kc->ce_rate, res);
+	edac_state_save(ctx, &edac, res);
+	edac_readings_release(&edac);
+}
+
 int check_kernel_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
 {
 	struct kernel_config kc;
 	struct kernel_input in;
-	struct edac_readings edac;
 	int ret = -1;
 	if (kernel_config_load(ctx->cfg, &kc, err) < 0)
 		goto out_config;
-	/* the EDAC counters first: an uncorrected memory error fails the host even when the log
-	 * cannot be read (the check is then fail with the log's reason, not unknown alone) */
-	/* not with --kernel-log on the host: a saved log may be another host's, and this host's
-	 * counters would be judged as its own (a fixture root's are the fixture's). The root is
-	 * NULL only in a context built by hand (tests of the log alone). */
-	if (ctx->root && !(ctx->kernel_log && fsroot_is_host(ctx->root))) {
-		edac_gather(ctx, &edac);
-		edac_evaluate(&edac, kc.ce_rate, res);
-		edac_state_save(ctx, &edac, res);
-		edac_readings_release(&edac);
-	}
-	if (kernel_gather(ctx, &in, err) < 0)
+	/* the EDAC counters after the log's findings (the log's faults come first), and also when
+	 * the log cannot be read: an uncorrected memory error fails the host then too (the check is
+	 * fail, with the log's reason as its error, not unknown alone) */
+	if (kernel_gather(ctx, &in, err) < 0) {
+		run_edac(ctx, &kc, res);
 		goto out_input;
+	}
 	kernel_evaluate(&in, &kc, res);
+	run_edac(ctx, &kc, res);
 	ret = 0;
 out_input:
 	kernel_input_release(&in);

@@ -12,7 +12,9 @@
  *   rsyslog ISO            2025-01-25T10:34:54.859532+00:00 host kernel: msg
  *   no timestamp at all    NVRM: Xid ...
  *
- * and extracts the events the 'kernel' check judges (struct kmsg_event). Each event has a
+ * and extracts the events the 'kernel' check judges (struct kmsg_event): GPU faults (Xid, SXid,
+ * off the bus), host hardware errors (EDAC, machine checks, APEI GHES, PCIe AER: kmsg_hwerr.c),
+ * OOM kills, PCIe width, hung tasks, mlx5 links, boots. Each event has a
  * timestamp in seconds and a timebase: monotonic (seconds since boot, dmesg and kmsg) or wall
  * clock (the digits the log printed, read as UTC: every wall-clock form in one log then shares
  * one base, whatever the zone of the host that wrote it; ISO offsets are not applied).

@@ -390,3 +390,23 @@ TEST(edac_baseline_holds_for_an_hour_so_slow_storms_add_up)
 	edac_readings_release(&r);
 	strbuf_release(&state);
 }
+
+/* A UE in the counters fails the host even when the log says nothing (an empty dev/kmsg) */
+TEST(edac_ue_fails_even_when_the_log_cannot_be_judged)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf root = STRBUF_INIT;
+	struct child c;
+	strbuf_addf(&root, "%s/root", dir);
+	test_write(dir, "root/sys/devices/system/edac/mc/mc0/ce_count", "0\n");
+	test_write(dir, "root/sys/devices/system/edac/mc/mc0/ue_count", "1\n");
+	test_write(dir, "root/proc/uptime", "100.0 50.0\n");
+	test_write(dir, "root/dev/kmsg", "");
+	const char *args[] = { "check", "--root", root.buf, "--only", "kernel", "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d:\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "\"edac_ue\"");
+	CHECK_CONTAINS(c.out.buf, "empty kernel log");
+	child_release(&c);
+	strbuf_release(&root);
+}
