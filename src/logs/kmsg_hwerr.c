@@ -7,7 +7,8 @@
  * The kernel's own formats, and only where the kernel puts them (the rules of kmsg_event.c): each
  * head is at the start of the message and longer than a process name (TASK_COMM_LEN 16: at most
  * 15 bytes) or, for the one head a name could cover ("EDAC MC0: 1 UE " is 15 bytes), checked for
- * the '[' the kernel writes right after a name ("NAME[PID]: segfault at ...").
+ * what the kernel writes right after a name: never a letter, while the EDAC message starts with
+ * one.
  *
  *   EDAC MC3: 1 UE memory read error on CPU_SrcID#1_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 ...)
  *       drivers/edac/edac_mc.c, edac_ce_error()/edac_ue_error(): "%d CE %s%son %s (%s %s)" after
@@ -53,8 +54,12 @@ static bool parse_edac(struct kmsg_log *log, const struct kmsg_prefix *px, const
 	if (!ue && strncmp(p, "CE ", 3))
 		return false;
 	p += 3;
-	/* a process name covers at most 15 bytes; the kernel writes '[' right after it */
-	if (*p == '[')
+	/*
+	 * A process name covers at most 15 bytes, and the kernel's text right after it is never a
+	 * letter ("NAME[PID]: segfault", "NAME: page allocation failure", "NAME (PID): ..."); the
+	 * EDAC message always starts with one ("memory read error", "error", or "on" when empty).
+	 */
+	if (!isalpha((unsigned char)*p))
 		return false;
 	const char *on = !strncmp(p, "on ", 3) ? p : strstr(p, " on ");
 	if (!on)

@@ -201,6 +201,9 @@ TEST(kmsg_hwerr_forged_variants_do_not_count)
 	       * file it mapped, named by the user */
 	      "6,904,9000004,-;EDAC MC0: 1 UE [4242]: segfault at 0 ip 0000000000401136 sp "
 	      "00007ffd3b2c1e70 error 4 in x on DIMM_B2 (page:0x1 grain:8)[401000+1000]\n"
+	      /* warn_alloc(): "NAME: page allocation failure: ... cpuset=CGROUP" (a user's cgroup) */
+	      "4,910,9000010,-;EDAC MC0: 1 UE : page allocation failure: order:0, mode:0xcc0"
+	      "(GFP_KERNEL), nodemask=(null),cpuset=/x on DIMM_C3 (page:0x1 grain:8),mems_allowed=0\n"
 	      /* exec of a path holding the lines */
 	      "4,905,9000005,-;process 'x' launched '/tmp/mce: [Hardware Error]: Machine check: "
 	      "x' with NULL argv: empty string added\n"
