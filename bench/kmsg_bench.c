@@ -10,8 +10,11 @@
  *   build/bench/kmsg_bench file [MiB] [DIR]
  *
  * Each figure is the best of the runs (default 5). Inputs: dmesg ("[  123.456789] msg") and
- * /dev/kmsg records ("6,SEQ,USEC,-;msg"), one line in 5000 interesting; and a dmesg log in an
- * Xid storm, one line in 20 interesting (each such line is parsed in full).
+ * /dev/kmsg records ("6,SEQ,USEC,-;msg"), one line in 5000 interesting; a dmesg log in an Xid
+ * storm, one line in 20 interesting (each such line is parsed in full); and a dmesg log in a
+ * storm of host hardware errors (EDAC CE, machine checks, GHES blocks, AER), one line in 20.
+ * The first three inputs are the same as before the hardware errors were read, so that
+ * bench/kmsg_before_after.sh compares an older parser with this one on the same bytes.
  *
  * 'file' is the huge-log case the 'kernel' check must read whole: it writes a dmesg log of MiB
  * (default 1024) to DIR (default $TMPDIR or /tmp) with an Xid 79 in its first line, reads it
@@ -72,6 +75,20 @@ static const char *const interesting[] = {
 	"mlx5_core 0000:%02x:00.0 ibp%us0: Link %s",
 };
 
+/* Host hardware error lines (src/logs/kmsg_hwerr.c): the fourth input only. */
+static const char *const hwerr[] = {
+	"EDAC MC%u: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#%u_DIMM#0 (channel:%u slot:0 "
+	"page:0x1f2e3 offset:0x0 grain:32 syndrome:0x0 - err_code:0x0000:0x009f)",
+	"mce: [Hardware Error]: Machine check events logged",
+	"{%u}[Hardware Error]: event severity: corrected",
+	"pcieport 0000:%02x:01.0: AER: Uncorrectable (Non-Fatal) error message received from "
+	"0000:%02x:00.0",
+	"pcieport 0000:%02x:01.0: AER: Corrected error message received from 0000:%02x:00.0",
+};
+
+static const char *const *interesting_set = interesting;
+static size_t interesting_nr = ARRAY_SIZE(interesting);
+
 static void gen(struct strbuf *sb, size_t target, bool kmsg_records, uint32_t one_in,
 		size_t *nr_interesting)
 {
@@ -83,13 +100,16 @@ static void gen(struct strbuf *sb, size_t target, bool kmsg_records, uint32_t on
 		uint32_t r = rnd();
 		t += (r % 1000) / 1000.0;
 		if (r % one_in == 0) {
-			const char *fmt = interesting[rnd() % ARRAY_SIZE(interesting)];
+			const char *fmt = interesting_set[rnd() % interesting_nr];
 			if (strstr(fmt, "Link %s"))
 				snprintf(msg, sizeof(msg), fmt, rnd() % 256, rnd() % 16,
 					 rnd() % 2 ? "up" : "down");
 			else
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-extra-args"
 				snprintf(msg, sizeof(msg), fmt, rnd() % 256, rnd() % 65536,
 					 rnd() % 64);
+#pragma GCC diagnostic pop
 			(*nr_interesting)++;
 		} else {
 			const char *fmt = benign[r % ARRAY_SIZE(benign)];
@@ -256,6 +276,12 @@ int main(int argc, char **argv)
 	strbuf_reset(&sb);
 	gen(&sb, mib << 20, false, 20, &n_int);
 	bench("dmesg, storm", &sb, n_int, runs);
+	/* a storm of host hardware errors: one line in 20 */
+	strbuf_reset(&sb);
+	interesting_set = hwerr;
+	interesting_nr = ARRAY_SIZE(hwerr);
+	gen(&sb, mib << 20, false, 20, &n_int);
+	bench("dmesg, hw storm", &sb, n_int, runs);
 	strbuf_release(&sb);
 	return 0;
 }

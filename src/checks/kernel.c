@@ -6,242 +6,23 @@
  *   - the others fade: reported at the catalog's status while their last occurrence is within
  *     kernel.window of "now" (and in the current boot), ok afterwards;
  *   - an event whose age cannot be told (no timestamp, another timebase) counts as recent.
+ * Configuration, gather and run() are in kernel_gather.c; host hardware errors in kernel_hw.c.
  */
-#include "kernel.h"
+#include "kernel_internal.h"
 #include "../logs/xid.h"
-#include "../sys/fsroot.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <time.h>
-#include <unistd.h>
 
 #define MAX_GPUS 512        /* GPUs whose reset markers are followed; past it a fault stays */
 #define MAX_NOISE_SHOWN 10  /* findings per noise code (hung task, link, NVRM); the rest counted */
 #define MAX_SHOWN 500       /* findings in all; the rest fold into one that keeps their worst */
 
-/* ---- configuration ---- */
-
-static int add_ignore_list(struct kernel_config *kc, const char *value, const char *origin,
-			   struct strbuf *err)
-{
-	struct strlist parts = STRLIST_INIT;
-	int ret = 0;
-	strlist_split(&parts, value, ", \t");
-	for (size_t i = 0; i < parts.nr; i++) {
-		uint64_t v;
-		if (!parse_u64(parts.items[i], &v) || v > 1000000) {
-			ret = error_set(err, "%s: 'kernel.ignore-xid' wants Xid numbers, not '%s'",
-					origin ? origin : "configuration", parts.items[i]);
-			break;
-		}
-		ALLOC_GROW(kc->ignore_xid, kc->nr_ignore_xid + 1, kc->alloc_ignore_xid);
-		kc->ignore_xid[kc->nr_ignore_xid++] = (int)v;
-	}
-	strlist_release(&parts);
-	return ret;
-}
-
-int kernel_config_load(const struct config *cfg, struct kernel_config *kc, struct strbuf *err)
-{
-	const char **vals = NULL;
-	size_t n;
-	memset(kc, 0, sizeof(*kc));
-	if (config_get_double(cfg, "kernel", "window", 3600, &kc->window, err) < 0 ||
-	    config_get_bool(cfg, "kernel", "strict", false, &kc->strict, err) < 0 ||
-	    config_get_u64(cfg, "kernel", "link-flaps", 3, &kc->link_flaps, err) < 0)
-		return -1;
-	if (!(kc->window > 0) || !isfinite(kc->window))
-		return error_set(err, "%s: 'kernel.window' must be a positive number of seconds",
-				 cfg ? config_origin(cfg, "kernel", "window") : "configuration");
-	if (!kc->link_flaps)
-		return error_set(err, "%s: 'kernel.link-flaps' must be at least 1",
-				 cfg ? config_origin(cfg, "kernel", "link-flaps") : "configuration");
-	n = config_get_all(cfg, "kernel", "allow", &vals);
-	for (size_t i = 0; i < n; i++)
-		if (vals[i][0])
-			strlist_add(&kc->allow, vals[i]);
-	free(vals);
-	n = config_get_all(cfg, "kernel", "ignore-xid", &vals);
-	const char *origin = cfg ? config_origin(cfg, "kernel", "ignore-xid") : NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (add_ignore_list(kc, vals[i], origin, err) < 0) {
-			free(vals);
-			return -1;
-		}
-	}
-	free(vals);
-	return 0;
-}
-
-void kernel_config_release(struct kernel_config *kc)
-{
-	strlist_release(&kc->allow);
-	free(kc->ignore_xid);
-	memset(kc, 0, sizeof(*kc));
-}
-
-/* ---- gather ---- */
-
-/* A file name or other outside text in a message: control bytes escaped. */
-static void add_name(struct strbuf *sb, const char *s)
-{
-	strbuf_addch(sb, '\'');
-	strbuf_add_clean(sb, s);
-	strbuf_addch(sb, '\'');
-}
-
-/*
- * Bytes that say nothing about this host must not read as "clean": nothing at all (a 'dmesg'
- * without root writes an empty file), only zero bytes (a file preallocated and never written),
- * or text or data without one time stamp or kernel message (a wrong file). A real log with a
- * crash's zero-filled block still has its stamped lines and is read as usual. An empty dev/kmsg
- * in a fixture root is no evidence either ('vigil gather' without root copies nothing), nor
- * is a fixture without one (kernel_evaluate: unknown); fixtures for other checks use --only.
- * 0 when the log is evidence, else -1 with *err naming the file.
- */
-static int check_evidence(const struct kmsg_log *log, const struct kmsg_read *rd,
-			  const char *name, struct strbuf *err)
-{
-	struct strbuf sb = STRBUF_INIT;
-	if (rd->done && (log->has_last || log->nr || log->nvrm_benign || log->lost))
-		return 0;
-	/* the cause first: the one-line reason is cut at 80 characters, and paths are long */
-	if (!rd->done)
-		strbuf_addstr(&sb, "empty kernel log: ");
-	else if (rd->all_zero)
-		strbuf_addstr(&sb, "only zero bytes, not a kernel log: ");
-	else
-		strbuf_addstr(&sb, "does not look like a kernel log: ");
-	add_name(&sb, name);
-	if (!rd->done && rd->pipe)
-		strbuf_addstr(&sb, " (a pipe whose writer wrote nothing)");
-	else if (!rd->done)
-		strbuf_addstr(&sb, " (a 'dmesg' without root privileges writes nothing)");
-	else if (rd->all_zero)
-		strbuf_addf(&sb, " (%llu bytes)", (unsigned long long)rd->done);
-	else if (rd->sample_ctl * 20 > rd->sample)
-		strbuf_addstr(&sb, " (binary data, no time stamps)");
-	else {
-		strbuf_addstr(&sb, " (no time stamps, no kernel messages; it starts '");
-		strbuf_add_excerpt(&sb, rd->head, 48);
-		strbuf_addstr(&sb, "')");
-	}
-	error_set(err, "%s", sb.buf);
-	strbuf_release(&sb);
-	return -1;
-}
-
-int kernel_gather(const struct check_ctx *ctx, struct kernel_input *in, struct strbuf *err)
-{
-	struct strbuf path = STRBUF_INIT;
-	struct kmsg_opts opts = { .year_hint = ctx->now };
-	/* leave a quarter of the deadline to judge what was read and to say what was not */
-	struct kmsg_read rd = { .deadline_ms = ctx->timeout_ms ? mono_ms() + ctx->timeout_ms / 4 * 3 : 0 };
-	int ret = 0;
-	memset(in, 0, sizeof(*in));
-	kmsg_log_init(&in->log, &opts);
-	if (ctx->kernel_log) {
-		in->source = xstrdup(ctx->kernel_log);
-		strbuf_addstr(&path, ctx->kernel_log);
-		ret = kmsg_read_file(path.buf, &in->log, &rd, err);
-	} else {
-		in->source = xstrdup("/dev/kmsg");
-		fsroot_path(ctx->root, &path, "/dev/kmsg");
-		if (fsroot_is_host(ctx->root)) {
-			ret = kmsg_read_device(path.buf, &in->log, &rd, err);
-			if (ret < 0) {
-				strbuf_addstr(err, " (run as root or pass --kernel-log)");
-			} else {
-				/* kmsg stamps count from boot, as CLOCK_MONOTONIC does */
-				struct timespec ts;
-				clock_gettime(CLOCK_MONOTONIC, &ts);
-				in->have_now = true;
-				in->now_tb = KMSG_TB_MONO;
-				in->now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-			}
-		} else {
-			/* Opened once, resolved inside the root, and read from that descriptor: a
-			 * dev/kmsg link never reads this host's files, and neither does a fixture
-			 * changed after the open (a path opened again could lead elsewhere).
-			 * O_NONBLOCK: a FIFO without a writer must not hang the open. */
-			int fd = fsroot_open(ctx->root, "/dev/kmsg",
-					     O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-			if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-				in->missing = true;
-				goto out;
-			}
-			if (fd < 0) {
-				ret = error_set(err, "cannot read '%s': %s", path.buf,
-						strerror(errno));
-			} else {
-				ret = kmsg_read_fd(fd, path.buf, &in->log, &rd, err);
-				close(fd);
-			}
-		}
-	}
-	if (ret < 0)
-		goto out;
-	kmsg_log_finish(&in->log);
-	in->read_bytes = rd.done;
-	in->incomplete = !rd.complete;
-	in->size = rd.device ? 0 : rd.complete ? rd.done : rd.size > rd.done ? rd.size : 0;
-	/* a read cut short is judged as far as it went and says so (kernel_evaluate) */
-	if (rd.complete && (ret = check_evidence(&in->log, &rd, path.buf, err)) < 0)
-		goto out;
-	if (!in->have_now && in->log.has_last) {
-		/* a saved log: "now" is its last line */
-		in->have_now = true;
-		in->now_tb = in->log.last_tb;
-		in->now = in->log.last_ts;
-	}
-out:
-	strbuf_release(&path);
-	return ret;
-}
-
-void kernel_input_release(struct kernel_input *in)
-{
-	kmsg_log_release(&in->log);
-	free(in->source);
-	in->source = NULL;
-}
-
 /* ---- evaluate ---- */
 
-struct group {
-	const struct kmsg_event *first, *last;
-	size_t last_idx;
-	uint64_t count;  /* occurrences */
-	uint64_t recent; /* occurrences within the window, in this boot */
-	int merged;      /* OFF_BUS folded into an Xid 79 group: its index; else -1 */
-	size_t finding;  /* index of the finding made for it, SIZE_MAX if none */
-};
 
-struct gpu_mark {
-	const char *bdf;
-	const char *uuid;
-	long clear_idx; /* last reset marker for this GPU, -1 if none */
-};
 
-struct eval {
-	const struct kernel_input *in;
-	const struct kernel_config *kc;
-	struct check_result *res;
-	struct group *g;
-	size_t nr_g, alloc_g;
-	uint32_t *slots; /* hash table of groups: index + 1, 0 empty */
-	size_t nr_slots; /* a power of two, at least twice the events */
-	struct gpu_mark *gpus;
-	size_t nr_gpus, alloc_gpus;
-	long last_boot_idx;
-	uint64_t ignored, unknown_nvrm, app_xids;
-};
-
-enum age { AGE_KNOWN, AGE_UNKNOWN, AGE_OLD_BOOT };
-
-static enum age event_age(const struct eval *e, const struct kmsg_event *ev, double *age)
+enum age event_age(const struct eval *e, const struct kmsg_event *ev, double *age)
 {
 	const struct kernel_input *in = e->in;
 	if (ev->boot < in->log.boots)
@@ -254,7 +35,7 @@ static enum age event_age(const struct eval *e, const struct kmsg_event *ev, dou
 	return AGE_KNOWN;
 }
 
-static bool is_recent(const struct eval *e, const struct kmsg_event *ev)
+bool is_recent(const struct eval *e, const struct kmsg_event *ev)
 {
 	double age = 0;
 	enum age a = event_age(e, ev, &age);
@@ -284,7 +65,7 @@ static bool same_group(const struct kmsg_event *a, const struct kmsg_event *b)
 	case KMSG_XID:
 		return a->num == b->num && !strcmp(a->bdf, b->bdf) &&
 		       (a->num < 144 || a->num > 150 || a->fatal == b->fatal) &&
-		       (a->num != 154 || a->recovery == b->recovery);
+		       (a->num != 154 || a->recovery == b->recovery) && a->cause == b->cause;
 	case KMSG_SXID:
 		return a->num == b->num && !strcmp(a->bdf, b->bdf);
 	case KMSG_GPU_OFF_BUS:
@@ -297,6 +78,15 @@ static bool same_group(const struct kmsg_event *a, const struct kmsg_event *b)
 		return !strcmp(a->bdf, b->bdf) && !strcmp(a->name, b->name);
 	case KMSG_NVRM_UNKNOWN:
 		return !strcmp(a->text, b->text);
+	case KMSG_EDAC:
+		return a->fatal == b->fatal && !strcmp(a->name, b->name) &&
+		       !strcmp(a->text, b->text);
+	case KMSG_MCE:
+		return a->fatal == b->fatal;
+	case KMSG_GHES:
+		return a->num == b->num && !strcmp(a->name, b->name);
+	case KMSG_AER:
+		return a->fatal == b->fatal && !strcmp(a->bdf, b->bdf);
 	default:
 		return true;
 	}
@@ -355,6 +145,10 @@ static bool wants_group(struct eval *e, const struct kmsg_event *ev, size_t i)
 	case KMSG_PCIE_LIMITED:
 	case KMSG_HUNG_TASK:
 	case KMSG_LINK_DOWN:
+	case KMSG_EDAC:
+	case KMSG_MCE:
+	case KMSG_GHES:
+	case KMSG_AER:
 		return true;
 	default:
 		return false;
@@ -384,7 +178,7 @@ static uint64_t group_hash(const struct kmsg_event *ev)
 			h = mix(h, (uint64_t)(ev->fatal + 1));
 		if (ev->num == 154)
 			h = mix(h, (uint64_t)(ev->recovery + 1));
-		return h;
+		return mix(h, (uint64_t)ev->cause);
 	case KMSG_SXID:
 		return mix(mix_str(h, ev->bdf), (uint64_t)ev->num);
 	case KMSG_GPU_OFF_BUS:
@@ -396,6 +190,14 @@ static uint64_t group_hash(const struct kmsg_event *ev)
 		return mix_str(h, ev->name);
 	case KMSG_NVRM_UNKNOWN:
 		return mix_str(h, ev->text);
+	case KMSG_EDAC:
+		return mix_str(mix_str(mix(h, (uint64_t)ev->fatal), ev->name), ev->text);
+	case KMSG_MCE:
+		return mix(h, (uint64_t)(ev->fatal + 1));
+	case KMSG_GHES:
+		return mix_str(mix(h, (uint64_t)(ev->num + 1)), ev->name);
+	case KMSG_AER:
+		return mix_str(mix(h, (uint64_t)ev->fatal), ev->bdf);
 	default:
 		return h;
 	}
@@ -451,7 +253,7 @@ static void build_groups(struct eval *e)
 
 /* ---- wording ---- */
 
-static void add_duration(struct strbuf *sb, double s)
+void add_duration(struct strbuf *sb, double s)
 {
 	if (s < 120)
 		strbuf_addf(sb, "%.0f s", s);
@@ -463,7 +265,7 @@ static void add_duration(struct strbuf *sb, double s)
 		strbuf_addf(sb, "%.3g days", s / 86400);
 }
 
-static void detail_time(struct finding *f, const char *key, const struct kmsg_event *ev)
+void detail_time(struct finding *f, const char *key, const struct kmsg_event *ev)
 {
 	if (ev->tb == KMSG_TB_MONO) {
 		finding_detail(f, key, "%.3f s after boot (line %llu)", ev->ts,
@@ -479,7 +281,7 @@ static void detail_time(struct finding *f, const char *key, const struct kmsg_ev
 	}
 }
 
-static void gpu_device(struct strbuf *sb, struct eval *e, const char *bdf)
+void gpu_device(struct strbuf *sb, struct eval *e, const char *bdf)
 {
 	const struct gpu_mark *m = bdf[0] ? gpu_find(e, bdf, false) : NULL;
 	if (!bdf[0])
@@ -496,7 +298,7 @@ static const char *gpu_short(const char *bdf)
 }
 
 /* The common details of a group: count, first/last time, age, state. */
-static void group_details(struct eval *e, struct finding *f, const struct group *g,
+void group_details(struct eval *e, struct finding *f, const struct group *g,
 			  const char *state)
 {
 	double age = 0;
@@ -513,7 +315,7 @@ static void group_details(struct eval *e, struct finding *f, const struct group 
  * The state of a sticky fault (cleared or not) or of a fading one (recent or not), as a phrase
  * for the message, or NULL when it is current.
  */
-static const char *fault_state(struct eval *e, const struct group *g, bool sticky,
+const char *fault_state(struct eval *e, const struct group *g, bool sticky,
 			       struct strbuf *why)
 {
 	if (sticky) {
@@ -535,7 +337,7 @@ static const char *fault_state(struct eval *e, const struct group *g, bool stick
 	return why->buf;
 }
 
-static void message_tail(struct strbuf *msg, uint64_t count, const char *state,
+void message_tail(struct strbuf *msg, uint64_t count, const char *state,
 			 enum action act, enum status st)
 {
 	if (count > 1)
@@ -551,13 +353,22 @@ static void eval_xid(struct eval *e, struct group *g)
 	const struct kmsg_event *ev = g->last;
 	struct xid_policy pol;
 	struct strbuf dev = STRBUF_INIT, msg = STRBUF_INIT, why = STRBUF_INIT;
-	xid_classify(ev->num, ev->fatal, ev->recovery, &pol);
+	/* a cascade that names its cause is judged as the cause: the cause's own line may have
+	 * rotated out of the log, and the cleanup is then the only trace of it */
+	if (ev->cause > 0)
+		xid_classify_cascade(ev->cause, &pol);
+	else
+		xid_classify(ev->num, ev->fatal, ev->recovery, &pol);
 	const char *state = fault_state(e, g, pol.sticky, &why);
 	enum status st = state ? STATUS_OK : pol.status;
 	if (!pol.sticky && pol.status <= STATUS_OK)
 		e->app_xids += g->count;
 	gpu_device(&dev, e, ev->bdf);
-	strbuf_addf(&msg, "Xid %d on GPU %s: %s", ev->num, gpu_short(ev->bdf), pol.meaning);
+	if (ev->cause > 0)
+		strbuf_addf(&msg, "Xid %d on GPU %s: channels removed after Xid %d (%s)", ev->num,
+			    gpu_short(ev->bdf), ev->cause, pol.meaning);
+	else
+		strbuf_addf(&msg, "Xid %d on GPU %s: %s", ev->num, gpu_short(ev->bdf), pol.meaning);
 	if (ev->num == 154 && ev->recovery >= 0)
 		strbuf_addf(&msg, " (0x%x)", (unsigned)ev->recovery);
 	message_tail(&msg, g->count, state, pol.action, st);
@@ -570,6 +381,8 @@ static void eval_xid(struct eval *e, struct group *g)
 	if (act != pol.action && pol.action != ACTION_NONE)
 		finding_detail(f, "app_action", "%s", action_name(pol.action));
 	finding_detail_num(f, "xid", ev->num);
+	if (ev->cause > 0)
+		finding_detail_num(f, "cause_xid", ev->cause);
 	group_details(e, f, g, state ? state : pol.sticky ? "sticky until GPU reset" : "recent");
 	if (ev->text[0])
 		finding_detail(f, "text", "%s", ev->text);
@@ -593,7 +406,8 @@ static void eval_xid(struct eval *e, struct group *g)
 			       (unsigned long long)e->in->log.boots_unproven,
 			       e->in->log.boots_unproven == 1 ? "" : "s");
 	if (!pol.known)
-		finding_detail(f, "catalog", "Xid %d is not in vigil's catalog", ev->num);
+		finding_detail(f, "catalog", "Xid %d is not in vigil's catalog",
+			       ev->cause > 0 ? ev->cause : ev->num);
 	strbuf_release(&dev);
 	strbuf_release(&msg);
 	strbuf_release(&why);
@@ -1025,6 +839,10 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 		case KMSG_HUNG_TASK: eval_hung(&e, g, &hung); break;
 		case KMSG_LINK_DOWN: eval_link(&e, g, &links); break;
 		case KMSG_NVRM_UNKNOWN: eval_unknown(&e, g, &nvrm); break;
+		case KMSG_EDAC:
+		case KMSG_MCE:
+		case KMSG_GHES:
+		case KMSG_AER: kernel_eval_hw(&e, g); break;
 		default: break;
 		}
 	}
@@ -1037,22 +855,4 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 	free(e.g);
 	free(e.gpus);
 	free(e.slots);
-}
-
-int check_kernel_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
-{
-	struct kernel_config kc;
-	struct kernel_input in;
-	int ret = -1;
-	if (kernel_config_load(ctx->cfg, &kc, err) < 0)
-		goto out_config;
-	if (kernel_gather(ctx, &in, err) < 0)
-		goto out_input;
-	kernel_evaluate(&in, &kc, res);
-	ret = 0;
-out_input:
-	kernel_input_release(&in);
-out_config:
-	kernel_config_release(&kc);
-	return ret;
 }

@@ -16,6 +16,7 @@
  *   allow = TEXT         (repeatable) NVRM lines containing TEXT are harmless
  *   ignore-xid = 13, 31  (list, repeatable) Xid numbers to ignore
  *   link-flaps = 3       link-down events of one mlx5 link in the window that make it flapping
+ *   ce-rate = 60         corrected memory errors an hour (EDAC lines and counters) that warn
  *
  * Ownership: kernel_config and kernel_input own what they hold; release them with their
  * *_release().
@@ -27,10 +28,13 @@
 #include "../lib/strlist.h"
 #include "../logs/kmsg.h"
 
+#define KERNEL_CE_RATE 60 /* corrected memory errors an hour: see docs/kernel-log.md */
+
 struct kernel_config {
 	double window;
 	bool strict;
 	uint64_t link_flaps;
+	uint64_t ce_rate;    /* corrected memory errors an hour that warn */
 	struct strlist allow;
 	int *ignore_xid;
 	size_t nr_ignore_xid, alloc_ignore_xid;

@@ -47,6 +47,8 @@ const struct config_key config_keys_fixed[] = {
 	  "unknown kernel events of note count as failures (default false)" },
 	{ "kernel.link-flaps", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
 	  "link-down events of one device within the window that fail (default 3)" },
+	{ "kernel.ce-rate", CONFIG_COUNT, 1, MANY, 0, NULL, CHECKS,
+	  "corrected memory errors an hour (EDAC log lines and counters) that warn (default 60)" },
 	{ "kernel.allow", CONFIG_STRING, 0, 0, CONFIG_LIST | CONFIG_FIXTURE_OK, NULL, CHECKS,
 	  "lines containing this text are ignored" },
 	{ "kernel.ignore-xid", CONFIG_STRING, 0, 0, CONFIG_LIST | CONFIG_FIXTURE_OK, NULL, CHECKS,

@@ -280,6 +280,26 @@ static int part_system(void *arg, int fd)
 		strbuf_addstr(&p, "/version");
 		copy_one(root, p.buf, 4096);
 	}
+	/* the EDAC memory error counters the kernel check reads (checks/edac.h), per memory
+	 * controller and per DIMM (dimmN, or rankN where the driver counts ranks) */
+	static const char *const edac[] = { "ce_count", "ue_count", "ce_noinfo_count",
+					    "ue_noinfo_count", "seconds_since_reset", "mc_name",
+					    "size_mb" };
+	static const char *const edac_dimm[] = { "dimm_ce_count", "dimm_ue_count", "dimm_label",
+						 "dimm_location", "size" };
+	for (size_t i = 0; i < ARRAY_SIZE(edac); i++) {
+		strbuf_reset(&p);
+		strbuf_addf(&p, "/sys/devices/system/edac/mc/mc[0-9]*/%s", edac[i]);
+		copy_glob(root, p.buf);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(edac_dimm); i++) {
+		for (int r = 0; r < 2; r++) {
+			strbuf_reset(&p);
+			strbuf_addf(&p, "/sys/devices/system/edac/mc/mc[0-9]*/%s[0-9]*/%s",
+				    r ? "rank" : "dimm", edac_dimm[i]);
+			copy_glob(root, p.buf);
+		}
+	}
 	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor");
 	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq");
 	copy_glob(root, "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/cpuinfo_max_freq");

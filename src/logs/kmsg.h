@@ -12,7 +12,9 @@
  *   rsyslog ISO            2025-01-25T10:34:54.859532+00:00 host kernel: msg
  *   no timestamp at all    NVRM: Xid ...
  *
- * and extracts the events the 'kernel' check judges (struct kmsg_event). Each event has a
+ * and extracts the events the 'kernel' check judges (struct kmsg_event): GPU faults (Xid, SXid,
+ * off the bus), host hardware errors (EDAC, machine checks, APEI GHES, PCIe AER: kmsg_hwerr.c),
+ * OOM kills, PCIe width, hung tasks, mlx5 links, boots. Each event has a
  * timestamp in seconds and a timebase: monotonic (seconds since boot, dmesg and kmsg) or wall
  * clock (the digits the log printed, read as UTC: every wall-clock form in one log then shares
  * one base, whatever the zone of the host that wrote it; ISO offsets are not applied).
@@ -46,6 +48,14 @@
 #define KMSG_EVENTS_HARD_MAX 65536 /* about 22 MiB of events: past it even faults are lost */
 #define KMSG_READ_CHUNK (1u << 20) /* bytes per read() of a saved log */
 
+/* GHES "event severity:" words (drivers/firmware/efi/cper.c, cper_severity_str()). */
+enum kmsg_ghes_sev {
+	KMSG_GHES_RECOVERABLE = 0,
+	KMSG_GHES_FATAL = 1,
+	KMSG_GHES_CORRECTED = 2,
+	KMSG_GHES_INFO = 3,
+};
+
 enum kmsg_timebase {
 	KMSG_TB_NONE, /* the line had no timestamp */
 	KMSG_TB_MONO, /* seconds since boot (dmesg, /dev/kmsg) */
@@ -65,7 +75,11 @@ enum kmsg_timebase {
 	X(HUNG_TASK, "hung_task")       /* INFO: task NAME:PID blocked for more than N s   */  \
 	X(LINK_DOWN, "link_down")       /* mlx5 port/netdev link down                      */  \
 	X(LINK_UP, "link_up")           /* mlx5 port/netdev link up / active               */  \
-	X(NVRM_UNKNOWN, "nvrm_unknown") /* an NVRM line that is neither a fault nor benign  */
+	X(NVRM_UNKNOWN, "nvrm_unknown") /* an NVRM line that is neither a fault nor benign  */ \
+	X(EDAC, "edac")                 /* EDAC MC3: 1 UE memory read error on LABEL (...) */  \
+	X(MCE, "mce")                   /* mce: [Hardware Error]: Machine check ...        */  \
+	X(GHES, "ghes")                 /* {1}[Hardware Error]: event severity: fatal      */  \
+	X(AER, "aer")                   /* DRV BDF: AER: Uncorrected (Fatal) error ...     */
 
 #define X(a, b) KMSG_##a,
 enum kmsg_kind { KMSG_KIND_LIST(X) KMSG_KIND__COUNT };
@@ -78,9 +92,17 @@ struct kmsg_event {
 	bool year_guessed;  /* wall-clock time from a yearless stamp (journalctl) */
 	uint64_t line;      /* 1-based line number in the input */
 	uint32_t boot;      /* boot markers seen before this event (0 in a log without any) */
-	uint32_t count;     /* occurrences this event stands for (1 unless folded) */
-	int num;            /* XID/SXID: the number; HUNG_TASK: seconds; PCIE_LIMITED: link width */
-	int fatal;          /* XID/SXID: 1 the text says Fatal, 0 Non-fatal/Nonfatal, -1 neither */
+	uint32_t count;     /* occurrences this event stands for (1 unless folded; an EDAC line
+			     * stands for the errors it counts) */
+	int num;            /* XID/SXID: the number; HUNG_TASK: seconds; PCIE_LIMITED: link width;
+			     * EDAC: the memory controller; MCE: the bank (-1 none); GHES: enum
+			     * kmsg_ghes_sev */
+	int fatal;          /* XID/SXID: 1 the text says Fatal, 0 Non-fatal/Nonfatal, -1 neither;
+			     * EDAC: 1 UE, 0 CE; MCE: 1 uncorrected, 0 corrected, -1 not told (the
+			     * "events logged" notice); GHES: 1 fatal or recoverable, 0 otherwise;
+			     * AER: 1 Fatal, 0 Non-Fatal */
+	int cause;          /* XID 45: the Xid its tail names ("caused by previous Xid 149"), else
+			     * 0 (no Xid 0 exists) */
 	int recovery;       /* XID 154: new recovery action code (0x1, 0x2, 0x4...), else -1 */
 	int gi, ci;         /* XID: MIG GPU instance / compute instance, -1 when not MIG */
 	long long pid;      /* process id (XID, OOM, HUNG_TASK), -1 unknown */
@@ -129,6 +151,9 @@ struct kmsg_log {
 	char pending_bdf[20];        /* "NVRM: The NVIDIA GPU <bdf>": waits for "fallen off" */
 	uint64_t pending_line;
 	uint64_t boot_sep_line;      /* journalctl's "-- Boot ID --" line: a new boot id */
+	long ghes_seq;               /* "{N}[Hardware Error]: Hardware error from APEI ...": N */
+	int ghes_source;             /* ... "Error Source: S": S, -1 none */
+	uint64_t ghes_line;          /* the line it was on */
 	struct strbuf carry;         /* kmsg_feed(): the start of a line not yet ended */
 	bool carry_skip;             /* kmsg_feed(): inside a long line already judged */
 	bool prev_nul;               /* the last byte parsed was a NUL (a run of them ends one line) */

@@ -73,6 +73,16 @@ static const char *parse_bdf(const char *s, char out[20])
 	return p;
 }
 
+void kmsg_copy_field(char *dst, size_t size, const char *src, size_t n)
+{
+	copy_field(dst, size, src, n);
+}
+
+const char *kmsg_parse_bdf(const char *s, char out[20])
+{
+	return parse_bdf(s, out);
+}
+
 /* The first PCI address anywhere in s, or false. */
 static bool find_bdf(const char *s, char out[20])
 {
@@ -113,6 +123,29 @@ static const char *event_number(const char *s, int *num)
 	if (*s == ',')
 		s++;
 	return skip_spaces(s);
+}
+
+/*
+ * The root cause the driver appends to an Xid 45 (preemptive channel removal) that another
+ * error set off: "... Ch 00000010 caused by previous Xid 149" (kernel_rc.c: " caused by previous
+ * Xid %d" after the message, at the very end of the line). Only there: a process name (name=)
+ * ends at the first ", " and the driver's message follows it, so text a user put in a name is
+ * never the end of the line. Returns the Xid, or 0.
+ */
+static int cause_tail(const char *s)
+{
+	static const char tail[] = " caused by previous Xid ";
+	const char *hit = NULL;
+	for (const char *p = strstr(s, tail); p; p = strstr(p + 1, tail))
+		hit = p;
+	if (!hit)
+		return 0;
+	const char *d = hit + sizeof(tail) - 1;
+	long long v;
+	int n = digits_upto(d, 6, &v);
+	if (!n || *skip_spaces(d + n))
+		return 0;
+	return (int)v;
 }
 
 /*
@@ -176,6 +209,8 @@ static bool parse_xid(const char *s, struct kmsg_event *ev)
 	}
 	copy_field(ev->text, sizeof(ev->text), s, strlen(s));
 	ev->fatal = fatal_word(s);
+	if (ev->num == 45)
+		ev->cause = cause_tail(s);
 	if (ev->num == 154) {
 		const char *to = strstr(s, "to 0x");
 		unsigned long code;
@@ -398,6 +433,11 @@ static const char *dev_prefix_ok(const char *msg)
 	return msg + dl + 13;
 }
 
+const char *kmsg_dev_prefix(const char *msg)
+{
+	return dev_prefix_ok(msg);
+}
+
 static void parse_pcie(struct kmsg_log *log, const struct kmsg_prefix *px, const char *msg,
 		       uint64_t line)
 {
@@ -577,6 +617,8 @@ void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint
 		parse_nvrm(log, px, msg, line);
 		return;
 	}
+	if (kmsg_parse_hwerr(log, px, line))
+		return;
 	if (starts_with(msg, "Out of memory: Kill") ||
 	    starts_with(msg, "Memory cgroup out of memory: Kill")) {
 		parse_oom_kill(log, px, msg, strstr(msg, "of memory: Kill"), line);

@@ -74,6 +74,22 @@ int kmsg_year_of(double ts);
 /* Turn the message after a prefix into events (or nothing: most triggers are false alarms). */
 void kmsg_parse_message(struct kmsg_log *log, const struct kmsg_prefix *px, uint64_t line);
 
+/* Shared field readers (kmsg_event.c). */
+/* Copy at most n bytes of src into dst[size] as printable ASCII, trimmed. */
+void kmsg_copy_field(char *dst, size_t size, const char *src, size_t n);
+/* A PCI address at s into out ("dddd:bb:dd.f"); returns its end or NULL. */
+const char *kmsg_parse_bdf(const char *s, char out[20]);
+/* "DRIVER DDDD:BB:DD.F" at the start of msg (dev_printk()'s prefix): what follows, or NULL. */
+const char *kmsg_dev_prefix(const char *msg);
+
+/* kmsg_hwerr.c */
+
+/*
+ * Host hardware errors: EDAC, machine checks, APEI GHES blocks, PCIe AER. true when msg was one
+ * of their lines (an event made, or a line of a block noted), false to let other parsers try.
+ */
+bool kmsg_parse_hwerr(struct kmsg_log *log, const struct kmsg_prefix *px, uint64_t line);
+
 /* kmsg.c */
 
 /* kmsg_log_finish(): parse what kmsg_feed() still holds. */

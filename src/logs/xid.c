@@ -150,7 +150,36 @@ void xid_classify(int xid, int fatal_word, int recovery, struct xid_policy *out)
 	}
 }
 
-/* SXid lists: numbers or inclusive ranges. */
+void xid_classify_cascade(int cause, struct xid_policy *out)
+{
+	if (cause == 45 || cause == 154 || !xid_find(cause)) {
+		memset(out, 0, sizeof(*out));
+		set(out, cause == 154 ? "GPU recovery action changed" : "Xid not in vigil's catalog",
+		    STATUS_WARN, ACTION_INVESTIGATE, false);
+		out->known = cause == 154;
+		return;
+	}
+	xid_classify(cause, cause >= 144 && cause <= 150 ? 1 : -1, -1, out);
+}
+
+/*
+ * SXid lists: numbers or inclusive ranges, checked against NVIDIA's published NVSwitch SXid
+ * tables: "NVIDIA Fabric Manager User Guide", DU-09883-001 v1.3 (October 2023), appendix "NVSwitch
+ * SXid Errors": "Non-Fatal NVSwitch SXid Errors", "Fatal NVSwitch SXid Errors", "Always Fatal
+ * NVSwitch SXid Errors" and "Other Notable NVSwitch SXid Errors" (the tables as transcribed, with
+ * each code's Impact and Recovery columns, in github.com/leptonai/gpud,
+ * components/accelerator/nvidia/sxid/sxid.go). Every code's class matches the tables. Where a
+ * code's own Impact and Recovery say more than its class, the action follows them:
+ *   - 11004, 12028, 19084 are in the non-fatal table, but their impact is NVLink traffic stalled
+ *     and GPU access hanging (12028: "the GPU driver ... will abort CUDA jobs with Xid 45"), and
+ *     their recovery a restart or a reset of all GPUs and switches: fail, REBOOT, as fatal ones
+ *     (another checker's catalog, gpud's, marks 12028 fatal for the same reason);
+ *   - the single-bit ECC codes are corrected by the switch ("No guest VM impact"), and 22013 "can
+ *     be safely ignored": ok;
+ *   - 20001 (TX replay), 20009 (RX short error rate), 10001/10002 (host PRIV error and timeout):
+ *     warn, INVESTIGATE; 20012 (broken or inconsistent connection) and 10004 (thermal event
+ *     start): warn, INSPECT_HARDWARE; 10005 (thermal event end): ok.
+ */
 struct sxid_range {
 	int lo, hi;
 };
@@ -167,12 +196,49 @@ static const struct sxid_range sxid_fatal[] = {
 	{ 19069, 19070 }, { 20034, 20034 }, { 22012, 22012 }, { 24004, 24007 },
 };
 
-static const struct sxid_range sxid_nonfatal[] = {
-	{ 11004, 11004 }, { 11012, 11012 }, { 11021, 11023 }, { 12021, 12021 }, { 12023, 12023 },
-	{ 12028, 12028 }, { 15008, 15008 }, { 15011, 15011 }, { 19049, 19049 }, { 19055, 19055 },
-	{ 19057, 19057 }, { 19059, 19059 }, { 19062, 19062 }, { 19065, 19065 }, { 19068, 19068 },
-	{ 19071, 19071 }, { 19084, 19084 }, { 20001, 20001 }, { 20009, 20009 }, { 20012, 20012 },
-	{ 22013, 22013 }, { 24001, 24003 },
+/* non-fatal and notable codes with the policy their Impact and Recovery columns give */
+struct sxid_note {
+	int lo, hi;
+	const char *meaning;
+	enum status status;
+	enum action action;
+	bool sticky;
+};
+
+static const struct sxid_note sxid_notes[] = {
+	{ 10001, 10002, "NVSwitch host PRIV error or timeout", STATUS_WARN, ACTION_INVESTIGATE, 0 },
+	{ 10004, 10004, "NVSwitch thermal event (links may drop to a single lane)", STATUS_WARN,
+	  ACTION_INSPECT_HARDWARE, 0 },
+	{ 10005, 10005, "NVSwitch thermal event ended", STATUS_OK, ACTION_NONE, 0 },
+	{ 11004, 11004, "NVSwitch ingress invalid ACL: NVLink traffic stalls", STATUS_FAIL,
+	  ACTION_REBOOT, 1 },
+	{ 11012, 11012, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 11021, 11023, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 12021, 12021, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 12023, 12023, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 12028, 12028, "NVSwitch egress non-posted PRIV error: NVLink traffic stalls",
+	  STATUS_FAIL, ACTION_REBOOT, 1 },
+	{ 15008, 15008, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 15011, 15011, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19049, 19049, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19055, 19055, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19057, 19057, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19059, 19059, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19062, 19062, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19065, 19065, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19068, 19068, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19071, 19071, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
+	{ 19084, 19084, "NVSwitch AN1 heartbeat timeout (with a fatal error: reset the fabric)",
+	  STATUS_FAIL, ACTION_REBOOT, 1 },
+	{ 20001, 20001, "NVSwitch TX replay error (NVLink throughput may drop)", STATUS_WARN,
+	  ACTION_INVESTIGATE, 0 },
+	{ 20009, 20009, "NVSwitch non-fatal error (RX short error rate)", STATUS_WARN,
+	  ACTION_INVESTIGATE, 0 },
+	{ 20012, 20012, "NVSwitch broken or inconsistent NVLink connection", STATUS_WARN,
+	  ACTION_INSPECT_HARDWARE, 0 },
+	{ 22013, 22013, "NVSwitch MINION link DLREQ interrupt (harmless)", STATUS_OK, ACTION_NONE,
+	  0 },
+	{ 24001, 24003, "NVSwitch single-bit ECC error, corrected", STATUS_OK, ACTION_NONE, 0 },
 };
 
 static bool in_ranges(const struct sxid_range *r, size_t n, int v)
@@ -190,20 +256,27 @@ void sxid_classify(int sxid, int fatal_word, struct xid_policy *out)
 	if (in_ranges(sxid_always_fatal, ARRAY_SIZE(sxid_always_fatal), sxid)) {
 		set(out, "NVSwitch fatal error (always fatal)", STATUS_FAIL, ACTION_REBOOT, true);
 		out->severity = SEV_CRITICAL;
-	} else if (in_ranges(sxid_fatal, ARRAY_SIZE(sxid_fatal), sxid)) {
-		set(out, "NVSwitch fatal error", STATUS_FAIL, ACTION_REBOOT, true);
-	} else if (in_ranges(sxid_nonfatal, ARRAY_SIZE(sxid_nonfatal), sxid)) {
-		set(out, "NVSwitch non-fatal error", STATUS_WARN, ACTION_INVESTIGATE, false);
-	} else {
-		out->known = false;
-		if (fatal_word == 1)
-			set(out, "NVSwitch fatal error", STATUS_FAIL, ACTION_REBOOT, true);
-		else if (fatal_word == 0)
-			set(out, "NVSwitch non-fatal error", STATUS_WARN, ACTION_INVESTIGATE, false);
-		else
-			set(out, "NVSwitch error (severity not listed)", STATUS_WARN,
-			    ACTION_INVESTIGATE, false);
+		return;
 	}
+	if (in_ranges(sxid_fatal, ARRAY_SIZE(sxid_fatal), sxid)) {
+		set(out, "NVSwitch fatal error", STATUS_FAIL, ACTION_REBOOT, true);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(sxid_notes); i++) {
+		const struct sxid_note *n = &sxid_notes[i];
+		if (sxid >= n->lo && sxid <= n->hi) {
+			set(out, n->meaning, n->status, n->action, n->sticky);
+			return;
+		}
+	}
+	out->known = false;
+	if (fatal_word == 1)
+		set(out, "NVSwitch fatal error", STATUS_FAIL, ACTION_REBOOT, true);
+	else if (fatal_word == 0)
+		set(out, "NVSwitch non-fatal error", STATUS_WARN, ACTION_INVESTIGATE, false);
+	else
+		set(out, "NVSwitch error (severity not listed)", STATUS_WARN, ACTION_INVESTIGATE,
+		    false);
 }
 
 const char *xid_action_text(enum action a)

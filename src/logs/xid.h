@@ -43,6 +43,15 @@ struct xid_policy {
 void xid_classify(int xid, int fatal_word, int recovery, struct xid_policy *out);
 
 /*
+ * Policy for an Xid 45 whose tail names its cause ("caused by previous Xid 149"): the cause's,
+ * since the cleanup happened because of it. The driver removes channels only after an error it
+ * could not contain, so an NVLink cause (144-150, whose own line says Fatal or Nonfatal) counts
+ * as fatal here. A cause that is itself 45, 154 (its recovery code is on its own line) or not
+ * in the catalog: warn / INVESTIGATE. meaning is the cause's.
+ */
+void xid_classify_cascade(int cause, struct xid_policy *out);
+
+/*
  * Policy for one SXid. The fatal and non-fatal lists decide for listed numbers; the line's own
  * word (fatal_word as above) decides for the others; neither: warn / INVESTIGATE.
  * A fatal NVSwitch error needs the fabric reset, which in practice is a node reboot: REBOOT.
