@@ -714,19 +714,19 @@ static void eval_gaps(struct eval *e)
 	if (in->incomplete) {
 		struct finding *f;
 		if (in->size)
-			f = result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "incomplete", "kernel log",
+			f = result_add(e->res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "incomplete", "kernel log",
 				       "read %llu of %llu bytes of %s before the deadline; the rest "
 				       "was not judged", (unsigned long long)in->read_bytes,
 				       (unsigned long long)in->size, name.buf);
 		else
-			f = result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "incomplete", "kernel log",
+			f = result_add(e->res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "incomplete", "kernel log",
 				       "read %llu bytes of %s before the deadline, not to its end; "
 				       "the rest was not judged", (unsigned long long)in->read_bytes,
 				       name.buf);
 		finding_detail(f, "hint", "raise kernel.timeout (seconds) for a log this large");
 	}
 	if (in->log.lost)
-		result_add(e->res, STATUS_UNKNOWN, ACTION_NONE, "events_lost", "kernel log",
+		result_add(e->res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "events_lost", "kernel log",
 			   "%llu older GPU fault or reset events in %s were not judged: tens of "
 			   "thousands of distinct ones (a corrupt or forged log?)",
 			   (unsigned long long)in->log.lost, name.buf);
@@ -806,7 +806,7 @@ void kernel_evaluate(const struct kernel_input *in, const struct kernel_config *
 	if (in->missing) {
 		/* nothing read is no evidence: a fixture without a kernel log cannot be called
 		 * clean (fixtures for other checks leave the kernel check out with --only) */
-		result_add(res, STATUS_UNKNOWN, ACTION_NONE, "no_log", "kernel log",
+		result_add(res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "no_log", "kernel log",
 			   "no /dev/kmsg under the root directory: the kernel log was not examined");
 		return;
 	}

@@ -657,7 +657,7 @@ TEST(kernel_incomplete_read_and_lost_faults_are_unknown)
 	x.in.read_bytes = 4096;
 	x.in.size = 1073741824;
 	eval(&x);
-	expect(&x, "incomplete", "kernel log", STATUS_UNKNOWN, ACTION_NONE);
+	expect(&x, "incomplete", "kernel log", STATUS_UNKNOWN, ACTION_INVESTIGATE);
 	const struct finding *f = find(&x, "incomplete", NULL);
 	CHECK_STR(f->message, "read 4096 of 1073741824 bytes of '/var/log/kern\\x1b[2J.log' before "
 			      "the deadline; the rest was not judged");
@@ -673,7 +673,7 @@ TEST(kernel_incomplete_read_and_lost_faults_are_unknown)
 	ev_add(&x, KMSG_XID, 50, A, 79);
 	eval(&x);
 	CHECK_INT(x.res.status, STATUS_FAIL);
-	expect(&x, "incomplete", "kernel log", STATUS_UNKNOWN, ACTION_NONE);
+	expect(&x, "incomplete", "kernel log", STATUS_UNKNOWN, ACTION_INVESTIGATE);
 	CHECK_CONTAINS(find(&x, "incomplete", NULL)->message, "read 4096 bytes of 'test' before "
 							       "the deadline, not to its end");
 	fx_release(&x);
@@ -683,7 +683,7 @@ TEST(kernel_incomplete_read_and_lost_faults_are_unknown)
 	x.in.log.lost = 7;
 	x.in.log.dropped = 5000;
 	eval(&x);
-	expect(&x, "events_lost", "kernel log", STATUS_UNKNOWN, ACTION_NONE);
+	expect(&x, "events_lost", "kernel log", STATUS_UNKNOWN, ACTION_INVESTIGATE);
 	CHECK_CONTAINS(find(&x, "events_lost", NULL)->message, "7 older GPU fault or reset events");
 	CHECK_CONTAINS(find(&x, "summary", NULL)->message,
 		       "5000 older OOM, hung-task, link or NVRM messages past the event cap not judged");
