@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 volatile int agent_stop_requested;
+volatile int agent_reload_requested;
 
-/* Sleep until the deadline or SIGTERM/SIGINT, whichever comes first, with one wake-up: the
- * signals are blocked while the stop flag is tested and unblocked only inside ppoll(), so a
- * signal cannot slip in between the test and the wait. (cmd/agent.c keeps them blocked in the
- * HTTP thread, so that they are delivered here.) */
+/* Sleep until the deadline, SIGTERM/SIGINT (stop) or SIGHUP (reload), whichever comes first,
+ * with one wake-up: the signals are blocked while the flags are tested and unblocked only
+ * inside ppoll(), so a signal cannot slip in between the test and the wait. (cmd/agent.c keeps
+ * them blocked in the HTTP thread, so that they are delivered here.) */
 static bool real_sleep(void *ctx, uint64_t ms)
 {
 	sigset_t block, orig, during;
@@ -25,12 +26,14 @@ static bool real_sleep(void *ctx, uint64_t ms)
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &orig);
 	during = orig;
 	sigdelset(&during, SIGTERM);
 	sigdelset(&during, SIGINT);
+	sigdelset(&during, SIGHUP);
 	uint64_t end = mono_ms() + ms;
-	while (!agent_stop_requested) {
+	while (!agent_stop_requested && !agent_reload_requested) {
 		uint64_t now = mono_ms();
 		if (now >= end)
 			break;
@@ -84,23 +87,40 @@ ok:
  * writing are the agent's: woken by SIGTERM, and a deleted directory made again. */
 const struct agent_ops agent_real_ops = { .sleep_ms = real_sleep, .write_file = real_write };
 
+static void timing_defaults(struct agent_settings *s)
+{
+	if (s->interval_s <= 0)
+		s->interval_s = 60;
+	if (s->jitter_s < 0)
+		s->jitter_s = 0;
+	if (s->max_age_s <= 0)
+		s->max_age_s = 3 * s->interval_s;
+}
+
 void agent_init(struct agent *a, const struct agent_settings *set, const struct agent_ops *ops,
 		void *ops_ctx)
 {
 	memset(a, 0, sizeof(*a));
 	a->set = *set;
-	if (a->set.interval_s <= 0)
-		a->set.interval_s = 60;
-	if (a->set.jitter_s < 0)
-		a->set.jitter_s = 0;
-	if (a->set.max_age_s <= 0)
-		a->set.max_age_s = 3 * a->set.interval_s;
+	timing_defaults(&a->set);
 	a->ops = ops;
 	a->ops_ctx = ops_ctx;
 	pthread_mutex_init(&a->lock, NULL);
 	for (int i = 0; i < AGENT_FILE__COUNT; i++)
 		a->write_ok[i] = true;
 	a->started = os_wall(ops, ops_ctx);
+}
+
+void agent_apply(struct agent *a, const struct agent_settings *set)
+{
+	struct agent_settings s = *set;
+	timing_defaults(&s);
+	pthread_mutex_lock(&a->lock);
+	a->set.interval_s = s.interval_s;
+	a->set.jitter_s = s.jitter_s;
+	a->set.max_age_s = s.max_age_s;
+	a->set.escalate_after = s.escalate_after;
+	pthread_mutex_unlock(&a->lock);
 }
 
 void agent_release(struct agent *a)
@@ -264,6 +284,13 @@ double agent_next_sleep(struct agent *a)
 void agent_loop(struct agent *a)
 {
 	for (unsigned n = 0; !a->set.max_cycles || n < a->set.max_cycles; n++) {
+		/* a SIGHUP ended the sleep (or came during the last cycle): the new settings
+		 * are read before this cycle, which then runs at once under them */
+		if (agent_reload_requested) {
+			agent_reload_requested = 0;
+			if (a->reload)
+				a->reload(a->reload_arg);
+		}
 		uint64_t start = os_mono_ms(a->ops, a->ops_ctx);
 		agent_cycle(a);
 		if (a->set.max_cycles && n + 1 >= a->set.max_cycles)

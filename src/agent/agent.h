@@ -39,6 +39,9 @@
 extern const struct agent_ops agent_real_ops;
 /* Set by SIGTERM/SIGINT handlers (agent_real_ops' sleep returns false once it is set). */
 extern volatile int agent_stop_requested;
+/* Set by the SIGHUP handler: agent_real_ops' sleep ends early (returning true), and the loop
+ * calls a->reload before its next cycle. */
+extern volatile int agent_reload_requested;
 
 struct agent_settings {
 	double interval_s;        /* between cycle starts (default 60) */
@@ -73,6 +76,10 @@ struct agent {
 	 * getrusage() cannot count until they are reaped; added to the cycle's CPU. */
 	double (*kept_cpu)(void *arg);
 	void *kept_cpu_arg;
+	/* Optional: called on the loop's thread, between cycles, once agent_reload_requested was
+	 * set; it reads the configuration again and calls agent_apply() with what it allows. */
+	void (*reload)(void *arg);
+	void *reload_arg;
 
 	struct history hist;
 	char *history_error; /* why the history could not be loaded, if so */
@@ -97,6 +104,9 @@ void agent_init(struct agent *a, const struct agent_settings *set, const struct 
 void agent_release(struct agent *a);
 /* Load the history from the state directory (a damaged file is set aside and started anew). */
 void agent_load_history(struct agent *a);
+/* New interval, jitter, max-age and escalate-after from set (with agent_init()'s defaults);
+ * the paths, the host and the boot id stay as they are. Takes the lock (HTTP reads them). */
+void agent_apply(struct agent *a, const struct agent_settings *set);
 /* One cycle. Returns 0, or -1 when nothing could be collected (still counted and published). */
 int agent_cycle(struct agent *a);
 /* Cycles until ops->sleep_ms says stop or max_cycles ran. */

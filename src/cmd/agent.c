@@ -4,6 +4,7 @@
 #include "../agent/agent.h"
 #include "../agent/gpuworker.h"
 #include "../agent/http.h"
+#include "agent_log.h"
 #include "../checks/check.h"
 #include "../checks/select.h"
 #include "../lib/fileio.h"
@@ -20,7 +21,11 @@ static const char agent_usage[] =
 	"Run the passive checks on an interval (with jitter), keep the latest result for\n"
 	"'vigil check --cached', write the Prometheus textfile, serve /metrics and /health over\n"
 	"HTTP, and remember findings across reboots: the same REBOOT/RESET_GPU fault seen in more\n"
-	"than agent.escalate-after boots becomes INSPECT_HARDWARE. Stops on SIGTERM or SIGINT.\n"
+	"than agent.escalate-after boots becomes INSPECT_HARDWARE. Stops on SIGTERM or SIGINT;\n"
+	"SIGHUP reads the configuration again (interval, jitter, timeout, max-age, escalate-after,\n"
+	"gpu-worker and every check's settings; the listen address, the socket, the textfile and\n"
+	"the state directory take a restart). Under systemd the lines go to the journal with\n"
+	"their priority and the fields VIGIL_CHECK, VIGIL_CODE and VIGIL_DEVICE.\n"
 	"\n"
 	"  --root DIR          judge a fixture directory instead of this host (also VIGIL_ROOT)\n"
 	"  --config FILE       configuration file (default /etc/vigil/vigil.conf under the root)\n"
@@ -191,28 +196,54 @@ struct log_state {
 static const char *const file_what[AGENT_FILE__COUNT] = { "cached report", "history",
 							   "Prometheus" };
 
+/* The result a verdict line is about: the worst one (fail, then unknown, then warn). */
+static void worst_fields(const struct report *rep, struct agent_log_fields *f)
+{
+	const struct check_result *worst = NULL;
+	for (size_t i = 0; i < rep->nr; i++)
+		if (rep->results[i].status > STATUS_OK &&
+		    (!worst || rep->results[i].status > worst->status))
+			worst = &rep->results[i];
+	memset(f, 0, sizeof(*f));
+	if (!worst)
+		return;
+	const struct finding *w = result_worst(worst);
+	f->check = worst->name;
+	if (w && w->status > STATUS_OK) {
+		f->code = w->code;
+		f->device = w->device;
+	}
+}
+
 /* The journal gets a line when the verdict or its reason changes, and when a file's writes start
- * failing (with the system's error) or work again. */
+ * failing (with the system's error) or work again. Its priority is the verdict's: err when
+ * unhealthy, warning when unknown or healthy with warnings, info when all is well. */
 static void log_cycle(void *arg, const struct report *rep, bool changed)
 {
 	struct log_state *ls = arg;
 	struct agent *ag = ls->ag;
 	if (changed) {
+		struct agent_log_fields f;
+		worst_fields(rep, &f);
+		int prio = rep->verdict == VERDICT_UNHEALTHY ? ALOG_ERR
+			   : rep->verdict == VERDICT_UNKNOWN || f.check ? ALOG_WARNING
+									 : ALOG_INFO;
 		/* the reason names the verdict itself ("healthy (1 warning)", "unknown: ...")
 		 * except when unhealthy ("kernel: Xid 79 ...") */
 		const char *v = verdict_name(rep->verdict);
 		if (starts_with(rep->reason, v))
-			fprintf(stderr, "vigil agent: %s\n", rep->reason);
+			agent_logf(prio, &f, "%s", rep->reason);
 		else
-			fprintf(stderr, "vigil agent: %s: %s\n", v, rep->reason);
+			agent_logf(prio, &f, "%s: %s", v, rep->reason);
 	}
 	for (int i = 0; i < AGENT_FILE__COUNT; i++) {
 		bool failing = !ag->write_ok[i];
 		if (failing && !ls->failing[i])
-			fprintf(stderr, "vigil agent: cannot write its %s file: %s; going on\n",
-				file_what[i], ag->write_error[i] ? ag->write_error[i] : "no reason given");
+			agent_logf(ALOG_WARNING, NULL, "cannot write its %s file: %s; going on",
+				   file_what[i],
+				   ag->write_error[i] ? ag->write_error[i] : "no reason given");
 		else if (!failing && ls->failing[i])
-			fprintf(stderr, "vigil agent: writes its %s file again\n", file_what[i]);
+			agent_logf(ALOG_INFO, NULL, "writes its %s file again", file_what[i]);
 		ls->failing[i] = failing;
 	}
 }
@@ -221,6 +252,12 @@ static void on_stop(int sig)
 {
 	UNUSED(sig);
 	agent_stop_requested = 1;
+}
+
+static void on_hup(int sig)
+{
+	UNUSED(sig);
+	agent_reload_requested = 1;
 }
 
 static int check_names(struct strlist *l, const char *arg)
@@ -283,26 +320,125 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 	return 0;
 }
 
-/* A number from the option, else the configuration, else def; -1 on a bad value. */
+/* A number from the option, else the configuration, else def; -1 with *err on a bad value
+ * (*bad_opt set when it is the option's). */
 static int seconds(const struct config *cfg, const char *opt, const char *key, double def,
-		   double min, double *out)
+		   double min, double *out, bool *bad_opt, struct strbuf *err)
 {
-	struct strbuf err = STRBUF_INIT;
-	int ret = 0;
 	if (opt) {
 		if (!parse_double(opt, out) || *out < min || *out > 86400 * 7) {
-			usage_error("agent", "--%s wants seconds (at least %g), not '%s'", key, min,
-				    opt);
-			ret = -1;
+			*bad_opt = true;
+			return error_set(err, "--%s wants seconds (at least %g), not '%s'", key, min,
+					 opt);
 		}
-	} else if (config_get_double(cfg, "agent", key, def, out, &err) < 0 || *out < min ||
-		   *out > 86400 * 7) {
-		fprintf(stderr, "vigil agent: %s\n",
-			err.len ? err.buf : "agent setting out of range");
-		ret = -1;
+		return 0;
 	}
+	if (config_get_double(cfg, "agent", key, def, out, err) < 0)
+		return -1;
+	if (*out < min || *out > 86400 * 7)
+		return error_set(err, "agent.%s: %g is out of range (%g to %d)", key, *out, min,
+				 86400 * 7);
+	return 0;
+}
+
+/* What SIGHUP may change: read at start and again on each reload. */
+struct agent_conf {
+	struct agent_settings set; /* interval, jitter, max-age, escalate-after */
+	double timeout_s;
+	bool gpu_worker;
+};
+
+static int read_conf(const struct config *cfg, const struct agent_args *a, struct agent_conf *c,
+		     bool *bad_opt, struct strbuf *err)
+{
+	double escalate;
+	memset(c, 0, sizeof(*c));
+	if (seconds(cfg, a->interval, "interval", 60, 1, &c->set.interval_s, bad_opt, err) < 0 ||
+	    seconds(cfg, a->jitter, "jitter", c->set.interval_s / 10, 0, &c->set.jitter_s, bad_opt,
+		    err) < 0 ||
+	    seconds(cfg, NULL, "max-age", 3 * c->set.interval_s, 1, &c->set.max_age_s, bad_opt,
+		    err) < 0 ||
+	    seconds(cfg, a->timeout, "timeout", 30, 1, &c->timeout_s, bad_opt, err) < 0 ||
+	    seconds(cfg, NULL, "escalate-after", 2, 0, &escalate, bad_opt, err) < 0)
+		return -1;
+	c->set.escalate_after = (unsigned)escalate;
+	/* An operator turns the worker off before 'nvidia-smi -r' or unloading the driver (it
+	 * holds the GPUs open through NVML), or when this NVML misbehaves held open for days;
+	 * the gpu check then forks each cycle as the others do. */
+	c->gpu_worker = true;
+	return config_get_bool(cfg, "agent", "gpu-worker", true, &c->gpu_worker, err);
+}
+
+struct reload_arg {
+	struct agent_args *a;
+	struct agent *ag;
+	struct collect_arg *carg;
+	const struct check_ctx *gctx;
+};
+
+/* Set where the agent started: what it listens on and writes to is held open or made once. */
+static const char *const restart_keys[][2] = {
+	{ "agent", "listen" }, { "agent", "socket" }, { "agent", "prom" }, { "core", "state-dir" },
+};
+
+static bool same_value(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+/*
+ * SIGHUP: the configuration file read again, as at start (the same root, host, state directory
+ * and -c settings, which win as they did), and validated whole before anything changes: a file
+ * that does not parse, a key unknown or out of range, keeps the configuration loaded before and
+ * says why (FILE:LINE). Applied: the timing settings and every check's settings (the checks read
+ * the configuration each cycle; the gpu worker, which holds its copy, starts again).
+ */
+static void reload(void *arg)
+{
+	struct reload_arg *r = arg;
+	struct agent_args *a = r->a;
+	struct host_env nh;
+	struct agent_conf conf;
+	struct strbuf err = STRBUF_INIT, kept = STRBUF_INIT;
+	bool bad_opt = false;
+	memset(&nh, 0, sizeof(nh));
+	nh.root = a->he.root;
+	nh.config_path = a->he.config_path;
+	nh.host = a->he.host;
+	nh.state_dir = a->he.state_dir;
+	if (host_env_setup(&nh, (const char *const *)a->sets.items, a->sets.nr, &err) < 0 ||
+	    read_conf(&nh.cfg, a, &conf, &bad_opt, &err) < 0) {
+		agent_logf(ALOG_ERR, NULL, "SIGHUP: configuration not reloaded: %s; keeping the one "
+			   "loaded before", err.buf);
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(restart_keys); i++)
+		if (!same_value(config_get(&a->he.cfg, restart_keys[i][0], restart_keys[i][1]),
+				config_get(&nh.cfg, restart_keys[i][0], restart_keys[i][1])))
+			strbuf_addf(&kept, "%s%s.%s", kept.len ? ", " : "", restart_keys[i][0],
+				    restart_keys[i][1]);
+	/* the new configuration in the place of the old: check_ctx and the gpu worker's
+	 * template point at a->he.cfg, which stays where it is */
+	config_release(&a->he.cfg);
+	a->he.cfg = nh.cfg;
+	config_init(&nh.cfg, NULL);
+	agent_apply(r->ag, &conf.set);
+	r->carg->timeout_s = conf.timeout_s;
+	gpu_worker_release(&r->carg->gpu);
+	gpu_worker_init(&r->carg->gpu, conf.gpu_worker ? check_find("gpu") : NULL, r->gctx);
+	agent_logf(ALOG_INFO, NULL, "SIGHUP: configuration reloaded: checks every %g s (+-%g s), "
+		   "timeout %g s, max-age %g s, escalate-after %u, gpu-worker %s, and the checks' "
+		   "settings from this cycle on (agent.listen, agent.socket, agent.prom and the "
+		   "state directory take a restart)", conf.set.interval_s, conf.set.jitter_s,
+		   conf.timeout_s, conf.set.max_age_s, conf.set.escalate_after,
+		   conf.gpu_worker ? "on" : "off");
+	if (kept.len)
+		agent_logf(ALOG_WARNING, NULL, "SIGHUP: %s changed, which takes a restart: still "
+			   "as started until then", kept.buf);
+out:
+	host_env_release(&nh);
 	strbuf_release(&err);
-	return ret;
+	strbuf_release(&kept);
 }
 
 int cmd_agent(int argc, char **argv)
@@ -314,7 +450,8 @@ int cmd_agent(int argc, char **argv)
 	struct agent_sock *sock = NULL;
 	struct strbuf err = STRBUF_INIT, boot = STRBUF_INIT, sock_path = STRBUF_INIT;
 	int ret = EXIT_USAGE;
-	bool have_agent = false;
+	bool have_agent = false, bad_opt = false;
+	char *prom_path = NULL; /* a copy: a reload frees the configuration it came from */
 
 	memset(&a, 0, sizeof(a));
 	memset(&set, 0, sizeof(set));
@@ -326,32 +463,28 @@ int cmd_agent(int argc, char **argv)
 		}
 		goto out;
 	}
+	agent_log_setup();
 	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0) {
-		fprintf(stderr, "vigil agent: %s\n", err.buf);
+		agent_logf(ALOG_ERR, NULL, "%s", err.buf);
 		goto out_env; /* what setup allocated before it failed */
 	}
 	const struct config *cfg = &a.he.cfg;
-	double timeout_s, escalate, interval;
+	struct agent_conf conf;
 	struct collect_arg carg = { .a = &a };
-	if (seconds(cfg, a.interval, "interval", 60, 1, &interval) < 0 ||
-	    seconds(cfg, a.jitter, "jitter", interval / 10, 0, &set.jitter_s) < 0 ||
-	    seconds(cfg, NULL, "max-age", 3 * interval, 1, &set.max_age_s) < 0 ||
-	    seconds(cfg, a.timeout, "timeout", 30, 1, &timeout_s) < 0 ||
-	    seconds(cfg, NULL, "escalate-after", 2, 0, &escalate) < 0)
-		goto out_env;
-	/* An operator turns the worker off before 'nvidia-smi -r' or unloading the driver (it
-	 * holds the GPUs open through NVML), or when this NVML misbehaves held open for days;
-	 * the gpu check then forks each cycle as the others do. */
-	bool gpu_worker = true;
-	if (config_get_bool(cfg, "agent", "gpu-worker", true, &gpu_worker, &err) < 0) {
-		fprintf(stderr, "vigil agent: %s\n", err.buf);
+	if (read_conf(cfg, &a, &conf, &bad_opt, &err) < 0) {
+		if (bad_opt)
+			usage_error("agent", "%s", err.buf);
+		else
+			agent_logf(ALOG_ERR, NULL, "%s", err.buf);
 		goto out_env;
 	}
-	set.interval_s = interval;
-	carg.timeout_s = timeout_s;
-	set.escalate_after = (unsigned)escalate;
+	set = conf.set;
+	double interval = set.interval_s;
+	carg.timeout_s = conf.timeout_s;
 	set.state_dir = a.he.state_dir;
-	set.prom_path = a.prom ? a.prom : config_get(cfg, "agent", "prom");
+	const char *prom = a.prom ? a.prom : config_get(cfg, "agent", "prom");
+	prom_path = prom ? xstrdup(prom) : NULL;
+	set.prom_path = prom_path;
 	set.host = a.he.host;
 	set.max_cycles = a.once ? 1 : (unsigned)a.cycles;
 	if (fsroot_read_attr(&a.he.fs, "/proc/sys/kernel/random/boot_id", &boot, NULL) == READ_OK &&
@@ -378,22 +511,30 @@ int cmd_agent(int argc, char **argv)
 		.root = &a.he.fs, .cfg = cfg, .host = a.he.host, .state_dir = a.he.state_dir
 	};
 	/* no def: collect() runs every check through the runner */
-	gpu_worker_init(&carg.gpu, gpu_worker ? check_find("gpu") : NULL, &gctx);
+	gpu_worker_init(&carg.gpu, conf.gpu_worker ? check_find("gpu") : NULL, &gctx);
 	ag.kept_cpu = worker_cpu;
 	ag.kept_cpu_arg = &carg;
 	struct log_state ls = { &ag, { false } };
 	ag.on_cycle = log_cycle;
 	ag.on_cycle_arg = &ls;
+	struct reload_arg rarg = { &a, &ag, &carg, &gctx };
+	ag.reload = reload;
+	ag.reload_arg = &rarg;
 	agent_load_history(&ag);
 	if (ag.history_error)
-		fprintf(stderr, "vigil agent: %s\n", ag.history_error);
+		agent_logf(ALOG_WARNING, NULL, "%s", ag.history_error);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	signal(SIGHUP, SIG_IGN);
+	/* HUP is the agent's own (cmd_dispatch()'s handler would end it): a flag the loop reads
+	 * between cycles. SA_RESTART: a HUP amid a cycle does not fail the checks' reads and
+	 * waits; the loop's ppoll() is woken all the same. */
+	sa.sa_handler = on_hup;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGHUP, &sa, NULL);
 
 	if (strcmp(listen, "off")) {
 		/* Room for AGENT_HTTP_CONNECTIONS (systemd's default soft limit is 1024). */
@@ -409,11 +550,12 @@ int cmd_agent(int argc, char **argv)
 		sigemptyset(&block);
 		sigaddset(&block, SIGTERM);
 		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGHUP);
 		pthread_sigmask(SIG_BLOCK, &block, &orig);
 		http = agent_http_start(&ag, listen, &err);
 		pthread_sigmask(SIG_SETMASK, &orig, NULL);
 		if (!http) {
-			fprintf(stderr, "vigil agent: %s\n", err.buf);
+			agent_logf(ALOG_ERR, NULL, "%s", err.buf);
 			goto out_agent;
 		}
 	}
@@ -422,6 +564,7 @@ int cmd_agent(int argc, char **argv)
 		sigemptyset(&block);
 		sigaddset(&block, SIGTERM);
 		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGHUP);
 		pthread_sigmask(SIG_BLOCK, &block, &orig);
 		/* the state directory first: the socket's name goes in it */
 		if (a.he.state_dir && !a.socket && !config_get(cfg, "agent", "socket"))
@@ -432,13 +575,13 @@ int cmd_agent(int argc, char **argv)
 		 * (beside the state, which may be a full or odd disk) only costs its /health,
 		 * never the checks, the cache or HTTP. */
 		if (!sock && (a.socket || config_get(cfg, "agent", "socket"))) {
-			fprintf(stderr, "vigil agent: %s\n", err.buf);
+			agent_logf(ALOG_ERR, NULL, "%s", err.buf);
 			goto out_agent;
 		}
 		if (!sock)
-			fprintf(stderr, "vigil agent: no /health socket: %s; going on\n", err.buf);
+			agent_logf(ALOG_WARNING, NULL, "no /health socket: %s; going on", err.buf);
 	}
-	fprintf(stderr, "vigil agent: %s: checks every %g s (+-%g s), state in %s%s%s%s%s%s%s\n",
+	agent_logf(ALOG_INFO, NULL, "%s: checks every %g s (+-%g s), state in %s%s%s%s%s%s%s",
 		a.he.host, interval, set.jitter_s, set.state_dir ? set.state_dir : "(none)",
 		http ? ", serving http://" : "", http ? listen : "", http ? "/metrics" : "",
 		sock ? ", /health on " : "", sock ? sock_path.buf : "",
@@ -447,8 +590,9 @@ int cmd_agent(int argc, char **argv)
 	ret = EXIT_HEALTHY;
 	if (a.once)
 		ret = verdict_exit_code(ag.latest.verdict);
-	fprintf(stderr, "vigil agent: stopping after %llu cycles: %s\n",
-		(unsigned long long)ag.cycles, ag.have_latest ? ag.latest.reason : "no result");
+	agent_logf(ALOG_INFO, NULL, "stopping after %llu cycle%s: %s",
+		   (unsigned long long)ag.cycles, ag.cycles == 1 ? "" : "s",
+		   ag.have_latest ? ag.latest.reason : "no result");
 out_agent:
 	agent_sock_stop(sock);
 	agent_http_stop(http);
@@ -465,5 +609,7 @@ out:
 	strbuf_release(&err);
 	strbuf_release(&boot);
 	strbuf_release(&sock_path);
+	free(prom_path);
+	agent_log_close();
 	return ret;
 }

@@ -207,6 +207,17 @@ static int load_cached(struct check_args *a, struct report *rep, struct strbuf *
 			return error_set(err, "agent.max-age wants a positive number of seconds");
 	}
 	agent_cache_load(a->he.state_dir, a->he.host, wall_seconds(), max_age, interval, rep);
+	/* The cache's stand-in (no result, stale, damaged) says why twice, as the check's error
+	 * and as its finding, and the table printed both lines. The finding keeps it, with its
+	 * code and action; the copy in the error goes. */
+	for (size_t i = 0; i < rep->nr; i++) {
+		struct check_result *c = &rep->results[i];
+		const struct finding *w = result_worst(c);
+		if (c->error && w && !strcmp(w->message, c->error)) {
+			free(c->error);
+			c->error = NULL;
+		}
+	}
 	return 0;
 }
 
