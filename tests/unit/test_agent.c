@@ -1679,3 +1679,52 @@ TEST_TIMEOUT(agent_sock_start_then_fork_never_hangs_the_child, 120)
 	strbuf_release(&err);
 	agent_release(&a);
 }
+
+/* ---- SIGHUP's reload in the loop (virtual time) ---- */
+
+struct vreload {
+	struct agent *a;
+	unsigned calls;
+};
+
+static void v_reload(void *arg)
+{
+	struct vreload *r = arg;
+	struct agent_settings s = { .interval_s = 5, .jitter_s = 0, .escalate_after = 7 };
+	r->calls++;
+	agent_apply(r->a, &s);
+}
+
+/* The flag a HUP sets is read by the loop between cycles, once: the reload's new interval (and
+ * the max-age that follows it) rules the very next gaps; the paths and host stay. */
+TEST(agent_loop_reloads_between_cycles_when_asked)
+{
+	struct agent a;
+	struct vclock v;
+	struct vreload r = { &a, 0 };
+	vagent(&a, &v, "/nonexistent-state", 3);
+	a.set.jitter_s = 0;
+	a.reload = v_reload;
+	a.reload_arg = &r;
+	agent_reload_requested = 0;
+	agent_loop(&a);
+	CHECK_INT(r.calls, 0);
+	CHECK(v.starts[2] - v.starts[1] > 29.9 && v.starts[2] - v.starts[1] < 30.1);
+	agent_reload_requested = 1;
+	a.set.max_cycles = 3;
+	agent_loop(&a);
+	CHECK_INT(r.calls, 1);
+	CHECK_INT(agent_reload_requested, 0);
+	CHECK_INT(v.nr_starts, 6);
+	CHECK_MSG(v.starts[5] - v.starts[4] > 4.9 && v.starts[5] - v.starts[4] < 5.1, "gap %.3f",
+		  v.starts[5] - v.starts[4]);
+	CHECK(a.set.max_age_s > 14.9 && a.set.max_age_s < 15.1);
+	CHECK_INT(a.set.escalate_after, 7);
+	CHECK_STR(a.set.state_dir, "/nonexistent-state");
+	CHECK_STR(a.set.host, "vhost");
+	struct strbuf m = STRBUF_INIT;
+	agent_metrics(&a, &m);
+	CHECK_CONTAINS(m.buf, "vigil_agent_interval_seconds 5\n");
+	strbuf_release(&m);
+	agent_release(&a);
+}

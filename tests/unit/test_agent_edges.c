@@ -250,8 +250,9 @@ static bool wait_for(const char *path, const char *needle, unsigned ms)
 }
 
 /*
- * SIGHUP: the agent reads its configuration file again. A check's setting (kernel.ignore-xid)
- * turns the verdict and agent.interval the interval, both seen in the textfile; a changed
+ * SIGHUP: the agent reads its configuration file again, waking from its sleep (a minute here).
+ * A check's setting (kernel.ignore-xid) turns the verdict and agent.interval the interval, both
+ * seen in the textfile within seconds; a changed
  * agent.listen is said to take a restart; a broken file keeps the configuration before, with
  * FILE:LINE, and the agent goes on with it.
  */
@@ -267,13 +268,15 @@ TEST_TIMEOUT(agent_sighup_reloads_the_configuration_and_keeps_it_when_wrong, 60)
 	strbuf_addf(&prom, "%s/vigil.prom", dir);
 	test_mkdir(dir, "root/sys");
 	test_write(dir, "root/dev/kmsg", edge_xid_kmsg);
-	test_write(dir, "vigil.conf", "[agent]\ninterval = 1\njitter = 0\nlisten = off\n");
+	/* a minute between cycles: the HUP must end the sleep, or nothing changes in time */
+	test_write(dir, "vigil.conf", "[agent]\ninterval = 60\njitter = 0\nlisten = off\n");
 	const char *args[] = { "agent", "--only", "kernel", "--root", root.buf, "--state-dir",
 			       state.buf, "--config", conf.buf, "--prom", prom.buf, "--socket",
 			       "off", NULL };
 	pid_t pid = spawn_agent(args, errf.buf, false, NULL);
 	CHECK_MSG(wait_for(prom.buf, "vigil_healthy 0\n", 10000), "no first cycle");
-	CHECK(wait_for(prom.buf, "vigil_agent_interval_seconds 1\n", 100));
+	CHECK(wait_for(prom.buf, "vigil_agent_interval_seconds 60\n", 100));
+	usleep(300000); /* into the sleep */
 
 	test_write(dir, "vigil.conf", "[agent]\ninterval = 2\njitter = 0\nlisten = 127.0.0.1:1\n"
 				      "[kernel]\nignore-xid = 79\n");
