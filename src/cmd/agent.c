@@ -464,6 +464,15 @@ int cmd_agent(int argc, char **argv)
 		goto out;
 	}
 	agent_log_setup();
+	/* HUP is the agent's own from here on (cmd_dispatch()'s handler would end it, and a
+	 * 'systemctl reload' right after the start must not): a flag the loop reads between
+	 * cycles. SA_RESTART: a HUP amid a cycle does not fail the checks' reads and waits; the
+	 * loop's ppoll() is woken all the same. */
+	struct sigaction hup;
+	memset(&hup, 0, sizeof(hup));
+	hup.sa_handler = on_hup;
+	hup.sa_flags = SA_RESTART;
+	sigaction(SIGHUP, &hup, NULL);
 	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0) {
 		agent_logf(ALOG_ERR, NULL, "%s", err.buf);
 		goto out_env; /* what setup allocated before it failed */
@@ -529,12 +538,6 @@ int cmd_agent(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	/* HUP is the agent's own (cmd_dispatch()'s handler would end it): a flag the loop reads
-	 * between cycles. SA_RESTART: a HUP amid a cycle does not fail the checks' reads and
-	 * waits; the loop's ppoll() is woken all the same. */
-	sa.sa_handler = on_hup;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGHUP, &sa, NULL);
 
 	if (strcmp(listen, "off")) {
 		/* Room for AGENT_HTTP_CONNECTIONS (systemd's default soft limit is 1024). */
