@@ -468,11 +468,14 @@ int cmd_agent(int argc, char **argv)
 	 * 'systemctl reload' right after the start must not): a flag the loop reads between
 	 * cycles. SA_RESTART: a HUP amid a cycle does not fail the checks' reads and waits; the
 	 * loop's ppoll() is woken all the same. */
-	struct sigaction hup;
+	struct sigaction hup, was;
 	memset(&hup, 0, sizeof(hup));
 	hup.sa_handler = on_hup;
 	hup.sa_flags = SA_RESTART;
-	sigaction(SIGHUP, &hup, NULL);
+	/* an agent started under nohup (HUP ignored by its caller) keeps ignoring it, as every
+	 * command does (cmd_dispatch()): a closed terminal is no request to reload */
+	if (sigaction(SIGHUP, NULL, &was) < 0 || was.sa_handler != SIG_IGN)
+		sigaction(SIGHUP, &hup, NULL);
 	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0) {
 		agent_logf(ALOG_ERR, NULL, "%s", err.buf);
 		goto out_env; /* what setup allocated before it failed */

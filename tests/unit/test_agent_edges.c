@@ -343,3 +343,37 @@ TEST(check_cached_without_a_result_says_why_once)
 	child_release(&c);
 	strbuf_release(&state);
 }
+
+/* Under nohup (HUP ignored by the caller) a HUP is no reload and no exit: the agent runs on. */
+TEST_TIMEOUT(agent_started_with_hup_ignored_keeps_ignoring_it, 60)
+{
+	const char *dir = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, root = STRBUF_INIT, log = STRBUF_INIT, text = STRBUF_INIT;
+	strbuf_addf(&state, "%s/nohup-state", dir);
+	strbuf_addf(&log, "%s/nohup.log", dir);
+	test_src_path(&root, "tests/scenarios/gpu-healthy-8xh200/root");
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGHUP, SIG_IGN);
+		int fd = open(log.buf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(test_vigil_bin(), "vigil", "agent", "--only", "pcie", "--root", root.buf,
+		      "--state-dir", state.buf, "--listen", "off", "--socket", "off", "--interval",
+		      "1", "--jitter", "0", "--cycles", "3", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	usleep(500000);
+	kill(pid, SIGHUP);
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the agent under nohup ended with %d", st);
+	read_file_bounded(log.buf, &text, 1 << 20, NULL);
+	CHECK_MSG(!strstr(text.buf, "SIGHUP"), "a HUP under nohup was taken: %s", text.buf);
+	CHECK_CONTAINS(text.buf, "stopping after 3 cycles");
+	strbuf_release(&state);
+	strbuf_release(&root);
+	strbuf_release(&log);
+	strbuf_release(&text);
+}
