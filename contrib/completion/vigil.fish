@@ -47,7 +47,7 @@ function __vigil_checks
 	set -l cur (commandline -ct)
 	set -l head (string match -r -- '^.*,' $cur)
 	for c in gpu kernel pcie infiniband storage system
-		echo $head$c
+		echo "$head$c"
 	end
 end
 

@@ -417,7 +417,7 @@ static void gen_fish(struct strbuf *o)
 			 "\tfor c in ");
 	strbuf_reset(&w);
 	add_checks(&w);
-	strbuf_addf(o, "%s\n\t\techo $head$c\n\tend\nend\n\nfunction __vigil_keys\n"
+	strbuf_addf(o, "%s\n\t\techo \"$head$c\"\n\tend\nend\n\nfunction __vigil_keys\n"
 		       "\tfor k in ", w.buf);
 	strbuf_reset(&w);
 	add_keys(&w);

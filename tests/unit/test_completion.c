@@ -418,3 +418,38 @@ TEST(completion_zsh_and_fish_scripts_parse)
 	if (!ran)
 		test_skip("neither zsh nor fish is installed");
 }
+
+/* fish's own completion engine on the fish script (complete -C), where fish is installed. */
+TEST(completion_fish_completes_prefixes)
+{
+	struct strbuf s = STRBUF_INIT, cmd = STRBUF_INIT, err = STRBUF_INIT;
+	script_of("fish", &s);
+	test_write(test_tmpdir(), "vigil.fish", s.buf);
+	static const char *const cases[][2] = {
+		{ "vigil ch", "check\t" },
+		{ "vigil check --on", "--only\n" },
+		{ "vigil check --only g", "gpu\n" },
+		{ "vigil check --skip gpu,ke", "gpu,kernel\n" },
+		{ "vigil diagnose s", "steps\nstragglers\n" },
+		{ "vigil check -c kernel.w", "kernel.window=\n" },
+		{ "vigil fabric burnin ", "plan\nrun\n" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		strbuf_reset(&cmd);
+		strbuf_addf(&cmd, "source '%s/vigil.fish'; complete -C '%s'", test_tmpdir(),
+			    cases[i][0]);
+		const char *argv[] = { "fish", "--no-config", "-c", cmd.buf, NULL };
+		struct child c;
+		child_init(&c);
+		c.argv = argv;
+		c.timeout_ms = 10000;
+		if (child_run(&c, &err) < 0 || (c.exited && c.exit_code == 127))
+			test_skip("fish is not installed");
+		CHECK_MSG(starts_with(c.out.buf, cases[i][1]), "fish on '%s': '%s', want '%s'",
+			  cases[i][0], c.out.buf, cases[i][1]);
+		child_release(&c);
+	}
+	strbuf_release(&s);
+	strbuf_release(&cmd);
+	strbuf_release(&err);
+}
