@@ -453,3 +453,64 @@ TEST(completion_fish_completes_prefixes)
 	strbuf_release(&cmd);
 	strbuf_release(&err);
 }
+
+/*
+ * zsh's driver on the zsh script: compadd, compset and _files stand in for zsh's completion
+ * widgets (they only run inside a key press) and print what would be offered, filtered by the
+ * word typed as zsh filters it; where zsh is installed.
+ */
+TEST(completion_zsh_completes_prefixes)
+{
+	static const char stub[] =
+		"compdef() { :; }\n"
+		"compadd() {\n"
+		"\tlocal suf=\"\"\n"
+		"\twhile [[ $1 == -* && $1 != -- ]]; do\n"
+		"\t\tcase $1 in (-S) suf=$2; shift 2;; (*) shift;; esac\n"
+		"\tdone\n"
+		"\t[[ $1 == -- ]] && shift\n"
+		"\tlocal w\n"
+		"\tfor w in \"$@\"; do [[ $w == ${PREFIX}* ]] && print -r -- \"$IPREFIX$w$suf\"; done\n"
+		"}\n"
+		"compset() {\n"
+		"\tcase $2 in\n"
+		"\t('*,') [[ $PREFIX == *,* ]] && { IPREFIX+=${PREFIX%,*},; PREFIX=${PREFIX##*,}; } ;;\n"
+		"\t('*=') IPREFIX+=${PREFIX%%=*}=; PREFIX=${PREFIX#*=} ;;\n"
+		"\tesac\n"
+		"}\n"
+		"_files() { print -r -- \"FILES $*\"; }\n"
+		"_message() { :; }\n"
+		"source \"$1\"\n"
+		"t() { words=(\"$@\"); CURRENT=$#; PREFIX=${words[-1]}; IPREFIX=\"\"; _vigil; print -- \"--\"; }\n"
+		"t vigil ch\n"
+		"t vigil check --on\n"
+		"t vigil check --only g\n"
+		"t vigil check --only=g\n"
+		"t vigil check --skip gpu,ke\n"
+		"t vigil diagnose s\n"
+		"t vigil check -c kernel.w\n"
+		"t vigil fabric burnin ''\n"
+		"t vigil diagnose logs ''\n";
+	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT, err = STRBUF_INIT;
+	script_of("zsh", &s);
+	test_write(test_tmpdir(), "_vigil", s.buf);
+	test_write(test_tmpdir(), "stub.zsh", stub);
+	strbuf_addf(&p, "%s/stub.zsh", test_tmpdir());
+	struct strbuf zp = STRBUF_INIT;
+	strbuf_addf(&zp, "%s/_vigil", test_tmpdir());
+	const char *argv[] = { "zsh", "-f", p.buf, zp.buf, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 10000;
+	if (child_run(&c, &err) < 0 || (c.exited && c.exit_code == 127))
+		test_skip("zsh is not installed");
+	CHECK_STR(c.err.buf, "");
+	CHECK_STR(c.out.buf, "check\n--\n--only\n--\ngpu\n--\n--only=gpu\n--\ngpu,kernel\n--\n"
+			     "steps\nstragglers\n--\nkernel.window=\n--\nplan\nrun\n--\nFILES \n--\n");
+	child_release(&c);
+	strbuf_release(&s);
+	strbuf_release(&p);
+	strbuf_release(&zp);
+	strbuf_release(&err);
+}
