@@ -520,8 +520,8 @@ static void add_fitted(struct strbuf *out, const char *text, size_t max)
 
 /* message and its "  -> ACTION" after the part of the line from start, within width columns
  * (0: any width); the action is what the reader acts on, so the message gives way. */
-static void add_summary(struct strbuf *out, size_t start, const char *message,
-			enum action action, size_t width)
+static void add_summary(struct strbuf *out, size_t start, const char *message, enum action action,
+			size_t width)
 {
 	char act[64] = "";
 	if (action != ACTION_NONE)

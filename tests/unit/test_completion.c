@@ -31,9 +31,10 @@ static void script_of(const char *shell, struct strbuf *out)
 static void bash_complete(const char *script, const char *words, struct strbuf *out)
 {
 	struct strbuf cmd = STRBUF_INIT, err = STRBUF_INIT;
-	strbuf_addf(&cmd, "source '%s' || exit 9\nCOMP_WORDS=(%s)\n"
-			  "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
-			  "_vigil vigil\nprintf '%%s\\n' \"${COMPREPLY[@]}\"\n",
+	strbuf_addf(&cmd,
+		    "source '%s' || exit 9\nCOMP_WORDS=(%s)\n"
+		    "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+		    "_vigil vigil\nprintf '%%s\\n' \"${COMPREPLY[@]}\"\n",
 		    script, words);
 	const char *argv[] = { "bash", "--norc", "--noprofile", "-c", cmd.buf, NULL };
 	struct child c;
@@ -304,7 +305,8 @@ TEST(completion_options_are_every_getopt_tables_options)
 		CHECK(read_file_bounded(full.buf, &src, 4u << 20, NULL) == 0);
 		strbuf_release(&full);
 		size_t nth = 0;
-		for (const char *g = src.buf; (g = strstr(g, "getopt_long(argc, argv, \"")); nth++) {
+		for (const char *g = src.buf; (g = strstr(g, "getopt_long(argc, argv, \""));
+		     nth++) {
 			seen++;
 			g += 25;
 			size_t ol = strcspn(g, "\"");
@@ -314,10 +316,11 @@ TEST(completion_options_are_every_getopt_tables_options)
 			for (; k < ARRAY_SIZE(calls); k++)
 				if (!strcmp(calls[k].file, e->d_name) && idx++ == nth)
 					break;
-			CHECK_MSG(k < ARRAY_SIZE(calls),
-				  "src/cmd/%s: getopt_long call %zu is not in this test's list (and "
-				  "its options not in comp_table, src/cmd/completion.c)",
-				  e->d_name, nth + 1);
+			CHECK_MSG(
+				k < ARRAY_SIZE(calls),
+				"src/cmd/%s: getopt_long call %zu is not in this test's list (and "
+				"its options not in comp_table, src/cmd/completion.c)",
+				e->d_name, nth + 1);
 			if (k == ARRAY_SIZE(calls))
 				continue;
 			covered++;
@@ -350,8 +353,8 @@ TEST(completion_options_are_every_getopt_tables_options)
 					  "'%s': completion has%s\n  getopt (src/cmd/%s) has%s",
 					  r->path, cl.buf, e->d_name, gl.buf);
 				CHECK_MSG(!strcmp(cs.buf, gs.buf),
-					  "'%s': completion has short%s, getopt '%.*s'", r->path, cs.buf,
-					  (int)ol, g);
+					  "'%s': completion has short%s, getopt '%.*s'", r->path,
+					  cs.buf, (int)ol, g);
 				strbuf_release(&cl);
 				strbuf_release(&cs);
 			}
@@ -506,8 +509,9 @@ TEST(completion_zsh_completes_prefixes)
 	if (child_run(&c, &err) < 0 || (c.exited && c.exit_code == 127))
 		test_skip("zsh is not installed");
 	CHECK_STR(c.err.buf, "");
-	CHECK_STR(c.out.buf, "check\n--\n--only\n--\ngpu\n--\n--only=gpu\n--\ngpu,kernel\n--\n"
-			     "steps\nstragglers\n--\nkernel.window=\n--\nplan\nrun\n--\nFILES \n--\n");
+	CHECK_STR(c.out.buf,
+		  "check\n--\n--only\n--\ngpu\n--\n--only=gpu\n--\ngpu,kernel\n--\n"
+		  "steps\nstragglers\n--\nkernel.window=\n--\nplan\nrun\n--\nFILES \n--\n");
 	child_release(&c);
 	strbuf_release(&s);
 	strbuf_release(&p);
