@@ -210,6 +210,14 @@ install: all
 	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
 	install -m 0644 $(NCCL_RECORDER) $(DESTDIR)$(LIBDIR)/vigil/libnccl-profiler-vigil.so
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 0644 contrib/completion/vigil.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vigil
+	install -m 0644 contrib/completion/_vigil $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_vigil
+	install -m 0644 contrib/completion/vigil.fish \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vigil.fish
 	for h in $(CUDA_HELPERS); do if [ -x "$$h" ]; then \
 		install -m 0755 "$$h" $(DESTDIR)$(LIBDIR)/vigil/; fi; done
 

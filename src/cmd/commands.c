@@ -5,6 +5,7 @@
  * library, not in vigil.c, so that the tests can walk it.
  */
 #include "cmd.h"
+#include "completion.h"
 #include "../lib/config.h"
 #include "../lib/fileio.h"
 #include "../lib/run.h"
@@ -38,6 +39,8 @@ const struct cmd_def cmd_table[] = {
 	{ "list", cmd_list, "list the checks and what each one looks at", 0, NULL },
 	{ "help", cmd_help, "show help for vigil or a command", 0, NULL },
 	{ "version", cmd_version, "print vigil's version", 0, NULL },
+	{ "completion", cmd_completion, "print the shell completion script for bash, zsh or fish",
+	  0, (const char *const[]){ "bash", "zsh", "fish", NULL } },
 };
 const size_t cmd_table_nr = ARRAY_SIZE(cmd_table);
 
@@ -170,6 +173,13 @@ int cmd_dispatch(int argc, char **argv)
 {
 	const char *name = argv[0];
 	const struct cmd_def *c = cmd_find(name);
+	if (c == NULL && !strcmp(name, "config")) {
+		/* a help topic, not a command: say where configuration is explained */
+		fprintf(stderr, "vigil: 'config' is not a command: settings come from "
+				"/etc/vigil/vigil.conf, --config FILE or -c SECTION.KEY=VALUE\n"
+				"See 'vigil help config' for every key.\n");
+		return EXIT_USAGE;
+	}
 	if (!c) {
 		const char *names[32];
 		size_t n = 0;

@@ -49,14 +49,15 @@ static int help_config(const char *cmd)
 	return EXIT_HEALTHY;
 }
 
-/* "vigil help CMD [SUB]" is "vigil CMD [SUB] --help", through the same dispatch. */
+/* "vigil help CMD [SUB...]" is "vigil CMD [SUB...] --help", through the same dispatch, so
+ * that both print the same page ("help fabric burnin plan" too). */
 static int help_for(int argc, char **argv)
 {
-	char *h[4];
+	char *h[8];
 	int n = 0;
-	h[n++] = argv[1];
-	if (argc >= 3 && !is_help_arg(argv[2]))
-		h[n++] = argv[2];
+	for (int i = 1; i < argc && n < (int)ARRAY_SIZE(h) - 2; i++)
+		if (!is_help_arg(argv[i]))
+			h[n++] = argv[i];
 	h[n++] = "--help";
 	h[n] = NULL;
 	if (!cmd_find(argv[1])) {
@@ -76,6 +77,50 @@ static int help_for(int argc, char **argv)
 	return cmd_dispatch(n, h);
 }
 
+/* text from column col, its words wrapped before column 80 and continued at col */
+static void print_wrapped(const char *text, size_t col)
+{
+	size_t at = col;
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, " ");
+		if (at > col && at + 1 + n > 79) {
+			printf("\n%*s", (int)col, "");
+			at = col;
+		} else if (at > col) {
+			putchar(' ');
+			at++;
+		}
+		printf("%.*s", (int)n, p);
+		at += n;
+		p += n;
+		p += strspn(p, " ");
+	}
+	putchar('\n');
+}
+
+/* Every command, its summary in one column; the subcommands on a line of their own below, so
+ * that a long list of them does not push the column out. */
+static void list_commands(void)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < cmd_table_nr; i++)
+		w = strlen(cmd_table[i].name) > w ? strlen(cmd_table[i].name) : w;
+	for (size_t i = 0; i < cmd_table_nr; i++) {
+		const struct cmd_def *c = &cmd_table[i];
+		printf("  %-*s  ", (int)w, c->name);
+		print_wrapped(c->summary, w + 4);
+		if (!c->subcommands)
+			continue;
+		struct strbuf subs = STRBUF_INIT;
+		strbuf_addstr(&subs, "subcommands:");
+		for (size_t j = 0; c->subcommands[j]; j++)
+			strbuf_addf(&subs, "%s%s", j ? " | " : " ", c->subcommands[j]);
+		printf("%*s", (int)w + 4, "");
+		print_wrapped(subs.buf, w + 4);
+		strbuf_release(&subs);
+	}
+}
+
 int cmd_help(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "config"))
@@ -88,15 +133,7 @@ int cmd_help(int argc, char **argv)
 	       "vigil keeps GPU training hosts honest: one verdict per host, findings with the\n"
 	       "action to take, and outputs for Slurm, Prometheus and node-problem-detector.\n\n"
 	       "Commands:\n");
-	for (size_t i = 0; i < cmd_table_nr; i++) {
-		const struct cmd_def *c = &cmd_table[i];
-		struct strbuf name = STRBUF_INIT;
-		strbuf_addstr(&name, c->name);
-		for (size_t j = 0; c->subcommands && c->subcommands[j]; j++)
-			strbuf_addf(&name, "%c%s", j ? '|' : ' ', c->subcommands[j]);
-		printf("  %-17s %s\n", name.buf, c->summary);
-		strbuf_release(&name);
-	}
+	list_commands();
 	/* what the flags say, in one sentence each */
 	static const struct {
 		unsigned flag;
@@ -112,13 +149,16 @@ int cmd_help(int argc, char **argv)
 		for (size_t i = 0; i < cmd_table_nr; i++)
 			if (cmd_table[i].flags & notes[k].flag)
 				strbuf_addf(&who, "%s%s", who.len ? ", " : "", cmd_table[i].name);
-		if (who.len)
-			printf("%s: %s.\n", who.buf, notes[k].what);
+		strbuf_addf(&who, ": %s.", notes[k].what);
+		if (who.len > strlen(notes[k].what) + 3)
+			print_wrapped(who.buf, 0);
 		strbuf_release(&who);
 	}
 	printf("\nExit status (every command):\n"
-	       "  0  healthy        1  unhealthy\n"
-	       "  2  usage error    3  could not tell (a check unknown or timed out, none failed)\n"
+	       "  0  healthy\n"
+	       "  1  unhealthy\n"
+	       "  2  usage error\n"
+	       "  3  could not tell (a check unknown or timed out, none failed)\n"
 	       "\nSee 'vigil help <command>', 'man vigil' or 'man vigil-<command>'.\n");
 	return EXIT_HEALTHY;
 }

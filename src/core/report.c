@@ -2,6 +2,7 @@
 #include "report.h"
 #include "../lib/prom.h"
 
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -462,9 +463,78 @@ void report_verdict_line(const struct report *r, struct strbuf *out, bool color)
 	strbuf_addch(out, '\n');
 }
 
+/*
+ * The width the table is to fit: COLUMNS when set to a number (as ls and git honour it), else
+ * the terminal's width when stdout is one; 0, no limit, otherwise, so a script that reads the
+ * table through a pipe gets every word (the JSON has everything in any case).
+ */
+static size_t table_width(void)
+{
+	const char *e = getenv("COLUMNS");
+	char *end;
+	if (e && *e) {
+		unsigned long v = strtoul(e, &end, 10);
+		if (!*end && v >= 40 && v <= 10000)
+			return v;
+	}
+	struct winsize ws;
+	if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 0;
+}
+
+/* Terminal columns of s[0..n): a character each, colour escapes (ESC [ ... m) none. */
+static size_t text_cols(const char *s, size_t n)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\033') {
+			while (i < n && s[i] != 'm')
+				i++;
+			continue;
+		}
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
+	return c;
+}
+
+/* text, made safe to print, with at most max columns: a longer one is cut with an ellipsis. */
+static void add_fitted(struct strbuf *out, const char *text, size_t max)
+{
+	struct strbuf t = STRBUF_INIT;
+	strbuf_add_clean(&t, text);
+	size_t cols = text_cols(t.buf, t.len);
+	if (max && cols > max) {
+		size_t keep = max > 1 ? max - 1 : 0, i = 0;
+		for (size_t c = 0; i < t.len; i++) {
+			if (((unsigned char)t.buf[i] & 0xc0) != 0x80 && c++ == keep)
+				break;
+		}
+		strbuf_setlen(&t, i);
+		strbuf_rtrim(&t);
+		strbuf_addstr(&t, "\u2026");
+	}
+	strbuf_add(out, t.buf, t.len);
+	strbuf_release(&t);
+}
+
+/* message and its "  -> ACTION" after the part of the line from start, within width columns
+ * (0: any width); the action is what the reader acts on, so the message gives way. */
+static void add_summary(struct strbuf *out, size_t start, const char *message, enum action action,
+			size_t width)
+{
+	char act[64] = "";
+	if (action != ACTION_NONE)
+		snprintf(act, sizeof(act), "  -> %s", action_name(action));
+	size_t used = text_cols(out->buf + start, out->len - start) + strlen(act);
+	add_fitted(out, message, !width ? 0 : used + 8 < width ? width - used : 8);
+	strbuf_addstr(out, act);
+}
+
 void report_table(const struct report *r, struct strbuf *out, bool color, bool verbose)
 {
 	char ts[32];
+	size_t width = table_width();
 	iso_time(r->time, ts, sizeof(ts));
 	strbuf_addstr(out, "vigil check on ");
 	strbuf_add_clean(out, r->host);
@@ -479,23 +549,20 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 			if (s && s->status == w->status)
 				w = s;
 		}
-		size_t at = out->len;
+		size_t line = out->len, at = out->len;
 		strbuf_add_clean(out, c->name);
 		strbuf_addf(out, "%*s", out->len - at < 11 ? (int)(11 - (out->len - at)) : 0, "");
 		strbuf_addch(out, ' ');
 		add_status(out, c->status, color, 8);
 		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
 		if (c->error) {
-			strbuf_add_clean(out, c->error);
-			strbuf_addf(out, "  -> %s",
-				    action_name(c->action != ACTION_NONE
-							? c->action
-							: unknown_action(c->name, c->error)));
+			add_summary(out, line, c->error,
+				    c->action != ACTION_NONE ? c->action
+							     : unknown_action(c->name, c->error),
+				    width);
 			w = NULL;
 		} else if (w) {
-			strbuf_add_clean(out, w->message);
-			if (w->action != ACTION_NONE)
-				strbuf_addf(out, "  -> %s", action_name(w->action));
+			add_summary(out, line, w->message, w->action, width);
 		}
 		strbuf_addch(out, '\n');
 		for (size_t j = 0; j < c->nr; j++) {
@@ -504,15 +571,35 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 				     f->status == STATUS_UNKNOWN || verbose;
 			if (!shown || f == w)
 				continue;
+			size_t fl = out->len;
 			strbuf_addstr(out, "    ");
 			add_status(out, f->status, color, 7);
 			strbuf_addch(out, ' ');
-			strbuf_add_clean(out, f->message);
-			if (f->action != ACTION_NONE)
-				strbuf_addf(out, "  -> %s", action_name(f->action));
+			add_summary(out, fl, f->message, f->action, width);
 			strbuf_addch(out, '\n');
 		}
 	}
 	strbuf_addch(out, '\n');
-	report_verdict_line(r, out, color);
+	struct strbuf v = STRBUF_INIT;
+	report_verdict_line(r, &v, color);
+	strbuf_setlen(&v, v.len - 1);
+	if (width && text_cols(v.buf, v.len) > width) {
+		/* the reason, cut: "verdict: unhealthy  (...)" keeps its verdict word */
+		size_t keep = 0, c = 0;
+		for (; keep < v.len && c < width - 1; keep++) {
+			if (v.buf[keep] == '\033') {
+				while (keep < v.len && v.buf[keep] != 'm')
+					keep++;
+				continue;
+			}
+			c += ((unsigned char)v.buf[keep] & 0xc0) != 0x80;
+		}
+		while (keep < v.len && ((unsigned char)v.buf[keep] & 0xc0) == 0x80)
+			keep++;
+		strbuf_setlen(&v, keep);
+		strbuf_addstr(&v, "\u2026");
+	}
+	strbuf_addch(&v, '\n');
+	strbuf_add(out, v.buf, v.len);
+	strbuf_release(&v);
 }

@@ -1076,3 +1076,168 @@ TEST(check_refuses_a_state_dir_another_user_controls)
 	strbuf_release(&open_dir);
 	strbuf_release(&sticky);
 }
+
+#include "../../src/cmd/completion.h" /* comp_table: every command path, for the help tests */
+
+/* Terminal columns of a line: one a character (UTF-8 lead bytes), none for colour escapes. */
+static size_t line_cols(const char *s, size_t n)
+{
+	size_t c = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\033') {
+			while (i < n && s[i] != 'm')
+				i++;
+			continue;
+		}
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	}
+	return c;
+}
+
+static size_t widest_line(const char *text)
+{
+	size_t w = 0;
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		size_t c = line_cols(p, n);
+		w = c > w ? c : w;
+		p += n;
+		p += *p == '\n';
+	}
+	return w;
+}
+
+/* 'vigil help': every summary starts in one column, subcommands and all, within 80 columns
+ * (it broke at 'diagnose steps|stragglers|...' and 'fabric ufm|links|burnin'). */
+TEST(cli_help_columns_line_up)
+{
+	const char *args[] = { "help", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 0);
+	const char *p = strstr(c.out.buf, "Commands:\n");
+	CHECK(p != NULL);
+	size_t col = 0, rows = 0;
+	for (p = p ? p + 10 : ""; *p && *p != '\n';) {
+		size_t n = strcspn(p, "\n");
+		size_t at = strspn(p, " ");
+		if (at == 2) {
+			/* a command row: the name, then the summary's column */
+			at += strcspn(p + at, " ");
+			at += strspn(p + at, " ");
+			rows++;
+		}
+		if (!col)
+			col = at;
+		CHECK_MSG(at == col, "column %zu, not %zu, in: %.*s", at, col, (int)n, p);
+		p += n;
+		p += *p == '\n';
+	}
+	CHECK_INT((int)rows, (int)cmd_table_nr);
+	CHECK_CONTAINS(c.out.buf, "steps | stragglers | logs | hang");
+	CHECK_MSG(widest_line(c.out.buf) <= 80, "a line of %zu columns:\n%s",
+		  widest_line(c.out.buf), c.out.buf);
+	child_release(&c);
+}
+
+/* 'vigil help A B C' is the page of 'vigil A B C --help', to every depth ('help fabric burnin
+ * plan' printed the generic fabric page). */
+TEST(cli_help_of_a_sub_subcommand_is_its_own_page)
+{
+	size_t deep = 0;
+	for (size_t i = 0; i < comp_table_nr; i++) {
+		const char *path = comp_table[i].path;
+		const char *sp = strchr(path, ' ');
+		if (!sp || !strchr(sp + 1, ' '))
+			continue;
+		deep++;
+		char buf[128];
+		const char *words[8];
+		size_t n = 0;
+		strlcpy_v(buf, path, sizeof(buf));
+		words[n++] = "help";
+		for (char *w = buf; *w && n < 6;) {
+			words[n++] = w;
+			w += strcspn(w, " ");
+			if (*w)
+				*w++ = '\0';
+		}
+		words[n] = NULL;
+		struct child via, direct;
+		test_run_vigil(&via, words, NULL);
+		words[n++] = "--help";
+		words[n] = NULL;
+		test_run_vigil(&direct, words + 1, NULL);
+		CHECK_INT(via.exit_code, 0);
+		CHECK_INT(direct.exit_code, 0);
+		CHECK_MSG(!strcmp(via.out.buf, direct.out.buf), "'vigil help %s' is not 'vigil %s "
+			  "--help':\n%s\n---\n%s", path, path, via.out.buf, direct.out.buf);
+		child_release(&via);
+		child_release(&direct);
+	}
+	CHECK(deep >= 3);
+	const char *plan[] = { "help", "fabric", "burnin", "plan", NULL };
+	struct child c;
+	test_run_vigil(&c, plan, NULL);
+	CHECK(starts_with(c.out.buf, "usage: vigil fabric burnin plan"));
+	child_release(&c);
+}
+
+/* 'config' is a help topic, not a command: asking it for help says where help is. */
+TEST(cli_config_is_a_help_topic_not_a_command)
+{
+	const char *args[] = { "config", "--help", NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "'config' is not a command");
+	CHECK_CONTAINS(c.err.buf, "-c SECTION.KEY=VALUE");
+	CHECK_CONTAINS(c.err.buf, "'vigil help config'");
+	child_release(&c);
+	const char *help[] = { "help", "config", NULL };
+	test_run_vigil(&c, help, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "kernel.window");
+	child_release(&c);
+}
+
+/* The table fits COLUMNS, cutting summaries with an ellipsis but keeping the action; without
+ * a terminal and without COLUMNS nothing is cut (a script reads every word). */
+TEST(cli_check_table_fits_columns)
+{
+	const char *dir = test_tmpdir();
+	const char *args[] = { "check", "--root", dir, "--verbose", NULL };
+	const char *wide[] = { "COLUMNS=", NULL };
+	struct child c;
+	test_run_vigil(&c, args, wide);
+	size_t full = widest_line(c.out.buf);
+	CHECK_MSG(full > 80, "no line over 80 columns to cut:\n%s", c.out.buf);
+	CHECK_NOT_CONTAINS(c.out.buf, "\xe2\x80\xa6");
+	struct strbuf uncut = STRBUF_INIT;
+	strbuf_add(&uncut, c.out.buf, c.out.len);
+	int code = c.exit_code;
+	child_release(&c);
+	const char *cols[][2] = { { "COLUMNS=80", NULL }, { "COLUMNS=120", NULL } };
+	const size_t limit[] = { 80, 120 };
+	for (size_t i = 0; i < ARRAY_SIZE(cols); i++) {
+		test_run_vigil(&c, args, cols[i]);
+		CHECK_INT(c.exit_code, code);
+		CHECK_MSG(widest_line(c.out.buf) <= limit[i], "%s: a line of %zu columns:\n%s",
+			  cols[i][0], widest_line(c.out.buf), c.out.buf);
+		if (full > limit[i])
+			CHECK_CONTAINS(c.out.buf, "\xe2\x80\xa6");
+		CHECK_CONTAINS(c.out.buf, "verdict: ");
+		/* the actions stay whole */
+		CHECK_INT((int)(strstr(c.out.buf, "-> ") ? 1 : 0),
+			  (int)(strstr(uncut.buf, "-> ") ? 1 : 0));
+		child_release(&c);
+	}
+	/* colour escapes take no columns */
+	const char *color[] = { "check", "--root", dir, "--verbose", "--color", "always", NULL };
+	const char *c80[] = { "COLUMNS=80", NULL };
+	test_run_vigil(&c, color, c80);
+	CHECK(strchr(c.out.buf, '\033'));
+	CHECK(widest_line(c.out.buf) <= 80);
+	child_release(&c);
+	strbuf_release(&uncut);
+}
