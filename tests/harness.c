@@ -305,6 +305,8 @@ int main(int argc, char **argv)
 	int counts[3] = { 0, 0, 0 }; /* passed, failed, skipped: run_one's 0, 1, 2 */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	/* tables fit COLUMNS (or a terminal): the tests read whole lines unless one sets it */
+	unsetenv("COLUMNS");
 	/* a runner started in the background by a shell inherits SIGINT and SIGQUIT ignored, and
 	 * vigil keeps a signal its caller ignored (as nohup asks): the tests that send them need
 	 * the default, whatever started the runner */
