@@ -99,6 +99,12 @@ int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf 
  * the kept baseline while it is under STATEFILE_BASELINE_S old, else this reading. */
 void ib_state_apply(struct ib_readings *r, const char *text);
 void ib_state_format(const struct ib_readings *r, struct strbuf *out);
+/* (infiniband_state.c) Set r->now/boot and read the kept reading from ctx->state_dir into the
+ * ports (gather calls it) / keep what the next run compares with (a "state" warning when it
+ * cannot be written). */
+void ib_state_load(const struct check_ctx *ctx, struct ib_readings *r);
+void ib_state_save(const struct check_ctx *ctx, const struct ib_readings *r,
+		   struct check_result *res);
 /* Pure: findings for the readings. */
 void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		 struct check_result *res);

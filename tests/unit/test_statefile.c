@@ -375,3 +375,52 @@ TEST(infiniband_rise_json_has_delta_seconds_rate)
 	strbuf_release(&root);
 	strbuf_release(&out);
 }
+
+/* Through the binary: a reading from another boot (its "@boot" is not this /proc/stat btime) is
+ * a new baseline, said so; the same reading of this boot is compared. */
+TEST(infiniband_reading_of_another_boot_is_a_new_baseline)
+{
+	const char *tmp = test_tmpdir();
+	const char *port = "root/sys/class/infiniband/mlx5_0/ports/1/";
+	struct strbuf rel = STRBUF_INIT, state = STRBUF_INIT, root = STRBUF_INIT, text = STRBUF_INIT;
+	static const char *const files[][2] = {
+		{ "state", "4: ACTIVE\n" },		{ "phys_state", "5: LinkUp\n" },
+		{ "rate", "400 Gb/sec (4X NDR)\n" },	{ "link_layer", "InfiniBand\n" },
+		{ "counters/symbol_error", "4010\n" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		strbuf_reset(&rel);
+		strbuf_addf(&rel, "%s%s", port, files[i][0]);
+		test_write(tmp, rel.buf, files[i][1]);
+	}
+	/* the kernel's line shape (fs/proc/stat.c show_stat: "btime %llu") */
+	test_write(tmp, "root/proc/stat", "cpu  8113 12 4021 990233 310 0 77 0 0 0\n"
+					  "intr 51123 0 9 0\nctxt 880121\nbtime 1733200000\n"
+					  "processes 4410\nprocs_running 2\nprocs_blocked 0\n");
+	strbuf_addf(&root, "%s/root", tmp);
+	strbuf_addf(&state, "%s/state", tmp);
+	for (int same = 0; same < 2; same++) {
+		strbuf_reset(&text);
+		strbuf_addf(&text, "# vigil infiniband counters\nmlx5_0 1 symbol_error 10\n"
+				   "@time %.0f\n@boot %s\n",
+			    (double)time(NULL) - 300, same ? "1733200001" : "1733100000");
+		test_write(tmp, "state/infiniband.state", text.buf);
+		const char *args[] = { "check", "--root", root.buf, "--only", "infiniband",
+				       "--state-dir", state.buf, NULL };
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		if (!same) {
+			CHECK_MSG(c.exit_code == 0, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+			CHECK_CONTAINS(c.out.buf, "new baseline: the last reading is from another boot");
+			CHECK_NOT_CONTAINS(c.out.buf, "+4000");
+		} else {
+			CHECK_INT(c.exit_code, 1);
+			CHECK_CONTAINS(c.out.buf, "symbol_error +4000 in 5 min");
+		}
+		child_release(&c);
+	}
+	strbuf_release(&rel);
+	strbuf_release(&state);
+	strbuf_release(&root);
+	strbuf_release(&text);
+}
