@@ -6,8 +6,10 @@
  *     picks the status and the action;
  *   - rate against infiniband.rate, or by default against the fastest port of the host, so that
  *     one port that came up at HDR among NDR ports stands out;
- *   - error counters: absolute values mean little (they count since the last reset), rises do.
- *     The last reading is kept in STATE_DIR/infiniband.state and each run compares with it.
+ *   - error counters: absolute values mean little (they count since the last reset), rises do,
+ *     and a rise means nothing without the time it took. A reading and its time are kept in
+ *     STATE_DIR/infiniband.state (kept as the baseline for up to an hour, statefile.h); each run
+ *     says a rise as "+4000 in 5 min (48,000/h)" and judges it as a rate.
  *
  * Ethernet (RoCE) ports are left out unless infiniband.include-ethernet is set or infiniband.hcas
  * names them: a front-end Ethernet NIC with an unplugged spare port must not drain a host.
@@ -161,60 +163,6 @@ static void read_port(const struct fsroot *root, struct ib_port *p)
 	strbuf_release(&err);
 }
 
-#define IB_STATE_KIND "infiniband"
-
-static void counter_name(struct strbuf *out, const struct ib_port *p, int c)
-{
-	strbuf_reset(out);
-	strbuf_addf(out, "%s %u %s", p->hca, p->port, ib_counters[c].name);
-}
-
-static void apply_set(struct ib_readings *r, const struct counter_set *set)
-{
-	struct strbuf name = STRBUF_INIT;
-	for (size_t i = 0; i < r->nr; i++)
-		for (int c = 0; c < IBC__COUNT; c++) {
-			counter_name(&name, &r->ports[i], c);
-			r->ports[i].have_prev[c] =
-				counter_set_get(set, name.buf, &r->ports[i].prev[c]);
-		}
-	strbuf_release(&name);
-}
-
-static void readings_set(const struct ib_readings *r, struct counter_set *set)
-{
-	struct strbuf name = STRBUF_INIT;
-	for (size_t i = 0; i < r->nr; i++)
-		for (int c = 0; c < IBC__COUNT; c++)
-			if (r->ports[i].have[c]) {
-				counter_name(&name, &r->ports[i], c);
-				counter_set_add(set, name.buf, r->ports[i].counter[c]);
-			}
-	strbuf_release(&name);
-}
-
-void ib_state_apply(struct ib_readings *r, const char *text)
-{
-	struct counter_set set = COUNTER_SET_INIT;
-	if (statefile_parse(IB_STATE_KIND, text, strlen(text), &set, NULL) == 0)
-		apply_set(r, &set);
-	counter_set_release(&set);
-}
-
-void ib_state_format(const struct ib_readings *r, struct strbuf *out)
-{
-	struct counter_set set = COUNTER_SET_INIT;
-	readings_set(r, &set);
-	statefile_format(IB_STATE_KIND, &set, out);
-	counter_set_release(&set);
-}
-
-static void state_path(const struct check_ctx *ctx, struct strbuf *out)
-{
-	strbuf_reset(out);
-	strbuf_addf(out, "%s/%s", ctx->state_dir, IB_STATE_FILE);
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -273,32 +221,16 @@ static void gather_hca(const struct fsroot *root, struct ib_readings *r, const c
 int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf *err)
 {
 	struct strlist hcas = STRLIST_INIT;
-	struct strbuf path = STRBUF_INIT;
 	int ret = -1;
 	int lr = fsroot_list(ctx->root, IB_CLASS_DIR, &hcas, err);
 	if (lr < 0)
 		goto out;
 	for (size_t i = 0; i < hcas.nr; i++)
 		gather_hca(ctx->root, r, hcas.items[i]);
-	if (ctx->state_dir) {
-		struct counter_set set = COUNTER_SET_INIT;
-		struct strbuf why = STRBUF_INIT;
-		r->state_dir = true;
-		state_path(ctx, &path);
-		int sr = statefile_load(path.buf, IB_STATE_KIND, &set, NULL, &why);
-		if (sr == STATEFILE_LOADED) {
-			r->have_state = true;
-			apply_set(r, &set);
-		} else if (sr == STATEFILE_UNUSABLE) {
-			strlcpy_v(r->state_error, why.buf, sizeof(r->state_error));
-		}
-		counter_set_release(&set);
-		strbuf_release(&why);
-	}
+	ib_state_load(ctx, r);
 	ret = 0;
 out:
 	strlist_release(&hcas);
-	strbuf_release(&path);
 	return ret;
 }
 
@@ -487,12 +419,16 @@ static bool eval_rate(const struct ib_port *p, const char *dev, double want,
 	return bad;
 }
 
-/* Counter rises since the last run. Returns true when something was reported. */
-static bool eval_counters(const struct ib_port *p, const char *dev, const struct ib_options *opt,
-			  struct check_result *res, size_t *resets)
+/*
+ * Counter rises since the kept reading, said with their time base. link_downed alarms on any
+ * rise of link-downed-threshold (a link that went down once is news however long ago); the
+ * others on a rate (statefile.h rate_alarms()). Returns true when something was reported.
+ */
+static bool eval_counters(const struct ib_port *p, const char *dev, double secs,
+			  const struct ib_options *opt, struct check_result *res, size_t *resets)
 {
 	bool bad = false;
-	struct strbuf sat = STRBUF_INIT;
+	struct strbuf sat = STRBUF_INIT, rate = STRBUF_INIT;
 	for (int c = 0; c < IBC__COUNT; c++) {
 		const struct ib_counter_def *d = &ib_counters[c];
 		if (!p->have[c])
@@ -509,16 +445,30 @@ static bool eval_counters(const struct ib_port *p, const char *dev, const struct
 			continue;
 		}
 		uint64_t rise = p->counter[c] - p->prev[c];
-		uint64_t limit = c == IBC_LINK_DOWNED ? opt->link_downed_threshold : opt->threshold;
-		if (!rise || rise < limit)
+		double per_hour = c == IBC_SYMBOL_ERROR ? opt->symbol_error_rate : opt->error_rate;
+		bool alarm = c == IBC_LINK_DOWNED ? rise && rise >= opt->link_downed_threshold
+						  : rate_alarms(rise, secs, per_hour, opt->min_rise);
+		if (!alarm)
 			continue;
+		strbuf_reset(&rate);
+		rate_format(&rate, rise, secs);
 		struct finding *f = result_add(res, d->fails ? STATUS_FAIL : STATUS_WARN, d->action,
-					       d->name, dev, "%s: %s +%llu since the last run (%s)",
-					       dev, d->name, (unsigned long long)rise, d->meaning);
+					       d->name, dev, "%s: %s %s: %s", dev, d->name, rate.buf,
+					       d->meaning);
+		finding_detail_num(f, "delta", (double)rise);
 		finding_detail_num(f, "rise", (double)rise);
+		if (secs >= 0)
+			finding_detail_num(f, "seconds", secs);
+		if (secs >= 1)
+			finding_detail_num(f, "rate_per_hour", rate_per_hour(rise, secs));
 		finding_detail_num(f, "value", (double)p->counter[c]);
 		finding_detail_num(f, "previous", (double)p->prev[c]);
-		finding_detail_num(f, "threshold", (double)limit);
+		if (c == IBC_LINK_DOWNED) {
+			finding_detail_num(f, "threshold", (double)opt->link_downed_threshold);
+		} else {
+			finding_detail_num(f, "threshold_per_hour", per_hour);
+			finding_detail_num(f, "min_rise", (double)opt->min_rise);
+		}
 		bad = true;
 	}
 	if (sat.len) {
@@ -531,6 +481,7 @@ static bool eval_counters(const struct ib_port *p, const char *dev, const struct
 		bad = true;
 	}
 	strbuf_release(&sat);
+	strbuf_release(&rate);
 	return bad;
 }
 
@@ -600,7 +551,7 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		no_counters += !any;
 		if (eval_unreadable_counters(p, dev.buf, res))
 			port_bad = true;
-		if (eval_counters(p, dev.buf, opt, res, &resets))
+		if (eval_counters(p, dev.buf, r->age, opt, res, &resets))
 			port_bad = true;
 		bad += port_bad;
 	}
@@ -639,15 +590,26 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 			finding_detail_num(f, "ignored", (double)ignored);
 		goto out;
 	}
-	const char *counters = "steady since the last run";
-	if (no_counters == checked)
-		counters = "none (the driver shows no counters)";
-	else if (!r->state_dir)
-		counters = "not compared (no state directory)";
-	else if (!r->have_state || new_ports == checked)
-		counters = "first reading saved";
+	struct strbuf cb = STRBUF_INIT;
+	if (no_counters == checked) {
+		strbuf_addstr(&cb, "none (the driver shows no counters)");
+	} else if (!r->state_dir) {
+		strbuf_addstr(&cb, "not compared (no state directory)");
+	} else if (r->have_state && r->base != BASE_OK) {
+		statefile_base_describe(r->base, r->age, &cb);
+	} else if (!r->have_state || new_ports == checked) {
+		statefile_base_describe(BASE_FIRST, -1, &cb);
+	} else {
+		strbuf_addstr(&cb, "steady since the last run");
+		if (r->age >= 1) {
+			strbuf_addstr(&cb, " (");
+			statefile_span(&cb, r->age);
+			strbuf_addstr(&cb, " ago)");
+		}
+	}
+	const char *counters = cb.buf;
 	if (bad >= checked)
-		goto out; /* every port has a finding of its own */
+		goto out_cb; /* every port has a finding of its own */
 	if (bad) {
 		f = result_add(res, STATUS_OK, ACTION_NONE, "summary", "",
 			       "%zu of %zu ports without problems", checked - bad, checked);
@@ -671,8 +633,12 @@ void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		finding_detail_num(f, "ethernet_left_out", (double)ethernet);
 	if (resets)
 		finding_detail_num(f, "counters_reset", (double)resets);
+	if (r->state_dir && r->age >= 0 && r->base == BASE_OK)
+		finding_detail_num(f, "seconds", r->age);
 	if (no_counters && no_counters < checked)
 		finding_detail_num(f, "ports_without_counters", (double)no_counters);
+out_cb:
+	strbuf_release(&cb);
 out:
 	strbuf_release(&dev);
 }
@@ -692,6 +658,7 @@ static void load_patterns(const struct config *cfg, const char *key, struct strl
 
 int ib_options_load(const struct config *cfg, struct ib_options *opt, struct strbuf *err)
 {
+	uint64_t old = 10;
 	memset(opt, 0, sizeof(*opt));
 	load_patterns(cfg, "hcas", &opt->hcas);
 	load_patterns(cfg, "ignore", &opt->ignore);
@@ -699,14 +666,24 @@ int ib_options_load(const struct config *cfg, struct ib_options *opt, struct str
 			    err) < 0 ||
 	    config_get_double(cfg, "infiniband", "rate", 0, &opt->rate, err) < 0 ||
 	    config_get_u64(cfg, "infiniband", "count", 0, &opt->count, err) < 0 ||
-	    config_get_u64(cfg, "infiniband", "counter-threshold", 10, &opt->threshold, err) < 0 ||
+	    config_get_u64(cfg, "infiniband", "counter-threshold", 10, &old, err) < 0 ||
+	    config_get_double(cfg, "infiniband", "error-rate", (double)old, &opt->error_rate,
+			      err) < 0 ||
+	    config_get_double(cfg, "infiniband", "symbol-error-rate", opt->error_rate,
+			      &opt->symbol_error_rate, err) < 0 ||
+	    config_get_u64(cfg, "infiniband", "min-rise", 5, &opt->min_rise, err) < 0 ||
 	    config_get_u64(cfg, "infiniband", "link-downed-threshold", 1,
 			   &opt->link_downed_threshold, err) < 0)
 		return -1;
+	/* counter-threshold (a rise per run, before rates) is read as the same number per hour:
+	 * within the hour the baseline is kept, that is the same rise */
+	if (!(opt->error_rate > 0) || !isfinite(opt->error_rate) ||
+	    !(opt->symbol_error_rate > 0) || !isfinite(opt->symbol_error_rate))
+		return error_set(err, "infiniband: error rates are errors per hour, above 0");
 	if (opt->rate < 0 || !isfinite(opt->rate))
 		return error_set(err, "infiniband.rate wants Gb/s, not '%s'",
 				 config_get(cfg, "infiniband", "rate"));
-	if (!opt->threshold || !opt->link_downed_threshold)
+	if (!old || !opt->min_rise || !opt->link_downed_threshold)
 		return error_set(err, "infiniband: counter thresholds must be at least 1");
 	opt->count_set = config_get(cfg, "infiniband", "count") != NULL;
 	return 0;
@@ -728,7 +705,6 @@ int check_infiniband_run(const struct check_ctx *ctx, struct check_result *res, 
 {
 	struct ib_readings r;
 	struct ib_options opt;
-	struct strbuf path = STRBUF_INIT, werr = STRBUF_INIT;
 	int ret = -1;
 	memset(&r, 0, sizeof(r));
 	if (ib_options_load(ctx->cfg, &opt, err) < 0)
@@ -739,20 +715,10 @@ int check_infiniband_run(const struct check_ctx *ctx, struct check_result *res, 
 	if (r.state_error[0])
 		result_add(res, STATUS_WARN, ACTION_NONE, "state", "",
 			   "no previous counter reading: %s (a new one is kept)", r.state_error);
-	if (ctx->state_dir && r.nr) {
-		struct counter_set set = COUNTER_SET_INIT;
-		readings_set(&r, &set);
-		state_path(ctx, &path);
-		if (statefile_save(path.buf, IB_STATE_KIND, &set, &werr) < 0)
-			result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "state", "",
-				   "cannot keep the counter reading: %s", werr.buf);
-		counter_set_release(&set);
-	}
+	ib_state_save(ctx, &r, res);
 	ret = 0;
 out:
 	ib_options_release(&opt);
 	ib_readings_release(&r);
-	strbuf_release(&path);
-	strbuf_release(&werr);
 	return ret;
 }

@@ -6,6 +6,7 @@
 #define VIGIL_CHECK_INFINIBAND_H
 
 #include "check.h"
+#include "../lib/statefile.h"
 #include "../lib/strlist.h"
 
 #define IB_STATE_FILE "infiniband.state"
@@ -61,6 +62,10 @@ struct ib_readings {
 	size_t nr, alloc;
 	bool state_dir;  /* a state directory exists */
 	bool have_state; /* it held a previous reading */
+	enum statefile_base base; /* what that reading is worth (BASE_FIRST when none) */
+	double age;      /* seconds since it was taken (-1: unknown) */
+	double base_time; /* when it was taken, to keep it as the baseline (0: unknown) */
+	double now, boot; /* this run's time and the host's boot time (-1: unknown) */
 	char state_error[256]; /* why the state file was not usable ("" when it was or is absent) */
 };
 
@@ -71,8 +76,10 @@ struct ib_options {
 	double rate;             /* expected Gb/s for InfiniBand ports; 0: the highest seen */
 	uint64_t count;          /* expected active ports */
 	bool count_set;
-	uint64_t threshold;      /* rise that counts, per run */
-	uint64_t link_downed_threshold;
+	double error_rate;       /* per hour: a rise of this within an hour, or this rate longer */
+	double symbol_error_rate; /* the same for symbol_error */
+	uint64_t min_rise;       /* a smaller rise never alarms, whatever its rate */
+	uint64_t link_downed_threshold; /* a count: any such rise alarms, however slow */
 };
 
 /* "4: ACTIVE" -> 4; -1 when there is no leading number. */
@@ -86,10 +93,18 @@ bool ib_parse_rate(const char *s, double *gbps);
 
 /* Read every port (and the last reading from ctx->state_dir). 0, or -1 with *err. */
 int ib_gather(const struct check_ctx *ctx, struct ib_readings *r, struct strbuf *err);
-/* The state file (statefile.h, kind "infiniband", names "HCA PORT COUNTER"): parse its text
- * into the ports' prev values (nothing when it is not such a file) / format the readings. */
+/* The state file (statefile.h, kind "infiniband", names "HCA PORT COUNTER", and its time base
+ * "@time"/"@boot"): parse its text into the ports' prev values and r->base/age against r->now
+ * and r->boot (nothing when it is not such a file) / format what the next run compares with:
+ * the kept baseline while it is under STATEFILE_BASELINE_S old, else this reading. */
 void ib_state_apply(struct ib_readings *r, const char *text);
 void ib_state_format(const struct ib_readings *r, struct strbuf *out);
+/* (infiniband_state.c) Set r->now/boot and read the kept reading from ctx->state_dir into the
+ * ports (gather calls it) / keep what the next run compares with (a "state" warning when it
+ * cannot be written). */
+void ib_state_load(const struct check_ctx *ctx, struct ib_readings *r);
+void ib_state_save(const struct check_ctx *ctx, const struct ib_readings *r,
+		   struct check_result *res);
 /* Pure: findings for the readings. */
 void ib_evaluate(const struct ib_readings *r, const struct ib_options *opt,
 		 struct check_result *res);

@@ -31,6 +31,9 @@ static void readings_set(const struct pcie_readings *r, struct counter_set *set)
 	for (size_t i = 0; i < r->nr; i++)
 		if (r->devs[i].aer_nonfatal.present)
 			counter_set_add(set, r->devs[i].bdf, r->devs[i].aer_nonfatal.total);
+	/* any rise warns, so each run's reading is the next baseline (none kept for an hour) */
+	if (set->nr)
+		statefile_stamp(set, r->now, r->boot);
 }
 
 void pcie_state_format(const struct pcie_readings *r, struct strbuf *out)
@@ -55,15 +58,25 @@ int pcie_gather(const struct check_ctx *ctx, struct pcie_readings *r, struct str
 		PCI_MASK(PCI_KIND_GPU) | PCI_MASK(PCI_KIND_NVSWITCH) | PCI_MASK(PCI_KIND_NIC);
 	if (pci_find(ctx->root, kinds, true, &r->devs, &r->nr, &r->alloc, err) < 0)
 		goto out;
+	r->now = ctx->now;
+	r->boot = -1;
+	r->age = -1;
+	r->base = BASE_FIRST;
+	strbuf_reset(&sb);
+	if (fsroot_read(ctx->root, "/proc/stat", &sb, 1 << 16, err) == READ_OK)
+		statefile_parse_btime(sb.buf, &r->boot);
+	strbuf_reset(err); /* no boot time: boots are told apart by totals that went back */
 	if (ctx->state_dir) {
 		struct strbuf why = STRBUF_INIT;
+		double mtime = -1;
 		r->state_dir = true;
 		state_path(ctx, &sb);
 		counter_set_release(&r->prev);
-		int sr = statefile_load(sb.buf, PCIE_STATE_KIND, &r->prev, NULL, &why);
-		if (sr == STATEFILE_LOADED)
-			r->have_prev = true;
-		else if (sr == STATEFILE_UNUSABLE)
+		int sr = statefile_load(sb.buf, PCIE_STATE_KIND, &r->prev, &mtime, &why);
+		r->base = statefile_base(&r->prev, sr == STATEFILE_LOADED, mtime, r->now, r->boot,
+					 &r->age);
+		r->have_prev = r->base == BASE_OK;
+		if (sr == STATEFILE_UNUSABLE)
 			strlcpy_v(r->state_error, why.buf, sizeof(r->state_error));
 		strbuf_release(&why);
 	}
@@ -245,12 +258,19 @@ static bool eval_aer(const struct pcie_readings *r, const struct pci_dev *d, con
 	bool have = r->have_prev && counter_set_get(&r->prev, d->bdf, &before);
 	if (d->aer_nonfatal.present && have && d->aer_nonfatal.total > before) {
 		uint64_t rise = d->aer_nonfatal.total - before;
+		struct strbuf rate = STRBUF_INIT;
+		rate_format(&rate, rise, r->age);
 		quote(&q, d->aer_nonfatal.nonzero);
 		f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "aer_nonfatal", dev,
-			       "%s: %llu new non-fatal PCIe error%s since the last run%s%s%s", dev,
-			       (unsigned long long)rise, rise == 1 ? "" : "s",
-			       q.len ? " (total " : "", q.buf, q.len ? ")" : "");
+			       "%s: non-fatal PCIe errors %s%s%s", dev, rate.buf,
+			       q.len ? "; total " : "", q.buf);
+		strbuf_release(&rate);
 		finding_detail(f, "bdf", "%s", d->bdf);
+		finding_detail_num(f, "delta", (double)rise);
+		if (r->age >= 0)
+			finding_detail_num(f, "seconds", r->age);
+		if (r->age >= 1)
+			finding_detail_num(f, "rate_per_hour", rate_per_hour(rise, r->age));
 		finding_detail_num(f, "aer_nonfatal", (double)d->aer_nonfatal.total);
 		finding_detail_num(f, "aer_nonfatal_before", (double)before);
 		bad = true;
@@ -343,12 +363,20 @@ void pcie_evaluate(const struct pcie_readings *r, const struct pcie_options *opt
 		finding_detail_num(f, "without_link_attributes", (double)t.no_link);
 	if (t.ignored)
 		finding_detail_num(f, "ignored", (double)t.ignored);
-	finding_detail(f, "aer", "%s",
-		       !t.aer ? "no AER counters (a VM, or AER off)"
-		       : !r->state_dir ? "fatal errors checked; no state directory, so rises in "
-					 "non-fatal errors are not tracked"
-		       : !r->have_prev ? "fatal errors checked; first non-fatal reading saved"
-				       : "fatal errors checked; non-fatal compared with the last run");
+	struct strbuf base = STRBUF_INIT;
+	statefile_base_describe(r->base, r->age, &base);
+	if (!t.aer)
+		finding_detail(f, "aer", "no AER counters (a VM, or AER off)");
+	else if (!r->state_dir)
+		finding_detail(f, "aer", "fatal errors checked; no state directory, so rises in "
+					 "non-fatal errors are not tracked");
+	else if (!r->have_prev)
+		finding_detail(f, "aer", "fatal errors checked; non-fatal: %s",
+			       base.len ? base.buf : "first reading; the next run compares");
+	else
+		finding_detail(f, "aer", "fatal errors checked; non-fatal compared with the last "
+					 "run");
+	strbuf_release(&base);
 out:
 	strbuf_release(&t.idle);
 	strbuf_release(&dev);

@@ -20,7 +20,11 @@ struct pcie_readings {
 	struct pci_dev *devs; /* GPUs, NVSwitches and NICs only, in BDF order */
 	size_t nr, alloc;
 	bool state_dir;       /* a state directory exists: the AER reading is kept */
-	bool have_prev;       /* a previous reading was found in it */
+	bool have_prev;       /* a previous reading was found in it and is a baseline (of this
+			       * boot, under a day old: statefile_base()) */
+	enum statefile_base base; /* what the kept reading is worth (BASE_FIRST when none) */
+	double age;           /* seconds since it was taken (-1: unknown) */
+	double now, boot;     /* this run's time and the host's boot time (<= 0: unknown) */
 	struct counter_set prev; /* the last run's non-fatal totals, named by BDF */
 	char state_error[256];   /* why the state file was not usable ("" when it was or is absent) */
 };

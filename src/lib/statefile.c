@@ -3,6 +3,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,4 +170,140 @@ int statefile_save(const char *path, const char *kind, const struct counter_set 
 	int ret = write_file_atomic(path, text.buf, text.len, 0644, err);
 	strbuf_release(&text);
 	return ret;
+}
+
+void statefile_stamp(struct counter_set *s, double time, double boot)
+{
+	counter_set_add(s, STATEFILE_TIME, time > 0 ? (uint64_t)time : 0);
+	if (boot > 0)
+		counter_set_add(s, STATEFILE_BOOT, (uint64_t)boot);
+}
+
+enum statefile_base statefile_base(const struct counter_set *prev, bool loaded, double mtime,
+				   double now, double boot, double *age)
+{
+	uint64_t t, b;
+	*age = -1;
+	if (!loaded)
+		return BASE_FIRST;
+	double when = counter_set_get(prev, STATEFILE_TIME, &t) ? (double)t : mtime;
+	if (when > 0 && now > 0)
+		*age = floor(now) - floor(when); /* whole seconds, as "@time" keeps them */
+	if (boot > 0 && counter_set_get(prev, STATEFILE_BOOT, &b) &&
+	    fabs((double)b - boot) > STATEFILE_BOOT_SLACK_S)
+		return BASE_OTHER_BOOT;
+	/* a reading from before this boot (an older file without "@boot") is of another boot */
+	if (boot > 0 && when > 0 && when < boot - STATEFILE_BOOT_SLACK_S)
+		return BASE_OTHER_BOOT;
+	if (*age > STATEFILE_MAX_AGE_S || (when > 0 && now > 0 && *age < -STATEFILE_BOOT_SLACK_S))
+		return BASE_STALE;
+	if (*age < 0 && when > 0 && now > 0)
+		*age = 0; /* a second or so of clock adjustment */
+	return BASE_OK;
+}
+
+/* "45 s", "5 min", "2.5 h", "3 days": how long, rounded as a person says it. */
+void statefile_span(struct strbuf *out, double secs)
+{
+	if (secs < 120)
+		strbuf_addf(out, "%.0f s", secs);
+	else if (secs < 2 * 3600)
+		strbuf_addf(out, "%.0f min", secs / 60);
+	else if (secs < 72 * 3600)
+		strbuf_addf(out, "%.3g h", secs / 3600);
+	else
+		strbuf_addf(out, "%.0f days", secs / 86400);
+}
+
+void statefile_base_describe(enum statefile_base b, double age, struct strbuf *out)
+{
+	switch (b) {
+	case BASE_FIRST:
+		strbuf_addstr(out, "first reading; the next run compares");
+		break;
+	case BASE_OTHER_BOOT:
+		strbuf_addstr(out, "new baseline: the last reading is from another boot");
+		break;
+	case BASE_STALE:
+		if (age < 0) {
+			strbuf_addstr(out, "new baseline: the last reading is dated after now "
+					   "(the clock moved back)");
+		} else {
+			strbuf_addstr(out, "new baseline: the last reading is ");
+			statefile_span(out, age);
+			strbuf_addstr(out, " old");
+		}
+		break;
+	case BASE_OK:
+		break;
+	}
+}
+
+double rate_per_hour(uint64_t delta, double secs)
+{
+	return secs > 0 ? (double)delta * 3600.0 / secs : -1;
+}
+
+/* 48000 -> "48,000"; under 100 with up to 3 significant digits ("1.5", "36") */
+static void add_rate(struct strbuf *out, double v)
+{
+	if (v < 100) {
+		strbuf_addf(out, "%.3g", v);
+		return;
+	}
+	char digits[32];
+	snprintf(digits, sizeof(digits), "%.0f", v);
+	size_t n = strlen(digits);
+	for (size_t i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			strbuf_addch(out, ',');
+		strbuf_addch(out, digits[i]);
+	}
+}
+
+void rate_format(struct strbuf *out, uint64_t delta, double secs)
+{
+	strbuf_addf(out, "+%llu ", (unsigned long long)delta);
+	if (secs < 0) {
+		strbuf_addstr(out, "since the last run (its time unknown)");
+		return;
+	}
+	if (secs < 1) {
+		strbuf_addstr(out, "in under a second"); /* no rate worth saying */
+		return;
+	}
+	strbuf_addstr(out, "in ");
+	statefile_span(out, secs);
+	strbuf_addstr(out, " (");
+	add_rate(out, rate_per_hour(delta, secs));
+	strbuf_addstr(out, "/h)");
+}
+
+bool rate_alarms(uint64_t delta, double secs, double per_hour, uint64_t min_rise)
+{
+	if (!delta || delta < min_rise)
+		return false;
+	if (secs < 0)
+		return (double)delta >= per_hour;
+	double span = secs > STATEFILE_BASELINE_S ? secs : STATEFILE_BASELINE_S;
+	return (double)delta * 3600.0 >= per_hour * span;
+}
+
+bool statefile_parse_btime(const char *stat_text, double *boot)
+{
+	const char *l = strncmp(stat_text, "btime ", 6) ? strstr(stat_text, "\nbtime ") : stat_text - 1;
+	if (!l)
+		return false;
+	l += 7;
+	size_t n = strspn(l, "0123456789");
+	char num[24];
+	uint64_t v;
+	if (!n || n >= sizeof(num) || (l[n] && l[n] != '\n'))
+		return false;
+	memcpy(num, l, n);
+	num[n] = '\0';
+	if (!parse_u64(num, &v) || !v)
+		return false;
+	*boot = (double)v;
+	return true;
 }

@@ -58,4 +58,57 @@ int statefile_load(const char *path, const char *kind, struct counter_set *out, 
 int statefile_save(const char *path, const char *kind, const struct counter_set *s,
 		   struct strbuf *err);
 
+/*
+ * The time base of a kept reading, so that a rise can be said as a rate ("+4000 in 5 min
+ * (48,000/h)"). Two entries beside the counters, named so that no check's counter name can be
+ * them: "@time", when the reading was taken (epoch seconds), and "@boot", the host's boot time
+ * then (/proc/stat btime; absent when unknown). A file without "@time" (vigil before rates) is
+ * dated by its modification time.
+ */
+#define STATEFILE_TIME "@time"
+#define STATEFILE_BOOT "@boot"
+/* A reading older than this is a new baseline, not compared: a day-old total says nothing of
+ * the rate now. */
+#define STATEFILE_MAX_AGE_S (24.0 * 3600)
+/* btime moves by a second or so as the clock is adjusted; another boot moves it by far more. */
+#define STATEFILE_BOOT_SLACK_S 60.0
+/* The baseline is kept (not replaced by each run's reading) until it is this old, as edac.c
+ * does: the agent runs every 30 s, and slow rates add up only over a longer span. */
+#define STATEFILE_BASELINE_S 3600.0
+
+/* The "btime N" line of /proc/stat's text: true and *boot, or false. */
+bool statefile_parse_btime(const char *stat_text, double *boot);
+/* Add "@time" (and "@boot" when boot > 0) to s. */
+void statefile_stamp(struct counter_set *s, double time, double boot);
+
+enum statefile_base {
+	BASE_OK,         /* a kept reading of this boot, at most STATEFILE_MAX_AGE_S old */
+	BASE_FIRST,      /* no kept reading: the first run */
+	BASE_STALE,      /* older than that, or dated after now: a new baseline */
+	BASE_OTHER_BOOT, /* taken in another boot: a new baseline */
+};
+/*
+ * Judge a loaded set (loaded false: none) as a baseline at now; boot: this boot's btime (<= 0:
+ * unknown, then not compared); mtime: the file's time, used when the set has no "@time" (< 0:
+ * unknown). *age: seconds since the kept reading (-1 unknown, then BASE_OK with no rate).
+ */
+enum statefile_base statefile_base(const struct counter_set *prev, bool loaded, double mtime,
+				   double now, double boot, double *age);
+/* What a baseline that is not compared means, for a summary: "first reading; the next run
+ * compares", "new baseline: the last reading is 30 h old", "... from another boot"; nothing
+ * for BASE_OK. age: as statefile_base() gave it. */
+void statefile_base_describe(enum statefile_base b, double age, struct strbuf *out);
+
+/* "45 s", "5 min", "2.5 h", "3 days": a span as a person says it. */
+void statefile_span(struct strbuf *out, double secs);
+/* delta over secs as a rate per hour (secs <= 0: -1, no rate). */
+double rate_per_hour(uint64_t delta, double secs);
+/* "+4000 in 5 min (48,000/h)"; "+4000 since the last run (its time unknown)" when secs < 0. */
+void rate_format(struct strbuf *out, uint64_t delta, double secs);
+/*
+ * Whether a rise alarms: at least min_rise, and per_hour within an hour or that rate over a
+ * longer span (a rise of 1 in 30 s is not 120/h of anything; secs < 0: per_hour as a count).
+ */
+bool rate_alarms(uint64_t delta, double secs, double per_hour, uint64_t min_rise);
+
 #endif

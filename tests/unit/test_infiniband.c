@@ -41,6 +41,14 @@ static void add(struct ib_readings *r, struct ib_port p)
 }
 
 /* Evaluate with "section.key=value" settings (NULL-terminated list or NULL). */
+static const char *detail(const struct finding *f, const char *key)
+{
+	for (size_t i = 0; f && i < f->nr_details; i++)
+		if (!strcmp(f->details[i].key, key))
+			return f->details[i].value;
+	return NULL;
+}
+
 static void eval(const struct ib_readings *r, const char *const *sets, struct check_result *res)
 {
 	struct config cfg;
@@ -100,7 +108,7 @@ TEST(ib_healthy_ports_one_ok_summary)
 
 	r.state_dir = true;
 	eval(&r, NULL, &res);
-	CHECK_CONTAINS(res.findings[0].message, "first reading saved");
+	CHECK_CONTAINS(res.findings[0].message, "first reading; the next run compares");
 	check_result_release(&res);
 	ib_readings_release(&r);
 }
@@ -212,7 +220,7 @@ TEST(ib_counter_rises_fail_warn_and_reset)
 	const struct finding *f = result_find(&res, "symbol_error", "mlx5_0 port 1");
 	CHECK(f);
 	CHECK_INT(f->action, ACTION_REPLACE_CABLE);
-	CHECK_CONTAINS(f->message, "symbol_error +10 since the last run");
+	CHECK_CONTAINS(f->message, "symbol_error +10 in under a second");
 	check_result_release(&res);
 	const char *high[] = { "infiniband.counter-threshold=50", NULL };
 	eval(&r, high, &res);
@@ -670,4 +678,140 @@ TEST_TIMEOUT(ib_blocking_sysfs_file_times_out_as_unknown, 60)
 	close(fd);
 	strbuf_release(&fifo);
 	strbuf_release(&state);
+}
+
+/* evaluate() with a time base: the rise over how long, and the rate it is judged by. */
+TEST(ib_counter_rise_is_a_rate_with_its_time)
+{
+	struct ib_readings r;
+	struct check_result res;
+	memset(&r, 0, sizeof(r));
+	r.state_dir = r.have_state = true;
+	r.age = 300;
+	struct ib_port p = mkport("mlx5_1", 1, 4, 5, 400);
+	for (int c = 0; c < IBC__COUNT; c++) {
+		p.have_prev[c] = true;
+		p.prev[c] = p.counter[c] = 12;
+	}
+	p.counter[IBC_SYMBOL_ERROR] = 4012;
+	add(&r, p);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	const struct finding *f = result_find(&res, "symbol_error", "mlx5_1 port 1");
+	CHECK(f);
+	CHECK_STR(f->message, "mlx5_1 port 1: symbol_error +4000 in 5 min (48,000/h): bit errors "
+			      "on the link");
+	CHECK_STR(detail(f, "delta"), "4000");
+	CHECK_STR(detail(f, "seconds"), "300");
+	CHECK_STR(detail(f, "rate_per_hour"), "48000");
+	CHECK_STR(detail(f, "threshold_per_hour"), "10");
+	check_result_release(&res);
+
+	/* the agent every 30 s: a rise of 1 is not 120/h of anything, 9 is under the 10 an hour */
+	r.age = 30;
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 13;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK_CONTAINS(res.findings[0].message, "steady since the last run (30 s ago)");
+	check_result_release(&res);
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 21;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 22;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	check_result_release(&res);
+
+	/* over 2 h: 15 is 7.5/h (under 10/h), 20 is 10/h */
+	r.age = 7200;
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 27;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 32;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	f = result_find(&res, "symbol_error", NULL);
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "symbol_error +20 in 2 h (10/h)");
+	check_result_release(&res);
+
+	/* a low symbol-error-rate still wants min-rise: 3 in 2 h is 1.5/h, over 1/h, under 5 */
+	const char *low[] = { "infiniband.symbol-error-rate=1", NULL };
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 15;
+	eval(&r, low, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	check_result_release(&res);
+	const char *low1[] = { "infiniband.symbol-error-rate=1", "infiniband.min-rise=3", NULL };
+	eval(&r, low1, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	check_result_release(&res);
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 12;
+
+	/* link_downed: any rise, however slow, still fails, with its time */
+	r.age = 20 * 3600;
+	r.ports[0].counter[IBC_LINK_DOWNED] = 13;
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_FAIL);
+	f = result_find(&res, "link_downed", NULL);
+	CHECK(f);
+	CHECK_CONTAINS(f->message, "link_downed +1 in 20 h (0.05/h)");
+	check_result_release(&res);
+	ib_readings_release(&r);
+}
+
+/* The kept reading is the baseline for up to an hour, then replaced; a day-old or another
+ * boot's reading is a new baseline, said so in the summary. */
+TEST(ib_baseline_kept_for_an_hour_and_renewed)
+{
+	struct ib_readings r;
+	struct check_result res;
+	struct strbuf text = STRBUF_INIT;
+	memset(&r, 0, sizeof(r));
+	add(&r, mkport("mlx5_0", 1, 4, 5, 400));
+	r.ports[0].counter[IBC_SYMBOL_ERROR] = 7;
+	r.now = 1733300000;
+	r.boot = 1733200000;
+	ib_state_apply(&r, "# vigil infiniband counters\nmlx5_0 1 symbol_error 3\n"
+			   "@time 1733299400\n@boot 1733200001\n");
+	CHECK_INT(r.base, BASE_OK);
+	CHECK(r.age == 600);
+	CHECK(r.ports[0].have_prev[IBC_SYMBOL_ERROR] && r.ports[0].prev[IBC_SYMBOL_ERROR] == 3);
+	ib_state_format(&r, &text);
+	CHECK_CONTAINS(text.buf, "mlx5_0 1 symbol_error 3\n");
+	CHECK_CONTAINS(text.buf, "@time 1733299400\n");
+	CHECK_CONTAINS(text.buf, "@boot 1733200000\n");
+
+	/* an hour on: this reading, dated now, is the next baseline */
+	strbuf_reset(&text);
+	ib_state_apply(&r, "# vigil infiniband counters\nmlx5_0 1 symbol_error 3\n"
+			   "@time 1733296000\n");
+	CHECK(r.age == 4000);
+	ib_state_format(&r, &text);
+	CHECK_CONTAINS(text.buf, "mlx5_0 1 symbol_error 7\n");
+	CHECK_CONTAINS(text.buf, "@time 1733300000\n");
+
+	/* 30 h old: not compared, said so (the boot time unknown) */
+	r.state_dir = true;
+	r.boot = -1;
+	ib_state_apply(&r, "# vigil infiniband counters\nmlx5_0 1 symbol_error 3\n"
+			   "@time 1733192000\n");
+	CHECK_INT(r.base, BASE_STALE);
+	CHECK(!r.ports[0].have_prev[IBC_SYMBOL_ERROR]);
+	eval(&r, NULL, &res);
+	CHECK_INT(res.status, STATUS_OK);
+	CHECK_CONTAINS(res.findings[0].message, "new baseline: the last reading is 30 h old");
+	check_result_release(&res);
+
+	/* another boot: not compared, said so */
+	r.boot = 1733200000;
+	ib_state_apply(&r, "# vigil infiniband counters\nmlx5_0 1 symbol_error 3\n"
+			   "@time 1733299400\n@boot 1733100000\n");
+	CHECK_INT(r.base, BASE_OTHER_BOOT);
+	eval(&r, NULL, &res);
+	CHECK_CONTAINS(res.findings[0].message, "new baseline: the last reading is from another boot");
+	check_result_release(&res);
+	strbuf_release(&text);
+	ib_readings_release(&r);
 }

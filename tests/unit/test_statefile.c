@@ -9,6 +9,7 @@
 #include "../../src/lib/statefile.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 TEST(statefile_round_trip_and_old_files)
@@ -205,4 +206,221 @@ TEST(statefile_of_another_user_is_no_previous_reading)
 	counter_set_release(&s);
 	strbuf_release(&p);
 	strbuf_release(&why);
+}
+
+/* Rises are said with their time base: over how long and per hour (issue 23). */
+TEST(statefile_rate_words_and_alarm_rule)
+{
+	struct strbuf sb = STRBUF_INIT;
+	rate_format(&sb, 4000, 300);
+	CHECK_STR(sb.buf, "+4000 in 5 min (48,000/h)");
+	strbuf_reset(&sb);
+	rate_format(&sb, 3, 45);
+	CHECK_STR(sb.buf, "+3 in 45 s (240/h)");
+	strbuf_reset(&sb);
+	rate_format(&sb, 15, 3 * 3600);
+	CHECK_STR(sb.buf, "+15 in 3 h (5/h)");
+	strbuf_reset(&sb);
+	rate_format(&sb, 7, 0.2);
+	CHECK_STR(sb.buf, "+7 in under a second");
+	strbuf_reset(&sb);
+	rate_format(&sb, 7, -1);
+	CHECK_STR(sb.buf, "+7 since the last run (its time unknown)");
+	CHECK(rate_per_hour(4000, 300) == 48000);
+
+	/* a rise of 1 in 30 s is "120/h" of nothing: within the hour the rate is a count */
+	CHECK(!rate_alarms(1, 30, 10, 5));
+	CHECK(!rate_alarms(9, 30, 10, 5));
+	CHECK(rate_alarms(10, 30, 10, 5));
+	CHECK(rate_alarms(10, 3599, 10, 5));
+	/* over longer spans the rate itself: 15 in 2 h is 7.5/h, 20 is 10/h */
+	CHECK(!rate_alarms(15, 7200, 10, 5));
+	CHECK(rate_alarms(20, 7200, 10, 5));
+	/* the minimum rise holds whatever the rate */
+	CHECK(!rate_alarms(4, 7200, 0.5, 5));
+	CHECK(rate_alarms(5, 7200, 0.5, 5));
+	CHECK(!rate_alarms(0, 10, 0.001, 1));
+	strbuf_release(&sb);
+}
+
+TEST(statefile_baseline_first_stale_other_boot)
+{
+	struct counter_set s = COUNTER_SET_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	double age, boot = 0;
+	CHECK_INT(statefile_base(&s, false, -1, 1e9, -1, &age), BASE_FIRST);
+	statefile_base_describe(BASE_FIRST, age, &sb);
+	CHECK_STR(sb.buf, "first reading; the next run compares");
+
+	statefile_stamp(&s, 1e9 - 300, 1e9 - 86400);
+	CHECK_INT(statefile_base(&s, true, -1, 1e9, 1e9 - 86400 + 1, &age), BASE_OK);
+	CHECK(age == 300);
+	/* another boot: the kept btime differs by more than the clock's slack */
+	CHECK_INT(statefile_base(&s, true, -1, 1e9, 1e9 - 600, &age), BASE_OTHER_BOOT);
+	strbuf_reset(&sb);
+	statefile_base_describe(BASE_OTHER_BOOT, age, &sb);
+	CHECK_STR(sb.buf, "new baseline: the last reading is from another boot");
+	/* older than a day */
+	CHECK_INT(statefile_base(&s, true, -1, 1e9 - 300 + 30 * 3600, -1, &age), BASE_STALE);
+	strbuf_reset(&sb);
+	statefile_base_describe(BASE_STALE, age, &sb);
+	CHECK_STR(sb.buf, "new baseline: the last reading is 30 h old");
+	/* dated after now: the clock went back */
+	CHECK_INT(statefile_base(&s, true, -1, 1e9 - 3600, -1, &age), BASE_STALE);
+	counter_set_release(&s);
+
+	/* a file of vigil before rates has no "@time": its modification time dates it, and one
+	 * from before this boot is of another boot */
+	counter_set_add(&s, "mlx5_0 1 symbol_error", 3);
+	CHECK_INT(statefile_base(&s, true, 1e9 - 60, 1e9, -1, &age), BASE_OK);
+	CHECK(age == 60);
+	CHECK_INT(statefile_base(&s, true, 1e9 - 7200, 1e9, 1e9 - 3600, &age), BASE_OTHER_BOOT);
+
+	CHECK(statefile_parse_btime("cpu  1 2 3\nintr 5\nbtime 1733300000\nprocesses 9\n", &boot));
+	CHECK(boot == 1733300000);
+	CHECK(!statefile_parse_btime("cpu 1\nbtime x\n", &boot));
+	CHECK(!statefile_parse_btime("cpu 1\nxbtime 5\n", &boot));
+	counter_set_release(&s);
+	strbuf_release(&sb);
+}
+
+/* Set the "@time" of the kept reading at p to now - ago (what a run that long ago wrote). */
+static void backdate(const char *p, double ago)
+{
+	struct strbuf text = STRBUF_INIT, out = STRBUF_INIT;
+	CHECK_INT(read_file_bounded(p, &text, 1 << 20, NULL), READ_OK);
+	char *t = strstr(text.buf, "\n@time ");
+	CHECK_MSG(t != NULL, "no @time in '%s':\n%s", p, text.buf);
+	if (!t)
+		goto out;
+	strbuf_add(&out, text.buf, (size_t)(t - text.buf));
+	strbuf_addf(&out, "\n@time %.0f\n", (double)time(NULL) - ago);
+	const char *rest = strchr(t + 1, '\n');
+	if (rest)
+		strbuf_addstr(&out, rest + 1);
+	CHECK_INT(write_file_atomic(p, out.buf, out.len, 0644, NULL), 0);
+out:
+	strbuf_release(&text);
+	strbuf_release(&out);
+}
+
+/* Through the binary: a reading taken 5 min ago, 4000 symbol errors since. */
+TEST(infiniband_rise_is_said_over_its_time_and_as_a_rate)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, p = STRBUF_INIT, out = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", tmp);
+	test_mkdir(tmp, "state");
+	strbuf_addf(&p, "%s/infiniband.state", state.buf);
+	const char *before = "tests/scenarios/ib-symbol-errors-rising/before";
+	const char *after = "tests/scenarios/ib-symbol-errors-rising/root";
+	int code = run_check(before, "infiniband", state.buf, "infiniband.count=4", &out);
+	CHECK_MSG(code == 0, "exit %d\n%s", code, out.buf);
+	CHECK_CONTAINS(out.buf, "first reading; the next run compares");
+	backdate(p.buf, 300);
+	code = run_check(after, "infiniband", state.buf, "infiniband.count=4", &out);
+	CHECK_INT(code, 1);
+	/* 300 s, or 301 when the run crossed a second */
+	if (!strstr(out.buf, "mlx5_1 port 1: symbol_error +4000 in 5 min (47,841/h)"))
+		CHECK_CONTAINS(out.buf, "mlx5_1 port 1: symbol_error +4000 in 5 min (48,000/h)");
+	/* the baseline is kept for the hour: the next run still compares with it */
+	code = run_check(after, "infiniband", state.buf, "infiniband.count=4", &out);
+	CHECK_INT(code, 1);
+	CHECK_CONTAINS(out.buf, "symbol_error +4000 in 5 min");
+	/* a rate under the threshold is no alarm: 4000 in 5 min is 48,000/h */
+	code = run_check(after, "infiniband", state.buf, "infiniband.symbol-error-rate=50000",
+			 &out);
+	CHECK_MSG(code == 0, "exit %d\n%s", code, out.buf);
+	/* the old per-run key still works, read per hour */
+	code = run_check(after, "infiniband", state.buf, "infiniband.counter-threshold=50000",
+			 &out);
+	CHECK_MSG(code == 0, "exit %d\n%s", code, out.buf);
+	/* a reading of yesterday is a new baseline, said so, not a rise */
+	run_check(before, "infiniband", state.buf, "infiniband.count=4", &out);
+	backdate(p.buf, 25 * 3600);
+	code = run_check(after, "infiniband", state.buf, "infiniband.count=4", &out);
+	CHECK_MSG(code == 0, "exit %d\n%s", code, out.buf);
+	CHECK_CONTAINS(out.buf, "new baseline: the last reading is 25 h old");
+	CHECK_NOT_CONTAINS(out.buf, "+4000");
+	strbuf_release(&state);
+	strbuf_release(&p);
+	strbuf_release(&out);
+}
+
+/* The JSON details of a rise: delta, seconds, rate_per_hour. */
+TEST(infiniband_rise_json_has_delta_seconds_rate)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf state = STRBUF_INIT, p = STRBUF_INIT, root = STRBUF_INIT;
+	strbuf_addf(&state, "%s/state", tmp);
+	test_mkdir(tmp, "state");
+	strbuf_addf(&p, "%s/infiniband.state", state.buf);
+	struct strbuf out = STRBUF_INIT;
+	run_check("tests/scenarios/ib-symbol-errors-rising/before", "infiniband", state.buf,
+		  "infiniband.count=4", &out);
+	backdate(p.buf, 600);
+	test_src_path(&root, "tests/scenarios/ib-symbol-errors-rising/root");
+	const char *args[] = { "check", "--json", "--root", root.buf, "--only", "infiniband",
+			       "--state-dir", state.buf, NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 1);
+	/* the details as the JSON writes them */
+	CHECK_CONTAINS(c.out.buf, "\"delta\": 4000");
+	CHECK_CONTAINS(c.out.buf, "\"rate_per_hour\": 2"); /* 24000 (23,960 at 601 s) */
+	CHECK_CONTAINS(c.out.buf, "\"seconds\": 60");
+	child_release(&c);
+	strbuf_release(&state);
+	strbuf_release(&p);
+	strbuf_release(&root);
+	strbuf_release(&out);
+}
+
+/* Through the binary: a reading from another boot (its "@boot" is not this /proc/stat btime) is
+ * a new baseline, said so; the same reading of this boot is compared. */
+TEST(infiniband_reading_of_another_boot_is_a_new_baseline)
+{
+	const char *tmp = test_tmpdir();
+	const char *port = "root/sys/class/infiniband/mlx5_0/ports/1/";
+	struct strbuf rel = STRBUF_INIT, state = STRBUF_INIT, root = STRBUF_INIT, text = STRBUF_INIT;
+	static const char *const files[][2] = {
+		{ "state", "4: ACTIVE\n" },		{ "phys_state", "5: LinkUp\n" },
+		{ "rate", "400 Gb/sec (4X NDR)\n" },	{ "link_layer", "InfiniBand\n" },
+		{ "counters/symbol_error", "4010\n" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		strbuf_reset(&rel);
+		strbuf_addf(&rel, "%s%s", port, files[i][0]);
+		test_write(tmp, rel.buf, files[i][1]);
+	}
+	/* the kernel's line shape (fs/proc/stat.c show_stat: "btime %llu") */
+	test_write(tmp, "root/proc/stat", "cpu  8113 12 4021 990233 310 0 77 0 0 0\n"
+					  "intr 51123 0 9 0\nctxt 880121\nbtime 1733200000\n"
+					  "processes 4410\nprocs_running 2\nprocs_blocked 0\n");
+	strbuf_addf(&root, "%s/root", tmp);
+	strbuf_addf(&state, "%s/state", tmp);
+	for (int same = 0; same < 2; same++) {
+		strbuf_reset(&text);
+		strbuf_addf(&text, "# vigil infiniband counters\nmlx5_0 1 symbol_error 10\n"
+				   "@time %.0f\n@boot %s\n",
+			    (double)time(NULL) - 300, same ? "1733200001" : "1733100000");
+		test_write(tmp, "state/infiniband.state", text.buf);
+		const char *args[] = { "check", "--root", root.buf, "--only", "infiniband",
+				       "--state-dir", state.buf, NULL };
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		if (!same) {
+			CHECK_MSG(c.exit_code == 0, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+			CHECK_CONTAINS(c.out.buf, "new baseline: the last reading is from another boot");
+			CHECK_NOT_CONTAINS(c.out.buf, "+4000");
+		} else {
+			CHECK_INT(c.exit_code, 1);
+			CHECK_CONTAINS(c.out.buf, "symbol_error +4000 in 5 min");
+		}
+		child_release(&c);
+	}
+	strbuf_release(&rel);
+	strbuf_release(&state);
+	strbuf_release(&root);
+	strbuf_release(&text);
 }
