@@ -49,8 +49,8 @@ static const char ufm_usage[] =
 	"that dies between leaves the intent on disk; the next run takes it in (it asks UFM\n"
 	"the port's state with --apply, or lists the port as 'state unknown').\n"
 	"Exit: 0 nothing to act on, 1 ports to disable or re-enable or of unknown state, 2 usage\n"
-	"error, a file that cannot be read or a state that cannot be written, 3 could not tell\n"
-	"(no line of the logs was a UFM event).\n";
+	"error, 3 could not tell (a log, the credentials or the state missing or unreadable, a\n"
+	"state that cannot be written, or no line of the logs was a UFM event).\n";
 
 /* the deadline of one REST call (--rest-timeout), curl's own --max-time a little under it */
 static unsigned rest_timeout_s = 30;
@@ -722,14 +722,16 @@ int cmd_fabric_ufm(int argc, char **argv)
 		fprintf(stderr, "vigil fabric ufm: %zu REST calls may or may not have been applied: "
 				"check those ports on UFM (the next --apply run asks UFM)\n",
 			ufm_unknown_count(&u));
-	ret = stop ? EXIT_USAGE
+	ret = stop ? EXIT_UNKNOWN
 	      : u.nr_disable || u.nr_reenable || ufm_unknown_count(&u) ? EXIT_UNHEALTHY
 								       : EXIT_HEALTHY;
 	goto out;
 fail:
 	strbuf_add_clean(&m, err.buf);
 	fprintf(stderr, "vigil fabric ufm: %s\n", m.buf);
-	ret = EXIT_USAGE;
+	/* a file that could not be read or a state that could not be kept: could not tell
+	 * (the one exit contract, vigil(1)); usage errors returned before any file was opened */
+	ret = EXIT_UNKNOWN;
 out:
 	fflush(stdout);
 	if (lock >= 0)
