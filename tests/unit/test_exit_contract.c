@@ -105,6 +105,9 @@ TEST(exit_contract_missing_argument_is_2)
 		{ 2, { "stacks" } },
 		{ 2, { "run" } },
 		{ 2, { "check", "-c", "@T/no-such.conf" } }, /* configuration: the user's to fix */
+		/* --root is an option's value, checked before anything is read (vigil(1)) */
+		{ 2, { "check", "--root", "@T/no-such-root" } },
+		{ 2, { "gather", "--root", "@T/no-such-root", "@T/g2" } },
 	};
 	run_rows(rows, ARRAY_SIZE(rows));
 }
