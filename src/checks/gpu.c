@@ -235,12 +235,13 @@ static bool rc_benign(int rc)
 	       rc == NVML_ERROR_RESET_REQUIRED;
 }
 
-static void device_name(const struct nvml_gpu *g, char *buf, size_t n)
+/* A finding's device and the start of its text: the bus id is what a ticket names the slot by. */
+static void device_name(unsigned index, const char *bus, char *buf, size_t n)
 {
-	if (g->bdf[0])
-		snprintf(buf, n, "GPU %u (%s)", g->index, g->bdf);
+	if (bus[0])
+		snprintf(buf, n, "GPU %u (%s)", index, bus);
 	else
-		snprintf(buf, n, "GPU %u", g->index);
+		snprintf(buf, n, "GPU %u", index);
 }
 
 static bool ok(const struct nvml_val *v)
@@ -254,8 +255,67 @@ struct gpu_eval {
 	struct check_result *res;
 	bool nvlink_in_use; /* some GPU of this host has an active NVLink */
 	char dev[64];
-	size_t problems;    /* findings other than ok for this GPU */
+	const struct nvml_gpu *g; /* the GPU judged now */
+	char bus[32];             /* its PCI address (g->bdf, or found on the bus); "" unknown */
+	bool bus_inferred;        /* bus came from the PCI bus, not from NVML */
+	size_t problems;          /* findings other than ok for this GPU */
 };
+
+/*
+ * Every finding on a GPU names the part fully, where known: index, PCI bus id, UUID and
+ * serial (a ticket for a replacement needs the serial; a lost GPU has none of NVML's).
+ */
+static void gpu_identity(struct finding *f, const struct gpu_eval *e)
+{
+	const struct nvml_gpu *g = e->g;
+	finding_detail_num(f, "index", g->index);
+	if (e->bus[0])
+		finding_detail(f, "pci_bus_id", "%s", e->bus);
+	if (e->bus_inferred)
+		finding_detail(f, "pci_bus_id_from", "the one NVIDIA GPU on the PCI bus that NVML "
+						     "did not name");
+	if (!g->uuid.rc && g->uuid.s[0])
+		finding_detail(f, "uuid", "%s", g->uuid.s);
+	if (!g->serial.rc && g->serial.s[0])
+		finding_detail(f, "serial", "%s", g->serial.s);
+}
+
+/*
+ * A GPU NVML cannot open (lost, no handle) has no address from NVML. When it is the only one
+ * without an address and the bus shows exactly one NVIDIA GPU that no other GPU claims, that
+ * one is it: by elimination, never by guessing from the index order.
+ */
+static void bus_of_unnamed(const struct gpu_readings *r, const struct nvml_gpu *g, char *bus,
+			   size_t n, bool *inferred)
+{
+	const struct nvml_host *h = &r->nvml;
+	const char *left = NULL;
+	*inferred = false;
+	if (g->bdf[0]) {
+		snprintf(bus, n, "%s", g->bdf);
+		return;
+	}
+	bus[0] = '\0';
+	if (r->bus_rc != 0)
+		return;
+	for (size_t i = 0; i < h->nr; i++)
+		if (&h->gpus[i] != g && !h->gpus[i].bdf[0])
+			return; /* two without an address: which is which cannot be told */
+	for (size_t i = 0; i < r->bus_gpus.nr; i++) {
+		bool claimed = false;
+		for (size_t k = 0; k < h->nr && !claimed; k++)
+			claimed = !strcmp(h->gpus[k].bdf, r->bus_gpus.items[i]);
+		if (claimed)
+			continue;
+		if (left)
+			return;
+		left = r->bus_gpus.items[i];
+	}
+	if (left && strlen(left) < n) {
+		snprintf(bus, n, "%s", left);
+		*inferred = true;
+	}
+}
 
 static struct finding *problem(struct gpu_eval *e, enum status st, enum action act,
 			       const char *code, const char *fmt, ...) PRINTF_LIKE(5, 6);
@@ -269,6 +329,7 @@ static struct finding *problem(struct gpu_eval *e, enum status st, enum action a
 	va_end(ap);
 	struct finding *f = result_add(e->res, st, act, code, e->dev, "%s", msg.buf);
 	strbuf_release(&msg);
+	gpu_identity(f, e);
 	e->problems++;
 	return f;
 }
@@ -281,26 +342,26 @@ static void eval_handle(struct gpu_eval *e, const struct nvml_gpu *g)
 	switch (rc) {
 	case NVML_ERROR_GPU_IS_LOST:
 		f = problem(e, STATUS_FAIL, ACTION_REBOOT, "lost",
-			    "GPU %u has fallen off the bus (NVML: GPU is lost)", g->index);
+			    "%s has fallen off the bus (NVML: GPU is lost)", e->dev);
 		f->severity = SEV_CRITICAL;
 		break;
 	case NVML_ERROR_NO_PERMISSION:
 		problem(e, STATUS_UNKNOWN, ACTION_FIX_CONFIG, "nvml",
-			"GPU %u cannot be opened: %s (run as root?)", g->index, why);
+			"%s cannot be opened: %s (run as root?)", e->dev, why);
 		break;
 	case NVML_ERROR_RESET_REQUIRED:
 		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "reset_required",
-			"GPU %u needs a reset before it can be used (NVML: %s)", g->index, why);
+			"%s needs a reset before it can be used (NVML: %s)", e->dev, why);
 		break;
 	case NVML_ERROR_INSUFFICIENT_POWER:
 	case NVML_ERROR_IRQ_ISSUE:
 		problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "handle",
-			"GPU %u cannot be opened: %s", g->index, why);
+			"%s cannot be opened: %s", e->dev, why);
 		break;
 	default:
 		/* What CUDA would meet too: the GPU is unusable until the driver reloads. */
-		problem(e, STATUS_FAIL, ACTION_REBOOT, "handle", "GPU %u cannot be opened: %s",
-			g->index, why);
+		problem(e, STATUS_FAIL, ACTION_REBOOT, "handle", "%s cannot be opened: %s",
+			e->dev, why);
 		break;
 	}
 	finding_detail_num(&e->res->findings[e->res->nr - 1], "nvml_error", rc);
@@ -311,19 +372,19 @@ static void eval_ecc(struct gpu_eval *e, const struct nvml_gpu *g)
 	if (ok(&g->ecc_current) && ok(&g->ecc_pending)) {
 		if (!g->ecc_current.v && g->ecc_pending.v)
 			problem(e, STATUS_FAIL, ACTION_RESET_GPU, "ecc_mode",
-				"GPU %u has ECC off until its next reset (pending: on)", g->index);
+				"%s has ECC off until its next reset (pending: on)", e->dev);
 		else if (!g->ecc_current.v)
 			problem(e, STATUS_FAIL, ACTION_FIX_CONFIG, "ecc_mode",
-				"GPU %u has ECC off (nvidia-smi -e 1, then reset the GPU)",
-				g->index);
+				"%s has ECC off (nvidia-smi -e 1, then reset the GPU)",
+				e->dev);
 		else if (!g->ecc_pending.v)
 			problem(e, STATUS_FAIL, ACTION_FIX_CONFIG, "ecc_mode",
-				"GPU %u turns ECC off at its next reset (pending: off)", g->index);
+				"%s turns ECC off at its next reset (pending: off)", e->dev);
 	}
 	if (ok(&g->ecc_volatile_uncorrected) && g->ecc_volatile_uncorrected.v > 0) {
 		struct finding *f = problem(
 			e, STATUS_FAIL, ACTION_RESET_GPU, "ecc_uncorrected",
-			"GPU %u had %llu uncorrectable ECC errors since its last reset", g->index,
+			"%s had %llu uncorrectable ECC errors since its last reset", e->dev,
 			(unsigned long long)g->ecc_volatile_uncorrected.v);
 		finding_detail_num(f, "volatile_uncorrected", (double)g->ecc_volatile_uncorrected.v);
 		if (ok(&g->ecc_aggregate_uncorrected))
@@ -338,16 +399,16 @@ static void eval_remap(struct gpu_eval *e, const struct nvml_gpu *g)
 	if (ok(&g->remap_failure) && g->remap_failure.v) {
 		/* No spare rows left for a bad bank: the memory cannot be repaired in the field. */
 		f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "row_remap_failure",
-			    "GPU %u failed to remap a memory row: replace the GPU", g->index);
+			    "%s failed to remap a memory row: replace the GPU", e->dev);
 		f->severity = SEV_CRITICAL;
 	}
 	if (ok(&g->remap_pending) && g->remap_pending.v)
 		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "row_remap_pending",
-			"GPU %u has a row remap pending: reset the GPU to apply it", g->index);
+			"%s has a row remap pending: reset the GPU to apply it", e->dev);
 	if (ok(&g->remap_uncorrectable) && g->remap_uncorrectable.v > e->p->remapped_rows_max) {
 		f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "row_remap_uncorrectable",
-			    "GPU %u has %llu rows remapped for uncorrectable errors (max %llu)",
-			    g->index, (unsigned long long)g->remap_uncorrectable.v,
+			    "%s has %llu rows remapped for uncorrectable errors (max %llu)",
+			    e->dev, (unsigned long long)g->remap_uncorrectable.v,
 			    (unsigned long long)e->p->remapped_rows_max);
 		finding_detail_num(f, "remapped_rows_uncorrectable",
 				   (double)g->remap_uncorrectable.v);
@@ -363,24 +424,24 @@ static void eval_recovery(struct gpu_eval *e, const struct nvml_gpu *g)
 	switch (a) {
 	case NVML_GPU_RECOVERY_ACTION_GPU_RESET:
 		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "recovery_action",
-			    "GPU %u: NVML asks for a GPU reset", g->index);
+			    "%s: NVML asks for a GPU reset", e->dev);
 		break;
 	case NVML_GPU_RECOVERY_ACTION_NODE_REBOOT:
 		f = problem(e, STATUS_FAIL, ACTION_REBOOT, "recovery_action",
-			    "GPU %u: NVML asks for a node reboot", g->index);
+			    "%s: NVML asks for a node reboot", e->dev);
 		break;
 	case NVML_GPU_RECOVERY_ACTION_DRAIN_P2P:
 		/* Peer-to-peer traffic through this GPU is unsafe: NCCL jobs must not land here. */
 		f = problem(e, STATUS_FAIL, ACTION_REBOOT, "recovery_action",
-			    "GPU %u: NVML asks to drain peer-to-peer traffic", g->index);
+			    "%s: NVML asks to drain peer-to-peer traffic", e->dev);
 		break;
 	case NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET:
 		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "recovery_action",
-			    "GPU %u: NVML asks to drain work and reset the GPU", g->index);
+			    "%s: NVML asks to drain work and reset the GPU", e->dev);
 		break;
 	default:
 		f = problem(e, STATUS_WARN, ACTION_INVESTIGATE, "recovery_action",
-			    "GPU %u: NVML reports recovery action %llu, unknown to vigil", g->index,
+			    "%s: NVML reports recovery action %llu, unknown to vigil", e->dev,
 			    a);
 		break;
 	}
@@ -425,8 +486,8 @@ static void eval_clocks(struct gpu_eval *e, const struct nvml_gpu *g)
 	clock_reason_names(&names, g->clock_events.v, true);
 	if (names.len) {
 		struct finding *f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "clock_events",
-					    "GPU %u clocks slowed by %s (check cooling and power)",
-					    g->index, names.buf);
+					    "%s clocks slowed by %s (check cooling and power)",
+					    e->dev, names.buf);
 		finding_detail(f, "clocks_event_reasons", "0x%llx",
 			       (unsigned long long)g->clock_events.v);
 		if (ok(&g->temperature))
@@ -446,8 +507,8 @@ static void eval_pcie(struct gpu_eval *e, const struct nvml_gpu *g)
 	if (ok(&g->pcie_width) && ok(&g->pcie_width_max) && g->pcie_width.v &&
 	    g->pcie_width.v < g->pcie_width_max.v) {
 		struct finding *f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "pcie_link",
-					    "GPU %u PCIe link is x%llu of x%llu (reseat the GPU)",
-					    g->index, (unsigned long long)g->pcie_width.v,
+					    "%s PCIe link is x%llu of x%llu (reseat the GPU)",
+					    e->dev, (unsigned long long)g->pcie_width.v,
 					    (unsigned long long)g->pcie_width_max.v);
 		finding_detail_num(f, "pcie_width", (double)g->pcie_width.v);
 		finding_detail_num(f, "pcie_width_max", (double)g->pcie_width_max.v);
@@ -499,12 +560,12 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 	struct finding *f = NULL;
 	if (e->p->nvlink_links && active < e->p->nvlink_links) {
 		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "nvlink_inactive",
-			    "GPU %u has %u of %llu NVLinks active", g->index, active,
+			    "%s has %u of %llu NVLinks active", e->dev, active,
 			    (unsigned long long)e->p->nvlink_links);
 	} else if (!e->p->nvlink_links && e->nvlink_in_use && inactive.len) {
 		/* Without NVLink on the host at all (PCIe cards, VMs), inactive links are normal. */
 		f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "nvlink_inactive",
-			    "GPU %u NVLink %s inactive (%u of %u active)", g->index, inactive.buf,
+			    "%s NVLink %s inactive (%u of %u active)", e->dev, inactive.buf,
 			    active, reporting);
 	}
 	if (f) {
@@ -514,10 +575,10 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 	}
 	if (errs.len) {
 		f = problem(e, STATUS_WARN, ACTION_INVESTIGATE, "nvlink_errors",
-			    rising ? "GPU %u NVLink errors rising by over %llu since the last run: %s"
-				   : "GPU %u NVLink errors over %llu since the driver loaded (the first "
+			    rising ? "%s NVLink errors rising by over %llu since the last run: %s"
+				   : "%s NVLink errors over %llu since the driver loaded (the first "
 				     "reading: later runs warn only when they rise): %s",
-			    g->index, (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
+			    e->dev, (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
 		finding_detail(f, "counters", "%s", errs.buf);
 	}
 	strbuf_release(&inactive);
@@ -532,7 +593,7 @@ static void eval_vbios(struct gpu_eval *e, const struct nvml_gpu *g)
 		struct strbuf want = STRBUF_INIT;
 		join_list(&want, &e->p->vbios_versions);
 		struct finding *f = problem(e, STATUS_FAIL, ACTION_FIX_CONFIG, "vbios_version",
-					    "GPU %u VBIOS is %s, expected %s", g->index, g->vbios.s,
+					    "%s VBIOS is %s, expected %s", e->dev, g->vbios.s,
 					    want.buf);
 		finding_detail(f, "vbios_version", "%s", g->vbios.s);
 		strbuf_release(&want);
@@ -575,16 +636,16 @@ static void eval_errors(struct gpu_eval *e, const struct nvml_gpu *g)
 	}
 	if (reset)
 		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "reset_required",
-			"GPU %u needs a reset (NVML: GPU requires restart)", g->index);
+			"%s needs a reset (NVML: GPU requires restart)", e->dev);
 	if (sb.len)
-		problem(e, STATUS_UNKNOWN, ACTION_INVESTIGATE, "nvml", "GPU %u: cannot read %s", g->index,
+		problem(e, STATUS_UNKNOWN, ACTION_INVESTIGATE, "nvml", "%s: cannot read %s", e->dev,
 			sb.buf);
 	strbuf_release(&sb);
 }
 
-static void gpu_summary(struct strbuf *msg, const struct nvml_gpu *g)
+static void gpu_summary(struct strbuf *msg, const char *dev, const struct nvml_gpu *g)
 {
-	strbuf_addf(msg, "GPU %u healthy", g->index);
+	strbuf_addf(msg, "%s healthy", dev);
 	if (!g->name.rc && g->name.s[0])
 		strbuf_addf(msg, ": %s", g->name.s);
 	if (ok(&g->temperature))
@@ -614,15 +675,12 @@ static void num_detail(struct finding *f, const char *key, const struct nvml_val
 static void eval_gpu_ok(struct gpu_eval *e, const struct nvml_gpu *g)
 {
 	struct strbuf msg = STRBUF_INIT;
-	gpu_summary(&msg, g);
+	gpu_summary(&msg, e->dev, g);
 	struct finding *f = result_add(e->res, STATUS_OK, ACTION_NONE, "gpu", e->dev, "%s",
 				       msg.buf);
+	gpu_identity(f, e);
 	if (!g->name.rc)
 		finding_detail(f, "name", "%s", g->name.s);
-	if (!g->uuid.rc)
-		finding_detail(f, "uuid", "%s", g->uuid.s);
-	if (!g->serial.rc)
-		finding_detail(f, "serial", "%s", g->serial.s);
 	if (!g->vbios.rc)
 		finding_detail(f, "vbios_version", "%s", g->vbios.s);
 	num_detail(f, "temperature_c", &g->temperature, 1);
@@ -686,7 +744,9 @@ static void eval_gpu_ok(struct gpu_eval *e, const struct nvml_gpu *g)
 
 static void eval_gpu(struct gpu_eval *e, const struct nvml_gpu *g)
 {
-	device_name(g, e->dev, sizeof(e->dev));
+	e->g = g;
+	bus_of_unnamed(e->r, g, e->bus, sizeof(e->bus), &e->bus_inferred);
+	device_name(g->index, e->bus, e->dev, sizeof(e->dev));
 	e->problems = 0;
 	if (g->handle_rc) {
 		eval_handle(e, g);
@@ -695,8 +755,8 @@ static void eval_gpu(struct gpu_eval *e, const struct nvml_gpu *g)
 	if (g->lost) {
 		/* Whatever else it said is stale: the GPU is gone. */
 		struct finding *f = problem(e, STATUS_FAIL, ACTION_REBOOT, "lost",
-					    "GPU %u has fallen off the bus (NVML: GPU is lost)",
-					    g->index);
+					    "%s has fallen off the bus (NVML: GPU is lost)",
+					    e->dev);
 		f->severity = SEV_CRITICAL;
 		return;
 	}

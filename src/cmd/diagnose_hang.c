@@ -35,8 +35,8 @@ static const char hang_usage[] =
 	"  --json   one JSON object: recorder (communicators, culprits, files) and logs\n"
 	"  --all    every attempt of a vigil run directory, not only the last\n"
 	"Exit: 0 nothing inside NCCL (every rank idle at the same count), 1 ranks named,\n"
-	"2 usage or unreadable argument, 3 could not tell (no recorder file and nothing in the logs,\n"
-	"or ranks with no readable ring decide it: incomplete).\n";
+	"2 usage error, 3 could not tell (a path missing or unreadable, no recorder file and\n"
+	"nothing in the logs, or ranks with no readable ring decide it: incomplete).\n";
 
 struct ring_reader {
 	struct hang *h;
@@ -238,7 +238,7 @@ int diag_hang_main(int argc, char **argv)
 				strerror(errno));
 			strbuf_release(&p);
 			strlist_release(&paths);
-			return EXIT_USAGE;
+			return EXIT_UNKNOWN; /* input, not usage: the one exit contract (vigil(1)) */
 		}
 	}
 

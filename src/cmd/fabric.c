@@ -20,7 +20,7 @@ static const char fabric_usage[] =
 	"  vigil fabric burnin run PLAN               run a plan's stages through srun, judge each link\n"
 	"\n"
 	"'vigil fabric SUBCOMMAND --help' tells more. Exit: 0 nothing to act on, 1 something to act\n"
-	"on, 2 usage or unreadable input, 3 could not tell.\n";
+	"on, 2 usage error, 3 could not tell (input missing, unreadable or not understood).\n";
 
 int cmd_fabric(int argc, char **argv)
 {

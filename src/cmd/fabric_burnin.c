@@ -33,7 +33,8 @@ static const char plan_usage[] =
 	"  -o, --output PLAN     write the JSON plan to PLAN (replaced atomically)\n"
 	"\n"
 	"Exit status: 0 every link covered, 1 links left uncovered (down, miswired or off the\n"
-	"up/down tree), 2 usage error or unreadable input, 3 input not understood.\n";
+	"up/down tree), 2 usage error (a --fat-tree SPEC not understood), 3 could not tell\n"
+	"(TOPOLOGY missing, unreadable or not understood, or PLAN not written).\n";
 
 static void say_err(const char *what, const struct strbuf *err)
 {
@@ -99,7 +100,8 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 	int ret = EXIT_USAGE;
 	fabric_init(&f);
 	if (!spec_arg && fabric_read_file(argv[optind], &text, &err) < 0) {
-		say_err("", &err);
+		say_err("unknown: ", &err);
+		ret = EXIT_UNKNOWN; /* input, not usage: the one exit contract (vigil(1)) */
 		goto out;
 	}
 	if (spec_arg || fat_tree_text(text.buf, text.len)) {
@@ -107,6 +109,8 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 		const char *words = spec_arg ? spec_arg : text.buf;
 		if (fat_tree_parse(words, &spec, &err) < 0 || fabric_fat_tree(&f, &spec, &err) < 0) {
 			say_err("a fat tree: ", &err);
+			if (!spec_arg)
+				ret = EXIT_UNKNOWN; /* a file's words; --fat-tree's are usage */
 			goto out;
 		}
 	} else if (fabric_parse(&f, text.buf, text.len, &err) < 0) {
@@ -124,6 +128,7 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 	if (out_path) {
 		if (write_file_atomic(out_path, out.buf, out.len, 0644, &err) < 0) {
 			say_err("", &err);
+			ret = EXIT_UNKNOWN;
 			goto out;
 		}
 		strbuf_reset(&out);

@@ -38,7 +38,8 @@ static const char run_usage[] =
 	"  --json              print one JSON object (pairs, ports, links, hcas, verdict)\n"
 	"\n"
 	"Exit: 0 nothing to act on, 1 a bad port, a suspect link or HCA, or a slow pair,\n"
-	"2 usage or unreadable plan, 3 could not tell (a step or a reading failed).\n";
+	"2 usage error, 3 could not tell (PLAN missing or unreadable, a step or a reading\n"
+	"failed).\n";
 
 enum { ROPT_STAGE = 600, ROPT_DURATION, ROPT_NOCUDA, ROPT_PORT, ROPT_TIMEOUT, ROPT_VIGIL,
        ROPT_JSON, ROPT_CONFIG };
@@ -332,6 +333,7 @@ int cmd_fabric_burnin_run(int argc, char **argv)
 	}
 	if (read_plan(a.plan, &plan, &err) < 0) {
 		fprintf(stderr, "vigil fabric burnin run: %s\n", err.buf);
+		ret = EXIT_UNKNOWN; /* input, not usage: the one exit contract (vigil(1)) */
 		goto out_env;
 	}
 	bool found = !a.stage;

@@ -27,10 +27,11 @@ static const char links_usage[] =
 	"                     connected ports are expected to have a peer\n"
 	"  --json             one JSON object: counts, mode, findings\n"
 	"\n"
-	"Exit status: 0 nothing to act on, 1 links to act on, 2 usage error or unreadable file,\n"
-	"3 nothing in FILE was understood.\n";
+	"Exit status: 0 nothing to act on, 1 links to act on, 2 usage error, 3 could not tell\n"
+	"(FILE or TOPOLOGY missing, unreadable or not understood).\n";
 
-/* Read and parse path into f: EXIT_HEALTHY, EXIT_USAGE (unreadable) or EXIT_UNKNOWN. */
+/* Read and parse path into f: EXIT_HEALTHY or EXIT_UNKNOWN (missing, unreadable or not
+ * understood: the one exit contract of vigil(1) says input is never a usage error). */
 static int load(const char *path, struct fabric *f)
 {
 	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
@@ -38,9 +39,9 @@ static int load(const char *path, struct fabric *f)
 	if (fabric_read_file(path, &text, &err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		strbuf_add_clean(&msg, err.buf);
-		fprintf(stderr, "vigil fabric links: %s\n", msg.buf);
+		fprintf(stderr, "vigil fabric links: unknown: %s\n", msg.buf);
 		strbuf_release(&msg);
-		ret = EXIT_USAGE;
+		ret = EXIT_UNKNOWN;
 	} else if (fabric_parse(f, text.buf, text.len, &err) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 		strbuf_add_clean(&msg, path);
@@ -91,11 +92,8 @@ int cmd_fabric_links(int argc, char **argv)
 	fabric_init(&f);
 	fabric_init(&ex);
 	int ret = load(path, &f);
-	if (ret == EXIT_HEALTHY && expect_path) {
-		ret = load(expect_path, &ex);
-		if (ret == EXIT_UNKNOWN)
-			ret = EXIT_USAGE; /* an expectation not understood is the user's to fix */
-	}
+	if (ret == EXIT_HEALTHY && expect_path)
+		ret = load(expect_path, &ex); /* without the expectation, nothing can be told */
 	if (ret != EXIT_HEALTHY)
 		goto out;
 

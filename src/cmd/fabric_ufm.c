@@ -49,8 +49,9 @@ static const char ufm_usage[] =
 	"that dies between leaves the intent on disk; the next run takes it in (it asks UFM\n"
 	"the port's state with --apply, or lists the port as 'state unknown').\n"
 	"Exit: 0 nothing to act on, 1 ports to disable or re-enable or of unknown state, 2 usage\n"
-	"error, a file that cannot be read or a state that cannot be written, 3 could not tell\n"
-	"(no line of the logs was a UFM event).\n";
+	"error or a state DIR or credentials refused (before any log is read), 3 could not tell\n"
+	"(a log missing or unreadable, no line of the logs a UFM event, or a state that cannot\n"
+	"be written after the work).\n";
 
 /* the deadline of one REST call (--rest-timeout), curl's own --max-time a little under it */
 static unsigned rest_timeout_s = 30;
@@ -661,6 +662,10 @@ int cmd_fabric_ufm(int argc, char **argv)
 		      m = STRBUF_INIT;
 	struct ufm u;
 	int ret = EXIT_USAGE, lock = -1;
+	/* vigil(1)'s contract: the state directory and the credentials are the set-up, refused
+	 * before any log is read (2, like a bad -c); from the logs on, what fails is "could not
+	 * tell" (3): a log unreadable, a state or intent that cannot be written after the work */
+	int fail_code = EXIT_USAGE;
 	bool stop = false;
 	ufm_init(&u, &cfg);
 	/* everything that could stop the run is checked before the first REST call */
@@ -674,6 +679,7 @@ int cmd_fabric_ufm(int argc, char **argv)
 		goto fail;
 	if (apply)
 		reconcile(&u, apply, conf.buf);
+	fail_code = EXIT_UNKNOWN;
 	if (ufm_read_files(&u, (const char *const *)argv + optind, (size_t)(argc - optind),
 			   &err) < 0)
 		goto fail;
@@ -722,14 +728,14 @@ int cmd_fabric_ufm(int argc, char **argv)
 		fprintf(stderr, "vigil fabric ufm: %zu REST calls may or may not have been applied: "
 				"check those ports on UFM (the next --apply run asks UFM)\n",
 			ufm_unknown_count(&u));
-	ret = stop ? EXIT_USAGE
+	ret = stop ? EXIT_UNKNOWN
 	      : u.nr_disable || u.nr_reenable || ufm_unknown_count(&u) ? EXIT_UNHEALTHY
 								       : EXIT_HEALTHY;
 	goto out;
 fail:
 	strbuf_add_clean(&m, err.buf);
 	fprintf(stderr, "vigil fabric ufm: %s\n", m.buf);
-	ret = EXIT_USAGE;
+	ret = fail_code;
 out:
 	fflush(stdout);
 	if (lock >= 0)

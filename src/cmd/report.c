@@ -26,8 +26,9 @@ static const char report_usage[] =
 	"\n"
 	"Exit status:\n"
 	"  0  the report was written\n"
-	"  1  RUN_DIR has no readable journal, or FILE could not be written\n"
-	"  2  usage error\n";
+	"  2  usage error\n"
+	"  3  could not tell: RUN_DIR is missing or has no readable journal, or FILE could not\n"
+	"     be written\n";
 
 enum { OPT_JSON = 256, OPT_HTML };
 
@@ -80,7 +81,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	dir = argv[optind];
-	ret = EXIT_UNHEALTHY;
+	/* the one exit contract (vigil(1)): input that is missing or unreadable is "could not
+	 * tell", never a verdict on the run; report has no exit 1 */
+	ret = EXIT_UNKNOWN;
 	/* a journal file given directly; anything else is a run directory (lstat: a link named
 	 * as the journal itself is then refused as "not a directory", never followed to a file) */
 	if (lstat(dir, &st) == 0 && S_ISREG(st.st_mode))
@@ -123,7 +126,7 @@ int cmd_report(int argc, char **argv)
 		strbuf_add_clean(&q, html);
 		printf("\nThe page: %s\n", q.buf);
 	}
-	ret = fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNHEALTHY;
+	ret = fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
 out:
 	run_report_release(&r);
 	strbuf_release(&path);

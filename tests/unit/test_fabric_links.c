@@ -304,7 +304,8 @@ TEST(fabric_links_nothing_understood_is_unknown)
 	}
 }
 
-TEST(fabric_links_unreadable_input_is_a_usage_error)
+/* unreadable input is "could not tell" (3), the command line alone is usage (2): vigil(1) */
+TEST(fabric_links_unreadable_input_is_could_not_tell)
 {
 	const char *dir = test_tmpdir();
 	struct strbuf p = STRBUF_INIT;
@@ -312,13 +313,13 @@ TEST(fabric_links_unreadable_input_is_a_usage_error)
 	CHECK(mkfifo(p.buf, 0600) == 0);
 	struct child c;
 	run_links(&c, p.buf, NULL, NULL);
-	CHECK_INT(c.exit_code, 2);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "FIFO");
 	child_release(&c);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/missing", dir);
 	run_links(&c, p.buf, NULL, NULL);
-	CHECK_INT(c.exit_code, 2);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "cannot read");
 	child_release(&c);
 	const char *none[] = { "fabric", "links", NULL };

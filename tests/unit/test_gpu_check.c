@@ -292,12 +292,27 @@ TEST(gpu_count_against_config_and_bus)
 	done(&r, &p, &res);
 }
 
+/* A GPU NVML cannot open: nothing of NVML's (no address, no UUID), as nvml.c leaves it. */
+static void unopened(struct nvml_gpu *g, int rc)
+{
+	g->handle_rc = rc;
+	g->bdf[0] = '\0';
+	g->pci_bus_id.rc = g->uuid.rc = g->serial.rc = NVML_ERROR_GPU_IS_LOST;
+}
+
 TEST(gpu_lost_gpu_fails_critical)
 {
-	ONE_GPU_CASE(res, true, g->handle_rc = NVML_ERROR_GPU_IS_LOST);
+	ONE_GPU_CASE(res, true, unopened(g, NVML_ERROR_GPU_IS_LOST));
 	const struct finding *f = need(&res, "lost", "GPU 3", STATUS_FAIL, ACTION_REBOOT);
 	CHECK_INT(f->severity, SEV_CRITICAL);
-	CHECK_CONTAINS(f->message, "GPU 3 has fallen off the bus");
+	/* the bus shows one NVIDIA GPU no other GPU claims: by elimination, the lost one */
+	CHECK_STR(f->message, "GPU 3 (0000:5d:00.0) has fallen off the bus (NVML: GPU is lost)");
+	CHECK_STR(f->device, "GPU 3 (0000:5d:00.0)");
+	CHECK_STR(detail(f, "index"), "3");
+	CHECK_STR(detail(f, "pci_bus_id"), "0000:5d:00.0");
+	CHECK(detail(f, "pci_bus_id_from") != NULL);
+	CHECK(!detail(f, "uuid")); /* a lost GPU says none: never another GPU's */
+	CHECK(!detail(f, "serial"));
 	CHECK(!result_find(&res, "summary", NULL));
 	CHECK(result_find(&res, "gpu", "GPU 2")); /* the others are still judged */
 	done(&r, &p, &res);
@@ -437,7 +452,7 @@ TEST(gpu_nvlink_inactive)
 		ONE_GPU_CASE(res, true, g->nvlink[5].active.v = g->nvlink[7].active.v = 0);
 		const struct finding *f = need(&res, "nvlink_inactive", "GPU 3", STATUS_FAIL,
 					       ACTION_RESET_GPU);
-		CHECK_STR(f->message, "GPU 3 NVLink 5, 7 inactive (16 of 18 active)");
+		CHECK_STR(f->message, "GPU 3 (0000:5d:00.0) NVLink 5, 7 inactive (16 of 18 active)");
 		done(&r, &p, &res);
 	}
 	{
@@ -474,7 +489,7 @@ TEST(gpu_nvlink_inactive)
 		CHECK_INT(eval(&r, &p, &res), 0);
 		const struct finding *f = need(&res, "nvlink_inactive", "GPU 1", STATUS_FAIL,
 					       ACTION_RESET_GPU);
-		CHECK_STR(f->message, "GPU 1 has 0 of 18 NVLinks active");
+		CHECK_STR(f->message, "GPU 1 (0000:2a:00.0) has 0 of 18 NVLinks active");
 		done(&r, &p, &res);
 	}
 	{
@@ -501,7 +516,7 @@ TEST(gpu_nvlink_errors_warn)
 		});
 		const struct finding *f = need(&res, "nvlink_errors", "GPU 3", STATUS_WARN,
 					       ACTION_INVESTIGATE);
-		CHECK_STR(f->message, "GPU 3 NVLink errors over 100 since the driver loaded (the "
+		CHECK_STR(f->message, "GPU 3 (0000:5d:00.0) NVLink errors over 100 since the driver loaded (the "
 				      "first reading: later runs warn only when they rise): "
 				      "link 2 crc_flit 250, link 9 replay 101");
 		CHECK_INT(res.status, STATUS_WARN);
@@ -547,7 +562,7 @@ TEST(gpu_nvlink_errors_rising_since_last_run)
 	CHECK_INT(eval(&r, &p, &res), 0);
 	const struct finding *f = need(&res, "nvlink_errors", "GPU 1", STATUS_WARN,
 				       ACTION_INVESTIGATE);
-	CHECK_STR(f->message, "GPU 1 NVLink errors rising by over 100 since the last run: "
+	CHECK_STR(f->message, "GPU 1 (0000:2a:00.0) NVLink errors rising by over 100 since the last run: "
 			      "link 3 replay +150");
 	check_result_release(&res);
 	/* a reset counter that climbs past the threshold again counts from zero */
@@ -603,7 +618,7 @@ TEST(gpu_pcie_width_and_gen)
 		ONE_GPU_CASE(res, false, g->pcie_width.v = 8);
 		const struct finding *f = need(&res, "pcie_link", "GPU 3", STATUS_FAIL,
 					       ACTION_INSPECT_HARDWARE);
-		CHECK_STR(f->message, "GPU 3 PCIe link is x8 of x16 (reseat the GPU)");
+		CHECK_STR(f->message, "GPU 3 (0000:5d:00.0) PCIe link is x8 of x16 (reseat the GPU)");
 		done(&r, &p, &res);
 	}
 	{
@@ -701,8 +716,8 @@ TEST(gpu_read_errors_are_unknown_not_faults)
 			g->temperature.rc = NVML_ERROR_UNKNOWN; /* only shown, never judged */
 		});
 		const struct finding *f = need(&res, "nvml", "GPU 3", STATUS_UNKNOWN, ACTION_INVESTIGATE);
-		CHECK_STR(f->message, "GPU 3: cannot read ECC mode: Insufficient Permissions, "
-				      "clock event reasons: Unknown Error");
+		CHECK_STR(f->message, "GPU 3 (0000:5d:00.0): cannot read ECC mode: Insufficient "
+				      "Permissions, clock event reasons: Unknown Error");
 		CHECK_INT(res.status, STATUS_UNKNOWN);
 		done(&r, &p, &res);
 	}
@@ -823,4 +838,103 @@ TEST(gpu_bus_device_with_unreadable_id_is_unknown)
 	CHECK_INT(res.status, STATUS_UNKNOWN);
 	done(&r, &p, &res);
 	strbuf_release(&err);
+}
+
+/* Issue 23: a finding names the part fully, so that a ticket can name the GPU to replace. */
+TEST(gpu_finding_names_index_bus_uuid_serial)
+{
+	ONE_GPU_CASE(res, true, g->ecc_volatile_uncorrected.v = 2);
+	const struct finding *f = need(&res, "ecc_uncorrected", "GPU 3", STATUS_FAIL,
+				       ACTION_RESET_GPU);
+	CHECK_STR(f->device, "GPU 3 (0000:5d:00.0)");
+	CHECK(!strncmp(f->message, "GPU 3 (0000:5d:00.0) had 2 uncorrectable", 40));
+	CHECK_STR(detail(f, "index"), "3");
+	CHECK_STR(detail(f, "pci_bus_id"), "0000:5d:00.0");
+	CHECK_STR(detail(f, "uuid"), "GPU-5b8cd186-d413-98f2-8865-fb6807b09f03");
+	CHECK_STR(detail(f, "serial"), "1653724058039");
+	CHECK(!detail(f, "pci_bus_id_from"));
+	/* the healthy ones say it too */
+	f = need(&res, "gpu", "GPU 2", STATUS_OK, ACTION_NONE);
+	CHECK(!strncmp(f->message, "GPU 2 (0000:3a:00.0) healthy: NVIDIA H200", 41));
+	CHECK_STR(detail(f, "uuid"), "GPU-5b8cd186-d413-98f2-8865-fb6807b09f02");
+	CHECK_STR(detail(f, "index"), "2");
+	done(&r, &p, &res);
+}
+
+/* Two GPUs without an address and two unclaimed on the bus: which is which is not told. */
+TEST(gpu_unopened_bus_id_never_guessed)
+{
+	ONE_GPU_CASE(res, true, (unopened(g, NVML_ERROR_GPU_IS_LOST),
+				 unopened(&r.nvml.gpus[5], NVML_ERROR_GPU_IS_LOST)));
+	const struct finding *f = need(&res, "lost", "GPU 3", STATUS_FAIL, ACTION_REBOOT);
+	CHECK_STR(f->device, "GPU 3");
+	CHECK_STR(f->message, "GPU 3 has fallen off the bus (NVML: GPU is lost)");
+	CHECK(!detail(f, "pci_bus_id"));
+	CHECK_STR(detail(f, "index"), "3");
+	done(&r, &p, &res);
+}
+
+/* The finding with this code in the gpu check of a 'vigil check --json' report, or NULL. */
+static const struct json_value *json_finding(const struct json_value *rep, const char *code,
+					     const char *device)
+{
+	const struct json_value *checks = json_get(rep, "checks");
+	for (size_t i = 0; checks && i < checks->nr; i++) {
+		const char *n = json_get_string(checks->items[i], "name");
+		const struct json_value *fs = json_get(checks->items[i], "findings");
+		for (size_t j = 0; n && !strcmp(n, "gpu") && fs && j < fs->nr; j++) {
+			const char *c = json_get_string(fs->items[j], "code");
+			const char *d = json_get_string(fs->items[j], "device");
+			if (c && !strcmp(c, code) && d && !strcmp(d, device))
+				return fs->items[j];
+		}
+	}
+	return NULL;
+}
+
+static struct json_value *check_scenario(const char *scenario, struct child *c)
+{
+	struct strbuf root = STRBUF_INIT, state = STRBUF_INIT;
+	strbuf_addf(&root, "tests/scenarios/%s/root", scenario);
+	struct strbuf full = STRBUF_INIT;
+	test_src_path(&full, root.buf);
+	strbuf_addf(&state, "%s/state-%s", test_tmpdir(), scenario);
+	const char *args[] = { "check", "--json", "--only", "gpu", "--root", full.buf,
+			       "--state-dir", state.buf, NULL };
+	test_run_vigil(c, args, NULL);
+	strbuf_release(&root);
+	strbuf_release(&full);
+	strbuf_release(&state);
+	return test_parse_json(c);
+}
+
+/* Through the binary: the lost GPU of tests/scenarios/gpu-lost and a sick one with NVML data. */
+TEST(gpu_findings_name_the_part_through_the_binary)
+{
+	struct child c;
+	struct json_value *rep = check_scenario("gpu-lost", &c);
+	CHECK_INT(c.exit_code, 1);
+	const struct json_value *f = json_finding(rep, "lost", "GPU 3 (0000:5d:00.0)");
+	CHECK_MSG(f, "no lost finding on GPU 3 (0000:5d:00.0):\n%s", c.out.buf);
+	const struct json_value *d = json_get(f, "details");
+	double v = -1;
+	CHECK(json_get_number(d, "index", &v) && v == 3);
+	CHECK_STR(json_get_string(d, "pci_bus_id"), "0000:5d:00.0");
+	CHECK_STR(json_get_string(f, "message"),
+		  "GPU 3 (0000:5d:00.0) has fallen off the bus (NVML: GPU is lost)");
+	json_free(rep);
+	child_release(&c);
+
+	/* GPU 2 of gpu-ecc-uncorrected: every name NVML gives, from its nvml.snapshot */
+	rep = check_scenario("gpu-ecc-uncorrected", &c);
+	CHECK_INT(c.exit_code, 1);
+	f = json_finding(rep, "ecc_uncorrected", "GPU 2 (0000:3a:00.0)");
+	CHECK_MSG(f, "no ecc_uncorrected finding on GPU 2 (0000:3a:00.0):\n%s", c.out.buf);
+	d = json_get(f, "details");
+	CHECK(json_get_number(d, "index", &v) && v == 2);
+	CHECK_STR(json_get_string(d, "pci_bus_id"), "0000:3a:00.0");
+	CHECK_STR(json_get_string(d, "uuid"), "GPU-270e2ac2-2a5b-19e5-e9ac-0daf455c913f");
+	CHECK_STR(json_get_string(d, "serial"), "1653724073877");
+	json_free(rep);
+	child_release(&c);
 }

@@ -690,31 +690,31 @@ TEST(report_command_text_json_and_exit_codes)
 	CHECK_INT(c.exit_code, 2);
 	child_release(&c);
 
-	/* no journal: 1, a clear message, nothing on stdout */
+	/* no journal: 3 (could not tell), a clear message, nothing on stdout */
 	run_dir_with("empty-dir", NULL, &dir);
 	const char *missing[] = { "report", dir.buf, NULL };
 	test_run_vigil(&c, missing, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "no readable journal in '");
 	CHECK_CONTAINS(c.err.buf, "journal.jsonl': No such file or directory");
 	CHECK_STR(c.out.buf, "");
 	child_release(&c);
 	const char *gone[] = { "report", "/nonexistent/run", NULL };
 	test_run_vigil(&c, gone, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	child_release(&c);
 
 	/* an empty journal, a garbage one */
 	run_dir_with("zero", "", &dir);
 	const char *zero[] = { "report", dir.buf, NULL };
 	test_run_vigil(&c, zero, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "holds no journal record\n");
 	child_release(&c);
 	run_dir_with("junk", "junk\n\x01\x02\n{\"t\":1", &dir);
 	const char *junk[] = { "report", dir.buf, NULL };
 	test_run_vigil(&c, junk, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "holds no journal record (2 damaged lines and a torn last line)");
 	child_release(&c);
 
@@ -742,7 +742,7 @@ TEST(report_command_refuses_links_and_fifos)
 	CHECK(symlink(target.buf, p.buf) == 0);
 	const char *linked[] = { "report", dir.buf, NULL };
 	test_run_vigil(&c, linked, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "it is a symbolic link");
 	child_release(&c);
 
@@ -753,7 +753,7 @@ TEST(report_command_refuses_links_and_fifos)
 	CHECK(mkfifo(p.buf, 0600) == 0);
 	const char *fifo[] = { "report", dir.buf, NULL };
 	test_run_vigil(&c, fifo, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "it is a FIFO, not a regular file");
 	child_release(&c);
 
@@ -766,7 +766,7 @@ TEST(report_command_refuses_links_and_fifos)
 	CHECK(symlink(p.buf, html.buf) == 0);
 	const char *planted[] = { "report", dir.buf, "--html", html.buf, NULL };
 	test_run_vigil(&c, planted, NULL);
-	CHECK_INT(c.exit_code, 1);
+	CHECK_INT(c.exit_code, 3);
 	CHECK_CONTAINS(c.err.buf, "symbolic link");
 	CHECK_STR(c.out.buf, "");
 	child_release(&c);
