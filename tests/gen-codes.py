@@ -34,6 +34,38 @@ DYNAMIC = {
     ("src/stress/net.c", "r->error_code"): ("src/stress/net.c",
                                            r'strcmp\(r->error_code, "([a-z0-9_]+)"\)'),
 }
+# what a code means where its message is built at run time (result_add(..., "%s", msg.buf)):
+# said here, next to the generator that fails when a code is missing from this list
+MEANINGS = {
+    "cache": "vigil check --cached found no usable agent result (missing, unreadable, another "
+             "host's or too old): the verdict is unknown",
+    "edac_ce_rate": "a memory controller's corrected-error count rose faster than its threshold "
+                    "since the last run: a DIMM is degrading",
+    "edac_ue": "a memory controller counted an uncorrected memory error",
+    "gpu": "the GPU's summary when it passed every check (name, bus id, driver, figures)",
+    "gpu_off_bus": "the kernel log says the GPU fell off the bus (Xid 79 without the Xid line)",
+    "health": "a GPU's health during vigil stress: temperatures, power and clocks seen, and no new "
+              "ECC errors, remaps or Xid",
+    "more": "the kernel log had more findings than are shown; the worst of the rest is named and "
+            "sets the status",
+    "nccl_error": "vigil stress net: the NCCL test ended with an error or a non-zero exit code",
+    "no_hca": "vigil fabric burnin: a host has no RDMA device to test",
+    "not_a_host_root": "--root names a directory that holds no host (no /proc, /sys or snapshot): "
+                       "unknown, never healthy",
+    "one_gpu": "vigil stress net: one GPU only, no pair to measure (skipped)",
+    "oom": "the kernel's OOM killer ended a process (a training rank): restart the job",
+    "oom_cgroup": "a cgroup's memory limit made the kernel kill a process: restart the job with "
+                  "less memory per rank, or raise the limit",
+    "pcie_downgrade": "the kernel log says a PCIe link trained below its capability (speed or width)",
+    "run": "vigil stress gpu ran: what was measured, on which GPUs, for how long",
+    "perftest_missing": "ib_write_bw (Debian package perftest) is not installed: no bandwidth measured",
+    "step_failed": "vigil fabric burnin: the srun step of a pair's server or client could not run",
+    "sxid": "an NVSwitch SXid in the kernel log; the action follows the SXid's policy",
+    "summary": "a check's one-line summary when it found nothing wrong",
+    "xid": "an Xid (GPU error) in the kernel log or reported by NVML; status and action follow "
+           "the Xid's entry in the catalog (docs/kernel-log.md)",
+    "unknown_nvrm": "an NVRM line in the kernel log that vigil does not know: investigate it",
+}
 STATUS = {"STATUS_SKIPPED": "skipped", "STATUS_OK": "ok", "STATUS_WARN": "warn",
           "STATUS_UNKNOWN": "unknown", "STATUS_FAIL": "fail"}
 
@@ -106,10 +138,17 @@ def meaning(fmt_args):
     if not fmt_args:
         return ""
     fmt = literal(fmt_args[0])
-    if fmt is None:
-        return ""
+    if fmt is None:  # literals joined with a macro, or a ternary of two formats
+        fmt = ""
+        for tok in re.split(r'("(?:[^"\\]|\\.)*")', fmt_args[0]):
+            if tok.startswith('"'):
+                fmt += tok[1:-1]
+            elif re.search(r"[?:]", tok):
+                fmt += "; " if fmt else ""
+            elif tok.strip():
+                fmt += "…"
     if fmt == "%s" and len(fmt_args) > 1:
-        return "(the message is built at run time)"
+        return ""  # built at run time: MEANINGS says it
     fmt = re.sub(r"%[-#0 +]*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|z|j|t)?[diouxXeEfgGcsp]", "…", fmt)
     fmt = re.sub(r"…+", "…", fmt)
     return fmt.replace("%%", "%").replace("\\n", " ").replace("\\\"", '"').replace("|", "\\|")
@@ -155,7 +194,7 @@ def collect(src_dir):
         r["where"].add(where)
         r["status"].update(st)
         r["action"].update(act)
-        if mean and mean not in r["meaning"]:
+        if mean and mean.strip("… ") and mean not in r["meaning"]:
             r["meaning"].append(mean)
 
     wrapped = {(f, n): (i, m) for f, n, i, m in WRAPPERS}
@@ -210,8 +249,13 @@ def render(rows):
            "",
            "| code | status | action | meaning | where |",
            "|---|---|---|---|---|"]
+    missing = [c for c in rows if not rows[c]["meaning"] and c not in MEANINGS]
+    if missing:
+        sys.exit("gen-codes: no meaning for %s: add them to MEANINGS" % ", ".join(sorted(missing)))
     for code in sorted(rows):
         r = rows[code]
+        if code in MEANINGS:
+            r["meaning"] = [MEANINGS[code]] + r["meaning"]
         st = sorted(r["status"], key=lambda s: ORDER.index(s) if s in ORDER else 99)
         mean = "; ".join(m for m in r["meaning"][:3]) + (" …" if len(r["meaning"]) > 3 else "")
         where = ", ".join(sorted({w.split(":")[0] for w in r["where"]}))
