@@ -31,6 +31,10 @@ static size_t dyn_nr, dyn_alloc;
 static char tmp_root[256];
 static char cur_tmp[512];
 static unsigned tmp_counter;
+/* the child test_run_vigil ran last and its arguments, one a line (for keep_json) */
+static const struct child *last_child;
+static struct strbuf last_args = STRBUF_INIT;
+static unsigned json_kept;
 
 void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s)
 {
@@ -167,6 +171,10 @@ void test_run_vigil(struct child *c, const char *const *args, const char *const 
 	c->argv = argv;
 	c->env_add = envv;
 	c->timeout_ms = 30000;
+	last_child = c;
+	strbuf_reset(&last_args);
+	for (size_t i = 1; i < n; i++)
+		strbuf_addf(&last_args, "%s\n", argv[i]);
 	c->out_cap = 16u << 20;
 	struct strbuf err = STRBUF_INIT;
 	if (child_run(c, &err))
@@ -179,6 +187,43 @@ void test_run_vigil(struct child *c, const char *const *args, const char *const 
 			   c->term_signal, c->err.buf);
 }
 
+/*
+ * Every JSON a test parses from vigil is also kept, with the arguments that made it, under
+ * TMP/json-out/, and validated against docs/schema/ in one python3 run after all the tests
+ * (json_outputs_match_schemas): one interpreter start for the whole suite, not one per JSON.
+ * Only the child test_run_vigil ran last is known; another child's JSON is not kept.
+ */
+
+static void keep_json(const struct child *c)
+{
+	if (c != last_child || !last_args.len)
+		return;
+	struct strbuf dir = STRBUF_INIT, name = STRBUF_INIT;
+	strbuf_addf(&dir, "%s/json-out", tmp_root);
+	strbuf_addf(&name, "j%ld-%u.json", (long)getpid(), ++json_kept);
+	test_write_bytes(dir.buf, name.buf, c->out.buf, c->out.len);
+	strbuf_reset(&name);
+	strbuf_addf(&name, "j%ld-%u.args", (long)getpid(), json_kept);
+	test_write_bytes(dir.buf, name.buf, last_args.buf, last_args.len);
+	strbuf_release(&dir);
+	strbuf_release(&name);
+}
+
+void test_keep_json_as(const char *schema, const char *json, size_t len)
+{
+	struct strbuf dir = STRBUF_INIT, name = STRBUF_INIT, args = STRBUF_INIT;
+	strbuf_addf(&dir, "%s/json-out", tmp_root);
+	strbuf_addf(&name, "j%ld-%u.json", (long)getpid(), ++json_kept);
+	test_write_bytes(dir.buf, name.buf, json, len);
+	strbuf_reset(&name);
+	strbuf_addf(&name, "j%ld-%u.args", (long)getpid(), json_kept);
+	strbuf_addf(&args, "@%s\n", schema);
+	test_write_bytes(dir.buf, name.buf, args.buf, args.len);
+	strbuf_release(&dir);
+	strbuf_release(&name);
+	strbuf_release(&args);
+}
+
 struct json_value *test_parse_json(const struct child *c)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -187,7 +232,46 @@ struct json_value *test_parse_json(const struct child *c)
 		test_fail_(__FILE__, __LINE__, "output is not JSON (%s):\n%s\nstderr:\n%s", err.buf,
 			   c->out.buf, c->err.buf);
 	strbuf_release(&err);
+	keep_json(c);
 	return v;
+}
+
+/* The last test: python3 tests/schema-check.py over what keep_json kept (77: skipped, with the
+ * reason on stdout, when python3 or python3-jsonschema is missing). */
+static void validate_kept_json(void)
+{
+	struct strbuf dir = STRBUF_INIT, script = STRBUF_INIT, schemas = STRBUF_INIT;
+	strbuf_addf(&dir, "%s/json-out", tmp_root);
+	test_src_path(&script, "tests/schema-check.py");
+	test_src_path(&schemas, "docs/schema");
+	const char *argv[] = { "python3", script.buf, schemas.buf, dir.buf, NULL };
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = 300000;
+	c.out_cap = 4u << 20;
+	struct strbuf err = STRBUF_INIT;
+	if (child_run(&c, &err) || (c.exited && c.exit_code == 127))
+		test_skip("python3 cannot be run: the JSON outputs are not validated");
+	fputs(c.out.buf, stdout);
+	fputs(c.err.buf, stdout);
+	if (c.exited && c.exit_code == 77)
+		test_skip("python3-jsonschema is not installed: the JSON outputs are not validated");
+	if (!c.exited || c.exit_code != 0)
+		test_fail_(__FILE__, __LINE__, "JSON outputs do not match their schemas (above)");
+	exit(0);
+}
+
+static bool kept_any(void)
+{
+	struct strbuf dir = STRBUF_INIT;
+	strbuf_addf(&dir, "%s/json-out", tmp_root);
+	DIR *d = opendir(dir.buf);
+	strbuf_release(&dir);
+	if (!d)
+		return false;
+	closedir(d);
+	return true;
 }
 
 static bool selected(const char *name, int argc, char **argv)
@@ -362,6 +446,8 @@ int main(int argc, char **argv)
 		}
 		run_lane(-1, argc, argv, counts);
 	}
+	if (kept_any())
+		counts[run_one("json_outputs_match_schemas", validate_kept_json, NULL, NULL, 600)]++;
 	cleanup_tmp();
 	printf("%d passed, %d failed, %d skipped\n", counts[0], counts[1], counts[2]);
 	return counts[1] ? 1 : 0;

@@ -94,6 +94,9 @@ void test_src_path(struct strbuf *out, const char *rel);
 void test_run_vigil(struct child *c, const char *const *args, const char *const *env);
 /* Parse c->out as JSON or fail the test. Free with json_free. */
 struct json_value *test_parse_json(const struct child *c);
+/* Keep a JSON that is not a command's stdout (the agent's /health) for validation against
+ * docs/schema/SCHEMA.json after all the tests, as test_parse_json keeps a command's. */
+void test_keep_json_as(const char *schema, const char *json, size_t len);
 /* Write a file under dir (creating parents). */
 void test_write(const char *dir, const char *rel, const char *content);
 /* The same with len bytes, NULs included. */

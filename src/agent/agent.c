@@ -437,7 +437,7 @@ void agent_health(struct agent *a, struct strbuf *out)
 	strbuf_rtrim(&rep);
 	struct json_writer w;
 	json_writer_init(&w, out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "host");
 	json_string(&w, r->host);
 	report_json_verdict(&w, r);

@@ -321,7 +321,7 @@ static void check_root(const struct fsroot *fs, struct report *rep)
 	struct strbuf why = STRBUF_INIT;
 	if (!fsroot_looks_like_host(fs, &why)) {
 		struct check_result *r = report_add(rep, "root");
-		result_add(r, STATUS_UNKNOWN, ACTION_FIX_CONFIG, "not-a-host-root", "", "%s", why.buf);
+		result_add(r, STATUS_UNKNOWN, ACTION_FIX_CONFIG, "not_a_host_root", "", "%s", why.buf);
 		result_finish(r);
 		struct check_result root = rep->results[rep->nr - 1];
 		memmove(rep->results + 1, rep->results, (rep->nr - 1) * sizeof(*rep->results));

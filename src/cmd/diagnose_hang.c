@@ -270,7 +270,7 @@ int diag_hang_main(int argc, char **argv)
 		else
 			hlog_summary(&hl, &para);
 		strbuf_rtrim(&para);
-		strbuf_addstr(&out, "{\"source\":");
+		strbuf_addf(&out, "{\"schema_version\":%d,\"source\":", VIGIL_JSON_SCHEMA_VERSION);
 		const char *src = recorder ? "recorder" : logs_say ? "logs" : "none";
 		json_quote(&out, src, strlen(src));
 		strbuf_addstr(&out, ",\"summary\":");

@@ -673,7 +673,7 @@ static int ib_counters_print(struct ib_args *a)
 	int ret = EXIT_HEALTHY;
 	int gr = ib_gather(&ctx, &rd, &err);
 	json_writer_init(&w, &out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "host");
 	json_string(&w, a->he.host);
 	if (gr < 0 || !rd.nr) {

@@ -300,7 +300,7 @@ void report_json(const struct report *r, struct strbuf *out, bool pretty)
 	char ts[32];
 	json_writer_init(&w, out, pretty);
 	iso_time(r->time, ts, sizeof(ts));
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "host");
 	json_string(&w, r->host);
 	json_key(&w, "time");

@@ -457,7 +457,7 @@ void hlog_write_json(const struct hlog *h, struct strbuf *out)
 	struct json_writer w;
 	struct strbuf sum = STRBUF_INIT;
 	json_writer_init(&w, out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "verdict");
 	json_string(&w, hlog_verdict_name(h->verdict));
 	hlog_summary(h, &sum);

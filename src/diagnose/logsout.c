@@ -286,7 +286,7 @@ void dlog_write_json(const struct dlog *d, struct strbuf *out)
 {
 	struct json_writer w;
 	json_writer_init(&w, out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "root");
 	if (d->root >= 0) {
 		const struct dlog_finding *r = &d->f[d->root];

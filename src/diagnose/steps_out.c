@@ -247,7 +247,7 @@ void diag_steps_json(const struct diag_steps *s, const struct diag_rows *rows, c
 	struct json_writer w;
 	struct strbuf ev = STRBUF_INIT;
 	json_writer_init(&w, out, true);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "file");
 	json_string(&w, file);
 	json_key(&w, "verdict");

@@ -305,7 +305,7 @@ void diag_stragglers_json(const struct diag_stragglers *s, const struct diag_row
 	struct json_writer w;
 	struct strbuf name = STRBUF_INIT;
 	json_writer_init(&w, out, true);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "file");
 	json_string(&w, file);
 	json_key(&w, "verdict");

@@ -405,7 +405,7 @@ void br_judge(const struct br_plan *p, const struct br_host_stage *hs, size_t nr
 	}
 
 	json_writer_init(&w, &j->json, true);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "stages_run");
 	json_open_array(&w);
 	for (size_t i = 0; i < p->nr_stages; i++)

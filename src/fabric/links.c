@@ -389,7 +389,7 @@ void links_write_json(const struct fabric *f, const struct link_survey *s, const
 {
 	struct json_writer w;
 	json_writer_init(&w, out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "source");
 	json_string(&w, source ? source : "");
 	json_key(&w, "format");

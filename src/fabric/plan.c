@@ -733,7 +733,7 @@ void plan_write_json(const struct fabric *f, const struct plan *p, struct strbuf
 	struct json_writer w;
 	char id[24];
 	json_writer_init(&w, out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "version");
 	json_int(&w, 1);
 	json_key(&w, "hosts");

@@ -290,7 +290,7 @@ void ufm_write_json(const struct ufm *u, struct strbuf *out)
 	struct json_writer w;
 	struct strbuf ds = STRBUF_INIT;
 	json_writer_init(&w, out, true);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "disable");
 	json_open_array(&w);
 	for (size_t i = 0; i < u->nr_disable; i++) {

@@ -72,6 +72,13 @@ static void close_(struct json_writer *w, char c)
 
 void json_open_object(struct json_writer *w) { open_(w, '{'); }
 void json_close_object(struct json_writer *w) { close_(w, '}'); }
+
+void json_open_top(struct json_writer *w)
+{
+	open_(w, '{');
+	json_key(w, "schema_version");
+	json_int(w, VIGIL_JSON_SCHEMA_VERSION);
+}
 void json_open_array(struct json_writer *w) { open_(w, '['); }
 void json_close_array(struct json_writer *w) { close_(w, ']'); }
 

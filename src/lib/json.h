@@ -22,6 +22,14 @@ struct json_writer {
 };
 
 void json_writer_init(struct json_writer *w, struct strbuf *out, bool pretty);
+/*
+ * The version of the shape of every command's --json output (docs/schema/, one file a command): raised when a
+ * field changes meaning, type or goes away, so a consumer can refuse what it does not know; a new
+ * field does not raise it. Written first in each command's top object by json_open_top().
+ */
+#define VIGIL_JSON_SCHEMA_VERSION 1
+/* Open a command's top object and write "schema_version" as its first member. */
+void json_open_top(struct json_writer *w);
 void json_open_object(struct json_writer *w);
 void json_close_object(struct json_writer *w);
 void json_open_array(struct json_writer *w);

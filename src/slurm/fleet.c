@@ -256,7 +256,7 @@ void fleet_table(const struct fleet *f, bool drain, double secs, struct strbuf *
 static void json_head(struct json_writer *w, const char *verdict, int code, double secs,
 		      const size_t counts[4])
 {
-	json_open_object(w);
+	json_open_top(w);
 	json_key(w, "verdict");
 	json_string(w, verdict);
 	json_key(w, "exit_code");

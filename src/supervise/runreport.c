@@ -941,7 +941,7 @@ void runreport_json(const struct run_report *r, const char *title, struct strbuf
 {
 	struct json_writer w;
 	json_writer_init(&w, out, true);
-	json_open_object(&w);
+	json_open_top(&w);
 	j_str(&w, "run", title);
 	j_str(&w, "outcome", r->finished ? run_outcome(r) : NULL);
 	json_key(&w, "finished");

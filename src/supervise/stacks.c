@@ -1044,7 +1044,7 @@ void stacks_write_json(const struct stacks_result *r, struct strbuf *out)
 	static const char *const names[] = { "R", "S", "D", "T", "Z", "other" };
 	struct json_writer w;
 	json_writer_init(&w, out, false);
-	json_open_object(&w);
+	json_open_top(&w);
 	json_key(&w, "host");
 	json_string(&w, r->host ? r->host : "");
 	json_key(&w, "attempt_dir");

@@ -1735,7 +1735,7 @@ static void final_report(struct sup *s)
 	if (s->o->json) {
 		struct json_writer w;
 		json_writer_init(&w, &out, false);
-		json_open_object(&w);
+		json_open_top(&w);
 		json_key(&w, "outcome");
 		json_string(&w, s->outcome ? s->outcome : "unknown");
 		json_key(&w, "detail");

@@ -147,6 +147,7 @@ TEST(agent_result_grows_stale_and_is_then_unknown)
 	CHECK_CONTAINS(m.buf, "vigil_agent_result_stale 0\n");
 	agent_health(&a, &h);
 	CHECK_CONTAINS(h.buf, "\"verdict\":\"healthy\"");
+	test_keep_json_as("agent-health", h.buf, h.len);
 	v.wall += 91; /* past 3 intervals */
 	strbuf_reset(&m);
 	strbuf_reset(&h);
@@ -157,6 +158,7 @@ TEST(agent_result_grows_stale_and_is_then_unknown)
 	CHECK_CONTAINS(m.buf, "vigil_agent_result_stale 1\n");
 	CHECK_CONTAINS(h.buf, "\"verdict\":\"unknown\"");
 	CHECK_CONTAINS(h.buf, "\"stale\":true");
+	test_keep_json_as("agent-health", h.buf, h.len);
 	CHECK_CONTAINS(h.buf, "91 s old (limit 90 s)");
 	struct strbuf err = STRBUF_INIT;
 	struct json_value *j = json_parse(h.buf, h.len, &err);

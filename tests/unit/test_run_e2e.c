@@ -323,6 +323,7 @@ static struct json_value *outcome(const struct strbuf *out)
 {
 	struct json_value *v = json_parse(out->buf, out->len, NULL);
 	CHECK_MSG(v != NULL, "vigil run --json printed: %s", out->buf);
+	test_keep_json_as("run", out->buf, out->len); /* validated against docs/schema/run.json */
 	return v;
 }
 
