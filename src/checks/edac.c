@@ -103,15 +103,15 @@ static void apply_set(struct edac_readings *r, const struct counter_set *set)
 /*
  * The kept reading stays the baseline until it is an hour old (by seconds_since_reset, in the
  * same boot): the agent runs the check every minute or so, and a storm of 59 errors an hour is
- * one error a minute, which a comparison with the last minute alone would never see.
+ * one error a minute, which a comparison with the last minute alone would never see. The bound
+ * is the one every kept counter uses (STATEFILE_BASELINE_S, src/lib/statefile.h).
  */
-#define EDAC_BASELINE_S 3600
 
 static bool keep_baseline(const struct edac_mc *m)
 {
 	return m->have_prev_ce && m->have_prev_since && m->have_since && m->have_ce &&
 	       m->since >= m->prev_since && m->ce >= m->prev_ce &&
-	       m->since - m->prev_since < EDAC_BASELINE_S;
+	       (double)(m->since - m->prev_since) < STATEFILE_BASELINE_S;
 }
 
 static void readings_set(const struct edac_readings *r, struct counter_set *set)
@@ -307,9 +307,7 @@ static void eval_mc(const struct edac_readings *r, const struct edac_mc *m, uint
 		const char *basis;
 		uint64_t rise = ce_rise(r, m, &secs, &basis);
 		/* a rise of ce_rate within an hour, or that rate over a longer span */
-		double span = secs > 3600 ? secs : 3600;
-		bool fast = rise && (double)rise * 3600.0 >= (double)ce_rate * span;
-		if (fast) {
+		if (rate_alarms(rise, secs, (double)ce_rate, 1)) {
 			strbuf_reset(&msg);
 			strbuf_reset(&dl);
 			dimm_list(m, false, &dl);
