@@ -189,8 +189,11 @@ const struct finding *result_worst(const struct check_result *r)
 	return w;
 }
 
-enum action unknown_action(const char *check, const char *error)
+enum action result_error_action(const struct check_result *r)
 {
+	const char *check = r->name, *error = r->error;
+	if (r->action != ACTION_NONE)
+		return r->action;
 	/* NVML that fails to start or hangs is the GPU or its driver, not vigil: the driver's own
 	 * advice for an unknown NVML error is a GPU reset, then a reboot */
 	if (check && !strcmp(check, "gpu") && error &&

@@ -69,12 +69,12 @@ int severity_from_name(const char *s);
 int action_from_name(const char *s);
 enum severity severity_default(enum status s);
 /*
- * What to do when a check could not run or finish (its error), when the check did not say:
- * a gpu check that NVML failed or that hung is RESET_GPU (reset the GPU or reboot; if it
- * persists, collect nvidia-bug-report), anything else INVESTIGATE. An unknown is a page that
+ * What to do about a check that could not run or finish (r->error): r->action when the check
+ * said; else a gpu check that NVML failed or that hung is RESET_GPU (reset the GPU or reboot; if
+ * it persists, collect nvidia-bug-report), anything else INVESTIGATE. An unknown is a page that
  * needs an action most.
  */
-enum action unknown_action(const char *check, const char *error);
+enum action result_error_action(const struct check_result *r);
 
 void check_result_init(struct check_result *r, const char *name);
 void check_result_release(struct check_result *r);

@@ -112,8 +112,8 @@ void report_finish(struct report *r)
 			    c->findings[j].action == ACTION_NONE)
 				c->findings[j].action = ACTION_INVESTIGATE;
 		}
-		if (c->error && c->action == ACTION_NONE)
-			c->action = unknown_action(c->name, c->error);
+		if (c->error)
+			c->action = result_error_action(c);
 	}
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct check_result *c = &r->results[i];
@@ -190,9 +190,7 @@ void result_to_json(struct json_writer *w, const struct check_result *res)
 		json_key(w, "error");
 		json_string(w, res->error);
 		json_key(w, "action");
-		json_string(w, action_name(res->action != ACTION_NONE
-						   ? res->action
-						   : unknown_action(res->name, res->error)));
+		json_string(w, action_name(result_error_action(res)));
 	}
 	json_key(w, "findings");
 	json_open_array(w);
@@ -556,10 +554,7 @@ void report_table(const struct report *r, struct strbuf *out, bool color, bool v
 		add_status(out, c->status, color, 8);
 		strbuf_addf(out, " %5llums  ", (unsigned long long)c->duration_ms);
 		if (c->error) {
-			add_summary(out, line, c->error,
-				    c->action != ACTION_NONE ? c->action
-							     : unknown_action(c->name, c->error),
-				    width);
+			add_summary(out, line, c->error, result_error_action(c), width);
 			w = NULL;
 		} else if (w) {
 			add_summary(out, line, w->message, w->action, width);
