@@ -57,19 +57,8 @@ struct watch_host {
 	double first_unreachable; /* wall clock of the first of them */
 };
 
-struct sup {
-	const struct sup_options *o;
-	struct sup_machine m;
-	struct journal j;
-	struct strbuf err;
-	int exit_code;
-	const char *outcome;
-	char *outcome_text;
-
-	/* the allocation */
-	struct slurm_nodes alloc;
-
-	/* the attempt that runs */
+/* The attempt that runs: its step, its output and what the output said. */
+struct sup_attempt {
 	struct step step;
 	bool step_live;
 	char attempt_dir[4096];
@@ -89,28 +78,44 @@ struct sup {
 	double launch_wall;
 	bool launched_said;
 	char pyhook_dir[4200];
+};
 
-	/* the fault being handled: when it happened and when it was seen (wall clock) */
-	double happened, detected;
-
-	/* the periodic watch (a forked child) */
+/* The periodic watch: a forked child asking Slurm and vigil check about the run's nodes. */
+struct sup_watch {
 	struct child watch;
 	bool watch_live;
 	double watch_started; /* wall clock */
 	double next_check, next_poll;
 	struct watch_host *wh;
 	size_t nr_wh, alloc_wh;
+	struct strlist no_agent; /* hosts whose agent keeps no fresh result: asked afresh */
+};
 
+/* Events waiting to be fed to the machine, and the machine's actions waiting their turn. */
+struct sup_events {
+	/* the fault being handled: when it happened and when it was seen (wall clock) */
+	double happened, detected;
 	bool in_io;
 	struct deferred *deferred;
 	size_t nr_deferred, alloc_deferred;
-
-	struct strlist no_agent; /* hosts whose agent keeps no fresh result: asked afresh */
-
 	/* actions waiting their turn (queue_actions) */
 	struct sup_actions queue;
 	size_t queue_head;
 	bool draining;
+};
+
+struct sup {
+	const struct sup_options *o;
+	struct sup_machine m;
+	struct journal j;
+	struct strbuf err;
+	int exit_code;
+	const char *outcome;
+	char *outcome_text;
+	struct slurm_nodes alloc; /* the allocation */
+	struct sup_attempt at;
+	struct sup_watch w;
+	struct sup_events ev;
 };
 
 /* ---- small helpers ---- */
@@ -151,11 +156,11 @@ static void journal_event(struct sup *s, const char *cls, const char *host, cons
 
 static struct watch_host *wh_get(struct sup *s, const char *name)
 {
-	for (size_t i = 0; i < s->nr_wh; i++)
-		if (!strcmp(s->wh[i].name, name))
-			return &s->wh[i];
-	ALLOC_GROW(s->wh, s->nr_wh + 1, s->alloc_wh);
-	struct watch_host *w = &s->wh[s->nr_wh++];
+	for (size_t i = 0; i < s->w.nr_wh; i++)
+		if (!strcmp(s->w.wh[i].name, name))
+			return &s->w.wh[i];
+	ALLOC_GROW(s->w.wh, s->w.nr_wh + 1, s->w.alloc_wh);
+	struct watch_host *w = &s->w.wh[s->w.nr_wh++];
 	memset(w, 0, sizeof(*w));
 	w->name = xstrdup(name);
 	return w;
@@ -180,26 +185,26 @@ static void run_actions(struct sup *s, struct sup_actions *a);
 static void queue_actions(struct sup *s, struct sup_actions *a)
 {
 	for (size_t i = 0; i < a->nr; i++) {
-		ALLOC_GROW(s->queue.v, s->queue.nr + 1, s->queue.alloc);
-		s->queue.v[s->queue.nr++] = a->v[i]; /* the queue owns its strings now */
+		ALLOC_GROW(s->ev.queue.v, s->ev.queue.nr + 1, s->ev.queue.alloc);
+		s->ev.queue.v[s->ev.queue.nr++] = a->v[i]; /* the queue owns its strings now */
 	}
 	free(a->v);
 	memset(a, 0, sizeof(*a));
-	if (s->draining)
+	if (s->ev.draining)
 		return;
-	s->draining = true;
-	while (s->queue_head < s->queue.nr) {
+	s->ev.draining = true;
+	while (s->ev.queue_head < s->ev.queue.nr) {
 		struct sup_actions one = { 0 };
 		ALLOC_GROW(one.v, 1, one.alloc);
-		one.v[0] = s->queue.v[s->queue_head++];
+		one.v[0] = s->ev.queue.v[s->ev.queue_head++];
 		one.nr = 1;
 		run_actions(s, &one);
 		sup_actions_release(&one);
 	}
-	free(s->queue.v);
-	memset(&s->queue, 0, sizeof(s->queue));
-	s->queue_head = 0;
-	s->draining = false;
+	free(s->ev.queue.v);
+	memset(&s->ev.queue, 0, sizeof(s->ev.queue));
+	s->ev.queue_head = 0;
+	s->ev.draining = false;
 }
 
 /* An event seen while the step's output is being read: handled once the read is over (its
@@ -215,18 +220,18 @@ struct deferred {
 
 static void feed(struct sup *s, const struct sup_event *e)
 {
-	if (s->in_io) {
+	if (s->ev.in_io) {
 		/* only single-host events come from output (lists come from blocking work) */
-		ALLOC_GROW(s->deferred, s->nr_deferred + 1, s->alloc_deferred);
-		struct deferred *d = &s->deferred[s->nr_deferred++];
+		ALLOC_GROW(s->ev.deferred, s->ev.nr_deferred + 1, s->ev.alloc_deferred);
+		struct deferred *d = &s->ev.deferred[s->ev.nr_deferred++];
 		d->kind = e->kind;
 		d->host = e->host ? xstrdup(e->host) : NULL;
 		d->text = e->text ? xstrdup(e->text) : NULL;
 		d->code = e->code;
 		d->step = e->step;
 		d->startup = e->startup;
-		d->happened = s->happened;
-		d->detected = s->detected;
+		d->happened = s->ev.happened;
+		d->detected = s->ev.detected;
 		return;
 	}
 	struct sup_actions a = { 0 };
@@ -248,10 +253,10 @@ static void feed_simple(struct sup *s, enum sup_event_kind k, const char *host, 
 static void fault(struct sup *s, enum sup_event_kind k, const char *host, const char *text,
 		  double happened)
 {
-	s->detected = wall_seconds();
-	s->happened = happened > 0 && happened <= s->detected ? happened : s->detected;
+	s->ev.detected = wall_seconds();
+	s->ev.happened = happened > 0 && happened <= s->ev.detected ? happened : s->ev.detected;
 	struct sup_event e = { .kind = k, .host = host, .text = text };
-	if (k == SUP_EV_HANG && !s->has_step)
+	if (k == SUP_EV_HANG && !s->at.has_step)
 		e.startup = true;
 	feed(s, &e);
 }
@@ -463,7 +468,7 @@ static void do_preflight(struct sup *s)
 	}
 	say(s, "preflight: vigil check on %zu nodes", hosts.nr);
 	struct check_row *rows = check_hosts(o, (const char *const *)hosts.items, hosts.nr,
-					     &s->alloc, &s->no_agent);
+					     &s->alloc, &s->w.no_agent);
 	struct check_row **ok = xcalloc(hosts.nr + 1, sizeof(*ok));
 	size_t nr_ok = 0, nr_sick = 0;
 	const char **sick = xcalloc(hosts.nr + 1, sizeof(*sick));
@@ -521,7 +526,7 @@ static void do_checks(struct sup *s, const struct strlist *hosts)
 {
 	say(s, "vigil check on the attempt's %zu nodes", hosts->nr);
 	struct check_row *rows = check_hosts(s->o, (const char *const *)hosts->items, hosts->nr,
-					     &s->alloc, &s->no_agent);
+					     &s->alloc, &s->w.no_agent);
 	const char **sick = xcalloc(hosts->nr + 1, sizeof(*sick));
 	const char **why = xcalloc(hosts->nr + 1, sizeof(*why));
 	struct strlist reasons = STRLIST_INIT;
@@ -621,8 +626,8 @@ static void srun_line(struct sup *s, const char *line, size_t len)
 	    s->m.state == SUP_COLLECTING_EVIDENCE) {
 		struct strbuf t = STRBUF_INIT;
 		strbuf_add_clean(&t, colon + 2);
-		s->detected = wall_seconds();
-		s->happened = s->detected;
+		s->ev.detected = wall_seconds();
+		s->ev.happened = s->ev.detected;
 		struct sup_event e = { .kind = SUP_EV_TASK_EXIT, .host = host, .code = code,
 				       .text = t.buf };
 		say(s, "task ended on %s: %s", host, t.buf);
@@ -638,18 +643,18 @@ static void on_rank_line(void *arg, int rank, int stream, const char *line, size
 		srun_line(s, line, len);
 		return;
 	}
-	if (rank != 0 || !s->parsers)
+	if (rank != 0 || !s->at.parsers)
 		return;
 	/* progress from rank 0's lines, both streams (loggers write to stderr) */
-	step_parser_feed(&s->out_p, line, len, on_step_out, s);
-	step_parser_feed(&s->out_p, "\n", 1, on_step_out, s);
+	step_parser_feed(&s->at.out_p, line, len, on_step_out, s);
+	step_parser_feed(&s->at.out_p, "\n", 1, on_step_out, s);
 }
 
 static void on_output(void *arg, int stream, const char *data, size_t len)
 {
 	struct sup *s = arg;
-	if (s->ro_open)
-		rankout_feed(&s->ro, stream, data, len, wall_seconds(), mono_s());
+	if (s->at.ro_open)
+		rankout_feed(&s->at.ro, stream, data, len, wall_seconds(), mono_s());
 }
 
 /* Every step is journaled (vigil diagnose steps reads the journal as it is); fsync'd at most
@@ -657,9 +662,9 @@ static void on_output(void *arg, int stream, const char *data, size_t len)
 static void journal_step(struct sup *s, uint64_t step, bool has_loss, double loss)
 {
 	double now = wall_seconds();
-	bool sync = now - s->last_step_journaled >= STEP_JOURNAL_EVERY_S;
+	bool sync = now - s->at.last_step_journaled >= STEP_JOURNAL_EVERY_S;
 	if (sync)
-		s->last_step_journaled = now;
+		s->at.last_step_journaled = now;
 	struct journal_record r = { .kind = JOURNAL_STEP, .attempt = s->m.attempt, .has_step = true,
 				    .step = step, .has_loss = has_loss, .loss = loss, .t = now };
 	struct strbuf e = STRBUF_INIT;
@@ -676,10 +681,10 @@ static void flush_step(struct sup *s)
 static void progress(struct sup *s, const struct step_update *u, bool from_json)
 {
 	if (from_json)
-		s->json_steps = true;
-	else if (s->json_steps)
+		s->at.json_steps = true;
+	else if (s->at.json_steps)
 		return; /* the step file is the source once it speaks */
-	if (u->change == STEP_SAME || (s->has_step && u->r.step == s->last_step))
+	if (u->change == STEP_SAME || (s->at.has_step && u->r.step == s->at.last_step))
 		return;
 	if (u->change == STEP_BACKWARDS || u->change == STEP_JUMP) {
 		struct strbuf t = STRBUF_INIT;
@@ -689,14 +694,14 @@ static void progress(struct sup *s, const struct step_update *u, bool from_json)
 			      t.buf);
 		strbuf_release(&t);
 	}
-	s->has_step = true;
-	s->last_step = u->r.step;
+	s->at.has_step = true;
+	s->at.last_step = u->r.step;
 	if (u->r.has_loss) {
-		s->has_loss = true;
-		s->last_loss = u->r.loss;
+		s->at.has_loss = true;
+		s->at.last_loss = u->r.loss;
 	}
 	struct detect_result dr;
-	enum detect_what w = detect_on_step(&s->o->detect, &s->det, u->r.step, u->change,
+	enum detect_what w = detect_on_step(&s->o->detect, &s->at.det, u->r.step, u->change,
 					    mono_s(), &dr);
 	/* the machine journals a step record for every step; here they are thinned out */
 	struct sup_event e = { .kind = SUP_EV_STEP, .step = u->r.step };
@@ -726,46 +731,46 @@ static void progress(struct sup *s, const struct step_update *u, bool from_json)
 
 static void read_step_file(struct sup *s)
 {
-	if (s->step_file_fd < 0) {
-		s->step_file_fd = open(s->step_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (s->step_file_fd < 0)
+	if (s->at.step_file_fd < 0) {
+		s->at.step_file_fd = open(s->at.step_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (s->at.step_file_fd < 0)
 			return;
 		struct stat st;
-		if (fstat(s->step_file_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fstat(s->at.step_file_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 			/* a FIFO or device would block or never end: not a step file */
-			close(s->step_file_fd);
-			s->step_file_fd = -2;
+			close(s->at.step_file_fd);
+			s->at.step_file_fd = -2;
 			journal_event(s, "step_file_refused", NULL, "not a regular file");
 			return;
 		}
 	}
-	if (s->step_file_fd < 0)
+	if (s->at.step_file_fd < 0)
 		return;
 	char buf[65536];
 	for (int i = 0; i < 64; i++) { /* at most 4 MiB a turn: the loop has other work */
-		ssize_t n = read(s->step_file_fd, buf, sizeof(buf));
+		ssize_t n = read(s->at.step_file_fd, buf, sizeof(buf));
 		if (n <= 0)
 			break;
-		step_parser_feed(&s->json_p, buf, (size_t)n, on_step_json, s);
+		step_parser_feed(&s->at.json_p, buf, (size_t)n, on_step_json, s);
 	}
 }
 
 static void close_attempt(struct sup *s)
 {
-	if (s->ro_open) {
-		rankout_finish(&s->ro);
-		rankout_close(&s->ro);
-		s->ro_open = false;
+	if (s->at.ro_open) {
+		rankout_finish(&s->at.ro);
+		rankout_close(&s->at.ro);
+		s->at.ro_open = false;
 	}
-	if (s->parsers) {
+	if (s->at.parsers) {
 		read_step_file(s);
-		step_parser_release(&s->out_p);
-		step_parser_release(&s->json_p);
-		s->parsers = false;
+		step_parser_release(&s->at.out_p);
+		step_parser_release(&s->at.json_p);
+		s->at.parsers = false;
 	}
-	if (s->step_file_fd >= 0)
-		close(s->step_file_fd);
-	s->step_file_fd = -1;
+	if (s->at.step_file_fd >= 0)
+		close(s->at.step_file_fd);
+	s->at.step_file_fd = -1;
 	flush_step(s);
 }
 
@@ -813,9 +818,9 @@ static void task_env(struct sup *s, struct strlist *env, bool smoke)
 {
 	struct strbuf e = STRBUF_INIT;
 	strlist_add(env, "PYTHONUNBUFFERED=1"); /* progress lines as they are printed */
-	if (s->pyhook_dir[0]) {
+	if (s->at.pyhook_dir[0]) {
 		const char *pp = getenv("PYTHONPATH");
-		strbuf_addf(&e, "PYTHONPATH=%s%s%s", s->pyhook_dir, pp && *pp ? ":" : "",
+		strbuf_addf(&e, "PYTHONPATH=%s%s%s", s->at.pyhook_dir, pp && *pp ? ":" : "",
 			    pp ? pp : "");
 		strlist_add(env, e.buf);
 	}
@@ -831,7 +836,7 @@ static void task_env(struct sup *s, struct strlist *env, bool smoke)
 		strbuf_addf(&e, "VIGIL_NCCL_JOB=vigil-%s", s->o->job_id ? s->o->job_id : "run");
 		strlist_add(env, e.buf);
 		strbuf_reset(&e);
-		strbuf_addf(&e, "VIGIL_NCCL_DUMP_DIR=%s/nccl", s->attempt_dir);
+		strbuf_addf(&e, "VIGIL_NCCL_DUMP_DIR=%s/nccl", s->at.attempt_dir);
 		strlist_add(env, e.buf);
 	}
 	strbuf_release(&e);
@@ -841,34 +846,34 @@ static void do_launch(struct sup *s, const struct sup_action *x)
 {
 	const struct sup_options *o = s->o;
 	struct strbuf e = STRBUF_INIT;
-	snprintf(s->attempt_dir, sizeof(s->attempt_dir), "%s/attempt-%u", o->run_dir, x->attempt);
-	snprintf(s->step_file, sizeof(s->step_file), "%s/steps.jsonl", s->attempt_dir);
+	snprintf(s->at.attempt_dir, sizeof(s->at.attempt_dir), "%s/attempt-%u", o->run_dir, x->attempt);
+	snprintf(s->at.step_file, sizeof(s->at.step_file), "%s/steps.jsonl", s->at.attempt_dir);
 	unsigned world = world_of(s, x->hosts.nr);
 	char port[16];
 	(void)port;
-	if (make_dir(s->attempt_dir, &e) < 0)
+	if (make_dir(s->at.attempt_dir, &e) < 0)
 		goto fail;
 	if (o->nccl_recorder) {
 		struct strbuf nd = STRBUF_INIT;
-		strbuf_addf(&nd, "%s/nccl", s->attempt_dir);
+		strbuf_addf(&nd, "%s/nccl", s->at.attempt_dir);
 		if (make_dir(nd.buf, &e) < 0) {
 			strbuf_release(&nd);
 			goto fail;
 		}
 		strbuf_release(&nd);
 	}
-	if (rankout_open(&s->ro, s->attempt_dir, world, on_rank_line, s, &e) < 0)
+	if (rankout_open(&s->at.ro, s->at.attempt_dir, world, on_rank_line, s, &e) < 0)
 		goto fail;
-	s->ro_open = true;
-	if (step_parser_init_output(&s->out_p, o->step_pattern, &e) < 0)
+	s->at.ro_open = true;
+	if (step_parser_init_output(&s->at.out_p, o->step_pattern, &e) < 0)
 		goto fail;
-	step_parser_init_json(&s->json_p);
-	s->parsers = true;
-	s->json_steps = false;
-	s->step_file_fd = -1;
-	s->has_step = false;
-	s->launched_said = false;
-	s->last_step_journaled = 0;
+	step_parser_init_json(&s->at.json_p);
+	s->at.parsers = true;
+	s->at.json_steps = false;
+	s->at.step_file_fd = -1;
+	s->at.has_step = false;
+	s->at.launched_said = false;
+	s->at.last_step_journaled = 0;
 
 	struct strlist env = STRLIST_INIT;
 	task_env(s, &env, false);
@@ -880,25 +885,25 @@ static void do_launch(struct sup *s, const struct sup_action *x)
 		.master_port = o->master_port + x->attempt % 1000,
 		.attempt = x->attempt,
 		.run_dir = o->run_dir,
-		.attempt_dir = s->attempt_dir,
-		.step_file = s->step_file,
+		.attempt_dir = s->at.attempt_dir,
+		.step_file = s->at.step_file,
 		.label = "vigil-run",
 		.labelled = true,
 		.env = (const char *const *)env.items,
 		.cmd = o->cmd,
 	};
-	step_init(&s->step);
-	s->step.scancel = o->scancel;
-	s->step.on_output = on_output;
-	s->step.on_output_arg = s;
+	step_init(&s->at.step);
+	s->at.step.scancel = o->scancel;
+	s->at.step.on_output = on_output;
+	s->at.step.on_output_arg = s;
 	/* the step is inside our allocation, whatever SLURM_JOB_ID the caller's environment has */
-	int rc = step_start(&s->step, &o->cmds, &spec, &e);
+	int rc = step_start(&s->at.step, &o->cmds, &spec, &e);
 	strlist_release(&env);
 	if (rc < 0)
 		goto fail;
-	s->step_live = true;
-	s->launch_wall = wall_seconds();
-	detect_start(&s->det, mono_s());
+	s->at.step_live = true;
+	s->at.launch_wall = wall_seconds();
+	detect_start(&s->at.det, mono_s());
 	say(s, "attempt %u: %u ranks on %zu hosts (%s%s)", x->attempt, world, x->hosts.nr,
 	    x->hosts.items[0], x->hosts.nr > 1 ? ", ..." : "");
 	strbuf_release(&e);
@@ -907,7 +912,7 @@ fail:
 	/* a launch that cannot happen is a crash of this attempt: the machine decides */
 	say(s, "attempt %u could not start: %s", x->attempt, e.buf);
 	close_attempt(s);
-	s->detected = s->happened = wall_seconds();
+	s->ev.detected = s->ev.happened = wall_seconds();
 	struct sup_event ev = { .kind = SUP_EV_TASK_EXIT, .code = 127, .text = e.buf };
 	/* launching -> stopping; the stop finds nothing to stop */
 	feed(s, &ev);
@@ -990,20 +995,20 @@ static void do_stop(struct sup *s, const struct sup_action *x)
 {
 	struct strbuf e = STRBUF_INIT;
 	int rc = 0;
-	if (s->step_live) {
+	if (s->at.step_live) {
 		say(s, "stopping the step (TERM, %u ms, KILL)", s->o->grace_ms);
-		rc = step_stop(&s->step, &s->o->cmds, s->o->grace_ms, &e);
+		rc = step_stop(&s->at.step, &s->o->cmds, s->o->grace_ms, &e);
 		/* what srun still had to say */
-		while (!s->step.child.done && child_poll(&s->step.child, 0) == 0)
+		while (!s->at.step.child.done && child_poll(&s->at.step.child, 0) == 0)
 			;
-		step_release(&s->step);
-		s->step_live = false;
+		step_release(&s->at.step);
+		s->at.step_live = false;
 	} else if (x->text && *x->text) {
 		/* a step of the supervisor before this one (journal) */
 		say(s, "stopping step %s of attempt %u, left by an earlier vigil run", x->text,
 		    x->attempt);
 		rc = step_stop_id(&s->o->cmds, s->o->scancel, NULL, x->text, &e);
-	} else if (s->m.resumed && !s->launched_said) {
+	} else if (s->m.resumed && !s->at.launched_said) {
 		/* resumed without a step id in the journal: the attempt directory may have it */
 		struct strbuf p = STRBUF_INIT, id = STRBUF_INIT;
 		strbuf_addf(&p, "%s/attempt-%u/step-id", s->o->run_dir, x->attempt);
@@ -1021,11 +1026,11 @@ static void do_stop(struct sup *s, const struct sup_action *x)
 	close_attempt(s);
 	if (rc < 0)
 		journal_event(s, "stop_incomplete", NULL, e.buf);
-	if (s->m.fault == SUP_FAULT_CRASH && s->attempt_dir[0]) {
+	if (s->m.fault == SUP_FAULT_CRASH && s->at.attempt_dir[0]) {
 		/* the first error in the ranks' output, not the cascade after it */
 		struct strbuf p = STRBUF_INIT;
-		strbuf_addf(&p, "%s/diagnosis-logs.json", s->attempt_dir);
-		json_free(diagnose(s, "logs", s->attempt_dir, p.buf));
+		strbuf_addf(&p, "%s/diagnosis-logs.json", s->at.attempt_dir);
+		json_free(diagnose(s, "logs", s->at.attempt_dir, p.buf));
 		strbuf_release(&p);
 	}
 	strbuf_release(&e);
@@ -1101,7 +1106,7 @@ static void do_evidence(struct sup *s, const struct sup_action *x)
 		/* what the step times say of the slowdown, before the stop */
 		struct strbuf j = STRBUF_INIT, p = STRBUF_INIT;
 		strbuf_addf(&j, "%s/journal.jsonl", s->o->run_dir);
-		strbuf_addf(&p, "%s/diagnosis-steps.json", s->attempt_dir);
+		strbuf_addf(&p, "%s/diagnosis-steps.json", s->at.attempt_dir);
 		journal_sync(&s->j, NULL);
 		json_free(diagnose(s, "steps", j.buf, p.buf));
 		strbuf_release(&j);
@@ -1110,16 +1115,16 @@ static void do_evidence(struct sup *s, const struct sup_action *x)
 	/* stacks of every rank, before anything is killed: see evidence.c */
 	struct strbuf summary = STRBUF_INIT;
 	struct strlist suspects = STRLIST_INIT, sick = STRLIST_INIT, why = STRLIST_INIT;
-	sup_collect_evidence(s->o, s->attempt_dir, step_id(&s->step), x->hosts.items, x->hosts.nr,
-			     s->ro_open ? &s->ro : NULL, world_of(s, x->hosts.nr), &summary,
+	sup_collect_evidence(s->o, s->at.attempt_dir, step_id(&s->at.step), x->hosts.items, x->hosts.nr,
+			     s->at.ro_open ? &s->at.ro : NULL, world_of(s, x->hosts.nr), &summary,
 			     &suspects, &sick, &why);
 	if (s->m.fault == SUP_FAULT_HANG) {
 		/* which rank stopped the collective: the NCCL recorder's rings (copied by vigil
 		 * stacks just now) or the watchdog lines, before anything is stopped */
 		struct strbuf p = STRBUF_INIT;
 		struct strlist named = STRLIST_INIT;
-		strbuf_addf(&p, "%s/diagnosis-hang.json", s->attempt_dir);
-		struct json_value *v = diagnose(s, "hang", s->attempt_dir, p.buf);
+		strbuf_addf(&p, "%s/diagnosis-hang.json", s->at.attempt_dir);
+		struct json_value *v = diagnose(s, "hang", s->at.attempt_dir, p.buf);
 		if (v)
 			hang_suspects(s, v, x->hosts.items, x->hosts.nr, &named);
 		for (size_t i = 0; i < named.nr; i++)
@@ -1357,14 +1362,14 @@ static void run_actions(struct sup *s, struct sup_actions *a)
 					 !strcmp(x->name, "startup_timeout") ||
 					 !strcmp(x->name, "slow") || !strcmp(x->name, "sick") ||
 					 !strcmp(x->name, "lost") || !strcmp(x->name, "cancel"));
-			if (is_fault && s->detected > 0) {
+			if (is_fault && s->ev.detected > 0) {
 				r.has_latency = true;
-				r.happened = s->happened;
-				r.detected = s->detected;
+				r.happened = s->ev.happened;
+				r.detected = s->ev.detected;
 			}
-			if (x->record == JOURNAL_ATTEMPT_ENDED && s->has_step) {
+			if (x->record == JOURNAL_ATTEMPT_ENDED && s->at.has_step) {
 				r.has_step = true;
-				r.step = s->last_step;
+				r.step = s->at.last_step;
 			}
 			journal_rec(s, &r);
 			break;
@@ -1442,14 +1447,14 @@ static int watch_fn(void *arg, int out_fd)
 	}
 	if (w->checks && hosts.nr) {
 		struct strlist before = STRLIST_INIT;
-		for (size_t i = 0; i < s->no_agent.nr; i++)
-			strlist_add(&before, s->no_agent.items[i]);
+		for (size_t i = 0; i < s->w.no_agent.nr; i++)
+			strlist_add(&before, s->w.no_agent.items[i]);
 		struct check_row *rows = check_hosts(s->o, (const char *const *)hosts.items,
-						     hosts.nr, &s->alloc, &s->no_agent);
+						     hosts.nr, &s->alloc, &s->w.no_agent);
 		/* what this (forked) watcher learnt, for the loop to remember */
-		for (size_t i = 0; i < s->no_agent.nr; i++)
-			if (!strlist_has(&before, s->no_agent.items[i]))
-				strbuf_addf(&out, "%s\tnoagent\t\n", s->no_agent.items[i]);
+		for (size_t i = 0; i < s->w.no_agent.nr; i++)
+			if (!strlist_has(&before, s->w.no_agent.items[i]))
+				strbuf_addf(&out, "%s\tnoagent\t\n", s->w.no_agent.items[i]);
 		strlist_release(&before);
 		for (size_t i = 0; i < hosts.nr; i++) {
 			strbuf_addf(&out, "%s\t%s\t", rows[i].host, verdict_word(rows[i].verdict));
@@ -1472,19 +1477,19 @@ static struct watch_arg watch_arg;
 
 static void watch_start(struct sup *s, bool checks)
 {
-	child_init(&s->watch);
+	child_init(&s->w.watch);
 	watch_arg.s = s;
 	watch_arg.checks = checks;
-	s->watch.fn = watch_fn;
-	s->watch.fn_arg = &watch_arg;
-	s->watch.result_pipe = true;
-	s->watch.result_cap = 1u << 20;
-	s->watch.out_cap = 64 * 1024;
-	s->watch.timeout_ms = (unsigned)(s->o->check_timeout_s * 1000) + 30000;
+	s->w.watch.fn = watch_fn;
+	s->w.watch.fn_arg = &watch_arg;
+	s->w.watch.result_pipe = true;
+	s->w.watch.result_cap = 1u << 20;
+	s->w.watch.out_cap = 64 * 1024;
+	s->w.watch.timeout_ms = (unsigned)(s->o->check_timeout_s * 1000) + 30000;
 	struct strbuf e = STRBUF_INIT;
-	s->watch_started = wall_seconds();
-	if (child_start(&s->watch, &e) == 0)
-		s->watch_live = true;
+	s->w.watch_started = wall_seconds();
+	if (child_start(&s->w.watch, &e) == 0)
+		s->w.watch_live = true;
 	else
 		journal_event(s, "watch_failed", NULL, e.buf);
 	strbuf_release(&e);
@@ -1492,9 +1497,9 @@ static void watch_start(struct sup *s, bool checks)
 
 static void watch_done(struct sup *s)
 {
-	s->watch_live = false;
+	s->w.watch_live = false;
 	bool running = s->m.state == SUP_RUNNING || s->m.state == SUP_LAUNCHING;
-	char *text = s->watch.result.buf;
+	char *text = s->w.watch.result.buf;
 	for (char *line = text; running && line && *line;) {
 		char *nl = strchr(line, '\n');
 		if (nl)
@@ -1503,8 +1508,8 @@ static void watch_done(struct sup *s)
 		if (t1 && t2) {
 			*t1 = *t2 = '\0';
 			const char *host = line, *what = t1 + 1, *detail = t2 + 1;
-			if (!strcmp(what, "noagent") && !strlist_has(&s->no_agent, host))
-				strlist_add(&s->no_agent, host);
+			if (!strcmp(what, "noagent") && !strlist_has(&s->w.no_agent, host))
+				strlist_add(&s->w.no_agent, host);
 			const struct sup_host *h = sup_machine_host(&s->m, host);
 			if (h && h->role == SUP_HOST_ACTIVE) {
 				struct watch_host *w = wh_get(s, host);
@@ -1520,7 +1525,7 @@ static void watch_done(struct sup *s)
 					fault(s, SUP_EV_HOST_SICK, host, r.buf, 0);
 				} else if (!strcmp(what, "unreachable")) {
 					if (!w->unreachable++)
-						w->first_unreachable = s->watch_started;
+						w->first_unreachable = s->w.watch_started;
 					if (w->unreachable >= UNREACHABLE_LOST) {
 						strbuf_addf(&r, "node lost: unreachable in %u checks "
 							    "in a row: %s", w->unreachable, detail);
@@ -1541,43 +1546,43 @@ static void watch_done(struct sup *s)
 		running = s->m.state == SUP_RUNNING || s->m.state == SUP_LAUNCHING;
 		line = nl ? nl + 1 : NULL;
 	}
-	child_finish(&s->watch);
-	child_release(&s->watch);
+	child_finish(&s->w.watch);
+	child_release(&s->w.watch);
 }
 
 static void watch_stop(struct sup *s)
 {
-	if (!s->watch_live)
+	if (!s->w.watch_live)
 		return;
-	child_finish(&s->watch);
-	child_release(&s->watch);
-	s->watch_live = false;
+	child_finish(&s->w.watch);
+	child_release(&s->w.watch);
+	s->w.watch_live = false;
 }
 
 /* The events the output gave, in order; stops after one that ends the attempt's running. */
 static void flush_deferred(struct sup *s)
 {
-	for (size_t i = 0; i < s->nr_deferred; i++) {
-		struct deferred *d = &s->deferred[i];
-		s->happened = d->happened;
-		s->detected = d->detected;
+	for (size_t i = 0; i < s->ev.nr_deferred; i++) {
+		struct deferred *d = &s->ev.deferred[i];
+		s->ev.happened = d->happened;
+		s->ev.detected = d->detected;
 		struct sup_event e = { .kind = d->kind, .host = d->host, .text = d->text,
 				       .code = d->code, .step = d->step, .startup = d->startup };
 		feed(s, &e);
 		free(d->host);
 		free(d->text);
 	}
-	s->nr_deferred = 0;
+	s->ev.nr_deferred = 0;
 }
 
 /* Read the step's output (and maybe see it end) with every event it gives deferred. */
 static bool step_io(struct sup *s, const struct pollfd *pfd, size_t n)
 {
-	s->in_io = true;
-	bool ended = step_handle(&s->step, pfd, n);
+	s->ev.in_io = true;
+	bool ended = step_handle(&s->at.step, pfd, n);
 	if (ended)
-		rankout_finish(&s->ro);
-	s->in_io = false;
+		rankout_finish(&s->at.ro);
+	s->ev.in_io = false;
 	return ended;
 }
 
@@ -1587,30 +1592,30 @@ static void run_loop(struct sup *s)
 {
 	const struct sup_options *o = s->o;
 	double now = mono_s();
-	s->next_poll = now + o->node_poll_s;
-	s->next_check = o->check_interval_s > 0 ? now + o->check_interval_s : INFINITY;
-	while (s->step_live && (s->m.state == SUP_LAUNCHING || s->m.state == SUP_RUNNING)) {
+	s->w.next_poll = now + o->node_poll_s;
+	s->w.next_check = o->check_interval_s > 0 ? now + o->check_interval_s : INFINITY;
+	while (s->at.step_live && (s->m.state == SUP_LAUNCHING || s->m.state == SUP_RUNNING)) {
 		struct pollfd pfd[2 * CHILD_POLLFDS + 1];
 		size_t n = 0;
 		pfd[n].fd = sig_pipe[0];
 		pfd[n].events = POLLIN;
 		n++;
 		size_t step_at = n;
-		n += step_pollfds(&s->step, pfd + n);
+		n += step_pollfds(&s->at.step, pfd + n);
 		size_t watch_at = n;
-		if (s->watch_live)
-			n += child_pollfds(&s->watch, pfd + n);
+		if (s->w.watch_live)
+			n += child_pollfds(&s->w.watch, pfd + n);
 		now = mono_s();
-		double next = detect_deadline(&o->detect, &s->det);
-		if (!s->watch_live) {
-			if (s->next_poll < next)
-				next = s->next_poll;
-			if (s->next_check < next)
-				next = s->next_check;
+		double next = detect_deadline(&o->detect, &s->at.det);
+		if (!s->w.watch_live) {
+			if (s->w.next_poll < next)
+				next = s->w.next_poll;
+			if (s->w.next_check < next)
+				next = s->w.next_check;
 		}
 		double wait = next - now;
 		int ms = wait > 0.25 ? 250 : wait <= 0 ? 0 : (int)(wait * 1000) + 1;
-		int w = s->watch_live ? child_wait_ms(&s->watch) : -1;
+		int w = s->w.watch_live ? child_wait_ms(&s->w.watch) : -1;
 		if (w >= 0 && w < ms)
 			ms = w;
 		if (poll(pfd, n, ms) < 0 && errno != EINTR)
@@ -1628,46 +1633,46 @@ static void run_loop(struct sup *s)
 			break;
 		}
 		unsigned attempt = s->m.attempt;
-		if (s->watch_live && child_handle(&s->watch, pfd + watch_at, n - watch_at))
+		if (s->w.watch_live && child_handle(&s->w.watch, pfd + watch_at, n - watch_at))
 			watch_done(s);
 		if (s->m.attempt != attempt)
 			continue; /* a new attempt runs: its fds are not in this poll's set */
-		if (!s->step_live || (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING))
+		if (!s->at.step_live || (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING))
 			break;
 		bool ended = step_io(s, pfd + step_at, watch_at - step_at);
-		if (s->parsers) {
-			s->in_io = true;
+		if (s->at.parsers) {
+			s->ev.in_io = true;
 			read_step_file(s);
-			s->in_io = false;
+			s->ev.in_io = false;
 		}
-		if (s->nr_deferred) {
+		if (s->ev.nr_deferred) {
 			flush_deferred(s);
-			if (s->m.attempt != attempt || !s->step_live ||
+			if (s->m.attempt != attempt || !s->at.step_live ||
 			    (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING))
 				continue; /* the attempt ended (and maybe the next began) */
 		}
-		if (!s->launched_said) {
-			const char *id = step_id(&s->step);
+		if (!s->at.launched_said) {
+			const char *id = step_id(&s->at.step);
 			if (id) {
-				s->launched_said = true;
+				s->at.launched_said = true;
 				feed_simple(s, SUP_EV_LAUNCHED, NULL, id);
 			}
 		}
 		if (ended) {
 			if (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING)
 				break;
-			int code = s->step.child.exited ? s->step.child.exit_code
-				   : s->step.child.signaled ? 128 + s->step.child.term_signal
+			int code = s->at.step.child.exited ? s->at.step.child.exit_code
+				   : s->at.step.child.signaled ? 128 + s->at.step.child.term_signal
 							    : 1;
 			struct strbuf t = STRBUF_INIT;
-			child_describe(&s->step.child, &t);
+			child_describe(&s->at.step.child, &t);
 			if (code != 0)
 				say(s, "srun %s", t.buf);
-			s->detected = s->happened = wall_seconds();
+			s->ev.detected = s->ev.happened = wall_seconds();
 			struct sup_event e = { .kind = SUP_EV_TASK_EXIT, .code = code,
 					       .text = t.buf };
-			step_release(&s->step);
-			s->step_live = false;
+			step_release(&s->at.step);
+			s->at.step_live = false;
 			if (code == 0)
 				close_attempt(s);
 			feed(s, &e);
@@ -1676,12 +1681,12 @@ static void run_loop(struct sup *s)
 		}
 		now = mono_s();
 		struct detect_result dr;
-		enum detect_what dw = detect_on_tick(&o->detect, &s->det, now, &dr);
+		enum detect_what dw = detect_on_tick(&o->detect, &s->at.det, now, &dr);
 		if (dw == DETECT_HANG || dw == DETECT_STARTUP_TIMEOUT) {
 			struct strbuf t = STRBUF_INIT;
 			if (dw == DETECT_HANG)
 				strbuf_addf(&t, "no new step for %.1f s after step %llu (limit %.1f s)",
-					    dr.silent_s, (unsigned long long)s->last_step,
+					    dr.silent_s, (unsigned long long)s->at.last_step,
 					    dr.limit_s);
 			else
 				strbuf_addf(&t, "no step %.1f s after the launch (startup timeout "
@@ -1691,12 +1696,12 @@ static void run_loop(struct sup *s)
 			strbuf_release(&t);
 			continue;
 		}
-		if (!s->watch_live && (now >= s->next_poll || now >= s->next_check)) {
-			bool checks = now >= s->next_check;
+		if (!s->w.watch_live && (now >= s->w.next_poll || now >= s->w.next_check)) {
+			bool checks = now >= s->w.next_check;
 			watch_start(s, checks);
-			s->next_poll = now + o->node_poll_s;
+			s->w.next_poll = now + o->node_poll_s;
 			if (checks)
-				s->next_check = now + o->check_interval_s;
+				s->w.next_check = now + o->check_interval_s;
 		}
 	}
 	watch_stop(s);
@@ -1792,7 +1797,7 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 	struct sup s;
 	memset(&s, 0, sizeof(s));
 	s.o = o;
-	s.step_file_fd = -1;
+	s.at.step_file_fd = -1;
 	s.exit_code = 1;
 	s.j.fd = -1;
 	int ret = 2;
@@ -1827,10 +1832,10 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 	}
 	if (o->python_stacks) {
 		struct strbuf e = STRBUF_INIT;
-		if (sup_pyhook_install(o->run_dir, s.pyhook_dir, sizeof(s.pyhook_dir), &e) < 0) {
+		if (sup_pyhook_install(o->run_dir, s.at.pyhook_dir, sizeof(s.at.pyhook_dir), &e) < 0) {
 			/* stacks are evidence, not the run: it goes on without the hook */
 			journal_event(&s, "pyhook_failed", NULL, e.buf);
-			s.pyhook_dir[0] = '\0';
+			s.at.pyhook_dir[0] = '\0';
 		}
 		strbuf_release(&e);
 	}
@@ -1861,7 +1866,7 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 	}
 	queue_actions(&s, &a);
 	while (s.m.state != SUP_DONE && s.m.state != SUP_FAILED) {
-		if (s.step_live && (s.m.state == SUP_LAUNCHING || s.m.state == SUP_RUNNING)) {
+		if (s.at.step_live && (s.m.state == SUP_LAUNCHING || s.m.state == SUP_RUNNING)) {
 			run_loop(&s);
 			continue;
 		}
@@ -1881,10 +1886,10 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 	ret = s.exit_code;
 	final_report(&s);
 out:
-	if (s.step_live) {
+	if (s.at.step_live) {
 		struct strbuf e = STRBUF_INIT;
-		step_stop(&s.step, &o->cmds, o->grace_ms, &e);
-		step_release(&s.step);
+		step_stop(&s.at.step, &o->cmds, o->grace_ms, &e);
+		step_release(&s.at.step);
 		strbuf_release(&e);
 	}
 	close_attempt(&s);
@@ -1893,11 +1898,11 @@ out:
 	journal_replay_release(&rp);
 	sup_machine_release(&s.m);
 	slurm_nodes_release(&s.alloc);
-	for (size_t i = 0; i < s.nr_wh; i++)
-		free(s.wh[i].name);
-	free(s.wh);
-	free(s.deferred);
-	strlist_release(&s.no_agent);
+	for (size_t i = 0; i < s.w.nr_wh; i++)
+		free(s.w.wh[i].name);
+	free(s.w.wh);
+	free(s.ev.deferred);
+	strlist_release(&s.w.no_agent);
 	free(s.outcome_text);
 	if (sig_pipe[0] >= 0) {
 		close(sig_pipe[0]);
