@@ -8,7 +8,7 @@
 #ifndef VIGIL_COLLECT_H
 #define VIGIL_COLLECT_H
 
-#include "supervisor.h"
+#include "options.h"
 #include "rankout.h"
 #include "../lib/strlist.h"
 

@@ -18,47 +18,13 @@
  * loop), signals through a self-pipe, and the deadlines of detect.h. Blocking work (preflight,
  * checks after a stop, stacks, smoke runs) happens only while no step runs.
  *
- * Ownership: the options are borrowed for the run.
+ * Ownership: the options (options.h) are borrowed for the run.
  */
 #ifndef VIGIL_SUPERVISOR_H
 #define VIGIL_SUPERVISOR_H
 
-#include "detect.h"
-#include "../slurm/slurm.h"
-
-struct sup_options {
-	const char *job_id;        /* SLURM_JOB_ID */
-	const char *nodelist;      /* the allocation's nodes (a Slurm hostlist) */
-	unsigned nodes;            /* N; 0: the allocation minus the spares */
-	unsigned spares;
-	unsigned tasks_per_node;   /* G */
-	const char *run_dir;
-	unsigned max_restarts;
-	const char *step_pattern;  /* NULL: the default rules */
-	struct detect_config detect;
-	double check_interval_s;   /* periodic vigil check of the run's nodes; 0: none */
-	double node_poll_s;        /* Slurm's view of the run's nodes */
-	double check_timeout_s;    /* one node's vigil check */
-	double stacks_timeout_s;   /* one node's vigil stacks */
-	double smoke_timeout_s;    /* one smoke run */
-	double restart_delay_s;    /* between a stop and the next launch */
-	unsigned grace_ms;         /* TERM to KILL when a step is stopped */
-	unsigned master_port;      /* base; attempt k uses base + k % 1000 */
-	bool python_stacks;        /* the faulthandler hook on the trainer's PYTHONPATH */
-	bool drain;                /* drain excluded hosts in Slurm */
-	bool agent_cache;          /* ask the nodes' agents for their cached result first */
-	bool json;                 /* the final report as JSON on stdout */
-	const char *nccl_recorder; /* libnccl-profiler-vigil.so loaded into the ranks; NULL: not */
-	const char *const *smoke;  /* argv, NULL-terminated; NULL: CMD with VIGIL_SMOKE=1 */
-	const char *const *cmd;    /* the trainer, NULL-terminated */
-	const char *vigil_remote;  /* the vigil run on the nodes (fleet.command) */
-	const char *const *srun_extra; /* fleet.srun-arg */
-	size_t nr_srun_extra;
-	const char *const *check_args; /* more arguments of the nodes' vigil check */
-	size_t nr_check_args;
-	struct slurm_cmds cmds;
-	const char *scancel;       /* NULL: "scancel" */
-};
+#include "options.h"
+#include "../lib/strbuf.h"
 
 /* Run (or resume, from RUN_DIR's journal) the supervised run. Returns the exit code: 0 the run
  * finished, 1 it failed (too few healthy hosts, restart budget spent, cancelled), 2 it could not
