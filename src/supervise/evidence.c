@@ -5,17 +5,11 @@
  * kept, and bounded: a stack is read for its first STACK_MAX bytes, a thread for MAX_FRAMES
  * frames.
  */
-#include "evidence.h"
+#include "evidence_int.h"
 #include "../lib/json.h"
 
 #include <math.h>
 #include <stdarg.h>
-
-#define STACK_MAX (64u << 10)
-#define MAX_FRAMES 128
-#define MAX_THREADS 512
-#define FRAME_MAX 240
-#define SUMMARY_MAX 1023
 
 void evidence_init(struct evidence *e)
 {
@@ -63,214 +57,11 @@ void evidence_release(struct evidence *e)
 	evidence_init(e);
 }
 
-static char *clean_dup(const char *s, size_t max)
+char *evidence_clean_dup(const char *s, size_t max)
 {
 	struct strbuf sb = STRBUF_INIT;
 	strbuf_add_excerpt(&sb, s, max);
 	return strbuf_detach(&sb, NULL);
-}
-
-/* ---- stack normalisation ---- */
-
-struct thread {
-	struct strlist frames; /* "FILE in FUNC", innermost first */
-	bool current;
-	long tid;
-};
-
-static void threads_free(struct thread *t, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		strlist_release(&t[i].frames);
-	free(t);
-}
-
-/* The lines of text (its first STACK_MAX bytes), each passed to fn with its length. */
-static void each_line(const char *text, void (*fn)(const char *l, size_t n, void *arg), void *arg)
-{
-	size_t len = strnlen(text, STACK_MAX);
-	for (size_t i = 0; i < len;) {
-		const char *nl = memchr(text + i, '\n', len - i);
-		size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
-		fn(text + i, n, arg);
-		i += n + 1;
-	}
-}
-
-struct parse {
-	struct thread *t;
-	size_t nr, alloc;
-};
-
-static struct thread *new_thread(struct parse *p)
-{
-	if (p->nr >= MAX_THREADS)
-		return NULL;
-	ALLOC_GROW(p->t, p->nr + 1, p->alloc);
-	memset(&p->t[p->nr], 0, sizeof(p->t[0]));
-	p->t[p->nr].tid = -1;
-	return &p->t[p->nr++];
-}
-
-static void add_frame(struct parse *p, const char *s, size_t n)
-{
-	if (!p->nr && !new_thread(p))
-		return;
-	struct thread *t = &p->t[p->nr - 1];
-	if (t->frames.nr >= MAX_FRAMES)
-		return;
-	char *raw = xstrndup(s, n < FRAME_MAX ? n : FRAME_MAX);
-	strlist_add_nodup(&t->frames, clean_dup(raw, FRAME_MAX));
-	free(raw);
-}
-
-static bool line_starts(const char *l, size_t n, const char *prefix)
-{
-	size_t k = strlen(prefix);
-	return n >= k && !memcmp(l, prefix, k);
-}
-
-/* faulthandler: "Thread 0x..", "Current thread 0x.." or "Stack (most recent call first):"
- * start a thread; '  File "F", line N in FUNC' is a frame. */
-static void py_line(const char *l, size_t n, void *arg)
-{
-	struct parse *p = arg;
-	while (n && (l[n - 1] == '\r' || l[n - 1] == ' '))
-		n--;
-	if (line_starts(l, n, "Thread 0x") || line_starts(l, n, "Current thread 0x") ||
-	    line_starts(l, n, "Stack (most recent call first)")) {
-		struct thread *t = new_thread(p);
-		if (t)
-			t->current = line_starts(l, n, "Current thread");
-		return;
-	}
-	while (n && *l == ' ') {
-		l++;
-		n--;
-	}
-	if (line_starts(l, n, "File \"")) {
-		const char *f = l + 6, *end = l + n;
-		const char *q = NULL;
-		/* the last '", line ' (a file name may hold quotes) */
-		for (const char *s = f; s + 8 <= end; s++)
-			if (!memcmp(s, "\", line ", 8))
-				q = s;
-		if (!q)
-			return;
-		const char *in = NULL;
-		for (const char *s = q + 8; s + 4 <= end; s++)
-			if (!memcmp(s, " in ", 4)) {
-				in = s + 4;
-				break;
-			}
-		struct strbuf fr = STRBUF_INIT;
-		strbuf_add(&fr, f, (size_t)(q - f));
-		strbuf_addstr(&fr, " in ");
-		if (in)
-			strbuf_add(&fr, in, (size_t)(end - in));
-		else
-			strbuf_addstr(&fr, "??");
-		add_frame(p, fr.buf, fr.len);
-		strbuf_release(&fr);
-	} else if (line_starts(l, n, "<no Python frame>")) {
-		add_frame(p, l, n);
-	}
-}
-
-/* eu-stack: "TID N:" starts a thread; "#K 0xADDR NAME[ - MODULE]" is a frame. */
-static void native_line(const char *l, size_t n, void *arg)
-{
-	struct parse *p = arg;
-	while (n && (l[n - 1] == '\r' || l[n - 1] == ' '))
-		n--;
-	if (line_starts(l, n, "TID ")) {
-		struct thread *t = new_thread(p);
-		char num[24];
-		size_t k = 0;
-		for (size_t i = 4; i < n && k < sizeof(num) - 1 && l[i] >= '0' && l[i] <= '9'; i++)
-			num[k++] = l[i];
-		num[k] = '\0';
-		if (t && k)
-			t->tid = strtol(num, NULL, 10);
-		return;
-	}
-	if (!line_starts(l, n, "#"))
-		return;
-	size_t i = 1;
-	while (i < n && l[i] >= '0' && l[i] <= '9')
-		i++;
-	while (i < n && l[i] == ' ')
-		i++;
-	while (i < n && l[i] != ' ') /* the address */
-		i++;
-	while (i < n && l[i] == ' ')
-		i++;
-	size_t s = i;
-	while (i < n && l[i] != ' ' && l[i] != '@')
-		i++;
-	if (i > s)
-		add_frame(p, l + s, i - s);
-	else
-		add_frame(p, "??", 2);
-}
-
-static bool bottom_is_module(const struct thread *t)
-{
-	return t->frames.nr && ends_with(t->frames.items[t->frames.nr - 1], " in <module>");
-}
-
-/* The main thread's frames (see evidence.h for the rule), or NULL when there are none. */
-static const struct thread *main_thread(const struct parse *p, bool native, long pid)
-{
-	const struct thread *pick = NULL;
-	if (native) {
-		for (size_t i = 0; i < p->nr; i++)
-			if (p->t[i].tid == pid)
-				return &p->t[i];
-		return p->nr ? &p->t[0] : NULL;
-	}
-	for (size_t i = 0; i < p->nr; i++)
-		if (bottom_is_module(&p->t[i]) && (!pick || (p->t[i].current && !pick->current)))
-			pick = &p->t[i];
-	for (size_t i = 0; !pick && i < p->nr; i++)
-		if (p->t[i].current)
-			pick = &p->t[i];
-	if (!pick && p->nr)
-		pick = &p->t[0];
-	return pick;
-}
-
-/* signature and top of a stack text; false when it holds no frame */
-static bool normalise(const char *text, bool native, long pid, char **sig, char **top)
-{
-	struct parse p = { NULL, 0, 0 };
-	struct strbuf s = STRBUF_INIT;
-	each_line(text, native ? native_line : py_line, &p);
-	const struct thread *t = main_thread(&p, native, pid);
-	bool ok = t && t->frames.nr;
-	if (ok) {
-		for (size_t i = 0; i < t->frames.nr; i++) {
-			strbuf_addstr(&s, t->frames.items[i]);
-			strbuf_addch(&s, '\n');
-		}
-		*sig = strbuf_detach(&s, NULL);
-		const char *f = t->frames.items[0];
-		const char *in = strstr(f, " in ");
-		struct strbuf tp = STRBUF_INIT;
-		if (!native && in) {
-			const char *base = memrchr(f, '/', (size_t)(in - f));
-			base = base ? base + 1 : f;
-			strbuf_addf(&tp, "%s (", in + 4);
-			strbuf_add(&tp, base, (size_t)(in - base));
-			strbuf_addch(&tp, ')');
-		} else {
-			strbuf_addstr(&tp, f);
-		}
-		*top = strbuf_detach(&tp, NULL);
-	}
-	threads_free(p.t, p.nr);
-	strbuf_release(&s);
-	return ok;
 }
 
 /* ---- reading the hosts' outputs ---- */
@@ -454,9 +245,9 @@ static void read_host(struct work *w, struct evidence_host_status *h,
 		const char *py = json_get_string(o, "py_stack");
 		const char *nat = json_get_string(o, "native_stack");
 		if (py)
-			normalise(py, false, s->r.pid, &s->py_sig, &s->py_top);
+			evidence_normalise(py, false, s->r.pid, &s->py_sig, &s->py_top);
 		if (nat)
-			normalise(nat, true, s->r.pid, &s->nat_sig, &s->nat_top);
+			evidence_normalise(nat, true, s->r.pid, &s->nat_sig, &s->nat_top);
 		const char *dbt = json_get_string(o, "doubt");
 		if (dbt) {
 			struct strbuf dq = STRBUF_INIT;
@@ -679,7 +470,7 @@ static void judge_silence(struct evidence *e, const struct evidence_input *in)
 			for (size_t i = 0; i < e->ranks_nr && !host; i++)
 				if (e->ranks[i].rank == (long)r && !e->ranks[i].doubt)
 					host = e->ranks[i].host;
-			char *hc = clean_dup(host ? host : rank_host(in, (long)r) ?
+			char *hc = evidence_clean_dup(host ? host : rank_host(in, (long)r) ?
 					     rank_host(in, (long)r) : "?", 255);
 			host = hc;
 			reason(e, (long)r, host, "went silent first: its last output was %.1f s "
@@ -692,238 +483,6 @@ static void judge_silence(struct evidence *e, const struct evidence_input *in)
 	free(t);
 }
 
-/* ---- output ---- */
-
-static void say_ranks(struct strbuf *sb, const long *r, size_t n, size_t max)
-{
-	for (size_t i = 0; i < n && i < max; i++)
-		strbuf_addf(sb, "%s%ld", i ? "," : "", r[i]);
-	if (n > max)
-		strbuf_addf(sb, ",... (%zu)", n);
-}
-
-static void summarise(struct evidence *e, const struct evidence_input *in)
-{
-	struct strbuf *s = &e->summary;
-	size_t answered = 0;
-	strbuf_reset(s);
-	for (size_t i = 0; i < e->hosts_nr; i++)
-		answered += e->hosts[i].answered;
-	strbuf_addf(s, "%zu of %zu hosts answered", answered, e->hosts_nr);
-	for (size_t i = 0, k = 0; i < e->hosts_nr; i++)
-		if (!e->hosts[i].answered)
-			strbuf_addf(s, "%s%s: %s", k++ ? "; " : " (", e->hosts[i].host,
-				    e->hosts[i].why ? e->hosts[i].why : "no answer");
-	if (answered < e->hosts_nr)
-		strbuf_addch(s, ')');
-	strbuf_addf(s, "; %zu rank%s found", e->ranks_nr, e->ranks_nr == 1 ? "" : "s");
-	if (in->world_size > 0)
-		strbuf_addf(s, " of %ld", in->world_size);
-	if (e->missing_nr) {
-		strbuf_addstr(s, " (missing: ");
-		say_ranks(s, e->missing, e->missing_nr, 16);
-		strbuf_addch(s, ')');
-	}
-	const struct evidence_group *g = e->py_nr ? e->py : e->native;
-	size_t gn = e->py_nr ? e->py_nr : e->native_nr;
-	int maj = e->py_nr ? e->py_majority : e->native_majority;
-	if (gn) {
-		strbuf_addf(s, ". %s stacks: %zu group%s", e->py_nr ? "Python" : "Native", gn,
-			    gn == 1 ? "" : "s");
-		if (maj >= 0)
-			strbuf_addf(s, ", majority %zu rank%s in %s", g[maj].nr,
-				    g[maj].nr == 1 ? "" : "s", g[maj].top);
-		else
-			strbuf_addstr(s, ", no majority");
-	} else {
-		strbuf_addstr(s, ". No stacks");
-	}
-	if (e->suspects_nr) {
-		strbuf_addstr(s, ". Suspects: ");
-		for (size_t i = 0; i < e->suspects_nr; i++) {
-			const struct evidence_suspect *x = &e->suspects[i];
-			if (x->rank >= 0)
-				strbuf_addf(s, "%srank %ld on %s: ", i ? "; " : "", x->rank, x->host);
-			else
-				strbuf_addf(s, "%shost %s: ", i ? "; " : "", x->host);
-			for (size_t j = 0; j < x->reasons.nr; j++)
-				strbuf_addf(s, "%s%s", j ? ", " : "", x->reasons.items[j]);
-		}
-	} else {
-		strbuf_addstr(s, ". No suspect: the stacks agree");
-	}
-	for (size_t i = 0, k = 0; i < e->hosts_nr; i++)
-		if (e->hosts[i].doubt)
-			strbuf_addf(s, "%s%s: %s", k++ ? "; " : ". Doubtful evidence (confirmed by a "
-				    "smoke test before any drain): ", e->hosts[i].host,
-				    e->hosts[i].doubt);
-	strbuf_addch(s, '.');
-	if (s->len > SUMMARY_MAX) {
-		/* cut on a character boundary */
-		size_t n = SUMMARY_MAX - 3;
-		while (n && ((unsigned char)s->buf[n] & 0xc0) == 0x80)
-			n--;
-		strbuf_setlen(s, n);
-		strbuf_addstr(s, "...");
-	}
-}
-
-static void json_groups(struct json_writer *w, const char *key, const struct evidence_group *g,
-			size_t n, int maj)
-{
-	json_key(w, key);
-	json_open_array(w);
-	for (size_t i = 0; i < n && i < EVIDENCE_GROUPS_LISTED; i++) {
-		json_open_object(w);
-		json_key(w, "ranks");
-		json_open_array(w);
-		for (size_t j = 0; j < g[i].nr; j++)
-			json_int(w, g[i].ranks[j]);
-		json_close_array(w);
-		json_key(w, "hosts");
-		json_open_array(w);
-		for (size_t j = 0; j < g[i].hosts.nr; j++)
-			json_string(w, g[i].hosts.items[j]);
-		json_close_array(w);
-		json_key(w, "majority");
-		json_bool(w, (int)i == maj);
-		json_key(w, "top");
-		json_string(w, g[i].top);
-		json_key(w, "signature");
-		json_string(w, g[i].signature);
-		json_close_object(w);
-	}
-	json_close_array(w);
-	json_key(w, key[0] == 'p' ? "python_groups_omitted" : "native_groups_omitted");
-	json_uint(w, n > EVIDENCE_GROUPS_LISTED ? n - EVIDENCE_GROUPS_LISTED : 0);
-}
-
-static void write_json(struct evidence *e, const struct evidence_input *in)
-{
-	static const char *const names[EVIDENCE_NSTATES] = { "R", "S", "D", "T" };
-	struct json_writer w;
-	strbuf_reset(&e->json);
-	json_writer_init(&w, &e->json, false);
-	json_open_object(&w);
-	json_key(&w, "world_size");
-	if (in->world_size > 0)
-		json_int(&w, in->world_size);
-	else
-		json_null(&w);
-	json_key(&w, "hosts");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->hosts_nr; i++) {
-		json_open_object(&w);
-		json_key(&w, "host");
-		json_string(&w, e->hosts[i].host);
-		json_key(&w, "answered");
-		json_bool(&w, e->hosts[i].answered);
-		json_key(&w, "ranks");
-		json_uint(&w, e->hosts[i].ranks);
-		json_key(&w, "note");
-		if (e->hosts[i].why)
-			json_string(&w, e->hosts[i].why);
-		else
-			json_null(&w);
-		json_key(&w, "doubt");
-		if (e->hosts[i].doubt)
-			json_string(&w, e->hosts[i].doubt);
-		else
-			json_null(&w);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_key(&w, "ranks_missing");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->missing_nr; i++)
-		json_int(&w, e->missing[i]);
-	json_close_array(&w);
-	json_key(&w, "ranks");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->ranks_nr; i++) {
-		const struct evidence_rank *k = &e->ranks[i];
-		json_open_object(&w);
-		json_key(&w, "rank");
-		json_int(&w, k->rank);
-		json_key(&w, "host");
-		json_string(&w, k->host);
-		json_key(&w, "pid");
-		json_int(&w, k->pid);
-		json_key(&w, "samples");
-		json_uint(&w, k->samples);
-		json_key(&w, "states");
-		json_open_object(&w);
-		for (size_t s = 0; s < EVIDENCE_NSTATES; s++) {
-			json_key(&w, names[s]);
-			json_uint(&w, k->states[s]);
-		}
-		json_close_object(&w);
-		json_key(&w, "doubt");
-		json_bool(&w, k->doubt);
-		json_key(&w, "busy");
-		json_double(&w, k->busy);
-		json_key(&w, "cpu_s");
-		json_double(&w, k->cpu_s);
-		json_key(&w, "python_group");
-		if (k->py_group >= 0)
-			json_int(&w, k->py_group);
-		else
-			json_null(&w);
-		json_key(&w, "native_group");
-		if (k->native_group >= 0)
-			json_int(&w, k->native_group);
-		else
-			json_null(&w);
-		json_key(&w, "last_output_age_s");
-		if (isfinite(k->last_output))
-			json_double(&w, in->now - k->last_output);
-		else
-			json_null(&w);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_groups(&w, "python_groups", e->py, e->py_nr, e->py_majority);
-	json_groups(&w, "native_groups", e->native, e->native_nr, e->native_majority);
-	json_key(&w, "suspects");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->suspects_nr; i++) {
-		json_open_object(&w);
-		json_key(&w, "rank");
-		if (e->suspects[i].rank >= 0)
-			json_int(&w, e->suspects[i].rank);
-		else
-			json_null(&w);
-		json_key(&w, "host");
-		json_string(&w, e->suspects[i].host);
-		json_key(&w, "reasons");
-		json_open_array(&w);
-		for (size_t j = 0; j < e->suspects[i].reasons.nr; j++)
-			json_string(&w, e->suspects[i].reasons.items[j]);
-		json_close_array(&w);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
-	json_key(&w, "silent_first");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->silent_first.nr; i++)
-		json_string(&w, e->silent_first.items[i]);
-	json_close_array(&w);
-	json_key(&w, "suspect_hosts");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->suspect_hosts.nr; i++)
-		json_string(&w, e->suspect_hosts.items[i]);
-	json_close_array(&w);
-	json_key(&w, "doubtful_hosts");
-	json_open_array(&w);
-	for (size_t i = 0; i < e->doubtful_hosts.nr; i++)
-		json_string(&w, e->doubtful_hosts.items[i]);
-	json_close_array(&w);
-	json_key(&w, "summary");
-	json_string(&w, e->summary.buf);
-	json_close_object(&w);
-	strbuf_addch(&e->json, '\n');
-}
-
 void evidence_build(struct evidence *e, const struct evidence_input *in)
 {
 	struct work w = { NULL, 0, 0 };
@@ -931,7 +490,7 @@ void evidence_build(struct evidence *e, const struct evidence_input *in)
 	e->hosts = xcalloc(in->hosts_nr ? in->hosts_nr : 1, sizeof(*e->hosts));
 	e->hosts_nr = in->hosts_nr;
 	for (size_t i = 0; i < in->hosts_nr; i++) {
-		e->hosts[i].host = clean_dup(in->hosts[i].host ? in->hosts[i].host : "?", 255);
+		e->hosts[i].host = evidence_clean_dup(in->hosts[i].host ? in->hosts[i].host : "?", 255);
 		read_host(&w, &e->hosts[i], &in->hosts[i], e->hosts, i + 1);
 	}
 	for (size_t i = 0; i < e->hosts_nr; i++)
@@ -978,7 +537,7 @@ void evidence_build(struct evidence *e, const struct evidence_input *in)
 			for (size_t x = 0; h && x < e->hosts_nr; x++)
 				silent_host |= !e->hosts[x].answered && !strcmp(e->hosts[x].host, h);
 			if (h && !silent_host) {
-				char *hc = clean_dup(h, 255);
+				char *hc = evidence_clean_dup(h, 255);
 				reason(e, r, hc, "not found: no process of rank %ld on the host it "
 				       "was launched on", r);
 				free(hc);
@@ -987,6 +546,6 @@ void evidence_build(struct evidence *e, const struct evidence_input *in)
 	}
 	judge_ranks(e, in);
 	judge_silence(e, in);
-	summarise(e, in);
-	write_json(e, in);
+	evidence_summarise(e, in);
+	evidence_write_json(e, in);
 }

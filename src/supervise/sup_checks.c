@@ -1,0 +1,293 @@
+/* sup_checks.c: see sup_int.h */
+#include "sup_int.h"
+
+/* ---- fleet fan-out: vigil check on hosts (preflight, after a stop, periodically) ---- */
+
+
+void sup_check_rows_release(struct check_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(rows[i].host);
+		free(rows[i].reason);
+	}
+	free(rows);
+}
+
+/*
+ * What a node's report says beyond its verdict, from one parse: its non-ok findings (the
+ * preflight's preference), and whether it is only the "agent" check of a --cached answer (the
+ * agent keeps no fresh result: the node has no agent running, ask it afresh).
+ */
+static void report_facts(const char *report_json, unsigned *findings, bool *agent_only)
+{
+	*findings = 0;
+	*agent_only = false;
+	if (!report_json)
+		return;
+	struct json_value *v = json_parse(report_json, strlen(report_json), NULL);
+	const struct json_value *checks = v ? json_get(v, "checks") : NULL;
+	for (size_t i = 0; checks && checks->type == JSON_ARRAY && i < checks->nr; i++) {
+		const struct json_value *f = json_get(checks->items[i], "findings");
+		for (size_t k = 0; f && f->type == JSON_ARRAY && k < f->nr; k++) {
+			const char *st = json_get_string(f->items[k], "status");
+			*findings += st && strcmp(st, "ok") != 0 && strcmp(st, "skipped") != 0;
+		}
+	}
+	if (checks && checks->type == JSON_ARRAY && checks->nr == 1) {
+		const char *name = json_get_string(checks->items[0], "name");
+		*agent_only = name && !strcmp(name, "agent");
+	}
+	json_free(v);
+}
+
+static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
+				    size_t n, const struct slurm_nodes *alloc, bool cached);
+
+/*
+ * vigil check on hosts: the agent's cached result where an agent runs (run.agent-cache),
+ * a fresh check elsewhere. Hosts found without an agent are added to no_agent (may be NULL)
+ * and asked afresh from then on. Rows in the order of hosts.
+ */
+struct check_row *sup_check_hosts(const struct sup_options *o, const char *const *hosts,
+				     size_t n, const struct slurm_nodes *alloc,
+				     struct strlist *no_agent)
+{
+	if (!o->agent_cache)
+		return fleet_once(o, hosts, n, alloc, false);
+	const char **ask = xcalloc(n + 1, sizeof(*ask)), **fresh = xcalloc(n + 1, sizeof(*fresh));
+	size_t na = 0, nf = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (no_agent && strlist_has(no_agent, hosts[i]))
+			fresh[nf++] = hosts[i];
+		else
+			ask[na++] = hosts[i];
+	}
+	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
+	struct check_row *c = na ? fleet_once(o, ask, na, alloc, true) : NULL;
+	for (size_t i = 0; i < na; i++)
+		if (c[i].no_cache) {
+			fresh[nf++] = ask[i];
+			if (no_agent && !strlist_has(no_agent, ask[i]))
+				strlist_add(no_agent, ask[i]);
+		}
+	struct check_row *f = nf ? fleet_once(o, fresh, nf, alloc, false) : NULL;
+	/* back in the order of hosts: each from the fresh answer if there is one */
+	for (size_t i = 0; i < n; i++) {
+		struct check_row *from = NULL;
+		for (size_t k = 0; k < nf && !from; k++)
+			if (!strcmp(fresh[k], hosts[i]))
+				from = &f[k];
+		for (size_t k = 0; k < na && !from; k++)
+			if (!strcmp(ask[k], hosts[i]))
+				from = &c[k];
+		rows[i] = *from;
+		from->host = from->reason = NULL; /* moved */
+	}
+	sup_check_rows_release(c, na);
+	sup_check_rows_release(f, nf);
+	free(ask);
+	free(fresh);
+	return rows;
+}
+
+/* vigil check --json on each host through srun --overlap (inside the allocation), in
+ * parallel, each with its deadline. Returns rows in the order of hosts. */
+static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
+				    size_t n, const struct slurm_nodes *alloc, bool cached)
+{
+	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
+	struct slurm_nodes list = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		/* the state as known at the start; the fleet decides what is runnable */
+		const struct slurm_node *known = NULL;
+		for (size_t k = 0; alloc && k < alloc->nr; k++)
+			if (alloc->items[k].name && !strcmp(alloc->items[k].name, hosts[i]))
+				known = &alloc->items[k];
+		ALLOC_GROW(list.items, list.nr + 1, list.alloc);
+		struct slurm_node *nd = &list.items[list.nr++];
+		memset(nd, 0, sizeof(*nd));
+		nd->name = xstrdup(hosts[i]);
+		/* inside our own allocation a node we were given is runnable whatever its drain
+		 * flag says (a node drained while we hold it still runs our steps) */
+		nd->state = xstrdup("ALLOCATED");
+		nd->flags = NODE_ALLOCATED;
+		nd->reason = xstrdup("");
+		nd->partitions = xstrdup("");
+		nd->addr = xstrdup(known && known->addr ? known->addr : "");
+	}
+	struct fleet f = { 0 };
+	fleet_rows(&f, &list, NULL);
+	struct strlist base = STRLIST_INIT, remote = STRLIST_INIT;
+	struct strbuf tmp = STRBUF_INIT;
+	strlist_add(&base, o->cmds.srun ? o->cmds.srun : "srun");
+	strlist_add(&base, "--nodes=1");
+	strlist_add(&base, "--ntasks=1");
+	strlist_add(&base, "--overlap"); /* beside the trainer's step, which holds the CPUs */
+	strbuf_addf(&tmp, "--jobid=%s", o->job_id);
+	strlist_add(&base, tmp.buf);
+	strlist_add(&base, "--job-name=vigil-check");
+	strlist_add(&base, "--quiet");
+	for (size_t i = 0; i < o->nr_srun_extra; i++)
+		strlist_add(&base, o->srun_extra[i]);
+	strlist_add(&remote, o->vigil_remote);
+	strlist_add(&remote, "check");
+	strlist_add(&remote, "--json");
+	if (cached)
+		strlist_add(&remote, "--cached");
+	for (size_t i = 0; i < o->nr_check_args; i++)
+		strlist_add(&remote, o->check_args[i]);
+	struct fleet_plan plan = {
+		.srun_args = (const char *const *)base.items,
+		.nr_srun_args = base.nr,
+		.remote = (const char *const *)remote.items,
+		.nr_remote = remote.nr,
+		.timeout_ms = (unsigned)(o->check_timeout_s * 1000),
+		.parallel = 64,
+	};
+	fleet_run(&f, &plan);
+	for (size_t i = 0; i < n; i++) {
+		rows[i].host = xstrdup(hosts[i]);
+		rows[i].verdict = FLEET_UNREACHABLE;
+		rows[i].reason = xstrdup("no answer");
+		for (size_t k = 0; k < f.nr; k++) {
+			if (strcmp(f.rows[k].node.name, hosts[i]))
+				continue;
+			rows[i].verdict = f.rows[k].verdict;
+			free(rows[i].reason);
+			rows[i].reason = xstrdup(f.rows[k].reason ? f.rows[k].reason : "");
+			bool agent_only;
+			report_facts(f.rows[k].report_json, &rows[i].findings, &agent_only);
+			/* no fresh cached result; or the node's vigil refused --cached (exit 2,
+			 * usage: fleet.command adds --only or --root, which an agent's cache
+			 * cannot answer) */
+			rows[i].no_cache =
+				cached && ((f.rows[k].verdict == FLEET_UNKNOWN && agent_only) ||
+					   (f.rows[k].verdict == FLEET_UNREACHABLE &&
+					    f.rows[k].exit_code == EXIT_CODE_USAGE));
+		}
+	}
+	fleet_release(&f);
+	slurm_nodes_release(&list);
+	strlist_release(&base);
+	strlist_release(&remote);
+	strbuf_release(&tmp);
+	return rows;
+}
+
+const char *sup_verdict_word(enum fleet_verdict v)
+{
+	static const char *const w[] = { "healthy", "unhealthy", "unknown", "unreachable" };
+	return v <= FLEET_UNREACHABLE ? w[v] : "?";
+}
+
+/* ---- preflight ---- */
+
+static int cmp_findings(const void *a, const void *b)
+{
+	const struct check_row *x = *(const struct check_row *const *)a;
+	const struct check_row *y = *(const struct check_row *const *)b;
+	return (x->findings > y->findings) - (x->findings < y->findings);
+}
+
+void sup_do_preflight(struct sup *s)
+{
+	const struct sup_options *o = s->o;
+	struct strlist hosts = STRLIST_INIT;
+	for (size_t i = 0; i < s->alloc.nr; i++) {
+		const struct sup_host *h = sup_machine_host(&s->m, s->alloc.items[i].name);
+		if (h && h->role == SUP_HOST_EXCLUDED)
+			continue; /* excluded by an attempt before a restart of vigil */
+		strlist_add(&hosts, s->alloc.items[i].name);
+	}
+	sup_say(s, "preflight: vigil check on %zu nodes", hosts.nr);
+	struct check_row *rows = sup_check_hosts(o, (const char *const *)hosts.items, hosts.nr,
+					     &s->alloc, &s->w.no_agent);
+	struct check_row **ok = xcalloc(hosts.nr + 1, sizeof(*ok));
+	size_t nr_ok = 0, nr_sick = 0;
+	const char **sick = xcalloc(hosts.nr + 1, sizeof(*sick));
+	const char **why = xcalloc(hosts.nr + 1, sizeof(*why));
+	struct strbuf detail = STRBUF_INIT, r = STRBUF_INIT;
+	struct strlist reasons = STRLIST_INIT;
+	for (size_t i = 0; i < hosts.nr; i++) {
+		struct check_row *c = &rows[i];
+		strbuf_addf(&detail, "%s%s %s", i ? "; " : "", c->host, sup_verdict_word(c->verdict));
+		if (c->verdict == FLEET_HEALTHY) {
+			ok[nr_ok++] = c;
+		} else if (c->verdict == FLEET_UNHEALTHY) {
+			strbuf_reset(&r);
+			strbuf_addf(&r, "preflight: %s", c->reason);
+			strlist_add(&reasons, r.buf);
+			sick[nr_sick] = c->host;
+			why[nr_sick++] = reasons.items[reasons.nr - 1];
+			strbuf_addf(&detail, " (%s)", c->reason);
+		} else {
+			/* unknown or unreachable: not used this time, and not drained without
+			 * evidence */
+			strbuf_addf(&detail, " (%s: not used)", c->reason);
+		}
+	}
+	qsort(ok, nr_ok, sizeof(*ok), cmp_findings);
+	const char **best = xcalloc(nr_ok + 1, sizeof(*best));
+	for (size_t i = 0; i < nr_ok; i++)
+		best[i] = ok[i]->host;
+	sup_journal_event(s, "preflight", NULL, detail.buf);
+	sup_say(s, "preflight: %s", detail.buf);
+	unsigned need = s->m.nodes;
+	struct sup_event e = {
+		.kind = nr_ok >= need ? SUP_EV_PREFLIGHT_OK : SUP_EV_PREFLIGHT_SHORT,
+		.hosts = best,
+		.nr_hosts = nr_ok,
+		.sick = sick,
+		.sick_reasons = why,
+		.nr_sick = nr_sick,
+	};
+	sup_post(s, &e);
+	free(best);
+	free(ok);
+	free(sick);
+	free(why);
+	strlist_release(&reasons);
+	strbuf_release(&detail);
+	strbuf_release(&r);
+	sup_check_rows_release(rows, hosts.nr);
+	strlist_release(&hosts);
+}
+
+/* ---- checks after a stop ---- */
+
+void sup_do_checks(struct sup *s, const struct strlist *hosts)
+{
+	sup_say(s, "vigil check on the attempt's %zu nodes", hosts->nr);
+	struct check_row *rows = sup_check_hosts(s->o, (const char *const *)hosts->items, hosts->nr,
+					     &s->alloc, &s->w.no_agent);
+	const char **sick = xcalloc(hosts->nr + 1, sizeof(*sick));
+	const char **why = xcalloc(hosts->nr + 1, sizeof(*why));
+	struct strlist reasons = STRLIST_INIT;
+	struct strbuf detail = STRBUF_INIT, r = STRBUF_INIT;
+	size_t n = 0;
+	for (size_t i = 0; i < hosts->nr; i++) {
+		struct check_row *c = &rows[i];
+		strbuf_addf(&detail, "%s%s %s", i ? "; " : "", c->host, sup_verdict_word(c->verdict));
+		if (c->verdict == FLEET_HEALTHY)
+			continue;
+		strbuf_addf(&detail, " (%s)", c->reason);
+		if (c->verdict != FLEET_UNHEALTHY && c->verdict != FLEET_UNREACHABLE)
+			continue; /* could not tell: not blamed without evidence */
+		strbuf_reset(&r);
+		strbuf_addf(&r, "%s after a failed attempt: %s", sup_verdict_word(c->verdict), c->reason);
+		strlist_add(&reasons, r.buf);
+		sick[n] = c->host;
+		why[n++] = reasons.items[reasons.nr - 1];
+	}
+	sup_journal_event(s, "checks", NULL, detail.buf);
+	sup_say(s, "checks: %s", detail.buf);
+	struct sup_event e = { .kind = SUP_EV_CHECK_DONE, .sick = sick, .sick_reasons = why,
+			       .nr_sick = n };
+	sup_post(s, &e);
+	free(sick);
+	free(why);
+	strlist_release(&reasons);
+	strbuf_release(&detail);
+	strbuf_release(&r);
+	sup_check_rows_release(rows, hosts->nr);
+}

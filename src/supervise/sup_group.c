@@ -1,0 +1,139 @@
+/* sup_group.c: see sup_int.h */
+#include "sup_int.h"
+
+/* ---- group testing ---- */
+
+/* One smoke run on a group of hosts: the trainer (or --smoke) as a step with VIGIL_SMOKE=1.
+ * true when it failed. */
+static bool smoke_run(struct sup *s, const char *const *hosts, size_t n, unsigned round,
+		      size_t index, struct strbuf *detail)
+{
+	const struct sup_options *o = s->o;
+	struct strbuf dir = STRBUF_INIT, e = STRBUF_INIT, sf = STRBUF_INIT;
+	strbuf_addf(&dir, "%s/smoke", o->run_dir);
+	bool failed = true;
+	if (sup_make_dir(dir.buf, &e) < 0)
+		goto out;
+	strbuf_addf(&dir, "/attempt-%u-round-%u-group-%zu", s->m.attempt, round, index);
+	if (sup_make_dir(dir.buf, &e) < 0)
+		goto out;
+	strbuf_addf(&sf, "%s/steps.jsonl", dir.buf);
+	struct strlist env = STRLIST_INIT;
+	sup_task_env(s, &env, true);
+	struct step_spec spec = {
+		.hosts = hosts,
+		.nr_hosts = n,
+		.tasks_per_node = o->tasks_per_node,
+		.master_addr = sup_addr_of(s, hosts[0]),
+		.master_port = o->master_port + 1000 + (round * 16 + (unsigned)index) % 1000,
+		.attempt = s->m.attempt,
+		.run_dir = o->run_dir,
+		.attempt_dir = dir.buf,
+		.step_file = sf.buf,
+		.label = "vigil-smoke",
+		.env = (const char *const *)env.items,
+		.cmd = o->smoke ? o->smoke : o->cmd,
+	};
+	struct step st;
+	step_init(&st);
+	st.scancel = o->scancel;
+	if (step_start(&st, &o->cmds, &spec, &e) == 0) {
+		uint64_t end = mono_ms() + (uint64_t)(o->smoke_timeout_s * 1000);
+		while (!st.child.done && mono_ms() < end && !sup_sig_seen)
+			child_poll(&st.child, 200);
+		bool timed_out = !st.child.done;
+		if (timed_out)
+			step_stop(&st, &o->cmds, o->grace_ms, &e);
+		else
+			child_finish(&st.child);
+		failed = timed_out || !st.child.exited || st.child.exit_code != 0;
+		if (timed_out)
+			strbuf_addf(&e, "did not finish in %.0f s", o->smoke_timeout_s);
+		else
+			child_describe(&st.child, &e);
+		step_release(&st);
+	}
+	strlist_release(&env);
+out:
+	strbuf_addf(detail, "%s[", detail->len ? "; " : "");
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(detail, "%s%s", i ? " " : "", hosts[i]);
+	strbuf_addf(detail, "] %s", failed ? "failed" : "passed");
+	if (failed && e.len) {
+		strbuf_addstr(detail, " (");
+		strbuf_add_clean(detail, e.buf);
+		strbuf_addch(detail, ')');
+	}
+	strbuf_release(&dir);
+	strbuf_release(&e);
+	strbuf_release(&sf);
+	return failed;
+}
+
+/*
+ * Find the hosts that make the run fail when no check explains it: rounds of smoke runs on
+ * groups (grouptest.h), the groups of a round one after the other here (a group's step takes
+ * its hosts whole, and the groups of a round are disjoint, so they could run at once; run
+ * one by one they cannot disturb each other's timing). confirm: each suspect alone.
+ */
+void sup_do_group_test(struct sup *s, const struct sup_action *x)
+{
+	size_t n = x->hosts.nr;
+	struct grouptest g;
+	struct strbuf detail = STRBUF_INIT;
+	struct strlist bad = STRLIST_INIT, why = STRLIST_INIT;
+	bool everywhere = false;
+	sup_say(s, "group testing %zu hosts%s", n, x->confirm ? " (each suspect alone)" : "");
+	if (x->confirm) {
+		/* a suspect named by evidence is tested alone, twice for a failure to count */
+		for (size_t i = 0; i < n && !sup_sig_seen; i++) {
+			const char *h[] = { x->hosts.items[i] };
+			if (smoke_run(s, h, 1, 1, i, &detail) &&
+			    smoke_run(s, h, 1, 2, i, &detail)) {
+				strlist_add(&bad, x->hosts.items[i]);
+				strlist_add(&why, "failed the smoke test alone, twice");
+			}
+		}
+	} else {
+		grouptest_init(&g, n, 2);
+		unsigned round = 0;
+		size_t k;
+		while (!sup_sig_seen && (k = grouptest_next_round(&g)) > 0) {
+			round++;
+			for (size_t i = 0; i < k; i++) {
+				const char **h = xcalloc(g.groups[i].nr + 1, sizeof(*h));
+				for (size_t j = 0; j < g.groups[i].nr; j++)
+					h[j] = x->hosts.items[g.groups[i].hosts[j]];
+				bool failed = smoke_run(s, h, g.groups[i].nr, round, i, &detail);
+				grouptest_result(&g, i, failed);
+				free(h);
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			if (grouptest_host(&g, i) == GT_BAD) {
+				strlist_add(&bad, x->hosts.items[i]);
+				strlist_add(&why, "group testing: made the smoke test fail, alone "
+						  "and in every group it was in");
+			}
+		/* More than half the hosts failing alone is no fault of theirs: the command, its
+		 * environment or the allocation fails anywhere. Nobody is drained for it. */
+		if (n > 1 && bad.nr * 2 > n) {
+			strbuf_addf(&detail, "; %zu of %zu hosts failed alone: the fault is not in a "
+				    "host (the command or its environment), none excluded", bad.nr, n);
+			strlist_release(&bad);
+			strlist_release(&why);
+			everywhere = true;
+		}
+		strbuf_addf(&detail, " (%u rounds, %u smoke runs)", g.rounds, g.tests);
+		grouptest_release(&g);
+	}
+	sup_journal_event(s, "group_test", bad.nr == 1 ? bad.items[0] : NULL, detail.buf);
+	sup_say(s, "group test: %s", detail.buf);
+	struct sup_event e = { .kind = SUP_EV_SMOKE_RESULT, .sick = (const char *const *)bad.items,
+			       .sick_reasons = (const char *const *)why.items, .nr_sick = bad.nr,
+			       .code = everywhere, .text = everywhere ? detail.buf : NULL };
+	sup_post(s, &e);
+	strbuf_release(&detail);
+	strlist_release(&bad);
+	strlist_release(&why);
+}
