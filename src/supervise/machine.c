@@ -1,12 +1,12 @@
 /* machine.c: the supervisor's state × event table and its handlers (see machine.h). */
-#include "machine.h"
+#include "machine_int.h"
 
 typedef enum sup_state (*sup_handler)(struct sup_machine *m, const struct sup_event *e,
 				      struct sup_actions *a);
 
 /* ---- actions ---- */
 
-static struct sup_action *act(struct sup_actions *a, enum sup_action_kind kind)
+struct sup_action *machine_act(struct sup_actions *a, enum sup_action_kind kind)
 {
 	ALLOC_GROW(a->v, a->nr + 1, a->alloc);
 	struct sup_action *x = &a->v[a->nr++];
@@ -15,27 +15,27 @@ static struct sup_action *act(struct sup_actions *a, enum sup_action_kind kind)
 	return x;
 }
 
-static char *dup_or_null(const char *s)
+char *machine_dup_or_null(const char *s)
 {
 	return s ? xstrdup(s) : NULL;
 }
 
-static struct sup_action *record(struct sup_machine *m, struct sup_actions *a,
+struct sup_action *machine_record(struct sup_machine *m, struct sup_actions *a,
 				 enum journal_kind kind, const char *name)
 {
-	struct sup_action *x = act(a, SUP_ACT_JOURNAL);
+	struct sup_action *x = machine_act(a, SUP_ACT_JOURNAL);
 	x->record = kind;
 	x->name = name;
 	x->attempt = m->attempt;
 	return x;
 }
 
-static void record_event(struct sup_machine *m, struct sup_actions *a, const char *name,
+void machine_record_event(struct sup_machine *m, struct sup_actions *a, const char *name,
 			 const char *host, const char *text)
 {
-	struct sup_action *x = record(m, a, JOURNAL_EVENT, name);
-	x->host = dup_or_null(host);
-	x->text = dup_or_null(text);
+	struct sup_action *x = machine_record(m, a, JOURNAL_EVENT, name);
+	x->host = machine_dup_or_null(host);
+	x->text = machine_dup_or_null(text);
 }
 
 void sup_actions_release(struct sup_actions *a)
@@ -80,7 +80,7 @@ const struct sup_host *sup_machine_host(const struct sup_machine *m, const char 
 	return find_host((struct sup_machine *)m, name);
 }
 
-static struct sup_host *add_host(struct sup_machine *m, const char *name, enum sup_role role)
+struct sup_host *machine_add_host(struct sup_machine *m, const char *name, enum sup_role role)
 {
 	struct sup_host *h = find_host(m, name);
 	if (h)
@@ -116,7 +116,7 @@ static void exclude(struct sup_machine *m, struct sup_actions *a, const char *na
 {
 	if (!name || !*name)
 		return;
-	struct sup_host *h = add_host(m, name, SUP_HOST_EXCLUDED);
+	struct sup_host *h = machine_add_host(m, name, SUP_HOST_EXCLUDED);
 	if (h->reason)
 		return; /* excluded already */
 	struct strbuf r = STRBUF_INIT;
@@ -128,10 +128,10 @@ static void exclude(struct sup_machine *m, struct sup_actions *a, const char *na
 	h->role = SUP_HOST_EXCLUDED;
 	h->reason = strbuf_detach(&r, NULL);
 	m->explained = true;
-	struct sup_action *x = record(m, a, JOURNAL_HOST_EXCLUDED, NULL);
+	struct sup_action *x = machine_record(m, a, JOURNAL_HOST_EXCLUDED, NULL);
 	x->host = xstrdup(name);
 	x->text = xstrdup(h->reason);
-	x = act(a, SUP_ACT_DRAIN_HOST);
+	x = machine_act(a, SUP_ACT_DRAIN_HOST);
 	x->host = xstrdup(name);
 	x->text = xstrdup(h->reason);
 }
@@ -148,9 +148,9 @@ static void exclude_sick(struct sup_machine *m, const struct sup_event *e, struc
 static enum sup_state finish(struct sup_machine *m, struct sup_actions *a, enum sup_state to,
 			     const char *outcome, const char *why)
 {
-	struct sup_action *x = record(m, a, JOURNAL_RUN_ENDED, outcome);
+	struct sup_action *x = machine_record(m, a, JOURNAL_RUN_ENDED, outcome);
 	x->text = xstrdup(why);
-	x = act(a, SUP_ACT_REPORT);
+	x = machine_act(a, SUP_ACT_REPORT);
 	x->name = outcome;
 	x->text = xstrdup(why);
 	return to;
@@ -169,9 +169,9 @@ static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
 	for (size_t i = 0; i < m->nr_hosts; i++)
 		if (m->hosts[i].role == SUP_HOST_ACTIVE)
 			m->hosts[i].was_active = true;
-	struct sup_action *x = record(m, a, JOURNAL_ATTEMPT_STARTED, NULL);
+	struct sup_action *x = machine_record(m, a, JOURNAL_ATTEMPT_STARTED, NULL);
 	active_hosts(m, &x->hosts);
-	x = act(a, SUP_ACT_LAUNCH);
+	x = machine_act(a, SUP_ACT_LAUNCH);
 	x->attempt = m->attempt;
 	active_hosts(m, &x->hosts);
 	return SUP_LAUNCHING;
@@ -191,7 +191,7 @@ static void refill(struct sup_machine *m, struct sup_actions *a)
 			if (m->hosts[j].role != SUP_HOST_SPARE)
 				continue;
 			m->hosts[j].role = SUP_HOST_ACTIVE;
-			struct sup_action *x = act(a, SUP_ACT_REPLACE_HOST);
+			struct sup_action *x = machine_act(a, SUP_ACT_REPLACE_HOST);
 			x->host = xstrdup(gone->name);
 			x->other = xstrdup(m->hosts[j].name);
 			break;
@@ -216,7 +216,7 @@ static enum sup_state relaunch_or_fail(struct sup_machine *m, struct sup_actions
 		goto out;
 	}
 	m->restarts++;
-	act(a, SUP_ACT_WAIT);
+	machine_act(a, SUP_ACT_WAIT);
 	to = SUP_RELAUNCHING;
 out:
 	strbuf_release(&why);
@@ -227,8 +227,8 @@ static enum sup_state stop_for(struct sup_machine *m, struct sup_actions *a, enu
 			       const char *host, const char *text)
 {
 	m->fault = f;
-	record_event(m, a, sup_fault_name(f), host, text);
-	act(a, SUP_ACT_STOP_STEP);
+	machine_record_event(m, a, sup_fault_name(f), host, text);
+	machine_act(a, SUP_ACT_STOP_STEP);
 	return SUP_STOPPING;
 }
 
@@ -245,7 +245,7 @@ static enum sup_state unexpected(struct sup_machine *m, const struct sup_event *
 {
 	struct strbuf t = STRBUF_INIT;
 	strbuf_addf(&t, "%s while %s", sup_event_name(e->kind), sup_state_name(m->state));
-	record_event(m, a, "unexpected", e->host, t.buf);
+	machine_record_event(m, a, "unexpected", e->host, t.buf);
 	strbuf_release(&t);
 	return m->state;
 }
@@ -259,7 +259,7 @@ static enum sup_state preflight_ok(struct sup_machine *m, const struct sup_event
 		if (h && h->role == SUP_HOST_EXCLUDED)
 			continue; /* excluded by an earlier attempt (journal) or just now */
 		if (!h)
-			h = add_host(m, e->hosts[i], SUP_HOST_SPARE);
+			h = machine_add_host(m, e->hosts[i], SUP_HOST_SPARE);
 		h->role = sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes ? SUP_HOST_ACTIVE
 									   : SUP_HOST_SPARE;
 	}
@@ -296,7 +296,7 @@ static enum sup_state launched(struct sup_machine *m, const struct sup_event *e,
 			       struct sup_actions *a)
 {
 	if (e->text)
-		record_event(m, a, "launched", NULL, e->text);
+		machine_record_event(m, a, "launched", NULL, e->text);
 	return SUP_RUNNING;
 }
 
@@ -305,7 +305,7 @@ static enum sup_state step(struct sup_machine *m, const struct sup_event *e,
 {
 	m->has_step = true;
 	m->last_step = e->step;
-	struct sup_action *x = record(m, a, JOURNAL_STEP, NULL);
+	struct sup_action *x = machine_record(m, a, JOURNAL_STEP, NULL);
 	x->step = e->step;
 	return SUP_RUNNING;
 }
@@ -315,7 +315,7 @@ static enum sup_state task_exit(struct sup_machine *m, const struct sup_event *e
 {
 	if (e->code == 0) {
 		m->step_running = false;
-		struct sup_action *x = record(m, a, JOURNAL_ATTEMPT_ENDED, "done");
+		struct sup_action *x = machine_record(m, a, JOURNAL_ATTEMPT_ENDED, "done");
 		x->has_code = true;
 		return finish(m, a, SUP_DONE, "done", "every task ended with status 0");
 	}
@@ -348,8 +348,8 @@ static enum sup_state evidence_for(struct sup_machine *m, const struct sup_event
 				   struct sup_actions *a, enum sup_fault f)
 {
 	m->fault = f;
-	record_event(m, a, sup_fault_name(f), e->host, e->text);
-	struct sup_action *x = act(a, SUP_ACT_COLLECT_STACKS);
+	machine_record_event(m, a, sup_fault_name(f), e->host, e->text);
+	struct sup_action *x = machine_act(a, SUP_ACT_COLLECT_STACKS);
 	active_hosts(m, &x->hosts);
 	return SUP_COLLECTING_EVIDENCE;
 }
@@ -370,7 +370,7 @@ static enum sup_state slow(struct sup_machine *m, const struct sup_event *e,
 static enum sup_state slow_step(struct sup_machine *m, const struct sup_event *e,
 				struct sup_actions *a)
 {
-	record_event(m, a, "slow_step", e->host, e->text);
+	machine_record_event(m, a, "slow_step", e->host, e->text);
 	return m->state;
 }
 
@@ -386,7 +386,7 @@ static enum sup_state budget(struct sup_machine *m, const struct sup_event *e,
 {
 	/* the attempt that runs may finish; no new one will start */
 	m->budget_spent = true;
-	record_event(m, a, "restart_budget_spent", NULL, e->text);
+	machine_record_event(m, a, "restart_budget_spent", NULL, e->text);
 	return m->state;
 }
 
@@ -403,14 +403,14 @@ static enum sup_state evidence_done(struct sup_machine *m, const struct sup_even
 {
 	/* named beyond doubt by the evidence (a rank frozen, stopped): out now; named only by
 	 * stacks unlike the others: confirmed by a smoke test alone first */
-	record_event(m, a, "evidence", e->nr_sick == 1 ? e->sick[0] : NULL, e->text);
+	machine_record_event(m, a, "evidence", e->nr_sick == 1 ? e->sick[0] : NULL, e->text);
 	exclude_sick(m, e, a, "named by the evidence of a hang");
 	for (size_t i = 0; i < e->nr_hosts; i++) {
 		const struct sup_host *h = find_host(m, e->hosts[i]);
 		if ((!h || h->role != SUP_HOST_EXCLUDED) && !strlist_has(&m->suspects, e->hosts[i]))
 			strlist_add(&m->suspects, e->hosts[i]);
 	}
-	act(a, SUP_ACT_STOP_STEP);
+	machine_act(a, SUP_ACT_STOP_STEP);
 	return SUP_STOPPING;
 }
 
@@ -422,7 +422,7 @@ static enum sup_state step_in_evidence(struct sup_machine *m, const struct sup_e
 	if (m->fault != SUP_FAULT_HANG && m->fault != SUP_FAULT_STARTUP)
 		return m->state; /* a slow run still steps: it is still slow */
 	/* it moved again: the hang was a long step (a checkpoint), not a fault */
-	record_event(m, a, "hang_cleared", NULL, NULL);
+	machine_record_event(m, a, "hang_cleared", NULL, NULL);
 	m->fault = SUP_FAULT_NONE;
 	return step(m, e, a);
 }
@@ -433,11 +433,11 @@ static enum sup_state exit_in_evidence(struct sup_machine *m, const struct sup_e
 	/* a hung rank's neighbours often die of the watchdog: the fault stays what it was */
 	struct strbuf t = STRBUF_INIT;
 	strbuf_addf(&t, "a task exited with status %d while stacks were collected", e->code);
-	record_event(m, a, "task_exit", e->host, t.buf);
+	machine_record_event(m, a, "task_exit", e->host, t.buf);
 	strbuf_release(&t);
 	m->has_exit_code = true;
 	m->exit_code = e->code;
-	act(a, SUP_ACT_STOP_STEP);
+	machine_act(a, SUP_ACT_STOP_STEP);
 	return SUP_STOPPING;
 }
 
@@ -445,10 +445,10 @@ static enum sup_state lost_or_sick_then_stop(struct sup_machine *m, const struct
 					     struct sup_actions *a)
 {
 	bool lost = e->kind == SUP_EV_NODE_LOST;
-	record_event(m, a, lost ? "lost" : "sick", e->host, e->text);
+	machine_record_event(m, a, lost ? "lost" : "sick", e->host, e->text);
 	exclude(m, a, e->host, e->text,
 		lost ? "node lost during the run" : "turned sick during the run");
-	act(a, SUP_ACT_STOP_STEP);
+	machine_act(a, SUP_ACT_STOP_STEP);
 	return SUP_STOPPING;
 }
 
@@ -456,7 +456,7 @@ static enum sup_state lost_or_sick_meanwhile(struct sup_machine *m, const struct
 					     struct sup_actions *a)
 {
 	bool lost = e->kind == SUP_EV_NODE_LOST;
-	record_event(m, a, lost ? "lost" : "sick", e->host, e->text);
+	machine_record_event(m, a, lost ? "lost" : "sick", e->host, e->text);
 	exclude(m, a, e->host, e->text,
 		lost ? "node lost during the run" : "turned sick during the run");
 	if (m->state == SUP_RELAUNCHING && sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes) {
@@ -484,7 +484,7 @@ static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
 			      struct sup_actions *a)
 {
 	m->step_running = false;
-	struct sup_action *x = record(m, a, JOURNAL_ATTEMPT_ENDED, sup_fault_name(m->fault));
+	struct sup_action *x = machine_record(m, a, JOURNAL_ATTEMPT_ENDED, sup_fault_name(m->fault));
 	x->has_code = m->has_exit_code;
 	x->code = m->exit_code;
 	if (m->cancelled)
@@ -492,10 +492,10 @@ static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
 	if (m->resumed && m->fault == SUP_FAULT_RESTART) {
 		/* the step of the supervisor before is gone: start over from the preflight */
 		m->fault = SUP_FAULT_NONE;
-		act(a, SUP_ACT_PREFLIGHT);
+		machine_act(a, SUP_ACT_PREFLIGHT);
 		return SUP_PREFLIGHT;
 	}
-	x = act(a, SUP_ACT_RUN_CHECKS);
+	x = machine_act(a, SUP_ACT_RUN_CHECKS);
 	active_hosts(m, &x->hosts);
 	return SUP_CHECKING;
 }
@@ -510,7 +510,7 @@ static enum sup_state check_done(struct sup_machine *m, const struct sup_event *
 		m->unexplained++;
 		if (!m->budget_spent && m->restarts < m->max_restarts &&
 		    (m->suspects.nr || m->unexplained >= m->group_test_after)) {
-			struct sup_action *x = act(a, SUP_ACT_GROUP_TEST);
+			struct sup_action *x = machine_act(a, SUP_ACT_GROUP_TEST);
 			x->confirm = m->suspects.nr > 0;
 			if (x->confirm)
 				for (size_t i = 0; i < m->suspects.nr; i++)
@@ -533,7 +533,7 @@ static enum sup_state smoke_result(struct sup_machine *m, const struct sup_event
 			      e->text ? e->text : "the smoke test fails on most hosts alone");
 	exclude_sick(m, e, a, "failed the smoke test alone");
 	if (!e->nr_sick)
-		record_event(m, a, "group_test", NULL, "no host failed the smoke test alone");
+		machine_record_event(m, a, "group_test", NULL, "no host failed the smoke test alone");
 	else
 		m->unexplained = 0;
 	return relaunch_or_fail(m, a);
@@ -758,114 +758,4 @@ enum sup_state sup_machine_handle(struct sup_machine *m, const struct sup_event 
 								    : unexpected;
 	m->state = h(m, e, a);
 	return m->state;
-}
-
-/* ---- life cycle ---- */
-
-void sup_machine_init(struct sup_machine *m, unsigned nodes, unsigned max_restarts)
-{
-	memset(m, 0, sizeof(*m));
-	m->state = SUP_PREFLIGHT;
-	m->nodes = nodes;
-	m->max_restarts = max_restarts;
-	m->group_test_after = 2;
-}
-
-void sup_machine_release(struct sup_machine *m)
-{
-	for (size_t i = 0; i < m->nr_hosts; i++) {
-		free(m->hosts[i].name);
-		free(m->hosts[i].reason);
-	}
-	free(m->hosts);
-	strindex_release(&m->host_index);
-	strlist_release(&m->suspects);
-	memset(m, 0, sizeof(*m));
-}
-
-void sup_machine_start(struct sup_machine *m, struct sup_actions *a)
-{
-	record(m, a, JOURNAL_RUN_STARTED, NULL);
-	act(a, SUP_ACT_PREFLIGHT);
-}
-
-void sup_machine_resume(struct sup_machine *m, const struct journal_replay *r,
-			struct sup_actions *a)
-{
-	if (!r->found || r->records == 0) {
-		sup_machine_start(m, a);
-		return;
-	}
-	m->resumed = true;
-	m->attempt = r->attempt;
-	m->launched_any = r->started_any;
-	m->restarts = r->restarts;
-	m->has_step = r->has_step;
-	m->last_step = r->last_step;
-	for (size_t i = 0; i < r->nr_excluded; i++) {
-		struct sup_host *h = add_host(m, r->excluded[i].host, SUP_HOST_EXCLUDED);
-		h->role = SUP_HOST_EXCLUDED;
-		free(h->reason);
-		h->reason = xstrdup(r->excluded[i].reason ? r->excluded[i].reason : "vigil: excluded");
-	}
-	/* a run cancelled by a signal (a requeue, a preemption, the time limit, a person's
-	 * Ctrl-C) goes on when its command is run again; a run that ended on its own does not */
-	bool cancelled = r->finished && r->outcome && !strcmp(r->outcome, "cancelled");
-	if (r->finished && !cancelled) {
-		m->state = !strcmp(r->outcome ? r->outcome : "", "done") ? SUP_DONE : SUP_FAILED;
-		struct sup_action *x = act(a, SUP_ACT_REPORT);
-		x->name = m->state == SUP_DONE ? "done" : "failed";
-		x->text = xstrdup("the run had already ended");
-		return;
-	}
-	struct strbuf t = STRBUF_INIT;
-	strbuf_addf(&t, "resumed from the journal after attempt %u", r->attempt);
-	record_event(m, a, sup_fault_name(SUP_FAULT_RESTART), NULL, t.buf);
-	strbuf_release(&t);
-	if (r->attempt_open) {
-		/* its step may still run: stop it before anything is launched again */
-		m->fault = SUP_FAULT_RESTART;
-		m->step_running = true;
-		struct sup_action *x = act(a, SUP_ACT_STOP_STEP);
-		x->attempt = r->attempt;
-		x->text = dup_or_null(r->step_id);
-		m->state = SUP_STOPPING;
-		return;
-	}
-	m->state = SUP_PREFLIGHT;
-	act(a, SUP_ACT_PREFLIGHT);
-}
-
-/* ---- names ---- */
-
-const char *sup_state_name(enum sup_state s)
-{
-	static const char *const n[] = { "preflight", "launching", "running", "collecting_evidence",
-					 "stopping", "checking", "relaunching", "group_testing",
-					 "done", "failed" };
-	return s < ARRAY_SIZE(n) ? n[s] : "?";
-}
-
-const char *sup_event_name(enum sup_event_kind e)
-{
-	static const char *const n[] = { "preflight_ok", "preflight_short", "launched", "step",
-					 "task_exit", "node_lost", "hang", "slow_step", "slow",
-					 "host_sick", "evidence_done", "stopped", "check_done",
-					 "ready", "smoke_result", "restart_budget_spent", "cancel" };
-	return e < ARRAY_SIZE(n) ? n[e] : "?";
-}
-
-const char *sup_action_name(enum sup_action_kind k)
-{
-	static const char *const n[] = { "preflight", "launch", "stop_step", "collect_stacks",
-					 "run_checks", "drain_host", "replace_host", "group_test",
-					 "wait", "journal", "report" };
-	return k < ARRAY_SIZE(n) ? n[k] : "?";
-}
-
-const char *sup_fault_name(enum sup_fault f)
-{
-	static const char *const n[] = { "none", "crash", "hang", "startup_timeout", "slow",
-					 "sick", "lost", "cancel", "supervisor_restart" };
-	return f < ARRAY_SIZE(n) ? n[f] : "?";
 }
