@@ -3,7 +3,7 @@
  *
  * hbm_run: bandwidth of reading, writing and copying a buffer far larger than the L2 (GB/s with
  * 1 GB = 1e9 bytes; a copy counts the bytes read plus the bytes written, as nccl-tests and the
- * H200 figures of REFERENCE.md do), each result checked (the copy and the write against the
+ * H200 figures of docs/PERFORMANCE.md do), each result checked (the copy and the write against the
  * generator, the read's XOR against the XOR of the generator computed by another kernel).
  * The copy figure is the fastest of four copy kernels and cudaMemcpyAsync, all verified: what
  * the memory can do, not what one access pattern gets out of it.

@@ -1,6 +1,6 @@
 /*
  * vigil_nccl.cu: the vigil-nccl helper: NCCL collectives with algbw/busbw per size (nccl-tests'
- * formulas, REFERENCE.md section 8), an exact data check of every size, and a deadline on every
+ * formulas, docs/PERFORMANCE.md), an exact data check of every size, and a deadline on every
  * collective that names the ranks that did not complete it.
  *
  * Three ways to run:
@@ -16,7 +16,7 @@
  * run as root), the others poll for it. Through TCP: rank 0 listens on
  * HOST:PORT and sends the id to each rank that connects. Each rank also keeps
  * DIR/progress-RUN-RANK ("entered done") so that a rank that times out can tell which ranks never
- * entered the collective (the culprit, REFERENCE.md section 9) and which entered but did not finish.
+ * entered the collective (the culprit, docs/DIAGNOSE.md) and which entered but did not finish.
  *
  * Every rank prints its own JSON lines ("rank": R); vigil groups them by size. The local launcher
  * passes its ranks' lines through and adds one "rank_exit" line per rank.

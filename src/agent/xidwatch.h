@@ -3,7 +3,7 @@
  * kernel log's Xid lines against it.
  *
  * Why: the kernel log echoes text a user chose (a comm name, an exec path), so a line that reads
- * "NVRM: Xid (PCI:...): 79" is not proof the driver said it (issue 17); and a log that was
+ * "NVRM: Xid (PCI:...): 79" is not proof the driver said it (docs/SECURITY.md); and a log that was
  * rotated, cleared or flooded loses a real one. The gpu worker (gpuworker.h) registers every GPU
  * for nvmlEventTypeXidCriticalError and drains the event set each cycle (nvml_xid_drain()); the
  * agent keeps what it said here, durably (STATE_DIR/nvml-xid.json), with the watch windows: for

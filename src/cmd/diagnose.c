@@ -1,6 +1,6 @@
 /*
  * diagnose.c: 'vigil diagnose', why a training run is slow or dead, from the files it already
- * writes (issue 11): 'steps' reads per-step throughput for the patterns of REFERENCE.md §9,
+ * writes (docs/DIAGNOSE.md): 'steps' reads per-step throughput for the patterns of docs/DIAGNOSE.md,
  * 'stragglers' reads per-rank compute times for the slow host. The reading and judging are
  * src/diagnose/ (pure); this file parses options, prints and picks the exit code.
  */

@@ -1,5 +1,5 @@
 /*
- * report.c: 'vigil report RUN_DIR', the timeline of a supervised run (issue 9, point 8) read
+ * report.c: 'vigil report RUN_DIR', the timeline of a supervised run (docs/SUPERVISOR.md) read
  * from its journal: attempts, faults with their latencies, steps redone, ETTR; as text, JSON or
  * an HTML page. The reading and the writers are src/supervise/runreport.c.
  */

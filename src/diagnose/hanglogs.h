@@ -5,7 +5,7 @@
  * that printed PyTorch's watchdog timeout (victims), and the ranks that did not: the culprit is
  * the rank that never entered that collective (the lowest "last enqueued" work), or failing
  * that the rank whose output stopped well before the others' (hung ranks stop logging;
- * REFERENCE.md section 9). Also NCCL WARN and error lines (the first in time named) and the
+ * docs/DIAGNOSE.md). Also NCCL WARN and error lines (the first in time named) and the
  * "silent" outputs: those whose last stamped line is well before the latest one.
  *
  * Pure, in the style of logs.h: the command (src/cmd/diagnose_hanglogs.c) opens the files and

@@ -1,5 +1,5 @@
 /*
- * rows_raw.c: 'vigil diagnose steps LOG' on a run vigil did not supervise (issue 18). The
+ * rows_raw.c: 'vigil diagnose steps LOG' on a run vigil did not supervise (docs/DIAGNOSE.md). The
  * trainer's raw output goes through the step parser of 'vigil run' (src/logs/steps.h: the same
  * default rules, or --step-pattern), streaming: each step line becomes a row with what the line
  * says (the step time the trainer measured, MFU, tokens) and when it was written (its time

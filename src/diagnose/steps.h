@@ -1,6 +1,6 @@
 /*
  * steps.h: 'vigil diagnose steps' as a pure function: a training run's per-step rows in, the
- * throughput patterns of REFERENCE.md §9 out (flat at a tenth, a third or 60-80 % of expected,
+ * throughput patterns of docs/DIAGNOSE.md out (flat at a tenth, a third or 60-80 % of expected,
  * periodic or random single-step drops, a slow decline, a step down, high-frequency noise), each
  * with where it started, its evidence, the likely cause, the next action and the share of the
  * run's throughput it cost. The methods (rolling medians, MAD, binary segmentation, Theil-Sen) are

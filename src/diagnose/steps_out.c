@@ -1,5 +1,5 @@
 /*
- * steps_out.c: what 'vigil diagnose steps' says (steps.h): the table of REFERENCE.md §9 (each
+ * steps_out.c: what 'vigil diagnose steps' says (steps.h): the table of docs/DIAGNOSE.md (each
  * pattern's name, likely cause and next action), the text report and the --json document. Input
  * text (the file name) reaches the terminal only through strbuf_add_clean().
  */
@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-/* ---- the table of REFERENCE.md §9 ---- */
+/* ---- the table of docs/DIAGNOSE.md ---- */
 
 static const struct {
 	const char *name, *cause, *action;

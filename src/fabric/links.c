@@ -484,7 +484,7 @@ void links_write_json(const struct fabric *f, const struct link_survey *s, const
 	}
 	json_close_array(&w);
 	/*
-	 * The same arrays as 'vigil fabric ufm' (issue 12: one JSON shape for the fabric's
+	 * The same arrays as 'vigil fabric ufm' (docs/FABRIC.md: one JSON shape for the fabric's
 	 * decisions): disable, the ports to take out of service until the link is fixed (a link
 	 * narrower or slower than the fabric's, one stuck in Initialize, an expected port down);
 	 * tickets, one per physical link found at fault, asymmetric ends included (those need a

@@ -1,7 +1,7 @@
 /*
  * perftest.h: reading what perftest's ib_write_bw and ib_read_lat said (their --out_json file,
  * or the text table where the build has no --out_json), telling why a run failed from its
- * output, and judging one HCA's figures against the floors (REFERENCE.md §8). Pure: no child
+ * output, and judging one HCA's figures against the floors (docs/FABRIC.md). Pure: no child
  * is started here ('vigil net ib' in src/cmd/net.c runs them).
  *
  * Ownership: plain structs, nothing to free.

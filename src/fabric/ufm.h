@@ -1,5 +1,5 @@
 /*
- * ufm.h: the fabric manager's event log (UFM event.log, REFERENCE.md §7) read into decisions
+ * ufm.h: the fabric manager's event log (UFM event.log, docs/FABRIC.md) read into decisions
  * for 'vigil fabric ufm': ports to disable, one ticket per physical link, ports to re-enable
  * once their ticket is closed, and whole-fabric incidents set aside. Pure: no printing, no
  * exit; files are read through struct ufm_src (plain or gzip'd, streamed: any length in
@@ -31,7 +31,7 @@
 #define UFM_BURST_SPAN_MS 1000
 /* Distinct links kept; past it events are counted (links_dropped), not judged. */
 #define UFM_MAX_LINKS 262144
-/* The codes kept (REFERENCE.md §7), in the order of the per-code counts. */
+/* The codes kept (docs/FABRIC.md), in the order of the per-code counts. */
 #define UFM_NCODES 9
 extern const int ufm_codes[UFM_NCODES];
 /* Index of code in ufm_codes, or -1. */

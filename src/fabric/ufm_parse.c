@@ -1,5 +1,5 @@
 /*
- * ufm_parse.c: one line of UFM's event.log into a struct ufm_event (REFERENCE.md §7), and the
+ * ufm_parse.c: one line of UFM's event.log into a struct ufm_event (docs/FABRIC.md), and the
  * reader of event.log files, plain or gzip'd (zlib in-process, loaded by src/lib/zlite.c: a rotated
  * event.log.2.gz is read as a stream, never unpacked to disk). The parser runs on every line of logs of gigabytes, so
  * it walks the line once, by hand, and copies only the few fields it keeps.

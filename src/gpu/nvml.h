@@ -323,7 +323,7 @@ void nvml_keep_open(bool keep);
  * ---- the driver's own Xid events (the agent's gpu worker) ----
  *
  * A second source of Xids that no user can write to: the kernel log echoes text a user chose
- * (issue 17), NVML's Xid event comes from the driver. nvml_xid_drain() works only in a process
+ * (docs/SECURITY.md), NVML's Xid event comes from the driver. nvml_xid_drain() works only in a process
  * that keeps NVML open (nvml_keep_open(), after a first nvml_read_host() that initialised it):
  * its first call creates one event set and registers every GPU that supports
  * nvmlEventTypeXidCriticalError on it (since = that moment); each call then takes what the

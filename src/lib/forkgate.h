@@ -7,7 +7,7 @@
  * takes its own malloc and stdio locks around fork, but not every allocator does: GCC 12's
  * AddressSanitizer allocator is not locked around fork, and the agent's Unix-socket thread,
  * starting or answering a client while the agent forked its gpu worker, left the worker stuck in
- * free() until the cycle's bound (the intermittent "gpu: timed out" of issue 17's tests).
+ * free() until the cycle's bound (the intermittent "gpu: timed out" of the agent's tests).
  *
  * The gate: a thread that allocates holds it, shared, while it works (from poll's return to the
  * next poll); fork() takes it exclusively first (pthread_atfork), so no such thread is inside an

@@ -1,6 +1,6 @@
 /*
  * steps.h: a training run's progress read from what the trainer already writes, for the
- * supervisor (issue 9: `vigil run`) and for `vigil diagnose steps` on a raw log (issue 18), with
+ * supervisor (docs/SUPERVISOR.md) and for `vigil diagnose steps` on a raw log (docs/DIAGNOSE.md), with
  * no change to the trainer.
  *
  * Two sources, one parser each:

@@ -1,6 +1,7 @@
 /*
- * xid.c: the Xid and SXid catalog (see xid.h). The tables are the REFERENCE.md §1 tables; the
- * statuses are vigil's policy:
+ * xid.c: the Xid and SXid catalog (see xid.h; docs/codes.md lists what it says). The tables
+ * follow NVIDIA's Xid catalog and the NVSwitch fatal/non-fatal lists; the statuses are vigil's
+ * policy:
  *   - sticky faults (the GPU needs a reset or the node a reboot) fail;
  *   - application-level faults fade: an app bug (13, 31, 43, 45) is no host fault at all (ok),
  *     the others (8, 32, 68, 69, 80, 94, ...) warn while recent;

@@ -1,6 +1,6 @@
 /*
  * xid.h: the catalog of NVIDIA Xid (GPU driver) and SXid (NVSwitch) error numbers: what each one
- * means and what the host needs (REFERENCE.md §1, from NVIDIA's Xid catalog and the NVSwitch
+ * means and what the host needs (docs/codes.md; from NVIDIA's Xid catalog and the NVSwitch
  * fatal/non-fatal lists).
  *
  * The policy of one occurrence can depend on its text: Xid 144-150 say "Fatal" or "Nonfatal",

@@ -1,5 +1,5 @@
 /*
- * step.h: one srun job step of a `vigil run` attempt (issue 9): its argv and environment (a pure
+ * step.h: one srun job step of a `vigil run` attempt (docs/SUPERVISOR.md): its argv and environment (a pure
  * plan, unit-tested), and its life as a child of the supervisor (start, poll, stop).
  *
  * The step runs G tasks on each of the chosen hosts. Every task gets what torch.distributed's

@@ -23,7 +23,7 @@ int stress_dtype_from_name(const char *s)
  * the wall clock (products x FLOPs / time, every product verified, so the checks' share of the
  * time is in them): about 0.94x the per-product rate for bf16, fp16 and tf32 and 0.89x for fp8
  * on the H200 (docs/PERFORMANCE.md). The H200 row was measured by vigil-gpu on the lent 2 x H200
- * machines at the 700 W power cap, below the short bursts of REFERENCE.md (790 TFLOP/s bf16 over
+ * machines at the 700 W power cap, below the short bursts of docs/PERFORMANCE.md (790 TFLOP/s bf16 over
  * ten products). The H100 SXM row has the H200's compute (same chip, same power) and its memory
  * scaled by the datasheets (3.35 / 4.8 TB/s): derived, not measured; check it on your hosts and
  * set the floors in the configuration.

@@ -67,7 +67,7 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 	strlist_add(&remote, "--attempt-dir");
 	strlist_add(&remote, attempt_dir);
 	/*
-	 * Whose ranks (issue 17): the job, the attempt's step ("JOB.STEP" of the step-id file)
+	 * Whose ranks (docs/SECURITY.md): the job, the attempt's step ("JOB.STEP" of the step-id file)
 	 * and the job's uid (vigil run runs as the job's user), so that another user's process
 	 * naming the attempt is ignored there. Without the step the ranks are doubt.
 	 */
@@ -164,7 +164,7 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 				    "rank was busy in %.0f %% (the others wait for it)", r->rank,
 				    r->busy * 100, med * 100);
 		/*
-		 * Doubtful evidence (issue 17: another user's process claimed a rank there, a rank
+		 * Doubtful evidence (docs/SECURITY.md: another user's process claimed a rank there, a rank
 		 * was claimed twice, the ranks were not tied to the step) never drains by itself:
 		 * the host is a suspect, confirmed by a smoke test alone first.
 		 */

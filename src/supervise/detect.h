@@ -1,5 +1,5 @@
 /*
- * detect.h: hang and slowdown detection over a run's step times, for the supervisor (issue 9).
+ * detect.h: hang and slowdown detection over a run's step times, for the supervisor (docs/SUPERVISOR.md).
  *
  * Pure: every function is a function of (config, state, event, now) that updates the state and
  * says what happened; no clock, no I/O, so tests replay any timeline. Times are seconds on the

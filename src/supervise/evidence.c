@@ -175,7 +175,7 @@ static void read_host(struct work *w, struct evidence_host_status *h,
 		goto out;
 	}
 	host_status(h, true, NULL);
-	/* what the ranks were checked against (vigil stacks, issue 17) */
+	/* what the ranks were checked against (vigil stacks; docs/SECURITY.md) */
 	const struct json_value *ign = json_get(v, "ignored");
 	const char *job = json_get_string(v, "job");
 	if (!job || !*job)

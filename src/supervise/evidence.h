@@ -1,5 +1,5 @@
 /*
- * evidence.h: what the stacks of a hung or slow attempt say (issue 9, evidence): the judging
+ * evidence.h: what the stacks of a hung or slow attempt say (docs/SUPERVISOR.md, "Evidence"): the judging
  * side of 'vigil stacks' (stacks.h gathers on each host; the supervisor collects every host's
  * JSON and calls this). Pure: no clock, no I/O; garbage in any host's output is "no answer",
  * never a crash, and costs bounded memory.
@@ -105,7 +105,7 @@ struct evidence {
 	struct strlist silent_first; /* hosts that went silent first */
 	struct strlist suspect_hosts; /* what the supervisor confirms and may drain */
 	/*
-	 * Hosts whose evidence is doubtful (issue 17): processes that named the attempt but were
+	 * Hosts whose evidence is doubtful (docs/SECURITY.md): processes that named the attempt but were
 	 * not of the job were ignored there, a rank was claimed twice, the ranks could not be tied
 	 * to the attempt's step, or the answer does not say what its ranks were checked against
 	 * (an older vigil). Nothing found on such a host drains it without a smoke confirmation.

@@ -1,10 +1,10 @@
 /*
- * grouptest.h: an adaptive group-testing planner for the supervisor (issue 9): which groups of
+ * grouptest.h: an adaptive group-testing planner for the supervisor (docs/SUPERVISOR.md): which groups of
  * hosts to run the smoke test on next, to find the hosts that make a run fail when no check
  * explains it. Pure: hosts are indices 0..n-1; the driver (next session) runs each round's groups
  * in parallel and reports each group's result.
  *
- * Plan (REFERENCE.md §10: rounds cost more than tests, and tests are noisy): round 1 splits all
+ * Plan (docs/SUPERVISOR.md: rounds cost more than tests, and tests are noisy): round 1 splits all
  * hosts into first_groups groups; every later round halves each group that failed, testing both
  * halves at once; a host that failed alone is tested alone once more to confirm it. Rounds for d
  * bad hosts among n: at most ⌈log₂ n⌉ + 1 (first_groups 2); tests at most 2·d·⌈log₂ n⌉ + d.

@@ -1,5 +1,5 @@
 /*
- * journal.h: the durable record of a supervised run (issue 9), and its replay.
+ * journal.h: the durable record of a supervised run (docs/SUPERVISOR.md), and its replay.
  *
  * The journal is RUN_DIR/journal.jsonl: one JSON object a line, appended and fsync'd one record
  * at a time, so a kill -9 of the supervisor loses at most the line being written. A line is at

@@ -1,5 +1,5 @@
 /*
- * machine.h: the supervisor of `vigil run` (issue 9) as a state × event table, as s6's
+ * machine.h: the supervisor of `vigil run` (docs/SUPERVISOR.md) as a state × event table, as s6's
  * supervisor is: every (state, event) cell is a handler that returns the next state and appends
  * the actions the caller must carry out (launch, stop the step, collect stacks, run checks,
  * drain a host, replace it from the spares, group testing, journal records, the report).

@@ -1,6 +1,6 @@
 /*
  * pyhook.h: the Python hook that gives 'vigil run' the Python stacks of a hung rank without any
- * change to the trainer (issue 9, evidence; docs/SUPERVISOR.md, "Evidence").
+ * change to the trainer (docs/SUPERVISOR.md, "Evidence").
  *
  * The hook is a sitecustomize.py that vigil writes into RUN_DIR/pyhook/ and puts first on the
  * trainer's PYTHONPATH. Python imports it at start-up; when VIGIL_PYSTACKS is not "0" and

@@ -1,7 +1,7 @@
 /*
  * rankout.h: a labelled srun step's output (srun --label: "RANK: line" on srun's stdout and
  * stderr) split back into one file per rank and stream, each line time-stamped, while the
- * supervisor watches it live (issue 9: `vigil run`).
+ * supervisor watches it live (docs/SUPERVISOR.md).
  *
  * Files: ATTEMPT_DIR/rank-N.out and rank-N.err, and srun.log for srun's own lines (those
  * without a label: "srun: error: n3: task 5: Killed"). Each line is written as

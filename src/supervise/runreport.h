@@ -1,5 +1,5 @@
 /*
- * runreport.h: what `vigil report RUN_DIR` tells about a supervised run (issue 9, point 8),
+ * runreport.h: what `vigil report RUN_DIR` tells about a supervised run (docs/SUPERVISOR.md),
  * built from the run's journal alone (journal.h) and written as text, JSON or one HTML page.
  *
  * Pure: journal text in, struct run_report out, writers into a strbuf; no clock, no printing.

@@ -1,6 +1,6 @@
 /*
  * stacks.h: the stacks of one attempt's ranks on this host, for 'vigil stacks' (the supervisor
- * runs it on every host of a hung or slow attempt, before anything is killed; issue 9, evidence).
+ * runs it on every host of a hung or slow attempt, before anything is killed; docs/SUPERVISOR.md, "Evidence").
  *
  * The gather side of the evidence (src/supervise/evidence.h judges it): it finds the processes
  * whose environment has VIGIL_ATTEMPT_DIR equal to the attempt directory and a RANK, samples the
@@ -35,7 +35,7 @@ struct stacks_options {
 	const char *eu_stack;	 /* the program; NULL: "eu-stack" found in PATH */
 	unsigned native_timeout_ms; /* per eu-stack run; 0: 10000 */
 	/*
-	 * Whose ranks (issue 17): a rank is a process of the job, never merely one whose
+	 * Whose ranks (docs/SECURITY.md): a rank is a process of the job, never merely one whose
 	 * environment names the attempt. job: the Slurm job id (required); step: the attempt's
 	 * step id (NULL: unknown, and then every rank is doubt); uid: the job's uid. A process
 	 * that names the attempt but is not the job's uid, not of the job and step by its

@@ -355,7 +355,7 @@ int stacks_find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		if (is_vigil((pid_t)pid, self.buf))
 			continue;
 		/*
-		 * A process of the job (issue 17): any user can put VIGIL_ATTEMPT_DIR and RANK in
+		 * A process of the job (docs/SECURITY.md): any user can put VIGIL_ATTEMPT_DIR and RANK in
 		 * an environment. The job's uid (all four ids), its job and step by the
 		 * environment Slurm gave it, and its step's cgroup where Slurm keeps one.
 		 */

@@ -1,7 +1,7 @@
 /* sup_evidence.c: see sup_int.h */
 #include "sup_int.h"
 
-/* ---- diagnosis (vigil diagnose, issue 11): what the run's own files say ---- */
+/* ---- diagnosis (vigil diagnose, docs/DIAGNOSE.md): what the run's own files say ---- */
 
 /*
  * Run `vigil diagnose KIND --json ARG` (this very vigil, a child with a deadline: a diagnosis

@@ -1,5 +1,5 @@
 /*
- * supervisor.h: the loop of `vigil run` (issue 9). It turns the world into the events of the
+ * supervisor.h: the loop of `vigil run` (docs/SUPERVISOR.md). It turns the world into the events of the
  * state machine (machine.h) and carries out the machine's actions:
  *
  *   world                                   event            action (done here)
