@@ -7,6 +7,7 @@
  */
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
+#include "../../src/agent/agent.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -256,4 +257,76 @@ TEST_TIMEOUT(agent_notify_reloading_ready_and_stopping, 60)
 	strbuf_release(&state);
 	strbuf_release(&sock);
 	strbuf_release(&errf);
+}
+
+/* The loop itself, in virtual time: agent.alive runs after each cycle and every alive_every_ms
+ * of the sleep, and never while a cycle runs however long it takes. */
+struct vtime {
+	uint64_t mono;
+	double wall;
+	uint64_t cycle_ms[4];
+	unsigned cycles;
+	uint64_t pings[64];
+	size_t nr_pings;
+};
+
+static double vt_wall(void *c) { return ((struct vtime *)c)->wall; }
+static uint64_t vt_mono(void *c) { return ((struct vtime *)c)->mono; }
+static bool vt_sleep(void *c, uint64_t ms)
+{
+	struct vtime *v = c;
+	v->mono += ms;
+	v->wall += (double)ms / 1000.0;
+	return true;
+}
+static uint32_t vt_random(void *c) { UNUSED(c); return 1u << 31; }
+static double vt_cpu(void *c) { UNUSED(c); return 0; }
+static const struct agent_ops vt_ops = { vt_wall, vt_mono, vt_sleep, vt_random, vt_cpu, NULL,
+					  NULL, NULL, NULL };
+
+static int vt_collect(void *arg, struct report *rep, struct strbuf *err)
+{
+	struct vtime *v = arg;
+	UNUSED(err);
+	report_init(rep, "vhost", v->wall);
+	struct check_result *r = report_add(rep, "kernel");
+	result_add(r, STATUS_OK, ACTION_NONE, "summary", "", "no Xid");
+	result_finish(r);
+	report_finish(rep);
+	uint64_t ms = v->cycle_ms[v->cycles++ % ARRAY_SIZE(v->cycle_ms)];
+	v->mono += ms;
+	v->wall += (double)ms / 1000.0;
+	return 0;
+}
+
+static void vt_alive(void *arg)
+{
+	struct vtime *v = arg;
+	if (v->nr_pings < ARRAY_SIZE(v->pings))
+		v->pings[v->nr_pings++] = v->mono;
+}
+
+TEST(agent_alive_pings_between_cycles_only_in_virtual_time)
+{
+	struct vtime v = { .mono = 1000, .wall = 1.8e9, .cycle_ms = { 100, 25000, 100, 100 } };
+	struct agent_settings set = { .interval_s = 10, .jitter_s = 0, .host = "vhost",
+				      .max_cycles = 3 };
+	struct agent a;
+	agent_init(&a, &set, &vt_ops, &v);
+	a.collect = vt_collect;
+	a.collect_arg = &v;
+	a.alive = vt_alive;
+	a.alive_arg = &v;
+	a.alive_every_ms = 3000;
+	agent_loop(&a);
+	/* cycle 1 (0.1 s), then 9.9 s of sleep pinged every 3 s: 1.1, 4.1, 7.1, 10.1 s (and as it
+	 * ends, 11.0 s); cycle 2 takes 25 s: nothing until it ends at 36.0 s, then no sleep left
+	 * (the interval is spent) but one ping; cycle 3, the last, is not followed by a sleep */
+	const uint64_t want[] = { 1100, 4100, 7100, 10100, 11000, 36000 };
+	CHECK_INT(v.nr_pings, ARRAY_SIZE(want));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK_MSG(v.pings[i] == want[i], "ping %zu at %llu ms, expected %llu", i,
+			  (unsigned long long)v.pings[i], (unsigned long long)want[i]);
+	CHECK_INT(v.cycles, 3);
+	agent_release(&a);
 }
