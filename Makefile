@@ -6,6 +6,7 @@
 #   make fuzz                 build and run the fuzz targets (clang/libFuzzer) for FUZZ_SECONDS
 #   make bench                run the benchmarks (bench/)
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb                  build/vigil_VERSION_ARCH.deb (Debian package; docs/PACKAGING.md)
 #   make V=1                  show commands
 
 VERSION := 0.1.0
@@ -203,23 +204,63 @@ bench: bench-build
 	$(Q)BUILD=$(BUILD) sh bench/run
 
 # Every page under docs/: vigil.1 and one per command (readable before installing: man ./docs/vigil.1).
+# Beside the program: the systemd unit, the Slurm wrappers, the NPD plugin's configuration, the
+# shell completions and a default /etc/vigil/vigil.conf (every key commented out; an existing one
+# is left alone), their /usr/local/bin paths made $(BINDIR)'s.
 MAN_PAGES := $(wildcard docs/*.1)
+SYSCONFDIR ?= /etc
+DATADIR ?= $(PREFIX)/share
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+FIX_PATHS = sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/bin/vigil |$(BINDIR)/vigil |g'
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/vigil $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/vigil $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(DATADIR)/vigil/npd $(DESTDIR)$(DATADIR)/vigil/slurm \
+		$(DESTDIR)$(SYSCONFDIR)/vigil
 	install -m 0755 $(VIGIL) $(DESTDIR)$(BINDIR)/vigil
 	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
 	install -m 0644 $(NCCL_RECORDER) $(DESTDIR)$(LIBDIR)/vigil/libnccl-profiler-vigil.so
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
-	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-		$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions \
-		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions \
+		$(DESTDIR)$(DATADIR)/zsh/vendor-completions \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
 	install -m 0644 contrib/completion/vigil.bash \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vigil
-	install -m 0644 contrib/completion/_vigil $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_vigil
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/vigil
+	install -m 0644 contrib/completion/_vigil $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_vigil
 	install -m 0644 contrib/completion/vigil.fish \
-		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/vigil.fish
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/vigil.fish
 	for h in $(CUDA_HELPERS); do if [ -x "$$h" ]; then \
 		install -m 0755 "$$h" $(DESTDIR)$(LIBDIR)/vigil/; fi; done
+	$(FIX_PATHS) contrib/systemd/vigil-agent.service > $(DESTDIR)$(UNITDIR)/vigil-agent.service
+	for w in vigil-slurm-health vigil-slurm-health-direct; do \
+		$(FIX_PATHS) contrib/slurm/$$w > $(DESTDIR)$(BINDIR)/$$w && \
+		chmod 0755 $(DESTDIR)$(BINDIR)/$$w || exit 1; done
+	$(FIX_PATHS) contrib/slurm/slurm.conf.vigil > $(DESTDIR)$(DATADIR)/vigil/slurm/slurm.conf.vigil
+	$(FIX_PATHS) contrib/npd/vigil-plugin-monitor.json \
+		> $(DESTDIR)$(DATADIR)/vigil/npd/vigil-plugin-monitor.json
+	chmod 0644 $(DESTDIR)$(UNITDIR)/vigil-agent.service \
+		$(DESTDIR)$(DATADIR)/vigil/slurm/slurm.conf.vigil \
+		$(DESTDIR)$(DATADIR)/vigil/npd/vigil-plugin-monitor.json
+	test -e $(DESTDIR)$(SYSCONFDIR)/vigil/vigil.conf || \
+		install -m 0644 contrib/vigil.conf $(DESTDIR)$(SYSCONFDIR)/vigil/vigil.conf
+
+# The Debian package: build/vigil_VERSION_ARCH.deb, from a tree staged by 'make install' with
+# PREFIX=/usr (a build of its own under build/deb-obj: the library directory is compiled in),
+# with dpkg-deb and fakeroot (Debian bookworm: dpkg-dev, fakeroot); 'lintian FILE' has no errors
+# (docs/PACKAGING.md lists the warnings and why).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB := build/vigil_$(VERSION)_$(DEB_ARCH).deb
+DEB_ROOT := build/deb-root
+DEB_HARDEN := -O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fcf-protection
+deb:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/deb-obj SANITIZE= DEVELOPER=0 PREFIX=/usr \
+		LIBDIR=/usr/lib CFLAGS="$(DEB_HARDEN)" LDFLAGS="-Wl,-z,relro -Wl,-z,now" all
+	rm -rf $(DEB_ROOT)
+	$(Q)$(MAKE) --no-print-directory BUILD=build/deb-obj SANITIZE= DEVELOPER=0 PREFIX=/usr \
+		LIBDIR=/usr/lib CFLAGS="$(DEB_HARDEN)" LDFLAGS="-Wl,-z,relro -Wl,-z,now" \
+		UNITDIR=/lib/systemd/system DESTDIR=$(CURDIR)/$(DEB_ROOT) install
+	VERSION=$(VERSION) ARCH=$(DEB_ARCH) sh packaging/deb/stage $(DEB_ROOT)
+	fakeroot dpkg-deb --build -Zxz $(DEB_ROOT) $(DEB)
+	@echo "  DEB     $(DEB)"
 
 lint:
 	$(Q)sh tests/lint
@@ -227,7 +268,7 @@ lint:
 clean:
 	rm -rf build vigil
 
-.PHONY: cuda bench-build all test run-tests build-tests fuzz fuzz-build bench install clean lint vigil
+.PHONY: cuda bench-build all test run-tests build-tests fuzz fuzz-build bench install deb clean lint vigil
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(FUZZ_LIB_OBJ:.o=.d)

@@ -281,6 +281,26 @@ double agent_next_sleep(struct agent *a)
 	return s < 1 ? 1 : s;
 }
 
+/* The sleep between cycles, cut into alive_every_ms pieces with a->alive called before each:
+ * false when told to stop. A SIGHUP ends it early, as it ends one sleep. */
+static bool sleep_alive(struct agent *a, uint64_t ms)
+{
+	if (!a->alive)
+		return os_sleep_ms(a->ops, a->ops_ctx, ms);
+	uint64_t end = os_mono_ms(a->ops, a->ops_ctx) + ms;
+	for (;;) {
+		a->alive(a->alive_arg);
+		uint64_t now = os_mono_ms(a->ops, a->ops_ctx);
+		if (now >= end || agent_reload_requested)
+			return true;
+		uint64_t step = end - now;
+		if (a->alive_every_ms && step > a->alive_every_ms)
+			step = a->alive_every_ms;
+		if (!os_sleep_ms(a->ops, a->ops_ctx, step))
+			return false;
+	}
+}
+
 void agent_loop(struct agent *a)
 {
 	for (unsigned n = 0; !a->set.max_cycles || n < a->set.max_cycles; n++) {
@@ -300,7 +320,7 @@ void agent_loop(struct agent *a)
 		a->next_sleep_s = s;
 		uint64_t spent = os_mono_ms(a->ops, a->ops_ctx) - start;
 		uint64_t want = (uint64_t)(s * 1000);
-		if (!os_sleep_ms(a->ops, a->ops_ctx, want > spent ? want - spent : 0))
+		if (!sleep_alive(a, want > spent ? want - spent : 0))
 			break;
 	}
 }

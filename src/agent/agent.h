@@ -80,6 +80,12 @@ struct agent {
 	 * set; it reads the configuration again and calls agent_apply() with what it allows. */
 	void (*reload)(void *arg);
 	void *reload_arg;
+	/* Optional: called on the loop's thread after each cycle and every alive_every_ms (0:
+	 * once) of the sleep between cycles, never during a cycle: systemd's watchdog ping
+	 * (notify.h), which stops when a cycle hangs. */
+	void (*alive)(void *arg);
+	void *alive_arg;
+	uint64_t alive_every_ms;
 
 	struct history hist;
 	char *history_error; /* why the history could not be loaded, if so */

@@ -4,6 +4,7 @@
 #include "../agent/agent.h"
 #include "../agent/gpuworker.h"
 #include "../agent/http.h"
+#include "../agent/notify.h"
 #include "agent_log.h"
 #include "../checks/check.h"
 #include "../checks/select.h"
@@ -191,7 +192,25 @@ static double worker_cpu(void *arg)
 struct log_state {
 	struct agent *ag;
 	bool failing[AGENT_FILE__COUNT];
+	bool ready; /* systemd was told READY=1 */
 };
+
+/* systemd's status line (systemctl status) after each cycle, READY=1 after the first. The
+ * reason is escaped: a newline in it would start another notification field. */
+static void notify_cycle(struct log_state *ls, const struct report *rep)
+{
+	struct strbuf st = STRBUF_INIT;
+	if (!ls->ready)
+		strbuf_addstr(&st, "READY=1\n");
+	strbuf_addstr(&st, "STATUS=");
+	const char *v = verdict_name(rep->verdict);
+	if (!starts_with(rep->reason, v))
+		strbuf_addf(&st, "%s: ", v);
+	strbuf_add_excerpt(&st, rep->reason, 400);
+	notify_send(st.buf);
+	ls->ready = true;
+	strbuf_release(&st);
+}
 
 static const char *const file_what[AGENT_FILE__COUNT] = { "cached report", "history",
 							   "Prometheus" };
@@ -246,6 +265,7 @@ static void log_cycle(void *arg, const struct report *rep, bool changed)
 			agent_logf(ALOG_INFO, NULL, "writes its %s file again", file_what[i]);
 		ls->failing[i] = failing;
 	}
+	notify_cycle(ls, rep);
 }
 
 static void on_stop(int sig)
@@ -401,6 +421,7 @@ static void reload(void *arg)
 	struct agent_conf conf;
 	struct strbuf err = STRBUF_INIT, kept = STRBUF_INIT;
 	bool bad_opt = false;
+	notify_send("RELOADING=1");
 	memset(&nh, 0, sizeof(nh));
 	nh.root = a->he.root;
 	nh.config_path = a->he.config_path;
@@ -436,6 +457,7 @@ static void reload(void *arg)
 		agent_logf(ALOG_WARNING, NULL, "SIGHUP: %s changed, which takes a restart: still "
 			   "as started until then", kept.buf);
 out:
+	notify_send("READY=1");
 	host_env_release(&nh);
 	strbuf_release(&err);
 	strbuf_release(&kept);
@@ -526,7 +548,7 @@ int cmd_agent(int argc, char **argv)
 	gpu_worker_init(&carg.gpu, conf.gpu_worker ? check_find("gpu") : NULL, &gctx);
 	ag.kept_cpu = worker_cpu;
 	ag.kept_cpu_arg = &carg;
-	struct log_state ls = { &ag, { false } };
+	struct log_state ls = { &ag, { false }, false };
 	ag.on_cycle = log_cycle;
 	ag.on_cycle_arg = &ls;
 	struct reload_arg rarg = { &a, &ag, &carg, &gctx };
@@ -587,12 +609,26 @@ int cmd_agent(int argc, char **argv)
 		if (!sock)
 			agent_logf(ALOG_WARNING, NULL, "no /health socket: %s; going on", err.buf);
 	}
+	/* Under systemd's Type=notify: READY=1 after the first cycle, WATCHDOG=1 from this
+	 * thread's loop only (notify.h) */
+	if (notify_open(&err) < 0)
+		agent_logf(ALOG_WARNING, NULL, "%s; going on", err.buf);
+	uint64_t wd_ms = notify_watchdog_ms();
+	if (wd_ms) {
+		ag.alive = notify_alive;
+		ag.alive_every_ms = wd_ms / 2 ? wd_ms / 2 : 1;
+		if ((double)wd_ms / 1000 < carg.timeout_s + 10)
+			agent_logf(ALOG_WARNING, NULL, "the systemd watchdog (%g s) is not well above "
+				   "agent.timeout (%g s): a slow cycle gets the agent restarted; "
+				   "raise WatchdogSec=", (double)wd_ms / 1000, carg.timeout_s);
+	}
 	agent_logf(ALOG_INFO, NULL, "%s: checks every %g s (+-%g s), state in %s%s%s%s%s%s%s",
 		a.he.host, interval, set.jitter_s, set.state_dir ? set.state_dir : "(none)",
 		http ? ", serving http://" : "", http ? listen : "", http ? "/metrics" : "",
 		sock ? ", /health on " : "", sock ? sock_path.buf : "",
 		set.boot_id ? "" : " (no boot id: no history)");
 	agent_loop(&ag);
+	notify_send("STOPPING=1");
 	ret = EXIT_HEALTHY;
 	if (a.once)
 		ret = verdict_exit_code(ag.latest.verdict);
