@@ -218,7 +218,7 @@ static void run_promtool(const char *const *argv, struct strbuf *out)
 	c.merge_stderr = true;
 	c.timeout_ms = 30000;
 	CHECK(child_run(&c, NULL) == 0);
-	strbuf_addbuf(out, &c.out);
+	strbuf_add(out, c.out.buf, c.out.len);
 	CHECK_MSG(c.exited && c.exit_code == 0, "%s %s %s: exit %d\n%s", argv[0], argv[1],
 		  argv[2], c.exit_code, c.out.buf);
 	child_release(&c);
