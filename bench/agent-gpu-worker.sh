@@ -16,7 +16,7 @@
 set -u
 O=${OUT:-/tmp/vigil-out}
 mkdir -p "$O"
-export SHORT=${SHORT:-10} LONG=${LONG:-60} INTERVAL=${INTERVAL:-2}
+export SHORT=${SHORT:-10} LONG=${LONG:-60} INTERVAL=${INTERVAL:-2} ROUNDS=${ROUNDS:-2}
 export VIGIL=${VIGIL:-./vigil} CB=${CB:-build/bench/check_bench}
 [ -n "${NOBUILD:-}" ] || make -j16 DEVELOPER=0 NVCC=nvcc-not-needed CFLAGS="-O2 -g" vigil \
 	build/bench/check_bench >"$O/build.log" 2>&1 || { tail -40 "$O/build.log"; exit 1; }
@@ -47,7 +47,7 @@ def agent(cycles, tag, tel):
     return cpu, m
 
 res = {}
-for rnd in range(2):
+for rnd in range(int(os.environ["ROUNDS"])):
     for tel in ("true", "false"):
         c_short, m_short = agent(short, "short", tel)
         c_long, m_long = agent(long_, "long", tel)
