@@ -80,6 +80,10 @@ struct agent {
 	 * set; it reads the configuration again and calls agent_apply() with what it allows. */
 	void (*reload)(void *arg);
 	void *reload_arg;
+	/* Optional: more families for /metrics and the textfile, after the agent's own (the gpu
+	 * worker's per-GPU telemetry); called with the agent's lock held, from any thread. */
+	void (*more_metrics)(void *arg, struct strbuf *out);
+	void *more_metrics_arg;
 
 	struct history hist;
 	char *history_error; /* why the history could not be loaded, if so */
