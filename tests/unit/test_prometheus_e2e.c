@@ -261,7 +261,8 @@ static void built_root(const char *name, const char *dir, struct strbuf *root)
 		       : "8a4c1e2f-6b3d-4f5a-8c7e-1d2b3a4c5e6f\n");
 	if (xid) {
 		strbuf_reset(&snap);
-		test_src_path(&src, "tests/scenarios/kernel-xid79/root/dev/kmsg");
+		test_src_path(&src, "tests/scenarios/kernel-xid79/root");
+		strbuf_addstr(&src, "/dev/kmsg");
 		CHECK(read_file_bounded(src.buf, &snap, 1 << 20, NULL) == 0);
 		test_write_bytes(root->buf, "dev/kmsg", snap.buf, snap.len);
 	}
