@@ -11,8 +11,8 @@
 # gpu check before), with the counters not due and due, and the agent's own figure
 # (vigil_agent_cpu_seconds_total / vigil_agent_cycles_total). Both pairs of agents run twice,
 # agent.gpu-telemetry on and off (docs/telemetry.md), interleaved, in the same call. Last, one
-# agent serving HTTP: its /metrics is saved as $OUT/h200-metrics.prom, and 'vigil gather' as
-# $OUT/gather/ (its nvml.snapshot carries the telemetry keys), for the test fixtures.
+# agent's metrics (its textfile, the writer /metrics uses) are saved as $OUT/h200-metrics.prom,
+# and 'vigil gather' as $OUT/gather.tar (its nvml.snapshot carries the telemetry keys).
 set -u
 O=${OUT:-/tmp/vigil-out}
 mkdir -p "$O"
@@ -71,14 +71,12 @@ $CB 10 -- $VIGIL check --reason --only gpu -c gpu.nvlink-counter-interval=0 | te
 echo "== reference: all checks but gpu, a fresh process each run"
 $CB 20 -- $VIGIL check --reason --skip gpu | tee -a "$O/agent-gpu-worker.txt"
 echo "== /metrics of the real host (telemetry on), and vigil gather"
-rm -rf /tmp/vs-http && mkdir -p /tmp/vs-http
-$VIGIL agent --listen 127.0.0.1:19847 --state-dir /tmp/vs-http --interval 2 --jitter 0 \
-	--cycles 4 2>"$O/agent-http.log" &
-AP=$!
-sleep 5
-python3 -c 'import urllib.request,sys; sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:19847/metrics").read().decode())' \
-	>"$O/h200-metrics.prom" || echo "cannot fetch /metrics"
-wait $AP
+# the textfile: the same writer as /metrics (agent_metrics()), and no libmicrohttpd needed
+rm -rf /tmp/vs-metrics && mkdir -p /tmp/vs-metrics
+$VIGIL agent --listen off --state-dir /tmp/vs-metrics --prom "$O/h200-metrics.prom" --interval 1 \
+	--jitter 0 --cycles 3 2>"$O/agent-metrics.log"
 grep -c '^vigil_gpu_' "$O/h200-metrics.prom"
-grep '^vigil_gpu_telemetry_field_ok' "$O/h200-metrics.prom"
-$VIGIL gather "$O/gather" >"$O/gather.log" 2>&1 || tail "$O/gather.log"
+grep '^vigil_gpu_telemetry_field_ok' "$O/h200-metrics.prom" | sed 's/{.*field=/ /'
+rm -rf /tmp/vs-gather
+$VIGIL gather /tmp/vs-gather >"$O/gather.log" 2>&1 || tail "$O/gather.log"
+tar -C /tmp -cf "$O/gather.tar" vs-gather
