@@ -1,12 +1,13 @@
 /*
- * test_prometheus_e2e.c: the shipped rules and dashboard against a real fleet. Six real agents
+ * test_prometheus_e2e.c: the shipped rules and dashboard against a real fleet. Seven real agents
  * (vigil agent on roots from tests/scenarios, with the fake NVML) and a real Prometheus (Debian's,
  * loading contrib/prometheus/vigil.rules.yml, scraping every second, storage in the test's
  * directory): a healthy 8xH200 host (gpu-healthy-8xh200 with the snapshot keys of the telemetry
  * fields it predates), one whose NVML raises Xid 79 and whose kernel log is kernel-xid79's, one
  * whose NVML cannot initialise (unknown), one whose result goes stale (agent.max-age 1 s,
- * interval an hour), one whose GPU 1 is held by HW thermal slowdown, and one whose agent is
- * stopped once Prometheus has seen it. Then every query of every panel of contrib/grafana/vigil-fleet.json (parsed out of
+ * interval an hour), one whose GPU 1 is held by HW thermal slowdown, one whose agent is
+ * stopped once Prometheus has seen it, and the lent H200 VM replayed from its own NVML snapshot
+ * (every GPU panel shows its GPU unless the agent says NVML did not give that field there). Then every query of every panel of contrib/grafana/vigil-fleet.json (parsed out of
  * the file, so a panel added later is queried too) and every alert's expression (as Prometheus
  * loaded it, /api/v1/rules) goes through /api/v1/query, and the series must be the expected
  * ones: which hosts each alert selects, the fleet map's code per host, the problems' labels.
@@ -33,7 +34,7 @@ void prom_dash_queries(const struct json_value *dash, struct strlist *titles,
 void promql_metric_names(const char *expr, struct strlist *names);
 bool prom_have(const char *prog);
 
-enum { H_HEALTHY, H_XID79, H_UNKNOWN, H_STALE, H_THROTTLED, H_STOPPED, NR_HOSTS };
+enum { H_HEALTHY, H_XID79, H_UNKNOWN, H_STALE, H_THROTTLED, H_STOPPED, H_REAL, NR_HOSTS };
 
 /* scenario: the root under tests/scenarios, or "+NAME": the root built_root() makes. */
 static const struct host {
@@ -46,6 +47,9 @@ static const struct host {
 	[H_STALE] = { "stale", "gpu-healthy-8xh200", "gpu", "3600", "agent.max-age=1" },
 	[H_THROTTLED] = { "throttled", "gpu-hw-thermal-slowdown", "gpu", "5", NULL },
 	[H_STOPPED] = { "stopped", "gpu-healthy-8xh200", "gpu", "5", NULL },
+	/* the lent H200 VM's own NVML snapshot (tests/data/telemetry/h200-vm): a real machine's
+	 * fields, NVLink absent as on that VM */
+	[H_REAL] = { "real-h200-vm", "+real-h200-vm", "gpu", "5", NULL },
 };
 
 struct fleet {
@@ -232,6 +236,18 @@ static void built_root(const char *name, const char *dir, struct strbuf *root)
 	bool xid = !strcmp(name, "xid79");
 	strbuf_reset(root);
 	strbuf_addf(root, "%s/root-%s", dir, name);
+	if (!strcmp(name, "real-h200-vm")) {
+		test_src_path(&src, "tests/scenarios/gpu-real-h200-vm/root");
+		copy_tree(src.buf, root->buf);
+		test_src_path(&src, "tests/data/telemetry/h200-vm/nvml.snapshot");
+		CHECK(read_file_bounded(src.buf, &snap, 1 << 20, NULL) == 0);
+		test_write_bytes(root->buf, "nvml.snapshot", snap.buf, snap.len);
+		test_write(root->buf, "proc/sys/kernel/random/boot_id",
+			   "3e9a7c1b-5d2f-4b8e-a6c4-9f0e1d2c3b4a\n");
+		strbuf_release(&src);
+		strbuf_release(&snap);
+		return;
+	}
 	test_src_path(&src, "tests/scenarios/gpu-healthy-8xh200/root");
 	copy_tree(src.buf, root->buf);
 	strbuf_addstr(&src, "/nvml.snapshot");
@@ -488,6 +504,66 @@ static size_t check_alerts(const struct fleet *f, struct strbuf *skipped)
 	return n;
 }
 
+/* The vigil_gpu_telemetry_field_ok field each GPU family (or recording rule) comes from. */
+static const char *field_of(const char *name)
+{
+	static const char *const map[][2] = {
+		{ "temperature_celsius", "temperature" },
+		{ "memory_temperature_celsius", "memory_temperature" },
+		{ "power_watts", "power" },
+		{ "power_limit_watts", "power_limit" },
+		{ "sm_clock_hertz", "sm_clock" },
+		{ "memory_clock_hertz", "memory_clock" },
+		{ "utilization_ratio", "utilization" },
+		{ "memory_used_bytes", "memory_used" },
+		{ "throttle_active", "throttle" },
+		{ "ecc_errors", "ecc_errors" },
+		{ "remap", "remapped_rows" },
+		{ "nvlink_errors", "nvlink_errors" },
+		{ "pcie_replays", "pcie_replays" },
+		{ "xid_errors", "xid_errors" },
+	};
+	const char *suffix = starts_with(name, "vigil_gpu_") ? name + strlen("vigil_gpu_")
+			     : starts_with(name, "vigil:gpu_") ? name + strlen("vigil:gpu_")
+							      : NULL;
+	const char *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; suffix && i < ARRAY_SIZE(map); i++)
+		if (starts_with(suffix, map[i][0]) && strlen(map[i][0]) > best_len) {
+			best = map[i][1];
+			best_len = strlen(map[i][0]);
+		}
+	return best; /* NULL: info, field_ok, timestamp: every GPU has them */
+}
+
+/*
+ * On the real H200 VM every GPU query shows its GPU, unless the agent says NVML did not give
+ * that field there (field_ok 0: NVLink on that VM), or the field is the Xid counters, which
+ * exist per code once an Xid is seen (none was on that VM).
+ */
+static void check_real_host(const struct fleet *f, const char *title, const char *expr,
+			    const struct json_value *r)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (host_of(f, r->items[i]) == H_REAL)
+			return;
+	struct strlist names = STRLIST_INIT;
+	promql_metric_names(expr, &names);
+	for (size_t i = 0; i < names.nr; i++) {
+		const char *field = field_of(names.items[i]);
+		CHECK_MSG(field, "'%s': no series of the real H200 VM for %s", title, expr);
+		if (!strcmp(field, "xid_errors"))
+			continue;
+		char q[256];
+		snprintf(q, sizeof(q), "vigil_gpu_telemetry_field_ok{instance=\"%s\",field=\"%s\"} == 0",
+			 f->instance[H_REAL], field);
+		CHECK_MSG(hosts_selected(f, q) == 1u << H_REAL,
+			  "'%s': no series of the real H200 VM, which reads its %s: %s", title, field,
+			  expr);
+	}
+	strlist_release(&names);
+}
+
 static bool needs_gpu(const char *expr)
 {
 	struct strlist names = STRLIST_INIT;
@@ -527,6 +603,8 @@ static size_t check_panels(const struct fleet *f, struct strbuf *skipped)
 		} else {
 			CHECK_MSG(r->nr, "panel '%s' shows no series: %s", title, e.buf);
 			check_panel(f, title, e.buf, r);
+			if (needs_gpu(e.buf))
+				check_real_host(f, title, e.buf, r);
 			n++;
 		}
 		json_free(root);
@@ -551,7 +629,7 @@ TEST_TIMEOUT(prometheus_e2e_fleet_panels_and_alerts, 120)
 	uint64_t t0 = mono_ms();
 	start_fleet(&f, dir);
 
-	const double all_up[NR_HOSTS] = { 1, 1, 1, 1, 1, 1 };
+	const double all_up[NR_HOSTS] = { 1, 1, 1, 1, 1, 1, 1 };
 	if (!wait_codes(&f, "up", all_up, 30, &got))
 		fail_with_logs(dir, "Prometheus never saw every agent up");
 	/* Prometheus has seen this agent: now it stops answering */
@@ -561,14 +639,15 @@ TEST_TIMEOUT(prometheus_e2e_fleet_panels_and_alerts, 120)
 
 	/* healthy 0, unhealthy 1, unknown (and stale) 2, agent down 3 */
 	const double codes[NR_HOSTS] = { [H_HEALTHY] = 0, [H_XID79] = 1, [H_UNKNOWN] = 2,
-					 [H_STALE] = 2,	  [H_THROTTLED] = 1, [H_STOPPED] = 3 };
+					 [H_STALE] = 2,	  [H_THROTTLED] = 1, [H_STOPPED] = 3,
+					 [H_REAL] = 0 };
 	if (!wait_codes(&f, "vigil:host_verdict:code", codes, 30, &got)) {
 		struct strbuf m = STRBUF_INIT;
 		strbuf_addf(&m, "vigil:host_verdict:code:%s", got.buf);
 		fail_with_logs(dir, m.buf);
 	}
 	/* the stopped agent's up is 0 on the "Agent up" panel's query */
-	const double up[NR_HOSTS] = { 1, 1, 1, 1, 1, 0 };
+	const double up[NR_HOSTS] = { 1, 1, 1, 1, 1, 0, 1 };
 	CHECK_MSG(wait_codes(&f, "up and on (instance, job) max_over_time(vigil_agent_up[1d])", up,
 			     5, &got),
 		  "agent up:%s", got.buf);
