@@ -618,6 +618,38 @@ static size_t check_panels(const struct fleet *f, struct strbuf *skipped)
 	return n;
 }
 
+/* The $instance variable's label_values(METRIC, LABEL), as Grafana asks Prometheus for it:
+ * every host's instance is offered. */
+static void check_instance_variable(const struct fleet *f)
+{
+	struct strbuf text = STRBUF_INIT, path = STRBUF_INIT;
+	prom_read_src("contrib/grafana/vigil-fleet.json", &text);
+	struct json_value *d = json_parse(text.buf, text.len, NULL);
+	const struct json_value *vars = d ? json_path(d, "templating.list") : NULL;
+	const char *q = NULL;
+	for (size_t i = 0; vars && i < vars->nr; i++)
+		if (!strcmp(json_get_string(vars->items[i], "name"), "instance"))
+			q = json_get_string(vars->items[i], "query");
+	char metric[128], lab[64];
+	CHECK_MSG(q && sscanf(q, "label_values(%127[a-z_:], %63[a-z_])", metric, lab) == 2,
+		  "$instance: not label_values(METRIC, LABEL): %s", q ? q : "(none)");
+	strbuf_addf(&path, "/api/v1/label/%s/values?match%%5B%%5D=%s", lab, metric);
+	struct json_value *v = prom_get(f, path.buf);
+	const struct json_value *list = v ? json_get(v, "data") : NULL;
+	CHECK_MSG(list && list->type == JSON_ARRAY, "GET %s failed", path.buf);
+	for (int h = 0; h < NR_HOSTS; h++) {
+		bool found = false;
+		for (size_t i = 0; i < list->nr; i++)
+			found |= list->items[i]->type == JSON_STRING &&
+				 !strcmp(list->items[i]->string, f->instance[h]);
+		CHECK_MSG(found, "$instance does not offer %s (%s)", hosts[h].name, q);
+	}
+	json_free(v);
+	json_free(d);
+	strbuf_release(&text);
+	strbuf_release(&path);
+}
+
 TEST_TIMEOUT(prometheus_e2e_fleet_panels_and_alerts, 120)
 {
 	if (!prom_have("prometheus"))
@@ -654,6 +686,7 @@ TEST_TIMEOUT(prometheus_e2e_fleet_panels_and_alerts, 120)
 	f.telemetry = hosts_selected(&f, "count by (instance) ({__name__=~\"vigil_gpu_.+\"})") &
 		      (1u << H_HEALTHY);
 
+	check_instance_variable(&f);
 	size_t panels = check_panels(&f, &skipped);
 	size_t alerts = check_alerts(&f, &skipped);
 	double secs = (double)(mono_ms() - t0) / 1000.0;
