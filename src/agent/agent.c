@@ -439,6 +439,8 @@ void agent_metrics(struct agent *a, struct strbuf *out)
 	prom_family(out, "vigil_agent_info", "gauge", "The agent's version.");
 	const char *vl[] = { "version", num, NULL };
 	prom_sample(out, "vigil_agent_info", vl, 1);
+	if (a->more_metrics)
+		a->more_metrics(a->more_metrics_arg, out);
 	if (!fresh)
 		report_release(&stand);
 	pthread_mutex_unlock(&a->lock);

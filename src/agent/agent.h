@@ -86,6 +86,10 @@ struct agent {
 	void (*alive)(void *arg);
 	void *alive_arg;
 	uint64_t alive_every_ms;
+	/* Optional: more families for /metrics and the textfile, after the agent's own (the gpu
+	 * worker's per-GPU telemetry); called with the agent's lock held, from any thread. */
+	void (*more_metrics)(void *arg, struct strbuf *out);
+	void *more_metrics_arg;
 
 	struct history hist;
 	char *history_error; /* why the history could not be loaded, if so */

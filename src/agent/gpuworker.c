@@ -5,6 +5,7 @@
 #include "../gpu/nvml.h"
 #include "../lib/fileio.h"
 #include "../lib/json.h"
+#include "telemetry.h"
 #include "xidwatch.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 #define ANSWER_CAP (8u << 20)
 #define DRAIN_CAP (1u << 20)
+#define TEL_CAP (TELEMETRY_MAX_GPUS * sizeof(struct nvml_gpu) + 4096)
 /* How long the agent waits for a drain alone (after the kernel log was read): NVML's wait with
  * a zero timeout returns at once; a worker that does not answer by then is stuck and killed. */
 #define DRAIN_WAIT_MS 3000
@@ -28,13 +30,6 @@ struct gpu_worker_unreaped {
 	double cpu_s;
 };
 
-void gpu_worker_init(struct gpu_worker *w, const struct check_def *def, const struct check_ctx *ctx)
-{
-	memset(w, 0, sizeof(*w));
-	w->def = def;
-	w->ctx = *ctx;
-	w->req_fd = w->resp_fd = -1;
-}
 
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -77,6 +72,37 @@ static int send_drain(int out)
 	return r;
 }
 
+/* The agent's telemetry record (gpu_worker_metrics()): one per process, as there is one agent. */
+static struct gpu_telemetry tel;
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gpu_worker_init(struct gpu_worker *w, const struct check_def *def, const struct check_ctx *ctx)
+{
+	memset(w, 0, sizeof(*w));
+	w->def = def;
+	w->ctx = *ctx;
+	w->req_fd = w->resp_fd = -1;
+	if (!def) { /* no worker (a reload turned it off): no telemetry to serve either */
+		pthread_mutex_lock(&tel_lock);
+		telemetry_release(&tel);
+		pthread_mutex_unlock(&tel_lock);
+	}
+}
+
+/* In the worker: what the gpu check's NVML read said, encoded as it is read (nvml_on_read()). */
+static struct {
+	struct strbuf buf;
+	double now;
+} worker_tel = { STRBUF_INIT, 0 };
+
+static void worker_tel_hook(const struct nvml_host *h, void *arg)
+{
+	(void)arg;
+	strbuf_reset(&worker_tel.buf);
+	if (h->avail == NVML_AVAILABLE)
+		telemetry_encode(h, worker_tel.now, &worker_tel.buf);
+}
+
 /*
  * The worker: one request line in, one answer out, until its pipe closes. "D" asks for a drain
  * of NVML's Xid events alone; a run first sends what NVML queued (once NVML is open: so that a
@@ -87,6 +113,10 @@ __attribute__((noreturn)) static void worker_main(const struct gpu_worker *w, in
 	char line[128];
 	size_t n = 0;
 	nvml_keep_open(true);
+	if (w->telemetry) {
+		nvml_want_telemetry(true);
+		nvml_on_read(worker_tel_hook, NULL);
+	}
 	for (;;) {
 		ssize_t got = read(in, line + n, 1);
 		if (got < 0 && errno == EINTR)
@@ -117,7 +147,16 @@ __attribute__((noreturn)) static void worker_main(const struct gpu_worker *w, in
 		struct strbuf js = STRBUF_INIT, head = STRBUF_INIT;
 		struct json_writer jw;
 		check_result_init(&res, w->def->name);
+		worker_tel.now = now;
+		strbuf_reset(&worker_tel.buf);
 		check_run_inline(&ctx, w->def, &res);
+		if (worker_tel.buf.len) {
+			strbuf_addf(&head, "T %zu\n", worker_tel.buf.len);
+			if (write_all(out, head.buf, head.len) < 0 ||
+			    write_all(out, worker_tel.buf.buf, worker_tel.buf.len) < 0)
+				_exit(1);
+			strbuf_reset(&head);
+		}
 		json_writer_init(&jw, &js, false);
 		result_to_json(&jw, &res);
 		strbuf_addf(&head, "%.6f %zu\n", self_cpu(), js.len);
@@ -273,6 +312,11 @@ int gpu_worker_send(struct gpu_worker *w, double now, unsigned timeout_ms, struc
 		w->req_fd = w->resp_fd = -1;
 		w->pid = 0;
 	}
+	if (!w->telemetry) { /* turned off (a reload): what was read before is not served */
+		pthread_mutex_lock(&tel_lock);
+		telemetry_release(&tel);
+		pthread_mutex_unlock(&tel_lock);
+	}
 	int len = snprintf(line, sizeof(line), "%.6f %u\n", now, timeout_ms);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (!w->pid && start(w, err) < 0)
@@ -324,6 +368,40 @@ out:
 	return w->xw;
 }
 
+/* The record's Xids and watched GPUs, for the telemetry (the HTTP thread reads the copy). */
+static void tel_xids(const struct xid_watch *xw)
+{
+	pthread_mutex_lock(&tel_lock);
+	tel.xid_watch = true;
+	tel.nr_xids = tel.nr_watched = 0;
+	for (size_t i = 0; i < xw->nr_ev && tel.nr_xids < TELEMETRY_MAX_XIDS; i++) {
+		struct telemetry_xid *x = &tel.xids[tel.nr_xids++];
+		strlcpy_v(x->bdf, xw->ev[i].bdf, sizeof(x->bdf));
+		x->xid = xw->ev[i].xid;
+		x->count = xw->ev[i].count;
+	}
+	for (size_t i = 0; i < xw->nr_gpus && tel.nr_watched < TELEMETRY_MAX_GPUS; i++)
+		if (xw->gpus[i].rc == 0)
+			strlcpy_v(tel.watched[tel.nr_watched++], xw->gpus[i].bdf,
+				  sizeof(tel.watched[0]));
+	pthread_mutex_unlock(&tel_lock);
+}
+
+/* A telemetry message from the worker: replaces the last (a bad one is dropped, the last kept). */
+static void tel_take(const char *buf, size_t len)
+{
+	pthread_mutex_lock(&tel_lock);
+	telemetry_take(&tel, buf, len);
+	pthread_mutex_unlock(&tel_lock);
+}
+
+void gpu_worker_metrics(struct strbuf *out)
+{
+	pthread_mutex_lock(&tel_lock);
+	telemetry_prom(&tel, out);
+	pthread_mutex_unlock(&tel_lock);
+}
+
 /* A drain from the worker: merged into the record, which is written at once (a worker killed
  * next, or the agent, loses nothing NVML already said). */
 static void xw_take(struct gpu_worker *w, const char *json, size_t len)
@@ -334,6 +412,7 @@ static void xw_take(struct gpu_worker *w, const char *json, size_t len)
 	struct nvml_xid_drain *d = v ? xmalloc(sizeof(*d)) : NULL;
 	if (d && xidwatch_drain_from_json(v, d, &err) == 0) {
 		xidwatch_merge(xw, d);
+		tel_xids(xw);
 		strbuf_reset(&err);
 		if (w->xw_path && xidwatch_save(xw, w->xw_path, &err) < 0) {
 			free(xw->error);
@@ -359,14 +438,19 @@ static int read_msg(struct gpu_worker *w, struct strbuf *in, bool want_result, u
 		char *nl = memchr(in->buf, '\n', in->len);
 		if (nl) {
 			size_t hl = (size_t)(nl - in->buf) + 1, n = 0;
-			if (in->len >= 2 && in->buf[0] == 'E' && in->buf[1] == ' ') {
-				if (sscanf(in->buf + 2, "%zu", &n) != 1 || n > DRAIN_CAP)
+			bool t = in->len >= 2 && in->buf[0] == 'T' && in->buf[1] == ' ';
+			if (in->len >= 2 && (in->buf[0] == 'E' || t) && in->buf[1] == ' ') {
+				if (sscanf(in->buf + 2, "%zu", &n) != 1 ||
+				    n > (t ? TEL_CAP : DRAIN_CAP))
 					return MSG_BAD;
 				if (in->len - hl >= n) {
-					xw_take(w, in->buf + hl, n);
+					if (t)
+						tel_take(in->buf + hl, n);
+					else
+						xw_take(w, in->buf + hl, n);
 					memmove(in->buf, in->buf + hl + n, in->len - hl - n);
 					strbuf_setlen(in, in->len - hl - n);
-					if (!want_result)
+					if (!want_result && !t)
 						return MSG_OK;
 					continue;
 				}

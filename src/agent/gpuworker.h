@@ -14,7 +14,8 @@
  * of one check result as JSON, CPU_S being the worker's own CPU so far (getrusage), since the
  * agent cannot reap a process that is still running to count it. Before it, once NVML is open,
  * "E LEN\n" and a drain of NVML's Xid events as JSON (xidwatch.h); request "D\n" is answered
- * with a drain alone.
+ * with a drain alone. With telemetry on, before the result, "T LEN\n" and what the gpu check's
+ * NVML read said (telemetry.h), kept for gpu_worker_metrics().
  *
  * Ownership: struct gpu_worker borrows def and the ctx it was started with (cfg, strings); they
  * must outlive it. gpu_worker_release() stops the worker and frees the rest.
@@ -49,6 +50,8 @@ struct gpu_worker {
 	struct xid_watch *xw;
 	char *xw_path;
 	bool xw_off;
+	/* Per-GPU telemetry in the metrics (agent.gpu-telemetry; set after gpu_worker_init()). */
+	bool telemetry;
 };
 
 void gpu_worker_init(struct gpu_worker *w, const struct check_def *def,
@@ -72,6 +75,13 @@ int gpu_worker_drain(struct gpu_worker *w);
  * boot id; a drain that could not be taken leaves the record as earlier drains made it.
  */
 unsigned gpu_worker_xid_judge(struct gpu_worker *w, struct report *rep);
+/*
+ * The per-GPU telemetry families (telemetry.h) as the last answer with telemetry said, for
+ * /metrics: safe from any thread (one record per process, under its own lock, so a reload
+ * that starts the worker anew never races a scrape). Nothing before a first read, nor once a
+ * worker without telemetry was started.
+ */
+void gpu_worker_metrics(struct strbuf *out);
 /* CPU seconds of every worker so far, as they said. */
 double gpu_worker_cpu(const struct gpu_worker *w);
 

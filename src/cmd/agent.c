@@ -47,7 +47,8 @@ static const char agent_usage[] =
 	"Configuration: agent.max-age (seconds after which a result is served as unknown, default\n"
 	"three intervals), agent.escalate-after (reboots, default 2; 0 never escalates),\n"
 	"agent.gpu-worker (default true: the gpu check runs in one process that keeps NVML\n"
-	"initialised; false: a fresh process each cycle, as the other checks).\n"
+	"initialised; false: a fresh process each cycle, as the other checks), agent.gpu-telemetry\n"
+	"(default true: per-GPU telemetry in /metrics, read by that process; docs/telemetry.md).\n"
 	"\n"
 	"Exit status: 0 stopped by a signal or after --cycles; with --once the verdict's:\n"
 	"  0 healthy, 1 unhealthy, 3 could not tell; 2 usage error (bad option, cannot listen).\n";
@@ -182,6 +183,12 @@ out:
 	strlist_release(&skip);
 	strbuf_release(&werr);
 	return ret;
+}
+
+static void worker_metrics(void *arg, struct strbuf *out)
+{
+	(void)arg;
+	gpu_worker_metrics(out);
 }
 
 static double worker_cpu(void *arg)
@@ -365,7 +372,7 @@ static int seconds(const struct config *cfg, const char *opt, const char *key, d
 struct agent_conf {
 	struct agent_settings set; /* interval, jitter, max-age, escalate-after */
 	double timeout_s;
-	bool gpu_worker;
+	bool gpu_worker, gpu_telemetry;
 };
 
 static int read_conf(const struct config *cfg, const struct agent_args *a, struct agent_conf *c,
@@ -385,8 +392,11 @@ static int read_conf(const struct config *cfg, const struct agent_args *a, struc
 	/* An operator turns the worker off before 'nvidia-smi -r' or unloading the driver (it
 	 * holds the GPUs open through NVML), or when this NVML misbehaves held open for days;
 	 * the gpu check then forks each cycle as the others do. */
-	c->gpu_worker = true;
-	return config_get_bool(cfg, "agent", "gpu-worker", true, &c->gpu_worker, err);
+	c->gpu_worker = c->gpu_telemetry = true;
+	if (config_get_bool(cfg, "agent", "gpu-worker", true, &c->gpu_worker, err) < 0)
+		return -1;
+	/* per-GPU telemetry in /metrics (docs/telemetry.md), read by the worker alone */
+	return config_get_bool(cfg, "agent", "gpu-telemetry", true, &c->gpu_telemetry, err);
 }
 
 struct reload_arg {
@@ -447,6 +457,7 @@ static void reload(void *arg)
 	r->carg->timeout_s = conf.timeout_s;
 	gpu_worker_release(&r->carg->gpu);
 	gpu_worker_init(&r->carg->gpu, conf.gpu_worker ? check_find("gpu") : NULL, r->gctx);
+	r->carg->gpu.telemetry = conf.gpu_telemetry;
 	agent_logf(ALOG_INFO, NULL, "SIGHUP: configuration reloaded: checks every %g s (+-%g s), "
 		   "timeout %g s, max-age %g s, escalate-after %u, gpu-worker %s, and the checks' "
 		   "settings from this cycle on (agent.listen, agent.socket, agent.prom and the "
@@ -546,8 +557,10 @@ int cmd_agent(int argc, char **argv)
 	};
 	/* no def: collect() runs every check through the runner */
 	gpu_worker_init(&carg.gpu, conf.gpu_worker ? check_find("gpu") : NULL, &gctx);
+	carg.gpu.telemetry = conf.gpu_telemetry;
 	ag.kept_cpu = worker_cpu;
 	ag.kept_cpu_arg = &carg;
+	ag.more_metrics = worker_metrics;
 	struct log_state ls = { &ag, { false }, false };
 	ag.on_cycle = log_cycle;
 	ag.on_cycle_arg = &ls;

@@ -140,6 +140,9 @@ const struct config_key config_keys_fixed[] = {
 	{ "agent.gpu-worker", CONFIG_BOOL, 0, 0, 0, NULL, "agent",
 	  "run the gpu check in one process that keeps NVML initialised (default true; false: "
 	  "a fresh process each cycle)" },
+	{ "agent.gpu-telemetry", CONFIG_BOOL, 0, 0, 0, NULL, "agent",
+	  "per-GPU telemetry (temperature, power, clocks, ECC, NVLink, Xids) in /metrics, read "
+	  "by the gpu worker (default true)" },
 
 	{ "deep.duration", CONFIG_SECONDS, 0, 86400, CONFIG_MIN_EXCL, NULL, "check",
 	  "seconds of vigil stress gpu under check --deep (default 20)" },

@@ -21,53 +21,6 @@ const char *const nvml_nvlink_counter_keys[NVML_NVLINK_ERROR_COUNT] = {
 	"replay", "recovery", "crc_flit", "crc_data", "ecc_data",
 };
 
-const char *nvml_error_name(int rc)
-{
-	static const struct {
-		int rc;
-		const char *name;
-	} names[] = {
-		{ NVML_SUCCESS, "Success" },
-		{ NVML_NOT_READ, "Not read this time" },
-		{ NVML_ERROR_UNINITIALIZED, "Uninitialized" },
-		{ NVML_ERROR_INVALID_ARGUMENT, "Invalid Argument" },
-		{ NVML_ERROR_NOT_SUPPORTED, "Not Supported" },
-		{ NVML_ERROR_NO_PERMISSION, "Insufficient Permissions" },
-		{ NVML_ERROR_ALREADY_INITIALIZED, "Already Initialized" },
-		{ NVML_ERROR_NOT_FOUND, "Not Found" },
-		{ NVML_ERROR_INSUFFICIENT_SIZE, "Insufficient Size" },
-		{ NVML_ERROR_INSUFFICIENT_POWER, "Insufficient External Power" },
-		{ NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded" },
-		{ NVML_ERROR_TIMEOUT, "Timeout" },
-		{ NVML_ERROR_IRQ_ISSUE, "Interrupt request issue" },
-		{ NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found" },
-		{ NVML_ERROR_FUNCTION_NOT_FOUND, "Function Not Found" },
-		{ NVML_ERROR_CORRUPTED_INFOROM, "Corrupted infoROM" },
-		{ NVML_ERROR_GPU_IS_LOST, "GPU is lost" },
-		{ NVML_ERROR_RESET_REQUIRED, "GPU requires restart" },
-		{ NVML_ERROR_OPERATING_SYSTEM, "The operating system has blocked the request" },
-		{ NVML_ERROR_LIB_RM_VERSION_MISMATCH, "RM has detected an NVML/RM version mismatch" },
-		{ NVML_ERROR_IN_USE, "In use by another client" },
-		{ NVML_ERROR_MEMORY, "Insufficient Memory" },
-		{ NVML_ERROR_NO_DATA, "No data" },
-		{ NVML_ERROR_VGPU_ECC_NOT_SUPPORTED, "ECC is not supported for vGPU" },
-		{ NVML_ERROR_INSUFFICIENT_RESOURCES, "Insufficient resources" },
-		{ NVML_ERROR_FREQ_NOT_SUPPORTED, "Frequency not supported" },
-		{ NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "Argument version mismatch" },
-		{ NVML_ERROR_DEPRECATED, "Deprecated" },
-		{ NVML_ERROR_NOT_READY, "Not ready" },
-		{ NVML_ERROR_GPU_NOT_FOUND, "GPU not found" },
-		{ NVML_ERROR_INVALID_STATE, "Invalid state" },
-		{ NVML_ERROR_UNKNOWN, "Unknown Error" },
-	};
-	static __thread char other[32];
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (names[i].rc == rc)
-			return names[i].name;
-	snprintf(other, sizeof(other), "error %d", rc);
-	return other;
-}
-
 /* ---- the symbol table ---- */
 
 struct nvml_fns {
@@ -107,6 +60,8 @@ struct nvml_fns {
 	nvmlReturn_t (*register_events)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
 	nvmlReturn_t (*supported_events)(nvmlDevice_t, unsigned long long *);
 	nvmlReturn_t (*event_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned);
+	nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*memory_info)(nvmlDevice_t, nvmlMemory_t *);
 };
 
 /* Newest name first: a library that has it is new enough for its semantics. */
@@ -155,6 +110,9 @@ static const struct nvml_sym {
 	{ F(register_events), false, { "nvmlDeviceRegisterEvents" } },
 	{ F(supported_events), false, { "nvmlDeviceGetSupportedEventTypes" } },
 	{ F(event_wait), false, { "nvmlEventSetWait_v2", "nvmlEventSetWait" } },
+	{ F(utilization), false, { "nvmlDeviceGetUtilizationRates" } },
+	/* the plain call: nvmlDeviceGetMemoryInfo_v2 takes a versioned struct of another shape */
+	{ F(memory_info), false, { "nvmlDeviceGetMemoryInfo" } },
 #undef F
 };
 
@@ -322,6 +280,7 @@ void nvml_gpu_clear(struct nvml_gpu *g, unsigned index)
 #undef X
 #define X(field, key, hex) g->field.rc = NVML_ERROR_NOT_SUPPORTED;
 	NVML_GPU_VALUES(X)
+	NVML_GPU_TELEMETRY(X)
 #undef X
 	for (size_t l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		g->nvlink[l].active.rc = NVML_ERROR_NOT_SUPPORTED;
@@ -433,42 +392,78 @@ static void read_pci(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_g
 		g->bdf[0] = '\0';
 }
 
-static void read_recovery_action(const struct nvml_lib *lib, nvmlDevice_t dev,
-				 struct nvml_gpu *g)
+/* One field of nvmlDeviceGetFieldValues into v (a double or an unknown type: not supported). */
+static void read_field(const struct nvml_lib *lib, nvmlDevice_t dev, unsigned id,
+		       struct nvml_val *v)
 {
 	nvmlFieldValue_t fv;
 	memset(&fv, 0, sizeof(fv));
-	fv.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+	fv.fieldId = id;
 	int rc = lib->fn.field_values ? lib->fn.field_values(dev, 1, &fv)
 				      : NVML_ERROR_FUNCTION_NOT_FOUND;
 	if (!rc)
 		rc = fv.nvmlReturn;
-	g->recovery_action.rc = rc;
+	v->rc = rc;
+	v->v = 0;
 	if (rc)
 		return;
 	switch (fv.valueType) {
 	case NVML_VALUE_TYPE_UNSIGNED_LONG:
-		g->recovery_action.v = fv.value.ulVal;
+		v->v = fv.value.ulVal;
 		break;
 	case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
-		g->recovery_action.v = fv.value.ullVal;
+		v->v = fv.value.ullVal;
 		break;
 	case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
-		g->recovery_action.v = fv.value.sllVal < 0 ? 0 : (uint64_t)fv.value.sllVal;
+		v->v = fv.value.sllVal < 0 ? 0 : (uint64_t)fv.value.sllVal;
 		break;
 	case NVML_VALUE_TYPE_SIGNED_INT:
-		g->recovery_action.v = fv.value.siVal < 0 ? 0 : (uint64_t)fv.value.siVal;
+		v->v = fv.value.siVal < 0 ? 0 : (uint64_t)fv.value.siVal;
 		break;
 	case NVML_VALUE_TYPE_UNSIGNED_SHORT:
-		g->recovery_action.v = fv.value.usVal;
+		v->v = fv.value.usVal;
 		break;
 	case NVML_VALUE_TYPE_UNSIGNED_INT:
-		g->recovery_action.v = fv.value.uiVal;
+		v->v = fv.value.uiVal;
 		break;
 	default: /* a double or a type NVML added later: not something vigil can judge */
-		g->recovery_action.rc = NVML_ERROR_NOT_SUPPORTED;
+		v->rc = NVML_ERROR_NOT_SUPPORTED;
 		break;
 	}
+}
+
+static bool want_telemetry;
+
+void nvml_want_telemetry(bool want)
+{
+	want_telemetry = want;
+}
+
+/* The NVML_GPU_TELEMETRY values: four calls a GPU, made only when asked for. */
+static void read_telemetry(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_gpu *g)
+{
+	const struct nvml_fns *f = &lib->fn;
+	if (!want_telemetry) {
+#define X(field, key, hex) g->field.rc = NVML_NOT_READ;
+		NVML_GPU_TELEMETRY(X)
+#undef X
+		return;
+	}
+	read_field(lib, dev, NVML_FI_DEV_MEMORY_TEMP, &g->memory_temperature);
+	CALL_U(g->mem_clock, f->clock, dev, NVML_CLOCK_MEM);
+	nvmlUtilization_t u;
+	memset(&u, 0, sizeof(u));
+	g->utilization_gpu.rc = f->utilization ? f->utilization(dev, &u)
+					       : NVML_ERROR_FUNCTION_NOT_FOUND;
+	/* a percent above 100 is a library's mistake, not a reading */
+	if (!g->utilization_gpu.rc && u.gpu > 100)
+		g->utilization_gpu.rc = NVML_ERROR_UNKNOWN;
+	g->utilization_gpu.v = g->utilization_gpu.rc ? 0 : u.gpu;
+	nvmlMemory_t m;
+	memset(&m, 0, sizeof(m));
+	g->memory_used.rc = f->memory_info ? f->memory_info(dev, &m)
+					   : NVML_ERROR_FUNCTION_NOT_FOUND;
+	g->memory_used.v = g->memory_used.rc ? 0 : m.used;
 }
 
 static void read_nvlink(const struct nvml_lib *lib, nvmlDevice_t dev, struct nvml_gpu *g,
@@ -500,6 +495,7 @@ static bool any_lost(const struct nvml_gpu *g)
 #undef X
 #define X(field, key, hex) lost |= g->field.rc == NVML_ERROR_GPU_IS_LOST;
 	NVML_GPU_VALUES(X)
+	NVML_GPU_TELEMETRY(X)
 #undef X
 	for (size_t l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		lost |= g->nvlink[l].active.rc == NVML_ERROR_GPU_IS_LOST;
@@ -558,7 +554,8 @@ static void read_gpu(const struct nvml_lib *lib, unsigned index, struct nvml_gpu
 	CALL_U(g->power_limit, f->power_limit, dev);
 	CALL_U(g->sm_clock, f->clock, dev, NVML_CLOCK_SM);
 	CALL_U(g->sm_clock_max, f->max_clock, dev, NVML_CLOCK_SM);
-	read_recovery_action(lib, dev, g);
+	read_field(lib, dev, NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, &g->recovery_action);
+	read_telemetry(lib, dev, g);
 	read_nvlink(lib, dev, g, skip_link_counters);
 	g->lost = any_lost(g);
 }
@@ -592,6 +589,17 @@ static struct {
 void nvml_keep_open(bool keep)
 {
 	kept.wanted = keep;
+}
+
+static struct {
+	void (*fn)(const struct nvml_host *, void *);
+	void *arg;
+} read_hook;
+
+void nvml_on_read(void (*fn)(const struct nvml_host *h, void *arg), void *arg)
+{
+	read_hook.fn = fn;
+	read_hook.arg = arg;
 }
 
 int nvml_read_host(const struct fsroot *root, struct nvml_host *h, struct strbuf *err)
@@ -630,6 +638,8 @@ read:
 		for (unsigned i = 0; i < count; i++)
 			read_gpu(&lib, i, nvml_host_add_gpu(h, i), h->skip_link_counters);
 	}
+	if (read_hook.fn)
+		read_hook.fn(h, read_hook.arg);
 	if (kept.ready)
 		return 0;
 	lib.fn.shutdown();

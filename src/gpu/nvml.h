@@ -88,6 +88,16 @@ enum {
 
 #define NVML_NVLINK_MAX_LINKS 18
 #define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+#define NVML_FI_DEV_MEMORY_TEMP 82 /* HBM temperature, C (nvml.h "Memory temperatures") */
+
+/* nvmlDeviceGetUtilizationRates' and nvmlDeviceGetMemoryInfo's (v1) structs, as in nvml.h. */
+typedef struct nvmlUtilization_st {
+	unsigned int gpu;    /* percent of the last sample period a kernel ran */
+	unsigned int memory; /* percent of it the memory was read or written */
+} nvmlUtilization_t;
+typedef struct nvmlMemory_st {
+	unsigned long long total, free, used; /* bytes */
+} nvmlMemory_t;
 
 /* Recovery actions (field 230, nvmlDeviceGpuRecoveryAction_t). */
 enum {
@@ -226,6 +236,16 @@ const char *nvml_error_name(int rc);
 	X(sm_clock, "sm_clock_mhz", false)                                                     \
 	X(sm_clock_max, "sm_clock_max_mhz", false)                                             \
 	X(recovery_action, "recovery_action", false)
+/*
+ * Readings only the agent's telemetry (docs/telemetry.md) and 'vigil gather' ask for
+ * (nvml_want_telemetry()): no verdict rests on them. A snapshot leaves them out where they are
+ * not supported or were not read, so older snapshots read back unchanged.
+ */
+#define NVML_GPU_TELEMETRY(X)                                                                  \
+	X(memory_temperature, "temperature_memory", false)                                     \
+	X(mem_clock, "mem_clock_mhz", false)                                                   \
+	X(utilization_gpu, "utilization_gpu", false)                                           \
+	X(memory_used, "memory_used_bytes", false)
 /* NVLink counters by NVML_NVLINK_ERROR_DL_* index, as "nvlink N active=1 replay=0 ..." words. */
 extern const char *const nvml_nvlink_counter_keys[NVML_NVLINK_ERROR_COUNT];
 
@@ -267,6 +287,11 @@ struct nvml_gpu {
 	struct nvml_val power_usage, power_limit; /* mW (enforced limit) */
 	struct nvml_val sm_clock, sm_clock_max;   /* MHz */
 	struct nvml_val recovery_action;    /* field 230 */
+	/* NVML_GPU_TELEMETRY: NVML_NOT_READ unless asked for (nvml_want_telemetry()) */
+	struct nvml_val memory_temperature; /* C, field 82 */
+	struct nvml_val mem_clock;          /* MHz, nvmlDeviceGetClockInfo(NVML_CLOCK_MEM) */
+	struct nvml_val utilization_gpu;    /* percent, nvmlDeviceGetUtilizationRates */
+	struct nvml_val memory_used;        /* bytes, nvmlDeviceGetMemoryInfo */
 	struct nvml_link nvlink[NVML_NVLINK_MAX_LINKS];
 };
 
@@ -318,6 +343,19 @@ int nvml_read_host(const struct fsroot *root, struct nvml_host *h, struct strbuf
  * that exists to read NVML again and again; the process's exit releases it.
  */
 void nvml_keep_open(bool keep);
+
+/*
+ * want: from the next nvml_read_host() on, also read the NVML_GPU_TELEMETRY values (four more
+ * calls a GPU); otherwise they read as NVML_NOT_READ. For the agent's gpu worker with telemetry
+ * on, and for 'vigil gather' (its snapshots carry them). Process-wide, like nvml_keep_open().
+ */
+void nvml_want_telemetry(bool want);
+/*
+ * fn (NULL: none) is called at the end of every nvml_read_host() that read the GPUs, with what
+ * was read, before it returns: the agent's gpu worker takes its telemetry from the gpu check's
+ * own read this way, with no NVML call of its own. h is borrowed for the call only.
+ */
+void nvml_on_read(void (*fn)(const struct nvml_host *h, void *arg), void *arg);
 
 /*
  * ---- the driver's own Xid events (the agent's gpu worker) ----

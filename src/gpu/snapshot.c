@@ -42,6 +42,12 @@ static void put_gpu(struct strbuf *out, const struct nvml_gpu *g)
 #define X(field, key, hex) put_val(out, key, &g->field, hex);
 	NVML_GPU_VALUES(X)
 #undef X
+	/* absent reads as not supported; a value not read is no fact about the GPU */
+#define X(field, key, hex)                                                                     \
+	if (g->field.rc != NVML_ERROR_NOT_SUPPORTED && g->field.rc != NVML_NOT_READ)           \
+		put_val(out, key, &g->field, hex);
+	NVML_GPU_TELEMETRY(X)
+#undef X
 	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 		const struct nvml_link *k = &g->nvlink[l];
 		/* A link the GPU does not have is left out: absent reads as "not supported". */
@@ -79,7 +85,11 @@ int nvml_snapshot_write(const struct fsroot *root, struct strbuf *out, struct st
 	struct nvml_host h;
 	int ret = 1;
 	nvml_host_init(&h);
-	if (nvml_read_host(root, &h, err) < 0) {
+	/* a fixture of this host should replay its telemetry too (the agent's /metrics) */
+	nvml_want_telemetry(true);
+	int r = nvml_read_host(root, &h, err);
+	nvml_want_telemetry(false);
+	if (r < 0) {
 		ret = -1;
 		goto out;
 	}

@@ -136,6 +136,7 @@ static bool known_gpu_key(const char *key)
 #undef X
 #define X(field, k, hex) k,
 		NVML_GPU_VALUES(X)
+		NVML_GPU_TELEMETRY(X)
 #undef X
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
@@ -729,11 +730,15 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t dev, int sensor, unsigned *ou
 	return get_uint(s, "temperature_gpu", out);
 }
 
-static nvmlReturn_t clock_info(nvmlDevice_t dev, int type, unsigned *out, const char *key)
+/* key for NVML_CLOCK_SM, mem_key (NULL: none) for NVML_CLOCK_MEM; other types not supported */
+static nvmlReturn_t clock_info(nvmlDevice_t dev, int type, unsigned *out, const char *key,
+			       const char *mem_key)
 {
 	DEV(dev, s);
 	if (!out)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (type == NVML_CLOCK_MEM && mem_key)
+		return get_uint(s, mem_key, out);
 	if (type != NVML_CLOCK_SM)
 		return NVML_ERROR_NOT_SUPPORTED;
 	return get_uint(s, key, out);
@@ -742,13 +747,45 @@ static nvmlReturn_t clock_info(nvmlDevice_t dev, int type, unsigned *out, const 
 EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, int type, unsigned *out);
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t dev, int type, unsigned *out)
 {
-	return clock_info(dev, type, out, "sm_clock_mhz");
+	return clock_info(dev, type, out, "sm_clock_mhz", "mem_clock_mhz");
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type, unsigned *out);
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t dev, int type, unsigned *out)
 {
-	return clock_info(dev, type, out, "sm_clock_max_mhz");
+	return clock_info(dev, type, out, "sm_clock_max_mhz", NULL);
+}
+
+/* "utilization_gpu" is the gpu percent; memory is served as 0 (vigil does not read it). */
+EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t *u);
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t dev, nvmlUtilization_t *u)
+{
+	DEV(dev, s);
+	unsigned gpu = 0;
+	if (!u)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	int rc = get_uint(s, "utilization_gpu", &gpu);
+	if (rc)
+		return rc;
+	u->gpu = gpu;
+	u->memory = 0;
+	return NVML_SUCCESS;
+}
+
+/* "memory_used_bytes"; total and free are served as used and 0 (vigil reads only used). */
+EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m)
+{
+	DEV(dev, s);
+	unsigned long long used = 0;
+	if (!m)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	int rc = get_u64(s, "memory_used_bytes", &used);
+	if (rc)
+		return rc;
+	m->used = m->total = used;
+	m->free = 0;
+	return NVML_SUCCESS;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t dev, unsigned link, int *active);
@@ -911,12 +948,15 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t dev, int n, nvmlFieldValue_t 
 	for (int i = 0; i < n; i++) {
 		memset(&v[i].value, 0, sizeof(v[i].value));
 		v[i].valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
-		if (v[i].fieldId != NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) {
+		const char *key = v[i].fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION ? "recovery_action"
+				  : v[i].fieldId == NVML_FI_DEV_MEMORY_TEMP	     ? "temperature_memory"
+										     : NULL;
+		if (!key) {
 			v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
 			continue;
 		}
 		unsigned u = 0;
-		int rc = get_uint(s, "recovery_action", &u);
+		int rc = get_uint(s, key, &u);
 		if (rc == NVML_ERROR_FUNCTION_NOT_FOUND)
 			return rc;
 		v[i].nvmlReturn = rc;
