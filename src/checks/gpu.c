@@ -206,6 +206,11 @@ int gpu_policy_load(struct gpu_policy *p, const struct config *cfg, struct strbu
 	if (p->nvlink_links > NVML_NVLINK_MAX_LINKS)
 		return error_set(err, "gpu.nvlink-links is %llu, at most %d",
 				 (unsigned long long)p->nvlink_links, NVML_NVLINK_MAX_LINKS);
+	const char *rp = config_get(cfg, "gpu", "remap-pending");
+	if (rp && strcmp(rp, "drain") && strcmp(rp, "warn"))
+		return error_set(err, "%s: gpu.remap-pending wants 'drain' or 'warn', not '%s'",
+				 config_origin(cfg, "gpu", "remap-pending"), rp);
+	p->remap_pending_warn = rp && !strcmp(rp, "warn");
 	load_list(&p->driver_versions, cfg, "driver-version");
 	load_list(&p->vbios_versions, cfg, "vbios-version");
 	return 0;
@@ -402,9 +407,25 @@ static void eval_remap(struct gpu_eval *e, const struct nvml_gpu *g)
 			    "%s failed to remap a memory row: replace the GPU", e->dev);
 		f->severity = SEV_CRITICAL;
 	}
-	if (ok(&g->remap_pending) && g->remap_pending.v)
-		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "row_remap_pending",
-			"%s has a row remap pending: reset the GPU to apply it", e->dev);
+	/*
+	 * A pending remap is repaired only by a GPU reset, which needs the GPU idle. Left as a
+	 * warning it is never done (issue 23), so by default it fails: --slurm then drains the
+	 * node (Slurm's DRAIN lets the running job finish and takes no new one), the reset
+	 * happens once it is idle, and the next healthy check resumes it. The reason leads with
+	 * what to do, so it survives the 80 characters of a Slurm reason. gpu.remap-pending =
+	 * warn keeps the node in service for sites that reset GPUs by other means.
+	 */
+	if (ok(&g->remap_pending) && g->remap_pending.v) {
+		if (e->p->remap_pending_warn)
+			f = problem(e, STATUS_WARN, ACTION_RESET_GPU, "row_remap_pending",
+				    "%s: reset GPU: pending row remap (gpu.remap-pending = warn: "
+				    "not drained)", e->dev);
+		else
+			f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "row_remap_pending",
+				    "%s: reset GPU: pending row remap", e->dev);
+		finding_detail(f, "remap_pending", "%s",
+			       e->p->remap_pending_warn ? "warn" : "drain");
+	}
 	if (ok(&g->remap_uncorrectable) && g->remap_uncorrectable.v > e->p->remapped_rows_max) {
 		f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "row_remap_uncorrectable",
 			    "%s has %llu rows remapped for uncorrectable errors (max %llu)",

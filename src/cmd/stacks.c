@@ -9,6 +9,7 @@
 
 #include "../lib/fileio.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <sys/stat.h>
@@ -205,6 +206,19 @@ int cmd_stacks(int argc, char **argv)
 		if (gethostname(host, sizeof(host) - 1) < 0 || host_name_invalid(host))
 			strlcpy_v(host, "unknown", sizeof(host));
 		o.host = host;
+	}
+	/* The attempt directory is the input: one that is missing or is no directory is the
+	 * contract's "could not tell" (3), said by name, never an empty "no ranks" report. */
+	struct stat ast;
+	int arc = stat(o.attempt_dir, &ast), aerr = errno;
+	if (arc < 0 || !S_ISDIR(ast.st_mode)) {
+		struct strbuf shown = STRBUF_INIT;
+		strbuf_add_clean(&shown, o.attempt_dir);
+		fprintf(stderr, "vigil stacks: cannot read attempt directory '%s': %s\n", shown.buf,
+			arc < 0 ? strerror(aerr) : "it is not a directory");
+		strbuf_release(&shown);
+		ret = EXIT_UNKNOWN;
+		goto out;
 	}
 	/*
 	 * Whose ranks: the supervisor says (--job, --step, --uid); by hand, the job's own step

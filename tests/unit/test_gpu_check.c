@@ -410,8 +410,26 @@ TEST(gpu_ecc_uncorrected)
 TEST(gpu_row_remapping)
 {
 	{
+		/* by default it fails, so that --slurm drains the node until the reset (issue 23):
+		 * the message leads with what to do and names the bus id */
 		ONE_GPU_CASE(res, false, g->remap_pending.v = 1);
-		need(&res, "row_remap_pending", "GPU 3", STATUS_FAIL, ACTION_RESET_GPU);
+		const struct finding *f = need(&res, "row_remap_pending", "GPU 3", STATUS_FAIL,
+					       ACTION_RESET_GPU);
+		CHECK_STR(f->message, "GPU 3 (0000:3a:00.0): reset GPU: pending row remap");
+		CHECK_STR(detail(f, "remap_pending"), "drain");
+		done(&r, &p, &res);
+	}
+	{
+		/* gpu.remap-pending = warn: the same finding, a warning; the host stays in service */
+		ONE_GPU_CASE(res, false, {
+			g->remap_pending.v = 1;
+			p.remap_pending_warn = true;
+		});
+		const struct finding *f = need(&res, "row_remap_pending", "GPU 3", STATUS_WARN,
+					       ACTION_RESET_GPU);
+		CHECK_CONTAINS(f->message, "reset GPU: pending row remap");
+		CHECK_CONTAINS(f->message, "not drained");
+		CHECK_INT(res.status, STATUS_WARN);
 		done(&r, &p, &res);
 	}
 	{
