@@ -551,6 +551,9 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 	struct strbuf inactive = STRBUF_INIT, errs = STRBUF_INIT;
 	unsigned active = 0, reporting = 0;
 	bool rising = false;
+	uint64_t total = 0; /* the rises (or first readings) listed in errs, summed */
+	/* the span of a rise: since the last run's reading, when it is known */
+	double rise_secs = e->r->have_state && e->r->state_age_s >= 0 ? e->r->state_age_s : -1;
 	char key[NVML_STR_MAX];
 	gpu_key(g, key, sizeof(key));
 	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
@@ -571,10 +574,15 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 			/* A counter below its last value was reset (driver reload, GPU reset). */
 			uint64_t rise = !pv ? v : v >= pv->value ? v - pv->value : v;
 			if (rise > e->p->nvlink_error_threshold) {
-				strbuf_addf(&errs, "%slink %u %s %s%llu", errs.len ? ", " : "", l,
-					    nvml_nvlink_counter_keys[c], pv ? "+" : "",
-					    (unsigned long long)rise);
+				strbuf_addf(&errs, "%slink %u %s ", errs.len ? ", " : "", l,
+					    nvml_nvlink_counter_keys[c]);
+				/* a rise is worded as IB and AER word theirs: "+N in T (R/h)" */
+				if (pv)
+					rate_format(&errs, rise, rise_secs);
+				else
+					strbuf_addf(&errs, "%llu", (unsigned long long)rise);
 				rising |= pv != NULL;
+				total += rise;
 			}
 		}
 	}
@@ -601,6 +609,14 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 				     "reading: later runs warn only when they rise): %s",
 			    e->dev, (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
 		finding_detail(f, "counters", "%s", errs.buf);
+		if (rising) {
+			/* the same JSON as the IB and AER rises: delta, seconds, rate_per_hour */
+			finding_detail_num(f, "delta", (double)total);
+			if (rise_secs >= 0)
+				finding_detail_num(f, "seconds", rise_secs);
+			if (rise_secs >= 1)
+				finding_detail_num(f, "rate_per_hour", rate_per_hour(total, rise_secs));
+		}
 	}
 	strbuf_release(&inactive);
 	strbuf_release(&errs);
