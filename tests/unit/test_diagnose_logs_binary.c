@@ -57,7 +57,7 @@ TEST(diag_logs_a_file_that_is_not_text_is_could_not_tell)
 
 	/* a crash left NULs after the last line (ext4 after a power loss): the error is kept */
 	static const char head[] =
-		"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
+		"[rank3]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. "
 		"GPU 3 has a total capacity of 79.15 GiB of which 1.02 GiB is free.\n";
 	static char crashed[sizeof(head) - 1 + 8192];
 	memcpy(crashed, head, sizeof(head) - 1);

@@ -415,7 +415,7 @@ TEST(gpu_row_remapping)
 		ONE_GPU_CASE(res, false, g->remap_pending.v = 1);
 		const struct finding *f = need(&res, "row_remap_pending", "GPU 3", STATUS_FAIL,
 					       ACTION_RESET_GPU);
-		CHECK_STR(f->message, "GPU 3 (0000:3a:00.0): reset GPU: pending row remap");
+		CHECK_STR(f->message, "GPU 3 (0000:5d:00.0): reset GPU: pending row remap");
 		CHECK_STR(detail(f, "remap_pending"), "drain");
 		done(&r, &p, &res);
 	}
