@@ -2,8 +2,10 @@
  * test_slurm_e2e_remap.c: issue 23's pending row remap on the real local Slurm of
  * tests/e2e/slurm-cluster (munged, slurmctld, one slurmd): `vigil check --slurm --only gpu` on a
  * fixture root whose NVML snapshot (served by the fake NVML, docs/nvml-snapshot.md) has a row
- * remap pending drains the node with a reason that names the GPU's bus id and the reset; once
- * the snapshot says the remap is applied (the GPU was reset), the next check resumes the node.
+ * remap pending drains the node with a reason that names the GPU's bus id and the reset, while
+ * a job runs there: the node shows draining, the job ends by itself (never killed), and the
+ * node is drained once idle. Once the snapshot says the remap is applied (the GPU was reset),
+ * the next check resumes the node. 13-16 s here, most of it Slurm starting and the 4 s job.
  * Under the old code the pending remap drained with "has a row remap pending: ..." and no
  * "reset GPU: pending row remap" reason. That a node someone else drained keeps their reason is
  * the policy's, tested for every reason in test_slurm.c and on this Slurm in test_slurm_e2e.c. Skipped with the reason without Slurm or root. A
@@ -91,16 +93,51 @@ TEST_TIMEOUT(slurm_e2e_pending_row_remap_drains_until_reset, 120)
 	snapshot(root.buf, 1);
 	cluster_up();
 
+	/* a job runs on n1 when the check finds the pending remap */
+	const char *job_argv[] = { "srun", "-N1", "-w", "n1", "sleep", "4", NULL };
+	struct child job;
+	struct strbuf err = STRBUF_INIT;
+	child_init(&job);
+	job.argv = job_argv;
+	job.timeout_ms = 60000;
+	CHECK_MSG(child_start(&job, &err) == 0, "srun: %s", err.buf);
+	for (int i = 0; i < 100; i++) {
+		node_get(&n);
+		bool busy = n.flags & (NODE_ALLOCATED | NODE_MIXED);
+		slurm_node_release(&n);
+		if (busy)
+			break;
+		usleep(100000);
+	}
 	health_check(root.buf, &c);
 	CHECK_MSG(c.exited && c.exit_code == 1, "exit %d; stdout '%s' stderr '%s'", c.exit_code,
 		  c.out.buf, c.err.buf);
 	child_release(&c);
 	node_get(&n);
-	/* DRAIN, never DOWN: a running job would finish; the node takes no new one */
+	/* DRAIN, never DOWN: the job runs on (draining), the node takes no new one */
 	CHECK_MSG((n.flags & NODE_DRAIN) && !(n.flags & NODE_DOWN), "n1 is %s", n.state);
-	/* idle, so drained at once (a busy node would show draining until its job ends) */
-	CHECK_STR(slurm_state_short(n.flags), "drained");
+	CHECK_MSG(!strcmp(slurm_state_short(n.flags), "draining"), "n1 is %s, not draining",
+		  n.state);
 	CHECK_STR(n.reason, "vigil: gpu: GPU 0 (0000:5d:00.0): reset GPU: pending row remap");
+	slurm_node_release(&n);
+	/* the job ends as it would have (not killed), and the node is drained: idle, no job */
+	while (child_poll(&job, 1000) == 0)
+		;
+	child_finish(&job);
+	CHECK_MSG(job.exited && job.exit_code == 0, "the job did not finish: %s", job.err.buf);
+	child_release(&job);
+	strbuf_release(&err);
+	for (int i = 0; i < 50; i++) {
+		node_get(&n);
+		bool drained = !strcmp(slurm_state_short(n.flags), "drained");
+		if (drained)
+			break;
+		slurm_node_release(&n);
+		n.state = NULL;
+		usleep(100000);
+	}
+	CHECK_MSG(n.state && !strcmp(slurm_state_short(n.flags), "drained"), "n1 is %s",
+		  n.state ? n.state : "?");
 	slurm_node_release(&n);
 
 	/* the GPU was reset: the remap is applied, nothing is pending, the node comes back */
