@@ -311,19 +311,26 @@ static void eval_mc(const struct edac_readings *r, const struct edac_mc *m, uint
 			strbuf_reset(&msg);
 			strbuf_reset(&dl);
 			dimm_list(m, false, &dl);
-			strbuf_addf(&msg, "%s: corrected memory errors rose by %llu %s", dev.buf,
-				    (unsigned long long)rise, basis);
-			if (secs >= 0)
-				strbuf_addf(&msg, " (%.0f s, %.3g an hour)", secs,
-					    secs > 0 ? (double)rise * 3600.0 / secs : (double)rise);
+			/* worded as IB and AER word a rise: "+N in T (R/h)", then from what */
+			strbuf_addf(&msg, "%s: corrected memory errors ", dev.buf);
+			if (secs >= 0) {
+				rate_format(&msg, rise, secs);
+				strbuf_addf(&msg, " %s", basis);
+			} else {
+				strbuf_addf(&msg, "+%llu %s (its time unknown)",
+					    (unsigned long long)rise, basis);
+			}
 			if (dl.len)
 				strbuf_addf(&msg, " (%s)", dl.buf);
 			strbuf_addf(&msg, "; inspect the hardware");
 			f = result_add(res, STATUS_WARN, ACTION_INSPECT_HARDWARE, "edac_ce_rate",
 				       dev.buf, "%s", msg.buf);
 			finding_detail_num(f, "rise", (double)rise);
+			finding_detail_num(f, "delta", (double)rise);
 			if (secs >= 0)
 				finding_detail_num(f, "seconds", round(secs));
+			if (secs >= 1)
+				finding_detail_num(f, "rate_per_hour", rate_per_hour(rise, secs));
 			finding_detail_num(f, "threshold_per_hour", (double)ce_rate);
 			finding_detail_num(f, "ce_count", (double)m->ce);
 			(*bad)++;

@@ -206,6 +206,11 @@ int gpu_policy_load(struct gpu_policy *p, const struct config *cfg, struct strbu
 	if (p->nvlink_links > NVML_NVLINK_MAX_LINKS)
 		return error_set(err, "gpu.nvlink-links is %llu, at most %d",
 				 (unsigned long long)p->nvlink_links, NVML_NVLINK_MAX_LINKS);
+	const char *rp = config_get(cfg, "gpu", "remap-pending");
+	if (rp && strcmp(rp, "drain") && strcmp(rp, "warn"))
+		return error_set(err, "%s: gpu.remap-pending wants 'drain' or 'warn', not '%s'",
+				 config_origin(cfg, "gpu", "remap-pending"), rp);
+	p->remap_pending_warn = rp && !strcmp(rp, "warn");
 	load_list(&p->driver_versions, cfg, "driver-version");
 	load_list(&p->vbios_versions, cfg, "vbios-version");
 	return 0;
@@ -402,9 +407,25 @@ static void eval_remap(struct gpu_eval *e, const struct nvml_gpu *g)
 			    "%s failed to remap a memory row: replace the GPU", e->dev);
 		f->severity = SEV_CRITICAL;
 	}
-	if (ok(&g->remap_pending) && g->remap_pending.v)
-		problem(e, STATUS_FAIL, ACTION_RESET_GPU, "row_remap_pending",
-			"%s has a row remap pending: reset the GPU to apply it", e->dev);
+	/*
+	 * A pending remap is repaired only by a GPU reset, which needs the GPU idle. Left as a
+	 * warning it is never done (issue 23), so by default it fails: --slurm then drains the
+	 * node (Slurm's DRAIN lets the running job finish and takes no new one), the reset
+	 * happens once it is idle, and the next healthy check resumes it. The reason leads with
+	 * what to do, so it survives the 80 characters of a Slurm reason. gpu.remap-pending =
+	 * warn keeps the node in service for sites that reset GPUs by other means.
+	 */
+	if (ok(&g->remap_pending) && g->remap_pending.v) {
+		if (e->p->remap_pending_warn)
+			f = problem(e, STATUS_WARN, ACTION_RESET_GPU, "row_remap_pending",
+				    "%s: reset GPU: pending row remap (gpu.remap-pending = warn: "
+				    "not drained)", e->dev);
+		else
+			f = problem(e, STATUS_FAIL, ACTION_RESET_GPU, "row_remap_pending",
+				    "%s: reset GPU: pending row remap", e->dev);
+		finding_detail(f, "remap_pending", "%s",
+			       e->p->remap_pending_warn ? "warn" : "drain");
+	}
 	if (ok(&g->remap_uncorrectable) && g->remap_uncorrectable.v > e->p->remapped_rows_max) {
 		f = problem(e, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "row_remap_uncorrectable",
 			    "%s has %llu rows remapped for uncorrectable errors (max %llu)",
@@ -530,6 +551,9 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 	struct strbuf inactive = STRBUF_INIT, errs = STRBUF_INIT;
 	unsigned active = 0, reporting = 0;
 	bool rising = false;
+	uint64_t total = 0; /* the rises (or first readings) listed in errs, summed */
+	/* the span of a rise: since the last run's reading, when it is known */
+	double rise_secs = e->r->have_state && e->r->state_age_s >= 0 ? e->r->state_age_s : -1;
 	char key[NVML_STR_MAX];
 	gpu_key(g, key, sizeof(key));
 	for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
@@ -550,10 +574,15 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 			/* A counter below its last value was reset (driver reload, GPU reset). */
 			uint64_t rise = !pv ? v : v >= pv->value ? v - pv->value : v;
 			if (rise > e->p->nvlink_error_threshold) {
-				strbuf_addf(&errs, "%slink %u %s %s%llu", errs.len ? ", " : "", l,
-					    nvml_nvlink_counter_keys[c], pv ? "+" : "",
-					    (unsigned long long)rise);
+				strbuf_addf(&errs, "%slink %u %s ", errs.len ? ", " : "", l,
+					    nvml_nvlink_counter_keys[c]);
+				/* a rise is worded as IB and AER word theirs: "+N in T (R/h)" */
+				if (pv)
+					rate_format(&errs, rise, rise_secs);
+				else
+					strbuf_addf(&errs, "%llu", (unsigned long long)rise);
 				rising |= pv != NULL;
+				total += rise;
 			}
 		}
 	}
@@ -580,6 +609,14 @@ static void eval_nvlink(struct gpu_eval *e, const struct nvml_gpu *g)
 				     "reading: later runs warn only when they rise): %s",
 			    e->dev, (unsigned long long)e->p->nvlink_error_threshold, errs.buf);
 		finding_detail(f, "counters", "%s", errs.buf);
+		if (rising) {
+			/* the same JSON as the IB and AER rises: delta, seconds, rate_per_hour */
+			finding_detail_num(f, "delta", (double)total);
+			if (rise_secs >= 0)
+				finding_detail_num(f, "seconds", rise_secs);
+			if (rise_secs >= 1)
+				finding_detail_num(f, "rate_per_hour", rate_per_hour(total, rise_secs));
+		}
 	}
 	strbuf_release(&inactive);
 	strbuf_release(&errs);

@@ -13,6 +13,9 @@
  *                                  with no last run (no state directory, first run), its value
  *                                  since the driver loaded is judged
  *   remapped-rows-max = 512        more rows remapped for uncorrectable errors fail (Azure's limit)
+ *   remap-pending = drain          a GPU with a row remap pending fails (RESET_GPU), so that
+ *                                  --slurm drains the node until the reset applies it; warn:
+ *                                  it only warns and the node stays in service (docs/SLURM.md)
  *   driver-version = 580.159.04    accepted driver versions (repeat the key, or separate with
  *   vbios-version = 96.00.A5.00.1A commas; shell wildcards allowed); unset: any
  *
@@ -59,6 +62,7 @@ struct gpu_policy {
 	uint64_t nvlink_error_threshold;
 	uint64_t nvlink_counter_interval; /* seconds between reads of the NVLink error counters */
 	uint64_t remapped_rows_max;
+	bool remap_pending_warn; /* gpu.remap-pending = warn (default drain) */
 	struct strlist driver_versions, vbios_versions; /* empty: any */
 };
 

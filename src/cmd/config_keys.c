@@ -16,6 +16,7 @@
 static const char *const on_unknown[] = { "nothing", "drain", NULL };
 static const char *const peermem[] = { "required", "optional", NULL };
 static const char *const swap[] = { "allowed", "warn", "fail", NULL };
+static const char *const remap_pending[] = { "drain", "warn", NULL };
 
 const struct config_key config_keys_fixed[] = {
 	/* which checks run, and how long each may take */
@@ -40,6 +41,9 @@ const struct config_key config_keys_fixed[] = {
 	  "seconds between reads of the NVLink error counters (default 300)" },
 	{ "gpu.remapped-rows-max", CONFIG_COUNT, 0, MANY, 0, NULL, CHECKS,
 	  "remapped rows a GPU may have (default 512)" },
+	{ "gpu.remap-pending", CONFIG_ENUM, 0, 0, 0, remap_pending, CHECKS,
+	  "a GPU with a row remap pending: drain the node until it is reset, or only warn "
+	  "(default drain)" },
 
 	{ "kernel.window", CONFIG_SECONDS, 0, 31536000, CONFIG_MIN_EXCL, NULL, CHECKS,
 	  "seconds after which an application-level event fades (default 3600)" },

@@ -40,7 +40,7 @@ static const char logs_usage[] =
 	"  --json   one JSON object: root, findings, files, unknown_times\n"
 	"\n"
 	"Exit status: 0 no known error line, 1 errors found, 2 usage error, 3 a file could not\n"
-	"be read (and nothing was found in the others).\n";
+	"be read or is not text (NULs, binary), and nothing was found in the others.\n";
 
 struct logs_run {
 	struct dlog d;

@@ -118,7 +118,9 @@ static int cmd_close(int argc, char **argv)
 		fprintf(stderr, "vigil fabric ufm close: %s\n", m.buf);
 		strbuf_release(&m);
 		strbuf_release(&err);
-		return EXIT_USAGE;
+		/* a ticket the state does not hold is a wrong argument (2); a state directory or
+		 * file that cannot be read, understood or written is the contract's 3 */
+		return r == -2 ? EXIT_USAGE : EXIT_UNKNOWN;
 	}
 	printf(r == 1 ? "ticket %s was closed already\n"
 		      : "ticket %s closed: its port is to be re-enabled (the next 'vigil fabric ufm "

@@ -9,6 +9,7 @@
 
 #include "../lib/fileio.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <sys/stat.h>
@@ -241,6 +242,20 @@ int cmd_stacks(int argc, char **argv)
 	}
 	if (uid < 0) {
 		usage_error("stacks", "whose ranks? --uid UID is needed");
+		goto out;
+	}
+	/* The attempt directory is the input (its pystack/ and step-id files): one that is
+	 * missing or is no directory is the contract's "could not tell" (3), said by name, never
+	 * an empty "no rank here" report. After the usage errors (2), which come first. */
+	struct stat ast;
+	int arc = stat(o.attempt_dir, &ast), aerr = errno;
+	if (arc < 0 || !S_ISDIR(ast.st_mode)) {
+		struct strbuf shown = STRBUF_INIT;
+		strbuf_add_clean(&shown, o.attempt_dir);
+		fprintf(stderr, "vigil stacks: cannot read attempt directory '%s': %s\n", shown.buf,
+			arc < 0 ? strerror(aerr) : "it is not a directory");
+		strbuf_release(&shown);
+		ret = EXIT_UNKNOWN;
 		goto out;
 	}
 	o.uid = (uid_t)uid;

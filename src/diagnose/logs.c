@@ -369,7 +369,14 @@ void dlog_feed(struct dlog *d, const char *buf, size_t len)
 	const char *p = buf, *e = buf + len;
 	if (!d->in_file)
 		return;
-	d->files[d->nr_files - 1].bytes += len;
+	struct dlog_file *file = &d->files[d->nr_files - 1];
+	file->bytes += len;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)buf[i];
+		file->binary += (b < 0x20 && b != '\n' && b != '\t' && b != '\r' && b != '\f' &&
+				 b != '\v' && b != 0x1b) ||
+				b == 0x7f;
+	}
 	while (p < e) {
 		const char *nl = memchr(p, '\n', (size_t)(e - p));
 		size_t n = (size_t)((nl ? nl : e) - p);
@@ -405,10 +412,21 @@ void dlog_file_end(struct dlog *d, const char *error)
 	dlog_tr_end(d);
 	d->line_len = 0;
 	d->skipping = false;
+	struct dlog_file *f = &d->files[d->nr_files - 1];
 	if (error) {
-		struct dlog_file *f = &d->files[d->nr_files - 1];
 		free(f->error);
 		f->error = xstrdup(error);
+	} else if (!f->found && f->binary && f->binary * 100 >= f->bytes * DLOG_BINARY_PCT) {
+		/*
+		 * Not text (NULs, random bytes, a core file): no known line in it says nothing
+		 * about the job, so it is "could not tell" by name, never "no errors". A log
+		 * whose tail a crash filled with NULs but whose lines matched keeps its findings.
+		 */
+		struct strbuf why = STRBUF_INIT;
+		strbuf_addf(&why, "'%s' is not text: %llu of its %llu bytes are NUL or control "
+				  "bytes; could not tell",
+			    f->name, (unsigned long long)f->binary, (unsigned long long)f->bytes);
+		f->error = strbuf_detach(&why, NULL);
 	}
 	kmsg_log_release(&d->clock);
 	d->in_file = false;

@@ -57,6 +57,9 @@
 #include "../logs/kmsg.h"
 
 #define DLOG_LINE_MAX 8192
+/* A file at least this percent of whose bytes are NUL or control bytes, with no known line, is
+ * not text: could not tell (random bytes have about 13%, text logs well under 1%). */
+#define DLOG_BINARY_PCT 5
 #define DLOG_HOSTS_MAX 64
 #define DLOG_RANKS_MAX 4096
 #define DLOG_FINDINGS_MAX 512
@@ -152,6 +155,7 @@ struct dlog_file {
 	char host[DLOG_HOST_MAX]; /* from the name ("" unknown) */
 	long rank;      /* from the name (-1 unknown) */
 	uint64_t lines, bytes, cut_lines, found;
+	uint64_t binary; /* NUL and control bytes other than text's own (\t \r \f \v ESC) */
 	bool wall, boot; /* it had wall-clock / boot-time stamps */
 	bool srun_own;   /* a vigil run attempt's srun.log: srun's own lines only (rankout.h) */
 };

@@ -265,8 +265,9 @@ uint64_t ufm_understood(const struct ufm *u);
  * FIFO, a file that is not such a file: -1 with *err (never read through, never guessed). */
 int ufm_state_load(struct ufm *u, const char *dir, struct strbuf *err);
 int ufm_state_save(const struct ufm *u, const char *dir, struct strbuf *err);
-/* Close a ticket in dir's state: 0; 1 when it was closed already; -1 with *err (no state, no
- * such ticket). */
+/* Close a ticket in dir's state: 0; 1 when it was closed already; -2 with *err when the state
+ * has no such ticket (the command line names a wrong one); -1 with *err when the state cannot
+ * be read, is not understood or cannot be written. */
 int ufm_state_close(const char *dir, const char *id, const char *now, struct strbuf *err);
 #define UFM_STATE_FILE "ufm-state.json"
 #define UFM_INTENTS_FILE "ufm-intents.json"

@@ -225,6 +225,7 @@ int ufm_state_close(const char *dir, const char *id, const char *now, struct str
 	}
 	error_set(err, "no ticket '%s' in '%s/%s' (%zu tickets there)", id, dir, UFM_STATE_FILE,
 		  u.nr_tickets);
+	r = -2; /* the state was read: the ticket named is wrong, not the input */
 out:
 	ufm_release(&u);
 	return r;

@@ -61,6 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(&b, data, size, size ? (size_t)data[0] % 13 + 1 : 1);
 	if (a.nr != b.nr || (a.nr && a.root != 0) || (!a.nr && a.root != -1))
 		__builtin_trap();
+	/* "not text" is counted per byte: however the file is read, the same files are it */
+	if (dlog_unreadable(&a) != dlog_unreadable(&b))
+		__builtin_trap();
 	for (size_t i = 0; i < a.nr; i++) {
 		if (strcmp(a.f[i].code, b.f[i].code) || a.f[i].num != b.f[i].num ||
 		    a.f[i].count != b.f[i].count || a.f[i].first.line != b.f[i].first.line ||

@@ -436,6 +436,9 @@ TEST(completion_fish_completes_prefixes)
 		{ "vigil diagnose s", "steps\nstragglers\n" },
 		{ "vigil check -c kernel.w", "kernel.window=\n" },
 		{ "vigil fabric burnin ", "plan\nrun\n" },
+		/* after 'help': the commands (issue 23), as bash offers them */
+		{ "vigil help fa", "fabric\n" },
+		{ "vigil help co", "completion\nconfig\n" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		strbuf_reset(&cmd);
@@ -493,7 +496,9 @@ TEST(completion_zsh_completes_prefixes)
 		"t vigil diagnose s\n"
 		"t vigil check -c kernel.w\n"
 		"t vigil fabric burnin ''\n"
-		"t vigil diagnose logs ''\n";
+		"t vigil diagnose logs ''\n"
+		"t vigil help fa\n"
+		"t vigil help co\n";
 	struct strbuf s = STRBUF_INIT, p = STRBUF_INIT, err = STRBUF_INIT;
 	script_of("zsh", &s);
 	test_write(test_tmpdir(), "_vigil", s.buf);
@@ -511,7 +516,8 @@ TEST(completion_zsh_completes_prefixes)
 	CHECK_STR(c.err.buf, "");
 	CHECK_STR(c.out.buf,
 		  "check\n--\n--only\n--\ngpu\n--\n--only=gpu\n--\ngpu,kernel\n--\n"
-		  "steps\nstragglers\n--\nkernel.window=\n--\nplan\nrun\n--\nFILES \n--\n");
+		  "steps\nstragglers\n--\nkernel.window=\n--\nplan\nrun\n--\nFILES \n--\n"
+		  "fabric\n--\ncompletion\nconfig\n--\n");
 	child_release(&c);
 	strbuf_release(&s);
 	strbuf_release(&p);

@@ -598,13 +598,15 @@ TEST(diag_logs_cli_exit_codes_and_bad_input)
 	CHECK_INT(run_logs(&c, a_clean), 0);
 	CHECK_CONTAINS(c.out.buf, "no known error lines in 1 file");
 	child_release(&c);
-	/* NUL-filled and binary garbage: read, nothing known */
+	/* NUL-filled and binary garbage: not text, so "could not tell" by name, never "no known
+	 * error lines" (issue 23; test_diagnose_logs_binary.c has the rest) */
 	static char junk[70000];
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (char)(i % 7 ? 0 : (i * 131) & 0xff);
 	test_write_bytes(dir, "junk.bin", junk, sizeof(junk));
 	const char *a_junk[] = { junk_p, NULL };
-	CHECK_INT(run_logs(&c, a_junk), 0);
+	CHECK_INT(run_logs(&c, a_junk), 3);
+	CHECK_CONTAINS(c.out.buf, "junk.bin' is not text");
 	child_release(&c);
 	/* a missing file: unknown, named */
 	const char *a_missing[] = { missing, NULL };

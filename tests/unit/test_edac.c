@@ -63,7 +63,18 @@ TEST(edac_ce_rise_since_last_run_warns_and_the_boot_average_does_not)
 	CHECK(f);
 	CHECK_INT(f->status, STATUS_WARN);
 	CHECK_INT(f->action, ACTION_INSPECT_HARDWARE);
-	CHECK_CONTAINS(f->message, "rose by 400 since the last run (60 s");
+	/* worded as IB and AER word a rise (issue 23): "+N in T (R/h)", and the same JSON */
+	CHECK_CONTAINS(f->message, "corrected memory errors +400 in 60 s (24,000/h) since the last run");
+	double delta = -1, secs = -1, rate = -1;
+	for (size_t i = 0; i < f->nr_details; i++) {
+		double *to = !strcmp(f->details[i].key, "delta")	   ? &delta
+			     : !strcmp(f->details[i].key, "seconds")	   ? &secs
+			     : !strcmp(f->details[i].key, "rate_per_hour") ? &rate
+									   : NULL;
+		if (to)
+			*to = strtod(f->details[i].value, NULL);
+	}
+	CHECK(delta == 400 && secs == 60 && rate == 24000);
 	check_result_release(&res);
 	/* a higher threshold: no warning */
 	judge(&r, 500, &res);

@@ -168,3 +168,38 @@ TEST(exit_contract_healthy_input_is_0)
 	};
 	run_rows(rows, ARRAY_SIZE(rows));
 }
+
+/*
+ * (d) issue 23's stragglers: 'vigil stacks' on an attempt directory that is not there exited 0
+ * (an empty report), and 'vigil fabric ufm close' exited 2 on every error, a state it could not
+ * read included. Now: a wrong argument is 2, an input that cannot be read is 3.
+ */
+TEST(exit_contract_stacks_and_ufm_close)
+{
+	const char *t = test_tmpdir();
+	struct strbuf p = STRBUF_INIT;
+	test_mkdir(t, "ufm-empty");
+	test_mkdir(t, "ufm-damaged");
+	test_write(t, "ufm-damaged/ufm-state.json", "{\"tickets\": [\x01 not json\n");
+	test_write(t, "plain-file", "not a directory\n");
+	/* the state directory must be the user's and closed to others, or it is refused */
+	strbuf_addf(&p, "%s/ufm-empty", t);
+	CHECK(chmod(p.buf, 0700) == 0);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/ufm-damaged", t);
+	CHECK(chmod(p.buf, 0700) == 0);
+	strbuf_release(&p);
+	static const struct exit_row rows[] = {
+		{ 3, { "stacks", "--attempt-dir", "@T/no-such-attempt", "--job", "5", "--step", "0",
+		       "--uid", "1000" } },
+		{ 3, { "stacks", "--attempt-dir", "@T/plain-file", "--job", "5", "--uid", "1000" } },
+		{ 2, { "fabric", "ufm", "close" } },
+		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d" } },
+		{ 2, { "fabric", "ufm", "close", "not a ticket;", "--state", "@T/ufm-empty" } },
+		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/ufm-empty" } },
+		{ 3, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/no-such-state" } },
+		{ 3, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/plain-file" } },
+		{ 3, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/ufm-damaged" } },
+	};
+	run_rows(rows, ARRAY_SIZE(rows));
+}

@@ -410,8 +410,26 @@ TEST(gpu_ecc_uncorrected)
 TEST(gpu_row_remapping)
 {
 	{
+		/* by default it fails, so that --slurm drains the node until the reset (issue 23):
+		 * the message leads with what to do and names the bus id */
 		ONE_GPU_CASE(res, false, g->remap_pending.v = 1);
-		need(&res, "row_remap_pending", "GPU 3", STATUS_FAIL, ACTION_RESET_GPU);
+		const struct finding *f = need(&res, "row_remap_pending", "GPU 3", STATUS_FAIL,
+					       ACTION_RESET_GPU);
+		CHECK_STR(f->message, "GPU 3 (0000:5d:00.0): reset GPU: pending row remap");
+		CHECK_STR(detail(f, "remap_pending"), "drain");
+		done(&r, &p, &res);
+	}
+	{
+		/* gpu.remap-pending = warn: the same finding, a warning; the host stays in service */
+		ONE_GPU_CASE(res, false, {
+			g->remap_pending.v = 1;
+			p.remap_pending_warn = true;
+		});
+		const struct finding *f = need(&res, "row_remap_pending", "GPU 3", STATUS_WARN,
+					       ACTION_RESET_GPU);
+		CHECK_CONTAINS(f->message, "reset GPU: pending row remap");
+		CHECK_CONTAINS(f->message, "not drained");
+		CHECK_INT(res.status, STATUS_WARN);
 		done(&r, &p, &res);
 	}
 	{
@@ -549,6 +567,7 @@ TEST(gpu_nvlink_errors_rising_since_last_run)
 	gpu_state_format(&r, &st);
 	CHECK_CONTAINS(st.buf, "GPU-2dd0e810-d0df-95c4-ccdb-e73c0d137a0e 2 crc_data 400\n");
 	r.have_state = r.state_dir = true;
+	r.state_age_s = 300; /* the last run read them five minutes ago */
 	gpu_state_apply(&r, st.buf);
 	CHECK_INT(r.nr_prev, 2 * NVML_NVLINK_MAX_LINKS * NVML_NVLINK_ERROR_COUNT);
 	/* no change since: high totals but steady, no warning */
@@ -562,8 +581,12 @@ TEST(gpu_nvlink_errors_rising_since_last_run)
 	CHECK_INT(eval(&r, &p, &res), 0);
 	const struct finding *f = need(&res, "nvlink_errors", "GPU 1", STATUS_WARN,
 				       ACTION_INVESTIGATE);
+	/* the rise worded as IB and AER word theirs (issue 23), with the same JSON */
 	CHECK_STR(f->message, "GPU 1 (0000:2a:00.0) NVLink errors rising by over 100 since the last run: "
-			      "link 3 replay +150");
+			      "link 3 replay +150 in 5 min (1,800/h)");
+	CHECK_STR(detail(f, "delta"), "150");
+	CHECK_STR(detail(f, "seconds"), "300");
+	CHECK_STR(detail(f, "rate_per_hour"), "1800");
 	check_result_release(&res);
 	/* a reset counter that climbs past the threshold again counts from zero */
 	g->nvlink[4].errors[NVML_NVLINK_ERROR_DL_RECOVERY].v = 29;

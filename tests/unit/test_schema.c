@@ -110,6 +110,14 @@ TEST(schemas_reject_json_that_breaks_the_contract)
 		{ "fleet\n--json\n", "{\"schema_version\":2,\"verdict\":\"healthy\",\"exit_code\":0,"
 				     "\"duration_ms\":0,\"counts\":{},\"nodes\":[]}" },
 		{ "frobnicate\n", "{}" }, /* a command no schema names */
+		/* nested objects once described only as "array" (issue 23): their items are held */
+		{ "stacks\n--json\n",
+		  "{\"schema_version\":1,\"host\":\"h\",\"attempt_dir\":\"a\",\"job\":\"5\","
+		  "\"uid\":0,\"cgroup_checked\":true,\"ranks\":[{\"rank\":\"zero\"}]}" },
+		{ "diagnose\nstragglers\n--json\nx.csv\n",
+		  "{\"schema_version\":1,\"file\":\"x.csv\",\"verdict\":\"stragglers\","
+		  "\"format\":\"csv\",\"rows\":1,\"garbage\":0,\"steps\":1,\"hosts\":1,"
+		  "\"ranks\":1,\"metric\":\"m\",\"window\":30,\"stragglers\":[{\"host\":\"h\"}]}" },
 	};
 	struct strbuf d = STRBUF_INIT, schemas = STRBUF_INIT;
 	test_src_path(&schemas, "docs/schema");

@@ -77,6 +77,85 @@ TEST(slurm_policy_resumes_only_what_vigil_drained)
 		  SLURM_ACT_NOTHING);
 }
 
+/* The report of a host whose GPU 3 has a row remap pending (gpu.remap-pending: drain fails it,
+ * warn warns), or of the same host after the GPU reset applied the remap. */
+static void remap_report(struct report *rep, enum status st)
+{
+	report_init(rep, "n1", 0);
+	struct check_result *c = report_add(rep, "gpu");
+	if (st == STATUS_OK)
+		result_add(c, STATUS_OK, ACTION_NONE, "healthy", "GPU 3 (0000:5d:00.0)",
+			   "GPU 3 (0000:5d:00.0) healthy: NVIDIA H200");
+	else
+		result_add(c, st, ACTION_RESET_GPU, "row_remap_pending", "GPU 3 (0000:5d:00.0)",
+			   "GPU 3 (0000:5d:00.0): reset GPU: pending row remap%s",
+			   st == STATUS_WARN ? " (gpu.remap-pending = warn: not drained)" : "");
+	report_finish(rep);
+}
+
+/* Issue 23: a pending row remap drains the node (Slurm lets its job finish) until the reset,
+ * under the same ownership rules as every other drain. */
+TEST(slurm_policy_pending_row_remap_drains_until_reset)
+{
+	static const char want[] = "vigil: gpu: GPU 3 (0000:5d:00.0): reset GPU: pending row remap";
+	struct slurm_policy p = { SLURM_UNKNOWN_NOTHING };
+	struct slurm_decision d;
+	struct report rep;
+	remap_report(&rep, STATUS_FAIL);
+	CHECK_INT(rep.verdict, VERDICT_UNHEALTHY);
+	/* idle, or running a job: DRAIN either way (never DOWN: the job runs to its end) */
+	static const char *const busy[] = { "IDLE", "MIXED", "ALLOCATED", "ALLOCATED+COMPLETING" };
+	for (size_t i = 0; i < ARRAY_SIZE(busy); i++) {
+		struct slurm_node n = mknode(busy[i], "");
+		slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+		CHECK_MSG(d.act == SLURM_ACT_DRAIN, "%s: %s", busy[i], d.why);
+		CHECK_STR(d.reason, want);
+	}
+	/* already drained for it: left alone; drained by vigil for something else: relabelled */
+	struct slurm_node n = mknode("MIXED+DRAIN", want);
+	slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+	CHECK_INT(d.act, SLURM_ACT_NOTHING);
+	n = mknode("IDLE+DRAIN", "vigil: kernel: Xid 63 on GPU 0000:5d:00.0");
+	slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+	CHECK_INT(d.act, SLURM_ACT_DRAIN);
+	CHECK_STR(d.reason, want);
+	/* an administrator's drain, and a node Slurm is in charge of: untouched */
+	static const char *const theirs[][2] = { { "IDLE+DRAIN", "admin: reseat GPU 3" },
+						 { "DOWN", "" },
+						 { "IDLE+MAINT", "" },
+						 { "IDLE+REBOOT_REQUESTED", "" } };
+	for (size_t i = 0; i < ARRAY_SIZE(theirs); i++) {
+		n = mknode(theirs[i][0], theirs[i][1]);
+		slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+		CHECK_MSG(d.act == SLURM_ACT_NOTHING, "%s '%s': %s", theirs[i][0], theirs[i][1],
+			  d.why);
+	}
+	report_release(&rep);
+
+	/* the reset applied it: vigil resumes its own drain, never the administrator's */
+	remap_report(&rep, STATUS_OK);
+	CHECK_INT(rep.verdict, VERDICT_HEALTHY);
+	n = mknode("IDLE+DRAIN", want);
+	slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+	CHECK_INT(d.act, SLURM_ACT_RESUME);
+	n = mknode("IDLE+DRAIN", "admin: reseat GPU 3");
+	slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+	CHECK_INT(d.act, SLURM_ACT_NOTHING);
+	report_release(&rep);
+
+	/* gpu.remap-pending = warn: a healthy host with a warning; nothing is drained, and a node
+	 * vigil drained for it before the site chose warn is given back */
+	remap_report(&rep, STATUS_WARN);
+	CHECK_INT(rep.verdict, VERDICT_HEALTHY);
+	n = mknode("MIXED", "");
+	slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+	CHECK_INT(d.act, SLURM_ACT_NOTHING);
+	n = mknode("IDLE+DRAIN", want);
+	slurm_decide(rep.verdict, rep.reason, &n, &p, &d);
+	CHECK_INT(d.act, SLURM_ACT_RESUME);
+	report_release(&rep);
+}
+
 TEST(slurm_policy_unknown_changes_nothing_by_default)
 {
 	struct slurm_decision d;

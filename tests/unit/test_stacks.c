@@ -294,10 +294,14 @@ TEST_TIMEOUT(stacks_without_eu_stack_or_hook_says_so, 120)
 
 TEST(stacks_no_rank_here_is_said_and_exits_0)
 {
-	const char *json[] = { "stacks", "--attempt-dir", "/nonexistent/attempt-7", "--json",
-			       "--samples", "1", "--job", JOB, "--step", STEP, "--uid", "0", NULL };
-	const char *text[] = { "stacks", "--attempt-dir", "/nonexistent/attempt-7", "--samples",
-			       "1", "--job", JOB, "--step", STEP, "--uid", "0", NULL };
+	/* the attempt directory is there (a missing one is exit 3: test_exit_contract.c) */
+	struct strbuf dir = STRBUF_INIT;
+	test_mkdir(test_tmpdir(), "attempt-7");
+	strbuf_addf(&dir, "%s/attempt-7", test_tmpdir());
+	const char *json[] = { "stacks", "--attempt-dir", dir.buf, "--json", "--samples", "1",
+			       "--job", JOB, "--step", STEP, "--uid", "0", NULL };
+	const char *text[] = { "stacks", "--attempt-dir", dir.buf, "--samples", "1", "--job", JOB,
+			       "--step", STEP, "--uid", "0", NULL };
 	struct child c;
 	test_run_vigil(&c, json, NULL);
 	CHECK_INT(c.exit_code, 0);
@@ -309,6 +313,7 @@ TEST(stacks_no_rank_here_is_said_and_exits_0)
 	CHECK_INT(c.exit_code, 0);
 	CHECK_CONTAINS(c.out.buf, "no rank of this attempt runs on this host");
 	child_release(&c);
+	strbuf_release(&dir);
 }
 
 TEST(stacks_usage_errors)
