@@ -409,7 +409,7 @@ static void eval_remap(struct gpu_eval *e, const struct nvml_gpu *g)
 	}
 	/*
 	 * A pending remap is repaired only by a GPU reset, which needs the GPU idle. Left as a
-	 * warning it is never done (issue 23), so by default it fails: --slurm then drains the
+	 * warning it is never done (docs/SLURM.md), so by default it fails: --slurm then drains the
 	 * node (Slurm's DRAIN lets the running job finish and takes no new one), the reset
 	 * happens once it is idle, and the next healthy check resumes it. The reason leads with
 	 * what to do, so it survives the 80 characters of a Slurm reason. gpu.remap-pending =
