@@ -5,6 +5,7 @@
  * check's words instead of CUDA's.
  */
 #include "../harness.h"
+#include "../../src/lib/fileio.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -259,4 +260,116 @@ TEST(edges_stress_old_driver_names_both_versions)
 	CHECK_NOT_CONTAINS(c.out.buf, "no NVIDIA driver loaded");
 	CHECK_NOT_CONTAINS(c.out.buf, "no GPU to test");
 	child_release(&c);
+}
+
+/* ---- the pages: drops along a long run, the stragglers' spread, every page's width ---- */
+
+static uint32_t edges_rng = 12345;
+static double edges_uniform(void)
+{
+	edges_rng = edges_rng * 1103515245u + 12345u;
+	return (double)((edges_rng >> 8) & 0xffffff) / 16777216.0;
+}
+
+/* 1,000,000 steps logged every 100 (10,000 rows), about 3 % of the rows one slow step at
+ * random: some 300 drops spread over the whole run. */
+static void long_run(struct strbuf *out)
+{
+	double t = 1.7e9;
+	edges_rng = 12345;
+	strbuf_addstr(out, "step,time,loss\n");
+	for (int i = 0; i < 10000; i++) {
+		double d = edges_uniform() < 0.03 ? 3.0 : 1.0;
+		t += 100 * 0.05 * d * (1 + 0.01 * edges_uniform());
+		strbuf_addf(out, "%d,%.3f,2.5\n", i * 100, t);
+	}
+}
+
+/* 32 ranks on 8 hosts, host 6 15 % slower. */
+static void ranks_run(struct strbuf *out)
+{
+	edges_rng = 777;
+	strbuf_addstr(out, "step,rank,host,compute_time\n");
+	for (int s = 0; s < 200; s++)
+		for (int r = 0; r < 32; r++) {
+			double c = 0.4 * (1 + 0.04 * (edges_uniform() - 0.5));
+			if (r / 4 == 6)
+				c *= 1.15;
+			strbuf_addf(out, "%d,%d,gpu-node-%02d,%.5f\n", s, r, r / 4, c);
+		}
+}
+
+static const char *page_of(const char *name, const char *csv_name, const struct strbuf *csv,
+			   const char *kind, struct strbuf *page)
+{
+	struct strbuf in = STRBUF_INIT, path = STRBUF_INIT, err = STRBUF_INIT;
+	struct child c;
+	test_write(test_tmpdir(), csv_name, csv->buf);
+	strbuf_addf(&in, "%s/%s", test_tmpdir(), csv_name);
+	strbuf_addf(&path, "%s/%s", test_tmpdir(), name);
+	const char *a[] = { "diagnose", kind, in.buf, "--html", path.buf, NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_MSG(c.exit_code == 1, "%s: exit %d: %s", kind, c.exit_code, c.err.buf);
+	child_release(&c);
+	strbuf_reset(page);
+	CHECK_MSG(read_file_bounded(path.buf, page, 8u << 20, &err) == 0, "%s", err.buf);
+	strbuf_release(&in);
+	strbuf_release(&err);
+	static char keep[4][4200];
+	static int k;
+	snprintf(keep[k & 3], sizeof(keep[0]), "%s", path.buf);
+	strbuf_release(&path);
+	return keep[k++ & 3];
+}
+
+/* Was: the first 64 drops only, all in the first fifth of a 1 M-step run, and nothing said of
+ * the rest. Now the deepest 64 at their steps over the whole axis, every drop counted in the
+ * strip under the curve, and the page says so. */
+TEST(edges_steps_page_spreads_drops_over_a_long_run)
+{
+	struct strbuf csv = STRBUF_INIT, page = STRBUF_INIT;
+	long_run(&csv);
+	page_of("long.html", "long.csv", &csv, "steps", &page);
+	size_t dots = 0;
+	unsigned long long lo = ~0ULL, hi = 0;
+	for (const char *p = page.buf; (p = strstr(p, "<title>drop at step ")); p++) {
+		unsigned long long st = strtoull(p + 20, NULL, 10);
+		dots++;
+		lo = st < lo ? st : lo;
+		hi = st > hi ? st : hi;
+	}
+	CHECK_MSG(dots == 64, "%zu dots", dots);
+	CHECK_MSG(lo < 200000 && hi > 800000, "dots from step %llu to %llu", lo, hi);
+	CHECK_CONTAINS(page.buf, "the 64 deepest are the red dots, at their steps; all ");
+	CHECK_CONTAINS(page.buf, "<svg id=\"drop-strip\"");
+	size_t bins = 0;
+	for (const char *p = page.buf; (p = strstr(p, "<rect class=\"drop-bin\"")); p++)
+		bins++;
+	CHECK_MSG(bins > 80, "%zu bins with drops", bins);
+	strbuf_release(&csv);
+	strbuf_release(&page);
+}
+
+/* Was: one bar, for the straggler alone. Now every host's spread (box, whiskers, median), the
+ * straggler marked apart from its peers, and a legend. */
+TEST(edges_stragglers_page_shows_every_hosts_spread)
+{
+	struct strbuf csv = STRBUF_INIT, page = STRBUF_INIT;
+	ranks_run(&csv);
+	page_of("strag.html", "ranks.csv", &csv, "stragglers", &page);
+	size_t peers = 0, strag = 0;
+	for (const char *p = page.buf; (p = strstr(p, "<g class=\"row peer\">")); p++)
+		peers++;
+	for (const char *p = page.buf; (p = strstr(p, "<g class=\"row straggler\">")); p++)
+		strag++;
+	CHECK_MSG(peers == 7 && strag == 1, "%zu peers, %zu stragglers", peers, strag);
+	/* the slowest first: the straggler's row, named */
+	const char *first = strstr(page.buf, "<g class=\"row ");
+	CHECK(first && !strncmp(first, "<g class=\"row straggler\"><title>gpu-node-06", 42));
+	CHECK_CONTAINS(page.buf, "<p class=\"legend\" id=\"legend\">");
+	CHECK_CONTAINS(page.buf, "<line class=\"whisker\"");
+	CHECK_CONTAINS(page.buf, "<line class=\"median\"");
+	CHECK_CONTAINS(page.buf, "<td class=\"host\">gpu-node-06</td><td>+15.");
+	strbuf_release(&csv);
+	strbuf_release(&page);
 }
