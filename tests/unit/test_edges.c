@@ -373,3 +373,121 @@ TEST(edges_stragglers_page_shows_every_hosts_spread)
 	strbuf_release(&csv);
 	strbuf_release(&page);
 }
+
+/* ---- docs/examples: every command the docs show, as they show it ---- */
+
+/* Run "vigil ARGS" (words split on spaces) from the top of the source tree, a page (an
+ * argument ending in .html) written into the test's directory. */
+static void run_doc_command(struct child *c, const char *line)
+{
+	static char words[64][512];
+	const char *argv[66];
+	struct strbuf nv = STRBUF_INIT, err = STRBUF_INIT;
+	size_t n = 0;
+	argv[n++] = test_vigil_bin();
+	const char *p = line;
+	while (*p && n < 64) {
+		while (*p == ' ')
+			p++;
+		size_t k = strcspn(p, " ");
+		if (!k)
+			break;
+		snprintf(words[n], sizeof(words[0]), "%.*s", (int)k, p);
+		if (k > 5 && k < 200 && !strcmp(words[n] + k - 5, ".html")) {
+			struct strbuf page = STRBUF_INIT;
+			strbuf_addf(&page, "%s/%s", test_tmpdir(), words[n]);
+			CHECK(page.len < sizeof(words[0]));
+			memcpy(words[n], page.buf, page.len + 1);
+			strbuf_release(&page);
+		}
+		argv[n] = words[n];
+		n++;
+		p += k;
+	}
+	argv[n] = NULL;
+	strbuf_addf(&nv, "VIGIL_NVML_LIBRARY=%s", test_fake_nvml());
+	const char *env[] = { nv.buf, NULL };
+	child_init(c);
+	c->argv = argv;
+	c->env_add = env;
+	c->dir = test_srcdir();
+	c->timeout_ms = 60000;
+	c->out_cap = 4u << 20;
+	CHECK_MSG(child_run(c, &err) == 0, "cannot run '%s': %s", line, err.buf);
+	strbuf_release(&nv);
+	strbuf_release(&err);
+}
+
+/* Every "$ vigil ..." of a fenced block, its promised lines ("..." skipped) and "(exit N)". */
+static size_t check_doc(const char *rel)
+{
+	struct strbuf path = STRBUF_INIT, doc = STRBUF_INIT, err = STRBUF_INIT, want = STRBUF_INIT;
+	struct strbuf cmd = STRBUF_INIT;
+	size_t ran = 0;
+	test_src_path(&path, rel);
+	CHECK_MSG(read_file_bounded(path.buf, &doc, 1u << 20, &err) == 0, "%s", err.buf);
+	bool in_cmd = false;
+	for (char *line = doc.buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(line, "$ vigil ", 8)) {
+			strbuf_reset(&cmd);
+			strbuf_addstr(&cmd, line + 8);
+			strbuf_reset(&want);
+			in_cmd = true;
+		} else if (in_cmd && !strncmp(line, "(exit ", 6)) {
+			int code = atoi(line + 6);
+			struct child c;
+			run_doc_command(&c, cmd.buf);
+			CHECK_MSG(c.exited && c.exit_code == code, "%s: vigil %s: exit %d, the doc says "
+				  "%d\n%s%s", rel, cmd.buf, c.exit_code, code, c.out.buf, c.err.buf);
+			/* every promised line, whole, in what it printed */
+			for (char *w = want.buf, *wn; w && *w; w = wn ? wn + 1 : NULL) {
+				wn = strchr(w, '\n');
+				if (wn)
+					*wn = '\0';
+				struct strbuf needle = STRBUF_INIT;
+				/* the page went to the test's directory, not where the doc writes it */
+				if (!strncmp(w, "The page: ", 10))
+					strbuf_addf(&needle, "The page: %s/%s\n", test_tmpdir(), w + 10);
+				else
+					strbuf_addf(&needle, "%s\n", w);
+				CHECK_MSG(strstr(c.out.buf, needle.buf), "%s: vigil %s: no line '%s' in:\n%s",
+					  rel, cmd.buf, w, c.out.buf);
+				strbuf_release(&needle);
+			}
+			child_release(&c);
+			ran++;
+			in_cmd = false;
+		} else if (in_cmd && strcmp(line, "...") && strcmp(line, "```")) {
+			strbuf_addf(&want, "%s\n", line);
+		}
+	}
+	strbuf_release(&path);
+	strbuf_release(&doc);
+	strbuf_release(&err);
+	strbuf_release(&want);
+	strbuf_release(&cmd);
+	return ran;
+}
+
+/* Issue 22: no sample inputs shipped. Now docs/examples/, and the docs' commands on it hold. */
+TEST_TIMEOUT(edges_examples_do_what_the_docs_say, 180)
+{
+	size_t a = check_doc("docs/examples/README.md"), b = check_doc("README.md");
+	CHECK_MSG(a >= 8, "docs/examples/README.md shows %zu commands", a);
+	CHECK_MSG(b >= 3, "README.md shows %zu commands", b);
+	/* small: the tree carries them */
+	struct strbuf p = STRBUF_INIT;
+	const char *files[] = { "steps/megatron.log", "steps/nanogpt.log", "steps/srun-label.log",
+				"run/journal.jsonl" };
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct stat st;
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/docs/examples/%s", test_srcdir(), files[i]);
+		CHECK_MSG(stat(p.buf, &st) == 0 && st.st_size < 64 * 1024, "%s: missing or big",
+			  files[i]);
+	}
+	strbuf_release(&p);
+}
