@@ -491,3 +491,105 @@ TEST_TIMEOUT(edges_examples_do_what_the_docs_say, 180)
 	}
 	strbuf_release(&p);
 }
+
+/* ---- every page from a phone to a wide screen, in the real browser ---- */
+
+/* The harness page: each page in an iframe of each width; on load, for each, the document's
+ * scrollWidth against the frame's width and every element's right edge (what sits inside a
+ * box that scrolls on its own is that box's business), written into the DOM for --dump-dom.
+ * --allow-file-access-from-files lets it read its file:// frames. */
+static const char fit_script[] =
+	"<pre id=\"fit\">pending</pre>\n<script>\n"
+	"window.onload = function () {\n"
+	"  var res = [];\n"
+	"  document.querySelectorAll('iframe').forEach(function (f) {\n"
+	"    var d = f.contentDocument, w = f.contentWindow, over = [];\n"
+	"    if (!d) { res.push('NOACCESS ' + f.id); return; }\n"
+	"    d.querySelectorAll('body *').forEach(function (e) {\n"
+	"      if (e.parentElement.closest('.scroll')) return;\n"
+	"      var r = e.getBoundingClientRect();\n"
+	"      if (r.width > 0 && r.right > w.innerWidth + 0.5)\n"
+	"        over.push(e.tagName + (e.id ? '#' + e.id : '') + (e.getAttribute('class') ?\n"
+	"          '.' + e.getAttribute('class') : '') + '@' + Math.round(r.right));\n"
+	"    });\n"
+	"    var sw = d.documentElement.scrollWidth;\n"
+	"    res.push((sw <= w.innerWidth && !over.length ? 'FIT ' : 'OVER ') + f.id +\n"
+	"      ' inner=' + w.innerWidth + ' scrollWidth=' + sw + ' ' + over.slice(0, 6).join(' '));\n"
+	"  });\n"
+	"  document.getElementById('fit').textContent = res.join('\\n');\n"
+	"};\n</script>\n";
+
+/* Was: fixed 1000 px charts and tables, cut off below ~900 px. Now each page kind (steps,
+ * stragglers, report) fits 360, 375, 1280 and 1920 px: one browser start for all of them. */
+TEST_TIMEOUT(edges_pages_fit_a_phone_and_a_laptop, 240)
+{
+	if (!test_browser())
+		SKIP("chromium-headless-shell is not installed (tests/setup-deps installs it)");
+	struct strbuf csv = STRBUF_INIT, page = STRBUF_INIT, h = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf url = STRBUF_INIT, prof = STRBUF_INIT, home = STRBUF_INIT;
+	struct child c;
+	const char *pages[3];
+	long_run(&csv);
+	pages[0] = page_of("fit-steps.html", "fit-long.csv", &csv, "steps", &page);
+	strbuf_reset(&csv);
+	ranks_run(&csv);
+	pages[1] = page_of("fit-strag.html", "fit-ranks.csv", &csv, "stragglers", &page);
+	struct strbuf run = STRBUF_INIT, rp = STRBUF_INIT;
+	test_src_path(&run, "docs/examples/run");
+	strbuf_addf(&rp, "%s/fit-report.html", test_tmpdir());
+	const char *ra[] = { "report", run.buf, "--html", rp.buf, NULL };
+	test_run_vigil(&c, ra, NULL);
+	CHECK_MSG(c.exit_code == 0, "report: exit %d: %s", c.exit_code, c.err.buf);
+	child_release(&c);
+	pages[2] = rp.buf;
+	static const char *const kind[] = { "steps", "stragglers", "report" };
+	static const int widths[] = { 360, 375, 1280, 1920 };
+	strbuf_addstr(&h, "<!DOCTYPE html><html><body>\n");
+	for (size_t i = 0; i < 3; i++) {
+		CHECK_MSG(read_file_bounded(pages[i], &page, 8u << 20, &err) == 0, "%s", err.buf);
+		CHECK_CONTAINS(page.buf, "<meta name=\"viewport\" content=\"width=device-width");
+		strbuf_reset(&page);
+		for (size_t k = 0; k < ARRAY_SIZE(widths); k++)
+			strbuf_addf(&h, "<iframe id=\"%s-%d\" src=\"file://%s\" style=\"width:%dpx;"
+				       "height:700px;border:0\"></iframe>\n",
+				    kind[i], widths[k], pages[i], widths[k]);
+	}
+	strbuf_addstr(&h, fit_script);
+	strbuf_addstr(&h, "</body></html>\n");
+	test_write(test_tmpdir(), "fit.html", h.buf);
+	strbuf_addf(&url, "file://%s/fit.html", test_tmpdir());
+	strbuf_addf(&prof, "--user-data-dir=%s/chromium-profile", test_tmpdir());
+	strbuf_addf(&home, "HOME=%s", test_tmpdir());
+	const char *argv[] = { test_browser(), "--no-sandbox", "--headless", "--disable-gpu",
+			       "--allow-file-access-from-files", "--window-size=2000,1200", prof.buf,
+			       "--dump-dom", url.buf, NULL };
+	const char *env[] = { home.buf, NULL };
+	child_init(&c);
+	c.argv = argv;
+	c.env_add = env;
+	c.timeout_ms = 90000;
+	c.out_cap = 8u << 20;
+	CHECK_MSG(child_run(&c, &err) == 0, "cannot run the browser: %s", err.buf);
+	CHECK_MSG(c.exited && c.exit_code == 0, "the browser failed: %s", c.err.buf);
+	const char *fit = strstr(c.out.buf, "<pre id=\"fit\">");
+	CHECK_MSG(fit, "no result in the page:\n%s", c.out.buf);
+	char *end = strstr(fit, "</pre>"); /* the script after it names FIT and OVER too */
+	CHECK(end);
+	*end = '\0';
+	size_t fits = 0;
+	for (const char *p = fit; (p = strstr(p, "FIT ")); p++)
+		fits++;
+	CHECK_MSG(fits == 3 * ARRAY_SIZE(widths) && !strstr(fit, "OVER ") &&
+			  !strstr(fit, "NOACCESS"),
+		  "%zu of %zu fit:\n%.3000s", fits, 3 * ARRAY_SIZE(widths), fit);
+	child_release(&c);
+	strbuf_release(&csv);
+	strbuf_release(&page);
+	strbuf_release(&h);
+	strbuf_release(&err);
+	strbuf_release(&url);
+	strbuf_release(&prof);
+	strbuf_release(&home);
+	strbuf_release(&run);
+	strbuf_release(&rp);
+}
