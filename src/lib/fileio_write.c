@@ -301,8 +301,14 @@ int mkdir_state_dir(const char *path, unsigned mode, struct strbuf *err)
 	struct stat st;
 	if (!*path)
 		return error_set(err, "a state directory wants a name");
-	if (lstat(path, &st) == 0)
+	if (lstat(path, &st) == 0) {
+		struct stat target;
+		/* a dangling link: making its target would be making it through the link */
+		if (S_ISLNK(st.st_mode) && stat(path, &target) < 0)
+			return error_set(err, "cannot use state directory '%s': it is a symbolic "
+					      "link to nothing (%s)", path, strerror(errno));
 		return 0;
+	}
 	if (errno != ENOENT)
 		return error_set(err, "cannot use state directory '%s': %s", path, strerror(errno));
 	struct strbuf parent = STRBUF_INIT;

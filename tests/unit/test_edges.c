@@ -593,3 +593,46 @@ TEST_TIMEOUT(edges_pages_fit_a_phone_and_a_laptop, 240)
 	strbuf_release(&run);
 	strbuf_release(&rp);
 }
+
+/* ---- check's and the agent's state directory (core.state-dir, VIGIL_STATE_DIR) ---- */
+
+/* A chosen state directory is made on first use 0750 with its parents (was 0755), never
+ * through a dangling link in its last name, and a file there is refused by name (was taken). */
+TEST(edges_check_state_dir_made_0750_and_a_file_refused)
+{
+	struct strbuf d = STRBUF_INIT, set = STRBUF_INIT, t = STRBUF_INIT;
+	struct child c;
+	struct stat st;
+	strbuf_addf(&d, "%s/state/a/b", test_tmpdir());
+	strbuf_addf(&set, "core.state-dir=%s", d.buf);
+	const char *a[] = { "check", "--set", set.buf, "--only", "storage", NULL };
+	test_run_vigil(&c, a, NULL);
+	CHECK_MSG(c.exit_code != 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_INT(lstat(d.buf, &st), 0);
+	CHECK(S_ISDIR(st.st_mode));
+	CHECK_INT((int)(st.st_mode & 0777), 0750);
+	child_release(&c);
+
+	test_write(test_tmpdir(), "state-file", "x\n");
+	strbuf_reset(&set);
+	strbuf_addf(&set, "core.state-dir=%s/state-file", test_tmpdir());
+	test_run_vigil(&c, a, NULL);
+	CHECK_MSG(c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "is a regular file, not a directory");
+	child_release(&c);
+
+	strbuf_reset(&d);
+	strbuf_addf(&d, "%s/dangling-state", test_tmpdir());
+	strbuf_addf(&t, "%s/made-through-state-link", test_tmpdir());
+	CHECK_INT(symlink(t.buf, d.buf), 0);
+	strbuf_reset(&set);
+	strbuf_addf(&set, "core.state-dir=%s", d.buf);
+	test_run_vigil(&c, a, NULL);
+	CHECK_MSG(c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "symbolic link");
+	CHECK_MSG(access(t.buf, F_OK) != 0, "a directory was made through the link");
+	child_release(&c);
+	strbuf_release(&d);
+	strbuf_release(&set);
+	strbuf_release(&t);
+}
