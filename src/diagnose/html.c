@@ -246,11 +246,12 @@ static void spread_chart(const struct diag_stragglers *g, const struct diag_rows
 		    W, h);
 	for (int k = 0; k <= 4; k++) {
 		double v = lo + (hi - lo) * k / 4;
+		double pct = fabs(100 * v) < 0.5 ? 0 : 100 * v; /* "+0%", never "-0%" */
 		strbuf_addf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
 			       "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%+.0f%%"
 			       "</text>\n",
 			    SX(v), TOP - 6, SX(v), h - 10, SX(v), TOP - 12,
-			    k == 0 ? "start" : k == 4 ? "end" : "middle", 100 * v);
+			    k == 0 ? "start" : k == 4 ? "end" : "middle", pct);
 	}
 	strbuf_addf(o, "<line class=\"median-rank\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
 		       "y2=\"%d\"/>\n",
