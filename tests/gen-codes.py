@@ -52,6 +52,10 @@ MEANINGS = {
     "no_hca": "vigil fabric burnin: a host has no RDMA device to test",
     "not_a_host_root": "--root names a directory that holds no host (no /proc, /sys or snapshot): "
                        "unknown, never healthy",
+    "no_driver": "vigil stress / net: the CUDA helper found no usable driver and NVML says none is "
+                 "loaded (the gpu check's words; CUDA's own says the driver is insufficient)",
+    "old_driver": "vigil stress / net: the loaded NVIDIA driver is older than the helper's CUDA "
+                  "runtime (both versions named)",
     "one_gpu": "vigil stress net: one GPU only, no pair to measure (skipped)",
     "oom": "the kernel's OOM killer ended a process (a training rank): restart the job",
     "oom_cgroup": "a cgroup's memory limit made the kernel kill a process: restart the job with "

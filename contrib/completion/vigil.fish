@@ -353,6 +353,7 @@ complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -s o -r -F
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l help
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -s h
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -F
+complete -c vigil -n '__vigil_at \'fabric burnin run\'' -l jobid -x
 complete -c vigil -n '__vigil_at \'fabric burnin run\'' -l stage -x
 complete -c vigil -n '__vigil_at \'fabric burnin run\'' -l duration -x
 complete -c vigil -n '__vigil_at \'fabric burnin run\'' -l no-cuda

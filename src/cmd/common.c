@@ -109,6 +109,9 @@ static int state_dir_safe(const char *dir, struct strbuf *err)
 	struct stat st;
 	if (stat(dir, &st) < 0)
 		return error_set(err, "cannot use state directory '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return error_set(err, "cannot use state directory '%s': it is %s, not a directory",
+				 dir, file_kind(st.st_mode));
 	if (st.st_uid != geteuid() && st.st_uid != 0)
 		return error_set(err, "refusing state directory '%s': it belongs to uid %u, not to "
 				      "uid %u or root", dir, (unsigned)st.st_uid, (unsigned)geteuid());
@@ -194,7 +197,10 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		he->state_dir = config_get(&he->cfg, "core", "state-dir");
 	if (he->state_dir && *he->state_dir) {
 		/* chosen: one that cannot be used is the caller's mistake, said before any check */
-		if (mkdir_p(he->state_dir, 0755, err) < 0 || state_dir_safe(he->state_dir, err) < 0)
+		/* made on first use 0750 (issue 22), never through a link in its last name; one
+		 * that exists is looked at through any link, as above */
+		if (mkdir_state_dir(he->state_dir, 0750, err) < 0 ||
+		    state_dir_safe(he->state_dir, err) < 0)
 			goto out;
 	} else if (!he->root) {
 		/*

@@ -79,7 +79,7 @@ const struct comp_def comp_table[] = {
 	{ "fabric burnin", "--help -h" },
 	{ "fabric burnin plan", "--json --fat-tree=any --hosts-per-stage=any --output=file -o=file "
 				"--help -h @file" },
-	{ "fabric burnin run", "--stage=any --duration=any --no-cuda --port=any --timeout=any "
+	{ "fabric burnin run", "--jobid=any --stage=any --duration=any --no-cuda --port=any --timeout=any "
 			       "--vigil=file --json --config=file --set=key -c=key --help -h "
 			       "@file" },
 	{ "list", "--help -h" },

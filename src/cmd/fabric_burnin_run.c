@@ -12,6 +12,7 @@
 #include "../fabric/burnin_run.h"
 #include "../lib/fileio.h"
 #include "../lib/run_group.h"
+#include "../slurm/slurm.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 
 static const char run_usage[] =
-	"usage: vigil fabric burnin run PLAN [--stage N] [--duration S] [--json]\n"
+	"usage: vigil fabric burnin run PLAN [--jobid N] [--stage N] [--duration S] [--json]\n"
 	"\n"
 	"Run a burn-in plan ('vigil fabric burnin plan --json' wrote it) inside a Slurm allocation\n"
 	"of its hosts: per stage, each host's IB port counters before and after, and every pair's\n"
@@ -28,6 +29,8 @@ static const char run_usage[] =
 	"carried a good pair is cleared); an HCA whose every pair was bad while its partners did\n"
 	"well elsewhere is suspect. vigil must be installed at the same path on every host.\n"
 	"\n"
+	"  --jobid N           run in Slurm job N (default $SLURM_JOB_ID: inside salloc or sbatch);\n"
+	"                      outside a running job nothing is started (exit 2)\n"
 	"  --stage N           run only stage N (default every stage in order)\n"
 	"  --duration S        seconds of each ib_write_bw (default 30)\n"
 	"  --no-cuda           host memory, not GPUDirect\n"
@@ -38,11 +41,11 @@ static const char run_usage[] =
 	"  --json              print one JSON object (pairs, ports, links, hcas, verdict)\n"
 	"\n"
 	"Exit: 0 nothing to act on, 1 a bad port, a suspect link or HCA, or a slow pair,\n"
-	"2 usage error, 3 could not tell (PLAN missing or unreadable, a step or a reading\n"
+	"2 usage error or no running allocation, 3 could not tell (PLAN missing or unreadable, a step or a reading\n"
 	"failed).\n";
 
 enum { ROPT_STAGE = 600, ROPT_DURATION, ROPT_NOCUDA, ROPT_PORT, ROPT_TIMEOUT, ROPT_VIGIL,
-       ROPT_JSON, ROPT_CONFIG };
+       ROPT_JSON, ROPT_CONFIG, ROPT_JOBID };
 
 static const struct option run_opts[] = {
 	{ "stage", required_argument, NULL, ROPT_STAGE },
@@ -52,6 +55,7 @@ static const struct option run_opts[] = {
 	{ "timeout", required_argument, NULL, ROPT_TIMEOUT },
 	{ "vigil", required_argument, NULL, ROPT_VIGIL },
 	{ "json", no_argument, NULL, ROPT_JSON },
+	{ "jobid", required_argument, NULL, ROPT_JOBID },
 	{ "config", required_argument, NULL, ROPT_CONFIG },
 	{ "set", required_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
@@ -65,7 +69,7 @@ struct run_args {
 	double duration, timeout;
 	bool no_cuda, json;
 	unsigned port;
-	const char *vigil, *plan;
+	const char *vigil, *plan, *jobid;
 };
 
 static int parse(int argc, char **argv, struct run_args *a)
@@ -106,6 +110,14 @@ static int parse(int argc, char **argv, struct run_args *a)
 		case ROPT_NOCUDA: a->no_cuda = true; break;
 		case ROPT_VIGIL: a->vigil = optarg; break;
 		case ROPT_JSON: a->json = true; break;
+		case ROPT_JOBID:
+			if (!parse_i64(optarg, &v) || v < 1) {
+				usage_error("fabric burnin run", "--jobid wants a Slurm job id, not '%s'",
+					    optarg);
+				return -1;
+			}
+			a->jobid = optarg;
+			break;
 		case ROPT_CONFIG: a->he.config_path = optarg; break;
 		case 'c': strlist_add(&a->sets, optarg); break;
 		case 'h': return 1;
@@ -124,6 +136,105 @@ static int parse(int argc, char **argv, struct run_args *a)
 	}
 	a->plan = argv[optind];
 	return 0;
+}
+
+/* "JobState=RUNNING" of 'scontrol -o show job N' (one line, KEY=VALUE words): the state, cut
+ * to out's size, or "" when the line has none. */
+static void job_state(const char *line, char *out, size_t cap)
+{
+	const char *p = strstr(line, "JobState=");
+	size_t n = 0;
+	if (p && (p == line || p[-1] == ' ' || p[-1] == '\n'))
+		for (p += 9; p[n] && p[n] != ' ' && p[n] != '\n' && n + 1 < cap; n++)
+			out[n] = p[n];
+	out[n] = '\0';
+}
+
+/*
+ * Outside a running allocation every srun step of every stage failed on its own: some 40 srun
+ * errors for one cause (issue 22). The job is found and asked about once, before any srun:
+ * 0 to go on, else the exit code (the message printed). --jobid is handed to srun as
+ * SLURM_JOB_ID, which srun reads as its --jobid.
+ */
+static int allocation_check(const struct run_args *a)
+{
+	const char *id = a->jobid;
+	static const char hint[] = "run it inside an allocation of the plan's hosts (salloc -w "
+				   "HOSTS vigil fabric burnin run PLAN, or from an sbatch script), "
+				   "or name a running job with --jobid N";
+	if (!id || !*id)
+		id = getenv("SLURM_JOB_ID");
+	if (!id || !*id)
+		id = getenv("SLURM_JOBID");
+	if (!id || !*id) {
+		fprintf(stderr, "vigil fabric burnin run: not inside a Slurm allocation (no "
+				"SLURM_JOB_ID and no --jobid): %s; nothing was run\n", hint);
+		return EXIT_USAGE;
+	}
+	int64_t v;
+	if (!parse_i64(id, &v) || v < 1) {
+		struct strbuf c = STRBUF_INIT;
+		strbuf_add_clean(&c, id);
+		fprintf(stderr, "vigil fabric burnin run: SLURM_JOB_ID '%s' is not a job id: %s; "
+				"nothing was run\n", c.buf, hint);
+		strbuf_release(&c);
+		return EXIT_USAGE;
+	}
+	if (a->jobid)
+		setenv("SLURM_JOB_ID", a->jobid, 1);
+	struct slurm_cmds sc;
+	struct strbuf err = STRBUF_INIT, why = STRBUF_INIT;
+	char state[64];
+	int ret = 0;
+	if (slurm_cmds_from_config(&a->he.cfg, &sc, &err) < 0) {
+		fprintf(stderr, "vigil fabric burnin run: %s\n", err.buf);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	const char *argv[] = { sc.scontrol, "-o", "show", "job", id, NULL };
+	struct child ch;
+	child_init(&ch);
+	ch.argv = argv;
+	ch.timeout_ms = sc.timeout_ms;
+	ch.timeout_name = "slurm.timeout";
+	ch.out_cap = 1u << 20;
+	if (child_run(&ch, &why) < 0) {
+		fprintf(stderr, "vigil fabric burnin run: cannot ask Slurm about job %s: %s; nothing "
+				"was run\n", id, why.buf);
+		ret = EXIT_UNKNOWN;
+		goto out_child;
+	}
+	job_state(ch.out.buf, state, sizeof(state));
+	if (ch.exited && !ch.exit_code && !strcmp(state, "RUNNING"))
+		goto out_child;
+	if (strstr(ch.err.buf, "Invalid job id specified")) {
+		fprintf(stderr, "vigil fabric burnin run: Slurm has no job %s (it ended, or never "
+				"was): %s; nothing was run\n", id, hint);
+		ret = EXIT_USAGE;
+	} else if (ch.exited && !ch.exit_code && *state) {
+		strbuf_add_clean(&err, state);
+		fprintf(stderr, "vigil fabric burnin run: job %s is %s, not running: wait until it "
+				"runs (squeue -j %s), or %s; nothing was run\n", id, err.buf, id, hint);
+		ret = EXIT_USAGE;
+	} else {
+		/* scontrol could not answer: srun could not either, and would say so 40 times */
+		child_describe(&ch, &why);
+		strbuf_trim(&ch.err);
+		char *nl = strchr(ch.err.buf, '\n');
+		if (nl)
+			strbuf_setlen(&ch.err, (size_t)(nl - ch.err.buf));
+		strbuf_add_clean(&err, ch.err.len ? ch.err.buf : "no JobState in its answer");
+		fprintf(stderr, "vigil fabric burnin run: cannot tell whether job %s is running "
+				"('%s -o show job %s' %s: %s); nothing was run\n", id, sc.scontrol, id,
+			why.buf, err.buf);
+		ret = EXIT_UNKNOWN;
+	}
+out_child:
+	child_release(&ch);
+out:
+	strbuf_release(&err);
+	strbuf_release(&why);
+	return ret;
 }
 
 static int read_plan(const char *path, struct br_plan *p, struct strbuf *err)
@@ -341,6 +452,11 @@ int cmd_fabric_burnin_run(int argc, char **argv)
 		found |= plan.stages[i].stage == a.stage;
 	if (!found) {
 		usage_error("fabric burnin run", "the plan has no stage %d", a.stage);
+		goto out_env;
+	}
+	int alloc = allocation_check(&a);
+	if (alloc) {
+		ret = alloc;
 		goto out_env;
 	}
 	const char *srun = config_get(&a.he.cfg, "slurm", "srun");

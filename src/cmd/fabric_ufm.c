@@ -34,7 +34,8 @@ static const char ufm_usage[] =
 	"bursts of 50 or more events within 1 s (a whole-fabric incident such as a UFM restart).\n"
 	"Ports an administrator disabled by hand are not faults.\n"
 	"\n"
-	"  --state DIR          keep tickets in DIR/ufm-state.json between runs\n"
+	"  --state DIR          keep tickets in DIR/ufm-state.json between runs (DIR is made,\n"
+	"                       0700, when missing)\n"
 	"  --json, --csv        the decisions as JSON or CSV\n"
 	"  --flap-downs N       downs of one link within the window that make it flapping (3)\n"
 	"  --flap-window SECS   that window (86400)\n"
@@ -671,7 +672,10 @@ int cmd_fabric_ufm(int argc, char **argv)
 	bool stop = false;
 	ufm_init(&u, &cfg);
 	/* everything that could stop the run is checked before the first REST call */
-	if (state && (lock = ufm_state_open(state, &err)) < 0)
+	/* made on first use (the README's /var/lib/vigil/fabric on a fresh host): 0700, since
+	 * the tickets name the fabric's ports; what is already there is judged as it is */
+	if (state && (mkdir_state_dir(state, 0700, &err) < 0 ||
+		      (lock = ufm_state_open(state, &err)) < 0))
 		goto fail;
 	if (creds && read_credentials(creds, &conf, &err) < 0)
 		goto fail;

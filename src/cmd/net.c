@@ -8,6 +8,7 @@
 #include "active.h"
 #include "common.h"
 #include "../lib/strlist.h"
+#include "../stress/driver.h"
 #include "../checks/infiniband.h"
 #include "../fabric/ibrun.h"
 
@@ -437,6 +438,9 @@ static int net_run(const char *sub, int argc, char **argv)
 		memset(&procs, 0, sizeof(procs));
 		int fd = active_progress_fd(!a.out.json);
 		engine_nccl(args, (unsigned)(dl * 1000), fd, &run, &procs, &end, &desc, &why);
+		for (size_t i = 0; i < run.nr_errors; i++)
+			if (starts_with(run.errors[i], "no_gpu: "))
+				stress_driver_fix_prefixed(&a.he.fs, &run.errors[i]);
 		active_progress_close(fd);
 		rep.duration_ms = mono_ms() - t0;
 		/* the floor is the model's, as the ranks named their GPUs */
@@ -459,6 +463,7 @@ static int net_run(const char *sub, int argc, char **argv)
 		np_run_init(&run);
 		int fd = active_progress_fd(!a.out.json);
 		engine_pairs(a.mib, a.reps, a.gpus, fd, &run, &end, &desc, &why);
+		stress_driver_fix(&a.he.fs, &run.error_code, &run.error);
 		active_progress_close(fd);
 		rep.duration_ms = mono_ms() - t0;
 		for (size_t i = 0; i < run.nr_gpus && !model; i++)

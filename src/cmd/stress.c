@@ -8,6 +8,7 @@
 #include "active.h"
 #include "common.h"
 #include "../lib/strlist.h"
+#include "../stress/driver.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -387,6 +388,7 @@ static int cmd_stress_gpu(int argc, char **argv)
 	uint64_t t0 = mono_ms();
 	int fd = active_progress_fd(!a.out.json);
 	engine_stress(args, (unsigned)(t_s * 1000), fd, &run, &end, &desc, &why);
+	stress_driver_fix(&a.he.fs, &run.error_code, &run.error);
 	active_progress_close(fd);
 	rep.duration_ms = mono_ms() - t0;
 	if (stress_limits_get(&lim, engine_model(&run), &a.he.cfg, &err) < 0) {

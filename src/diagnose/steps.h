@@ -18,6 +18,7 @@
 #define DIAG_MAX_PATTERNS 12
 #define DIAG_RESTARTS_KEPT 8
 #define DIAG_DROPS_KEPT 64
+#define DIAG_DROP_BINS 100 /* the page's count of every drop along the x axis */
 #define DIAG_EVENTS_KEPT 16
 #define DIAG_PAUSES_KEPT 8
 /* a pause between two rows longer than this and than DIAG_PAUSE_STEPS steps is a restart */
@@ -141,9 +142,14 @@ struct diag_steps {
 	double plot_med[DIAG_PLOT_POINTS], plot_min[DIAG_PLOT_POINTS];
 	uint64_t plot_step[DIAG_PLOT_POINTS];
 	size_t plot_nr;
+	/* the DIAG_DROPS_KEPT deepest drops (events: a run of slow steps is one), in step order;
+	 * drop_total counts them all and drop_bin[] counts them all by their place between
+	 * first_step and last_step (issue 22: a run of 1 M steps kept its first 64, all at the
+	 * left of the page) */
 	uint64_t drop_step[DIAG_DROPS_KEPT];
 	double drop_level[DIAG_DROPS_KEPT];
-	size_t drop_nr;
+	size_t drop_nr, drop_total;
+	uint32_t drop_bin[DIAG_DROP_BINS];
 };
 
 /*

@@ -194,6 +194,7 @@ struct drop_ev {
 	double depth; /* throughput over the local level at the slowest */
 	double cost;  /* share of the run's time beyond the local level */
 	double xs;    /* seconds beyond the local level, NaN unknown */
+	double level; /* the lowest throughput (share of expected) it reached: the page's dot */
 	int series;   /* -1 none, else 0 or 1 */
 	bool deep;    /* also on series 1 (a second series on top of the first) */
 };
@@ -287,6 +288,49 @@ static void mark_deep(struct drop_ev *ev, size_t nev, double *scratch)
 		ev[j].deep = ev[j].series == 0 && ev[j].cost >= cut;
 }
 
+static int by_depth(const void *a, const void *b)
+{
+	const struct drop_ev *x = *(const struct drop_ev *const *)a,
+			     *y = *(const struct drop_ev *const *)b;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* For the page: every drop counted by its place along the run, and the deepest kept (in step
+ * order) as dots at their steps, so a long run's drops spread over the whole axis. */
+static void keep_drops(struct diag_steps *s, const struct drop_ev *ev, size_t nev)
+{
+	uint64_t span = s->last_step > s->first_step ? s->last_step - s->first_step : 1;
+	s->drop_total = nev;
+	for (size_t i = 0; i < nev; i++) {
+		uint64_t off = ev[i].step > s->first_step ? ev[i].step - s->first_step : 0;
+		size_t b = (size_t)((double)off / (double)span * DIAG_DROP_BINS);
+		s->drop_bin[b < DIAG_DROP_BINS ? b : DIAG_DROP_BINS - 1]++;
+	}
+	const struct drop_ev **p = xmalloc(nev * sizeof(*p));
+	for (size_t i = 0; i < nev; i++)
+		p[i] = &ev[i];
+	size_t k = nev;
+	if (k > DIAG_DROPS_KEPT) {
+		qsort(p, nev, sizeof(*p), by_depth);
+		k = DIAG_DROPS_KEPT;
+		/* back to step order */
+		for (size_t i = 1; i < k; i++)
+			for (size_t j = i; j && p[j - 1]->step > p[j]->step; j--) {
+				const struct drop_ev *t = p[j];
+				p[j] = p[j - 1];
+				p[j - 1] = t;
+			}
+	}
+	for (size_t i = 0; i < k; i++) {
+		s->drop_step[i] = p[i]->step;
+		s->drop_level[i] = p[i]->level;
+	}
+	s->drop_nr = k;
+	free(p);
+}
+
 void diag_find_drops(struct diag_steps *s, struct diag_ctx *x)
 {
 	size_t nev = 0, cap = 0;
@@ -300,19 +344,19 @@ void diag_find_drops(struct diag_steps *s, struct diag_ctx *x)
 			struct drop_ev *e = &ev[nev - 1];
 			e->cost += c;
 			e->xs += xs;
-			if (x->rr[i] / x->m[i] < e->depth)
+			if (x->rr[i] / x->m[i] < e->depth) {
 				e->depth = x->rr[i] / x->m[i];
+				e->level = x->rr[i];
+			}
 			continue;
 		}
 		ALLOC_GROW(ev, nev + 1, cap);
-		ev[nev++] = (struct drop_ev){ x->step[i], x->rr[i] / x->m[i], c, xs, -1, false };
-		if (s->drop_nr < DIAG_DROPS_KEPT) {
-			s->drop_step[s->drop_nr] = x->step[i];
-			s->drop_level[s->drop_nr++] = x->rr[i];
-		}
+		ev[nev++] = (struct drop_ev){ x->step[i], x->rr[i] / x->m[i], c, xs, x->rr[i], -1,
+					      false };
 	}
 	if (!nev)
 		return;
+	keep_drops(s, ev, nev);
 	uint64_t *es = xmalloc(nev * sizeof(*es));
 	size_t *idx = xmalloc(nev * sizeof(*idx));
 	bool *mem = xmalloc(nev * sizeof(*mem));

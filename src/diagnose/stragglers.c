@@ -5,6 +5,7 @@
  */
 #include "stragglers.h"
 #include "steps.h"
+#include "steps_int.h"
 #include "../lib/json.h"
 
 #include <math.h>
@@ -44,6 +45,58 @@ struct hz {
 	uint64_t step;
 	double z, slower;
 };
+
+static int by_median_desc(const void *a, const void *b)
+{
+	const struct diag_group_dist *x = a, *y = b;
+	if (x->q[2] != y->q[2])
+		return x->q[2] > y->q[2] ? -1 : 1;
+	return x->host < y->host ? -1 : x->host > y->host;
+}
+
+/* Each group's spread for the page; the slowest DIAG_DIST_KEPT by median (stragglers first
+ * in any case, so none is left off the chart). */
+static void group_dists(struct diag_stragglers *out, const struct hz *sorted, const size_t *cnt,
+			size_t ng, bool by_rank, const uint32_t *gid)
+{
+	static const double qs[5] = { 0.10, 0.25, 0.50, 0.75, 0.90 };
+	size_t most = 0;
+	for (size_t g = 0; g < ng; g++)
+		if (cnt[g + 1] - cnt[g] > most)
+			most = cnt[g + 1] - cnt[g];
+	double *v = xmalloc((most ? most : 1) * sizeof(*v)), *scr = xmalloc((most ? most : 1) *
+									  sizeof(*scr));
+	struct diag_group_dist *all = xmalloc((ng ? ng : 1) * sizeof(*all));
+	size_t na = 0;
+	for (size_t g = 0; g < ng; g++) {
+		size_t m = cnt[g + 1] - cnt[g];
+		if (!m)
+			continue;
+		struct diag_group_dist *d = &all[na++];
+		memset(d, 0, sizeof(*d));
+		d->host = by_rank ? gid[g] : (uint32_t)g;
+		d->by_rank = by_rank;
+		d->n = m;
+		for (size_t i = 0; i < m; i++)
+			v[i] = sorted[cnt[g] + i].slower;
+		for (size_t k = 0; k < 5; k++)
+			d->q[k] = diag_quantile(v, m, qs[k], scr);
+		for (size_t i = 0; i < out->nr; i++)
+			if (out->s[i].host == d->host)
+				d->straggler = true;
+	}
+	qsort(all, na, sizeof(*all), by_median_desc);
+	out->dist_total = na;
+	/* stragglers first, then the slowest of the rest */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < na && out->dist_nr < DIAG_DIST_KEPT; i++)
+			if (all[i].straggler == !pass)
+				out->dist[out->dist_nr++] = all[i];
+	qsort(out->dist, out->dist_nr, sizeof(*out->dist), by_median_desc);
+	free(v);
+	free(scr);
+	free(all);
+}
 
 int diag_stragglers_analyse(const struct diag_rows *rows, struct diag_stragglers *out,
 			    struct strbuf *err)
@@ -238,6 +291,7 @@ int diag_stragglers_analyse(const struct diag_rows *rows, struct diag_stragglers
 		out->s[out->nr++] = st;
 	}
 	qsort(out->s, out->nr, sizeof(out->s[0]), by_slower);
+	group_dists(out, sorted, cnt, ng, by_rank, gid);
 	free(cnt);
 	free(sorted);
 	free(pos);

@@ -26,6 +26,18 @@ struct diag_straggler {
 	size_t slow_windows, windows;
 };
 
+/* One host's (or rank's) step times against each step's median rank, for the page: the share
+ * slower (0.1 = 10 % slower; negative: faster) at its 10th, 25th, 50th, 75th and 90th
+ * percentiles over the steps it was in. */
+struct diag_group_dist {
+	uint32_t host; /* as diag_straggler.host */
+	bool by_rank;
+	bool straggler;
+	size_t n;
+	double q[5];
+};
+#define DIAG_DIST_KEPT 64
+
 struct diag_stragglers {
 	size_t rows, steps, ranks, hosts, used_steps, duplicates;
 	size_t window;         /* steps a window */
@@ -33,6 +45,10 @@ struct diag_stragglers {
 	uint64_t first_step, last_step;
 	struct diag_straggler s[DIAG_STRAGGLERS_KEPT];
 	size_t nr;
+	/* every group's distribution, slowest median first; the DIAG_DIST_KEPT slowest kept
+	 * (dist_total counts them all) */
+	struct diag_group_dist dist[DIAG_DIST_KEPT];
+	size_t dist_nr, dist_total;
 };
 
 /* 0 with *out filled (nr 0: no host stands out); -1 with *err when it cannot tell (no rank or

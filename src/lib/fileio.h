@@ -65,6 +65,14 @@ void fileio_remove_temporaries(void);
 int write_file(const char *path, const void *data, size_t len, bool atomic, struct strbuf *err);
 /* mkdir -p; 0, or -1 with *err (also when path exists but is not a directory). */
 int mkdir_p(const char *path, unsigned mode, struct strbuf *err);
+/*
+ * A state directory on first use: when path does not exist, its missing parents are made
+ * (0755, as mkdir -p) and path itself with mode (0700 or 0750), never through a link: mkdir()
+ * does not follow one in the last name, and what was made is opened O_NOFOLLOW | O_DIRECTORY
+ * and must be a directory of ours. A path that exists is left as it is (0): the caller's own
+ * checks judge it (a file, a link, a directory others can write to). 0 or -1 with *err.
+ */
+int mkdir_state_dir(const char *path, unsigned mode, struct strbuf *err);
 
 /*
  * Beneath a directory fd, for trees vigil fills (vigil gather): each component of rel is made

@@ -296,6 +296,56 @@ int mkdir_p(const char *path, unsigned mode, struct strbuf *err)
 	return ret;
 }
 
+int mkdir_state_dir(const char *path, unsigned mode, struct strbuf *err)
+{
+	struct stat st;
+	if (!*path)
+		return error_set(err, "a state directory wants a name");
+	if (lstat(path, &st) == 0) {
+		struct stat target;
+		/* a dangling link: making its target would be making it through the link */
+		if (S_ISLNK(st.st_mode) && stat(path, &target) < 0)
+			return error_set(err, "cannot use state directory '%s': it is a symbolic "
+					      "link to nothing (%s)", path, strerror(errno));
+		return 0;
+	}
+	if (errno != ENOENT)
+		return error_set(err, "cannot use state directory '%s': %s", path, strerror(errno));
+	struct strbuf parent = STRBUF_INIT;
+	const char *base = split_path(path, &parent);
+	int ret = -1;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		error_set(err, "cannot make state directory '%s': not a directory name", path);
+		goto out;
+	}
+	if (parent.len && mkdir_p(parent.buf, 0755, err) < 0)
+		goto out;
+	if (mkdir(path, mode) < 0 && errno != EEXIST) {
+		error_set(err, "cannot make state directory '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	/* EEXIST: made by another run meanwhile, or planted: the open below says which */
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+			error_set(err, "cannot use state directory '%s': it is %s, not a directory",
+				  path, file_kind(st.st_mode));
+		else
+			error_set(err, "cannot use state directory '%s': %s", path, strerror(e));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid())
+		error_set(err, "cannot use state directory '%s': it belongs to uid %u, not to us",
+			  path, (unsigned)st.st_uid);
+	else
+		ret = 0;
+	close(fd);
+out:
+	strbuf_release(&parent);
+	return ret;
+}
+
 /* ---- beneath a directory fd (fixtures) ---- */
 
 /* Open the directory name (one component) in dfd, making it first if missing. */

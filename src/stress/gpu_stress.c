@@ -702,6 +702,17 @@ void gpu_stress_evaluate(const struct gs_run *r, const struct gs_end *end,
 		result_move(rep, &st, true);
 		return;
 	}
+	if (r->error_code && (!strcmp(r->error_code, "no_driver") ||
+			      !strcmp(r->error_code, "old_driver"))) {
+		/* stress_driver_fix(): the gpu check's words and action, not CUDA's */
+		const char *m = r->error ? r->error : r->error_code;
+		if (r->error_code[0] == 'n')
+			result_add(&st, STATUS_UNKNOWN, ACTION_LOAD_MODULE, "no_driver", "", "%s", m);
+		else
+			result_add(&st, STATUS_UNKNOWN, ACTION_INVESTIGATE, "old_driver", "", "%s", m);
+		result_move(rep, &st, true);
+		return;
+	}
 	if (r->error_code && !strcmp(r->error_code, "no_gpu")) {
 		result_add(&st, STATUS_UNKNOWN, ACTION_INVESTIGATE, "no_gpu", "",
 			   "no GPU to test: %s", r->error ? r->error : "no CUDA device");

@@ -176,6 +176,16 @@ void nccl_evaluate(const struct nc_run *r, const struct gs_end *end, const struc
 			   end->describe ? end->describe : "hung");
 		goto out;
 	}
+	if (r->nr_errors && (starts_with(r->errors[0], "no_driver: ") ||
+			     starts_with(r->errors[0], "old_driver: "))) {
+		/* stress_driver_fix_prefixed(): the gpu check's words and action, not CUDA's */
+		const char *m = strchr(r->errors[0], ' ') + 1;
+		if (r->errors[0][0] == 'n')
+			result_add(&res, STATUS_UNKNOWN, ACTION_LOAD_MODULE, "no_driver", "", "%s", m);
+		else
+			result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "old_driver", "", "%s", m);
+		goto out;
+	}
 	if (r->no_gpu || !r->started) {
 		result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, r->no_gpu ? "no_gpu" : "helper",
 			   "", "%s%s", r->no_gpu ? "no GPU to test: " : "vigil-nccl did not start: ",
@@ -405,6 +415,15 @@ void pairs_evaluate(const struct np_run *r, const struct gs_end *end,
 		result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "no_helper", "",
 			   "the GPU pair test needs CUDA: %s",
 			   end->why_not ? end->why_not : "vigil-gpu could not run");
+		goto out;
+	}
+	if (r->error_code && (!strcmp(r->error_code, "no_driver") ||
+			      !strcmp(r->error_code, "old_driver"))) {
+		const char *m = r->error ? r->error : r->error_code;
+		if (r->error_code[0] == 'n')
+			result_add(&res, STATUS_UNKNOWN, ACTION_LOAD_MODULE, "no_driver", "", "%s", m);
+		else
+			result_add(&res, STATUS_UNKNOWN, ACTION_INVESTIGATE, "old_driver", "", "%s", m);
 		goto out;
 	}
 	if (r->error_code && (!strcmp(r->error_code, "no_gpu") || !strcmp(r->error_code, "one_gpu"))) {

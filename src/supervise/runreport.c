@@ -1384,7 +1384,8 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 {
 	struct strbuf tmp = STRBUF_INIT;
 	strbuf_addstr(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-			   "<title>vigil report");
+			   "<meta name=\"viewport\" content=\"width=device-width, "
+			   "initial-scale=1\">\n<title>vigil report");
 	if (title) {
 		strbuf_addstr(out, ": ");
 		h_text(out, title, 200);
@@ -1392,7 +1393,13 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 	strbuf_addstr(
 		out,
 		"</title>\n<style>\n"
-		"body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\n"
+		/* one page from a phone (360 px) to a wide screen: the timeline scales with its
+		 * viewBox, long text wraps, each table scrolls in its own box */
+		"*{box-sizing:border-box}\n"
+		"body{font-family:sans-serif;margin:0 auto;padding:12px;max-width:1400px;color:#222;"
+		"background:#fff}\n"
+		"p{overflow-wrap:anywhere}#timeline{display:block;width:100%;height:auto}\n"
+		".scroll{max-width:100%;overflow-x:auto}\n"
 		"h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 6px}\n"
 		"table{border-collapse:collapse;font-size:13px}\n"
 		"td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}\n"
@@ -1432,7 +1439,7 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 	svg(r, out);
 	legend(out);
 
-	strbuf_addstr(out, "<h2>Attempts</h2>\n<table id=\"attempts\">\n<tr><th>attempt</th>"
+	strbuf_addstr(out, "<h2>Attempts</h2>\n<div class=\"scroll\"><table id=\"attempts\">\n<tr><th>attempt</th>"
 			   "<th>start</th><th>end</th><th>outcome</th><th>steps</th>"
 			   "<th>redone</th><th>lasted</th><th>productive</th><th>hosts</th></tr>\n");
 	for (size_t i = 0; i < r->nr_attempts; i++) {
@@ -1456,9 +1463,9 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 		h_cell(out, tmp.buf, 2000);
 		strbuf_addstr(out, "</tr>\n");
 	}
-	strbuf_addstr(out, "</table>\n");
+	strbuf_addstr(out, "</table></div>\n");
 
-	strbuf_addstr(out, "<h2>Faults</h2>\n<table id=\"faults\">\n<tr><th>#</th><th>class</th>"
+	strbuf_addstr(out, "<h2>Faults</h2>\n<div class=\"scroll\"><table id=\"faults\">\n<tr><th>#</th><th>class</th>"
 			   "<th>attempt</th><th>host</th><th>happened</th><th>detected</th>"
 			   "<th>latency</th><th>recovered</th><th>to recover</th><th>detail</th>"
 			   "<th>evidence</th><th>excluded</th></tr>\n");
@@ -1487,9 +1494,9 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 		h_cell(out, tmp.len ? tmp.buf : NULL, 1200);
 		strbuf_addstr(out, "</tr>\n");
 	}
-	strbuf_addstr(out, "</table>\n");
+	strbuf_addstr(out, "</table></div>\n");
 
-	strbuf_addstr(out, "<h2>Excluded hosts</h2>\n<table id=\"excluded\">\n<tr><th>host</th>"
+	strbuf_addstr(out, "<h2>Excluded hosts</h2>\n<div class=\"scroll\"><table id=\"excluded\">\n<tr><th>host</th>"
 			   "<th>attempt</th><th>when</th><th>reason</th></tr>\n");
 	for (size_t i = 0; i < r->nr_excluded; i++) {
 		const struct rr_excluded *x = &r->excluded[i];
@@ -1500,9 +1507,9 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 		h_cell(out, x->reason, 600);
 		strbuf_addstr(out, "</tr>\n");
 	}
-	strbuf_addstr(out, "</table>\n");
+	strbuf_addstr(out, "</table></div>\n");
 
-	strbuf_addstr(out, "<h2>Other events</h2>\n<table id=\"events\">\n<tr><th>when</th>"
+	strbuf_addstr(out, "<h2>Other events</h2>\n<div class=\"scroll\"><table id=\"events\">\n<tr><th>when</th>"
 			   "<th>attempt</th><th>event</th><th>host</th><th>detail</th></tr>\n");
 	for (size_t i = 0; i < r->nr_events && i < 2000; i++) {
 		const struct rr_event *e = &r->events[i];
@@ -1514,7 +1521,7 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 		h_cell(out, e->detail, 300);
 		strbuf_addstr(out, "</tr>\n");
 	}
-	strbuf_addstr(out, "</table>\n");
+	strbuf_addstr(out, "</table></div>\n");
 	if (r->nr_events > 2000 || r->events_omitted)
 		strbuf_addf(out, "<p>(%zu more events not shown)</p>\n",
 			    r->nr_events - (r->nr_events > 2000 ? 2000 : r->nr_events) +

@@ -73,6 +73,10 @@ static void bsetup(struct bfake *f)
 	memset(f, 0, sizeof(*f));
 	const char *dir = test_script("srun", srun_body);
 	test_script("ib_write_bw", bw_body);
+	/* inside an allocation (issue 22: outside one nothing is started), as 'scontrol -o show
+	 * job' prints a running job */
+	test_script("scontrol", "echo 'JobId=4242 JobName=burnin UserId=ops(1000) "
+				"JobState=RUNNING Reason=None NumNodes=4'\n");
 	char p[4096];
 	const char *hosts[] = { "node01", "node02", "node03", "node04" };
 	for (size_t i = 0; i < 4; i++) {
@@ -99,6 +103,7 @@ static void bsetup(struct bfake *f)
 	snprintf(p, sizeof(p), "%s/tests/data/fabric/perftest", test_srcdir());
 	benv(f, "FAKE_DATA=%s", p);
 	benv(f, "TMPDIR=%s", test_tmpdir());
+	benv(f, "SLURM_JOB_ID=%s", "4242");
 	test_write(test_tmpdir(), "plan2.json", plan2);
 	snprintf(f->plan, sizeof(f->plan), "%s/plan2.json", test_tmpdir());
 }

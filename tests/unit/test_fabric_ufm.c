@@ -10,6 +10,7 @@
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/run.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -750,17 +751,33 @@ static bool curl_ran(const struct fake *f)
 }
 
 /* issue 17: a --state that did not exist let the disable through, then lost its ticket. Now
- * every state that cannot be written is refused before any REST call. */
+ * every state that cannot be written is refused before any REST call. Issue 22: a --state
+ * that does not exist is made first (0700), so the ticket is kept in it. */
 TEST(ufm_apply_refuses_a_state_it_cannot_write_before_any_call)
 {
 	struct fake f;
 	struct child c;
+	struct strbuf kept = STRBUF_INIT;
 	fake_setup(&f, "no-such-dir");
 	fake_run(&f, &c, "200", f.log.buf, true, NULL);
-	CHECK_MSG(c.exit_code == 2, "exit %d: %s", c.exit_code, c.err.buf);
-	CHECK_CONTAINS(c.err.buf, "does not exist");
-	CHECK_MSG(!curl_ran(&f), "curl ran with no state to record it in");
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_MSG(curl_ran(&f), "curl did not run with a state made for it");
+	strbuf_addf(&kept, "%s/ufm-state.json", f.st.buf);
+	CHECK_MSG(access(kept.buf, F_OK) == 0, "the ticket was not kept in the new state dir");
 	child_release(&c);
+	unlink(f.ran.buf);
+	{
+		struct strbuf p = STRBUF_INIT;
+		const char *names[] = { "ufm-state.json", "ufm-intents.json", "ufm.lock", NULL };
+		for (size_t i = 0; names[i]; i++) {
+			strbuf_reset(&p);
+			strbuf_addf(&p, "%s/%s", f.st.buf, names[i]);
+			unlink(p.buf);
+		}
+		strbuf_release(&p);
+	}
+	CHECK_MSG(rmdir(f.st.buf) == 0, "cannot remove the state dir: %s", strerror(errno));
+	strbuf_release(&kept);
 	/* a file, a link to a directory, a directory others can write to */
 	test_write(f.dir.buf, "no-such-dir", "x\n");
 	fake_run(&f, &c, "200", f.log.buf, true, NULL);
