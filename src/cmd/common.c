@@ -197,7 +197,7 @@ int host_env_setup(struct host_env *he, const char *const *sets, size_t nr_sets,
 		he->state_dir = config_get(&he->cfg, "core", "state-dir");
 	if (he->state_dir && *he->state_dir) {
 		/* chosen: one that cannot be used is the caller's mistake, said before any check */
-		/* made on first use 0750 (issue 22), never through a link in its last name; one
+		/* made on first use 0750 (docs/SECURITY.md), never through a link in its last name; one
 		 * that exists is looked at through any link, as above */
 		if (mkdir_state_dir(he->state_dir, 0750, err) < 0 ||
 		    state_dir_safe(he->state_dir, err) < 0)

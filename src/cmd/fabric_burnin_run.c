@@ -152,7 +152,7 @@ static void job_state(const char *line, char *out, size_t cap)
 
 /*
  * Outside a running allocation every srun step of every stage failed on its own: some 40 srun
- * errors for one cause (issue 22). The job is found and asked about once, before any srun:
+ * errors for one cause. The job is found and asked about once, before any srun:
  * 0 to go on, else the exit code (the message printed). --jobid is handed to srun as
  * SLURM_JOB_ID, which srun reads as its --jobid.
  */

@@ -144,7 +144,7 @@ struct diag_steps {
 	size_t plot_nr;
 	/* the DIAG_DROPS_KEPT deepest drops (events: a run of slow steps is one), in step order;
 	 * drop_total counts them all and drop_bin[] counts them all by their place between
-	 * first_step and last_step (issue 22: a run of 1 M steps kept its first 64, all at the
+	 * first_step and last_step (a run of 1 M steps once kept its first 64, all at the
 	 * left of the page) */
 	uint64_t drop_step[DIAG_DROPS_KEPT];
 	double drop_level[DIAG_DROPS_KEPT];
