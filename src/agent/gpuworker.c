@@ -99,8 +99,9 @@ static void worker_tel_hook(const struct nvml_host *h, void *arg)
 {
 	(void)arg;
 	strbuf_reset(&worker_tel.buf);
-	if (h->avail == NVML_AVAILABLE)
-		telemetry_encode(h, worker_tel.now, &worker_tel.buf);
+	/* also with no GPU read (nvmlInit failed): the agent then drops the last readings rather
+	 * than serve them as if current */
+	telemetry_encode(h, worker_tel.now, &worker_tel.buf);
 }
 
 /*

@@ -644,6 +644,9 @@ read:
 		return 0;
 	lib.fn.shutdown();
 out:
+	/* nvmlInit failed: no GPU was read, which the hook hears too */
+	if (h->avail == NVML_INIT_FAILED && read_hook.fn)
+		read_hook.fn(h, read_hook.arg);
 	dlclose(lib.dl);
 	return 0;
 }

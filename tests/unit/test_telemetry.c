@@ -9,6 +9,7 @@
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/strlist.h"
+#include "../../src/agent/telemetry.h"
 
 #include <unistd.h>
 
@@ -270,4 +271,63 @@ TEST_TIMEOUT(agent_telemetry_replays_the_real_h200_vm, 120)
 	strbuf_release(&p);
 	strbuf_release(&a);
 	strbuf_release(&b);
+}
+
+/*
+ * The writer on hand-built readings (the shim writes control characters of NVML's strings as
+ * '?', so a newline cannot come from the fake): a model name with a newline, a quote and a
+ * backslash is escaped as the exposition format says; a body of the wrong size or magic is
+ * refused and the last readings kept; NVLink counters left unread take the last read values.
+ */
+TEST(telemetry_writer_escapes_and_take_refuses_bad_bodies)
+{
+	struct nvml_host h;
+	struct gpu_telemetry t;
+	struct strbuf body = STRBUF_INIT, out = STRBUF_INIT;
+	nvml_host_init(&h);
+	telemetry_init(&t);
+	struct nvml_gpu *g = nvml_host_add_gpu(&h, 0);
+	g->handle_rc = 0;
+	g->name.rc = g->uuid.rc = g->pci_bus_id.rc = 0;
+	strlcpy_v(g->name.s, "H200\n\"x\\", sizeof(g->name.s));
+	strlcpy_v(g->uuid.s, "GPU-1", sizeof(g->uuid.s));
+	strlcpy_v(g->pci_bus_id.s, "00000000:18:00.0", sizeof(g->pci_bus_id.s));
+	g->temperature.rc = 0;
+	g->temperature.v = 50;
+	g->nvlink[0].active.rc = 0;
+	g->nvlink[0].errors[NVML_NVLINK_ERROR_DL_REPLAY].rc = 0;
+	g->nvlink[0].errors[NVML_NVLINK_ERROR_DL_REPLAY].v = 9;
+	telemetry_encode(&h, 1796000000.5, &body);
+	CHECK_INT(telemetry_take(&t, body.buf, body.len), 0);
+	telemetry_prom(&t, &out);
+	CHECK_CONTAINS(out.buf, "vigil_gpu_temperature_celsius{gpu=\"0\",uuid=\"GPU-1\","
+				"pci_bus_id=\"00000000:18:00.0\",model=\"H200\\n\\\"x\\\\\"} 50\n");
+	CHECK_CONTAINS(out.buf, "vigil_gpu_telemetry_timestamp_seconds{gpu=\"0\",uuid=\"GPU-1\","
+				"pci_bus_id=\"00000000:18:00.0\",model=\"H200\\n\\\"x\\\\\"} 1796000000\n");
+	CHECK_CONTAINS(out.buf, "field=\"power\"} 0\n");
+	CHECK_NOT_CONTAINS(out.buf, "vigil_gpu_power_watts");
+
+	/* the next read leaves the NVLink counters unread: the last values stay */
+	g->nvlink[0].errors[NVML_NVLINK_ERROR_DL_REPLAY].rc = NVML_NOT_READ;
+	g->temperature.v = 51;
+	strbuf_reset(&body);
+	telemetry_encode(&h, 1796000060, &body);
+	CHECK_INT(telemetry_take(&t, body.buf, body.len), 0);
+	strbuf_reset(&out);
+	telemetry_prom(&t, &out);
+	CHECK_CONTAINS(out.buf, "link=\"0\",type=\"replay\"} 9\n");
+	CHECK_CONTAINS(out.buf, "} 51\n");
+
+	/* short, long, or not such a body: refused, the last readings kept */
+	CHECK_INT(telemetry_take(&t, body.buf, body.len - 1), -1);
+	strbuf_addch(&body, 'x');
+	CHECK_INT(telemetry_take(&t, body.buf, body.len), -1);
+	body.buf[0] ^= 1;
+	CHECK_INT(telemetry_take(&t, body.buf, body.len - 1), -1);
+	CHECK_INT(telemetry_take(&t, "T", 1), -1);
+	CHECK(t.have && t.nr == 1 && t.gpus[0].temperature.v == 51);
+	telemetry_release(&t);
+	nvml_host_release(&h);
+	strbuf_release(&body);
+	strbuf_release(&out);
 }
