@@ -3,6 +3,7 @@
  * why is said where the rule is.
  */
 #include "gpu.h"
+#include "gpu_agent.h"
 
 #include <sys/stat.h>
 #include "../sys/fsroot.h"
@@ -156,6 +157,23 @@ int gpu_gather_every(const struct fsroot *root, struct gpu_readings *r, const ch
 	r->counters_skipped = r->have_state && r->nr_prev && counter_interval_s > 0 &&
 			      r->state_age_s >= 0 && r->state_age_s < counter_interval_s;
 	r->nvml.skip_link_counters = r->counters_skipped;
+	if (r->agent) {
+		struct strbuf why = STRBUF_INIT;
+		int ar = gpu_agent_reading(r->agent, r->counters_skipped, &r->nvml, &why);
+		if (ar == 0) {
+			r->source = "agent";
+			strbuf_release(&why);
+			return 0;
+		}
+		struct strbuf clean = STRBUF_INIT;
+		strbuf_add_excerpt(&clean, why.buf, 150); /* escapes at most 4x: fits whole */
+		strlcpy_v(r->agent_why, clean.buf, sizeof(r->agent_why));
+		strbuf_release(&clean);
+		strbuf_release(&why);
+		nvml_host_init(&r->nvml);
+		r->nvml.skip_link_counters = r->counters_skipped;
+	}
+	r->source = "nvml";
 	return nvml_read_host(root, &r->nvml, err);
 }
 
@@ -1090,10 +1108,18 @@ int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct 
 	/* gpu.count, when set, is the word: Slurm's files are not read at all */
 	if (!p.count_set)
 		gpu_expect_gather(ctx->root, ctx->host, &r.expect);
+	if (ctx->agent_socket)
+		r.agent = ctx;
 	if (gpu_gather_every(ctx->root, &r, ctx->state_dir, (double)p.nvlink_counter_interval,
 			     err) < 0)
 		goto out;
 	ret = gpu_evaluate(&r, &p, res, err);
+	/* where the reading came from, on every finding: the agent's worker or NVML here */
+	for (size_t i = 0; ret == 0 && r.source && i < res->nr; i++) {
+		finding_detail(&res->findings[i], "source", "%s", r.source);
+		if (r.agent_why[0])
+			finding_detail(&res->findings[i], "agent_not_used", "%s", r.agent_why);
+	}
 	if (ret == 0 && r.state_error[0])
 		result_add(res, STATUS_WARN, ACTION_NONE, "state", NULL,
 			   "no previous NVLink counter reading: %s (a new one is kept)",

@@ -53,6 +53,12 @@ struct gpu_readings {
 	struct gpu_prev *prev;
 	size_t nr_prev, alloc_prev;
 	struct gpu_expect expect; /* Slurm's count for this node (read only without gpu.count) */
+	/* Set before gathering (`vigil check`): ask the agent at agent->agent_socket for the NVML
+	 * reading first (gpu_agent.h). source says where it came from: "agent" or "nvml";
+	 * agent_why why the agent's was not used ("" when it was, or was not asked). */
+	const struct check_ctx *agent;
+	const char *source;
+	char agent_why[640];
 };
 
 struct gpu_policy {
