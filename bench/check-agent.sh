@@ -17,11 +17,17 @@ make -j16 DEVELOPER=0 NVCC="${VIGIL_NVCC:-nvcc-not-needed}" CFLAGS="-O2 -g ${VIG
 S=$(mktemp -d /tmp/vigil-bench.XXXXXX)
 mkdir -p "$S/alone" "$S/agent"
 B=build/bench/check_bench
-spaced() { # RUNS CMD...: one run every 1.2 s, the median of each column
-	local n=$1; shift
-	for _ in $(seq "$n"); do sleep 1.2; $B 1 -- "$@"; done |
-		awk '{w[NR]=$1; c[NR]=$4} END {n=asort(w); asort(c); m=int((n+1)/2);
-			printf "%.2f %.2f %.2f %.2f %.2f %.2f\n", w[m], w[1], w[n], c[m], c[1], c[n]}'
+spaced() { # RUNS CMD...: one run every 1.2 s; the median, least and most of each column
+	local n=$1 f
+	shift
+	f=$(mktemp)
+	for _ in $(seq "$n"); do sleep 1.2; $B 1 -- "$@"; done >"$f"
+	for col in 1 4; do
+		cut -d' ' -f$col "$f" | sort -n |
+			awk '{a[NR]=$1} END {printf "%s %s %s ", a[int((NR+1)/2)], a[1], a[NR]}'
+	done
+	echo
+	rm -f "$f"
 }
 row() { printf '| %-34s | %s\n' "$1" "$2" | tee -a "$O/timing.txt"; }
 : >"$O/timing.txt"
@@ -33,13 +39,24 @@ A=$!
 for _ in $(seq 100); do [ -S "$S/agent/agent.sock" ] && break; sleep 0.1; done
 sleep 3 # the first cycle out of the way
 ./vigil check --json --only gpu --state-dir "$S/agent" >"$O/check-agent.json"
-echo "sources: $(grep -o '"source":"[a-z]*"' "$O/check-agent.json" | sort | uniq -c | tr -s ' ')" |
+echo "sources: $(grep -o '"source": *"[a-z]*"' "$O/check-agent.json" | sort | uniq -c | tr -s ' ')" |
 	tee -a "$O/timing.txt"
 ./vigil check --json --only gpu --state-dir "$S/alone" >"$O/check-alone.json"
 row "agent: check (burst)" "$($B "$R" -- ./vigil check --reason --state-dir "$S/agent")"
 row "agent: check --only gpu (burst)" "$($B "$R" -- ./vigil check --reason --only gpu --state-dir "$S/agent")"
+kids_ticks() { # CPU clock ticks (user + system) of the agent's children: its gpu workers
+	local t=0 p
+	for p in $(pgrep -P "$A"); do
+		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
+}
+k0=$(kids_ticks)
 row "agent: check (spaced 1.2 s)" "$(spaced 10 ./vigil check --reason --state-dir "$S/agent")"
 row "agent: check --only gpu (spaced)" "$(spaced 10 ./vigil check --reason --only gpu --state-dir "$S/agent")"
+k1=$(kids_ticks)
+echo "agent's workers: $((k1 - k0)) ticks of $(getconf CLK_TCK)/s over 20 spaced checks (a fresh" \
+	"reading each, and the cycle's worker idle)" | tee -a "$O/timing.txt"
 row "no agent again: check" "$($B "$R" -- ./vigil check --reason --state-dir "$S/alone")"
 kill "$A"
 wait "$A" 2>/dev/null
