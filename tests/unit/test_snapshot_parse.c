@@ -7,12 +7,16 @@
 #include "../../src/gpu/snapshot.h"
 #include "../../src/lib/fileio.h"
 
-static void roundtrip(const char *rel)
+/* The snapshot of scenario name (its root directory's nvml.snapshot). */
+static void roundtrip(const char *name)
 {
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT, once = STRBUF_INIT,
 		      twice = STRBUF_INIT, err = STRBUF_INIT;
 	struct nvml_host h;
-	test_src_path(&path, rel);
+	struct strbuf rel = STRBUF_INIT;
+	strbuf_addf(&rel, "tests/scenarios/%s/%s/nvml.snapshot", name, "root");
+	test_src_path(&path, rel.buf);
+	strbuf_release(&rel);
 	CHECK(read_file_bounded(path.buf, &text, 1 << 20, NULL) == READ_OK);
 	nvml_host_init(&h);
 	CHECK_MSG(nvml_snapshot_parse(text.buf, text.len, &h, &err) == 0, "%s", err.buf);
@@ -34,9 +38,9 @@ static void roundtrip(const char *rel)
 
 TEST(snapshot_parse_roundtrip_real)
 {
-	roundtrip("tests/scenarios/gpu-real-h200-vm/root/nvml.snapshot");
-	roundtrip("tests/scenarios/gpu-real-h200x2-vm/root/nvml.snapshot");
-	roundtrip("tests/scenarios/gpu-lost/root/nvml.snapshot");
+	roundtrip("gpu-real-h200-vm");
+	roundtrip("gpu-real-h200x2-vm");
+	roundtrip("gpu-lost");
 }
 
 static void refused(const char *text, const char *want)
