@@ -91,6 +91,11 @@ struct agent {
 	void (*more_metrics)(void *arg, struct strbuf *out);
 	void *more_metrics_arg;
 
+	/* Optional: a fresh NVML reading as snapshot text for GET /gpu-reading on the socket
+	 * (http.h), called on the socket's thread only. 0, or -1 with *err. */
+	int (*gpu_reading)(void *arg, bool skip_counters, struct strbuf *out, struct strbuf *err);
+	void *gpu_reading_arg;
+
 	struct history hist;
 	char *history_error; /* why the history could not be loaded, if so */
 

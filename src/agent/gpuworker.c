@@ -3,6 +3,7 @@
 #include "../checks/runner.h"
 #include "../core/report.h"
 #include "../gpu/nvml.h"
+#include "../gpu/snapshot.h"
 #include "../lib/fileio.h"
 #include "../lib/json.h"
 #include "telemetry.h"
@@ -104,6 +105,27 @@ static void worker_tel_hook(const struct nvml_host *h, void *arg)
 	telemetry_encode(h, worker_tel.now, &worker_tel.buf);
 }
 
+/* "S LEN\n" and a fresh NVML reading as a snapshot (GET /gpu-reading), or "X LEN\n" and why
+ * there is none: a host without NVML has nothing a snapshot could say. */
+static int send_reading(const struct gpu_worker *w, bool skip_counters, int out)
+{
+	struct nvml_host h;
+	struct strbuf body = STRBUF_INIT, head = STRBUF_INIT, err = STRBUF_INIT;
+	nvml_host_init(&h);
+	h.skip_link_counters = skip_counters;
+	if (nvml_read_host(w->ctx.root, &h, &err) < 0 || h.avail == NVML_NO_LIBRARY)
+		strbuf_addstr(&body, err.len ? err.buf : h.note ? h.note : "no NVML");
+	else
+		nvml_snapshot_format(&h, &body);
+	strbuf_addf(&head, "%c %zu\n", err.len || h.avail == NVML_NO_LIBRARY ? 'X' : 'S', body.len);
+	int r = write_all(out, head.buf, head.len) < 0 || write_all(out, body.buf, body.len) < 0 ? -1 : 0;
+	nvml_host_release(&h);
+	strbuf_release(&body);
+	strbuf_release(&head);
+	strbuf_release(&err);
+	return r;
+}
+
 /*
  * The worker: one request line in, one answer out, until its pipe closes. "D" asks for a drain
  * of NVML's Xid events alone; a run first sends what NVML queued (once NVML is open: so that a
@@ -132,6 +154,11 @@ __attribute__((noreturn)) static void worker_main(const struct gpu_worker *w, in
 		n = 0;
 		if (!strcmp(line, "D")) {
 			if (send_drain(out) < 0)
+				_exit(1);
+			continue;
+		}
+		if ((!strcmp(line, "S 0") || !strcmp(line, "S 1"))) {
+			if (send_reading(w, line[2] == '1', out) < 0)
 				_exit(1);
 			continue;
 		}
@@ -574,6 +601,85 @@ unsigned gpu_worker_xid_judge(struct gpu_worker *w, struct report *rep)
 	if (w->ctx.cfg)
 		config_get_double(w->ctx.cfg, "kernel", "window", 3600, &window, NULL);
 	return xidwatch_judge(w->xw, rep, xidwatch_mono_now(), window);
+}
+
+int gpu_worker_ready(struct gpu_worker *w, struct strbuf *err)
+{
+	int st;
+	reap_old(w);
+	if (w->pid && waitpid(w->pid, &st, WNOHANG) == w->pid) {
+		close(w->req_fd);
+		close(w->resp_fd);
+		w->req_fd = w->resp_fd = -1;
+		w->pid = 0;
+	}
+	return !w->pid && start(w, err) < 0 ? -1 : 0;
+}
+
+int gpu_worker_reading(struct gpu_worker *w, bool skip_counters, unsigned timeout_ms,
+		       struct strbuf *out, struct strbuf *err)
+{
+	struct strbuf in = STRBUF_INIT;
+	char kind = 0;
+	size_t want = 0, hl = 0;
+	int ret = -1;
+	if (w->pending)
+		return error_set(err, "the gpu worker is busy with a run");
+	if (!w->pid)
+		return error_set(err, "no gpu worker runs (gpu_worker_ready() first)");
+	if (send_line(w->req_fd, skip_counters ? "S 1\n" : "S 0\n", 4) < 0) {
+		drop(w, NULL);
+		return error_set(err, "cannot ask the gpu worker: %s", strerror(errno));
+	}
+	uint64_t deadline = mono_ms() + timeout_ms;
+	for (;;) {
+		char *nl = hl ? NULL : memchr(in.buf, '\n', in.len);
+		if (nl) {
+			if (sscanf(in.buf, "%c %zu", &kind, &want) != 2 || (kind != 'S' && kind != 'X') ||
+			    want > ANSWER_CAP) {
+				error_set(err, "the gpu worker answered something else than a reading");
+				drop(w, NULL);
+				goto out;
+			}
+			hl = (size_t)(nl - in.buf) + 1;
+		} else if (!hl && in.len >= 64) {
+			error_set(err, "the gpu worker answered something else than a reading");
+			drop(w, NULL);
+			goto out;
+		}
+		if (hl && in.len - hl >= want)
+			break;
+		uint64_t now = mono_ms();
+		if (now >= deadline) {
+			error_set(err, "the gpu worker gave no reading within %u ms", timeout_ms);
+			w->timeouts++;
+			drop(w, NULL);
+			goto out;
+		}
+		struct pollfd p = { w->resp_fd, POLLIN, 0 };
+		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+			continue;
+		char buf[16384];
+		ssize_t got = read(w->resp_fd, buf, sizeof(buf));
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0) {
+			error_set(err, "the gpu worker ended without a reading");
+			drop(w, NULL);
+			goto out;
+		}
+		strbuf_add(&in, buf, (size_t)got);
+	}
+	if (kind == 'X') {
+		strbuf_reset(err);
+		strbuf_add(err, in.buf + hl, want);
+		goto out;
+	}
+	strbuf_add(out, in.buf + hl, want);
+	ret = 0;
+out:
+	strbuf_release(&in);
+	return ret;
 }
 
 double gpu_worker_cpu(const struct gpu_worker *w)

@@ -82,6 +82,18 @@ unsigned gpu_worker_xid_judge(struct gpu_worker *w, struct report *rep);
  * worker without telemetry was started.
  */
 void gpu_worker_metrics(struct strbuf *out);
+/*
+ * A fresh NVML reading as snapshot text (snapshot.h), appended to out: request "S 0" (or "S 1":
+ * NVLink error counters left unread), answer "S LEN" and the snapshot, or "X LEN" and why there is
+ * none (no NVML on this host). For GET /gpu-reading on the agent's socket, through a worker of its
+ * own (never the cycle's: one pipe, one asker). 0, or -1 with *err (busy, no answer within
+ * timeout_ms: the worker is then killed and a new one starts at the next request).
+ */
+int gpu_worker_reading(struct gpu_worker *w, bool skip_counters, unsigned timeout_ms,
+		       struct strbuf *out, struct strbuf *err);
+/* Start the worker if none runs (the fork alone, for a caller that must step out of the fork
+ * gate around it: forkgate.h). 0, or -1 with *err. */
+int gpu_worker_ready(struct gpu_worker *w, struct strbuf *err);
 /* CPU seconds of every worker so far, as they said. */
 double gpu_worker_cpu(const struct gpu_worker *w);
 

@@ -580,6 +580,10 @@ struct agent_sock {
 	struct pollfd *pfd; /* the thread's poll set and its slot for each, made before it starts */
 	unsigned *who;
 	uint64_t answered, refused, cut;
+	/* GET /gpu-reading: the last reading, when it was taken (mono_ms), and with which counters */
+	struct strbuf reading;
+	uint64_t reading_ms;
+	bool reading_skip;
 };
 
 const struct agent_sock_limits agent_sock_default_limits = {
@@ -612,6 +616,37 @@ static const char *headers_end(const char *buf, size_t len)
 	return NULL;
 }
 
+/* GET /gpu-reading's body: a reading younger than AGENT_READING_FRESH_MS (taken with the same
+ * or more counters), else a fresh one from the worker. -1 with the reason in body. */
+static int sock_reading(struct agent_sock *s, bool skip, struct strbuf *body)
+{
+	struct strbuf err = STRBUF_INIT;
+	uint64_t now = mono_ms();
+	if (!s->a->gpu_reading) {
+		strbuf_addstr(body, "no gpu reading: this agent runs no gpu worker\n");
+		return -1;
+	}
+	if (s->reading.len && now - s->reading_ms < AGENT_READING_FRESH_MS &&
+	    (skip || !s->reading_skip)) {
+		strbuf_add(body, s->reading.buf, s->reading.len);
+		return 0;
+	}
+	strbuf_reset(&s->reading);
+	if (s->a->gpu_reading(s->a->gpu_reading_arg, skip, &s->reading, &err) < 0) {
+		strbuf_reset(&s->reading);
+		strbuf_addstr(body, "no gpu reading: ");
+		strbuf_add_clean(body, err.buf);
+		strbuf_addch(body, '\n');
+		strbuf_release(&err);
+		return -1;
+	}
+	s->reading_ms = now;
+	s->reading_skip = skip;
+	strbuf_add(body, s->reading.buf, s->reading.len);
+	strbuf_release(&err);
+	return 0;
+}
+
 /* One answer, computed from the published verdict (no check runs for a request). */
 static void sock_answer(struct agent_sock *s, struct sock_conn *c, bool complete)
 {
@@ -641,11 +676,20 @@ static void sock_answer(struct agent_sock *s, struct sock_conn *c, bool complete
 			strbuf_addstr(&body, "only GET and HEAD\n");
 		} else if (plen == 7 && !memcmp(path, "/health", 7)) {
 			agent_health(s->a, &body);
+		} else if (plen == 12 && !memcmp(path, "/gpu-reading", 12)) {
+			bool skip = path[plen] == '?' &&
+				    c->in + c->in_len - (path + plen) >= 12 &&
+				    !memcmp(path + plen, "?counters=0", 11);
+			type = "text/plain";
+			if (sock_reading(s, skip, &body) < 0) {
+				status = 503;
+				reason = "Service Unavailable";
+			}
 		} else {
 			status = 404;
 			reason = "Not Found";
 			type = "text/plain";
-			strbuf_addstr(&body, "not found: this socket serves /health only\n");
+			strbuf_addstr(&body, "not found: this socket serves /health and /gpu-reading\n");
 		}
 	}
 	strbuf_addf(&c->out,
@@ -881,6 +925,7 @@ struct agent_sock *agent_sock_start(struct agent *a, const char *path,
 				    const struct agent_sock_limits *lim, struct strbuf *err)
 {
 	struct agent_sock *s = xcalloc(1, sizeof(*s));
+	strbuf_init(&s->reading, 0);
 	s->a = a;
 	s->lim = lim ? *lim : agent_sock_default_limits;
 	if (!s->lim.mode)
@@ -966,5 +1011,6 @@ void agent_sock_stop(struct agent_sock *s)
 	free(s->who);
 	free(s->conns);
 	free(s->path);
+	strbuf_release(&s->reading);
 	free(s);
 }

@@ -21,6 +21,14 @@
  * leaves, so root's callers (slurmd's health program, NPD) always find room; every connection gets one answer (HTTP/1.0, then closed) or
  * is cut AGENT_SOCK_DEADLINE_MS after accept. A client that never reads its answer waits alone.
  *
+ * The socket also answers GET /gpu-reading (?counters=0: NVLink error counters left unread): a
+ * fresh NVML reading from a gpu worker of the socket's own (gpuworker.h), as an NVML snapshot
+ * (docs/nvml-snapshot.md) after a first line "# vigil-agent-root DIR" ("" for the host), so that
+ * `vigil check` on this host need not start NVML itself (~40 ms of CPU on an H200). A reading
+ * younger than AGENT_READING_FRESH_MS is served again (a burst of checks costs one NVML read);
+ * none is older. 503 with the reason when there is none (no NVML, the worker stuck: it is killed
+ * after AGENT_READING_TIMEOUT_MS). Only the socket serves it, never the TCP port.
+ *
  * Ownership: agent_http_stop() and agent_sock_stop() stop the threads and free the servers.
  */
 #ifndef VIGIL_AGENT_HTTP_H
@@ -66,6 +74,8 @@ void agent_http_stop(struct agent_http *h);
 #define AGENT_SOCK_DEADLINE_MS 2000u
 #define AGENT_SOCK_REQUEST_BYTES 4096u
 #define AGENT_SOCK_MODE 0600 /* root's callers only: see agent_sock_start */
+#define AGENT_READING_FRESH_MS 1000u
+#define AGENT_READING_TIMEOUT_MS 1500u
 
 struct agent_sock_limits {
 	unsigned slots, root_slots, per_client, deadline_ms;

@@ -23,6 +23,9 @@ struct check_ctx {
 	const char *kernel_log; /* --kernel-log FILE, or NULL for /dev/kmsg under the root */
 	double now;             /* wall-clock seconds at the start of the run */
 	unsigned timeout_ms;    /* this check's deadline, set by the runner (0: none known) */
+	/* `vigil check` only: the agent's socket, where the gpu check first asks for a fresh NVML
+	 * reading (gpu_agent.h); NULL: read NVML here (the agent's own workers, tests). */
+	const char *agent_socket;
 };
 
 struct check_def {

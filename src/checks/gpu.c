@@ -3,6 +3,7 @@
  * why is said where the rule is.
  */
 #include "gpu.h"
+#include "gpu_agent.h"
 
 #include <sys/stat.h>
 #include "../sys/fsroot.h"
@@ -156,6 +157,23 @@ int gpu_gather_every(const struct fsroot *root, struct gpu_readings *r, const ch
 	r->counters_skipped = r->have_state && r->nr_prev && counter_interval_s > 0 &&
 			      r->state_age_s >= 0 && r->state_age_s < counter_interval_s;
 	r->nvml.skip_link_counters = r->counters_skipped;
+	if (r->agent) {
+		struct strbuf why = STRBUF_INIT;
+		int ar = gpu_agent_reading(r->agent, r->counters_skipped, &r->nvml, &why);
+		if (ar == 0) {
+			r->source = "agent";
+			strbuf_release(&why);
+			return 0;
+		}
+		struct strbuf clean = STRBUF_INIT;
+		strbuf_add_excerpt(&clean, why.buf, 150); /* escapes at most 4x: fits whole */
+		strlcpy_v(r->agent_why, clean.buf, sizeof(r->agent_why));
+		strbuf_release(&clean);
+		strbuf_release(&why);
+		nvml_host_init(&r->nvml);
+		r->nvml.skip_link_counters = r->counters_skipped;
+	}
+	r->source = "nvml";
 	return nvml_read_host(root, &r->nvml, err);
 }
 
@@ -809,38 +827,78 @@ static void eval_gpu(struct gpu_eval *e, const struct nvml_gpu *g)
 		eval_gpu_ok(e, g);
 }
 
-/* 1 when there is nothing to judge and the check is skipped or failed here; 0 to go on. */
+/* "0000:18:00.0 0000:2a:00.0 ...": the GPUs on the bus, for a message (at most about 8). */
+static void bus_list(const struct strlist *l, struct strbuf *sb)
+{
+	for (size_t i = 0; i < l->nr; i++) {
+		if (i == 8) {
+			strbuf_addf(sb, " and %zu more", l->nr - i);
+			break;
+		}
+		strbuf_addf(sb, "%s", i ? " " : "");
+		strbuf_add_excerpt(sb, l->items[i], 32);
+	}
+}
+
+/*
+ * 1 when there is nothing to judge and the check is skipped or failed here; 0 to go on. NVIDIA
+ * GPUs on the bus and no NVML (no library, or the module not loaded) is a driver problem, never a
+ * configuration one: the module did not build for this kernel (DKMS), was blacklisted, or failed
+ * to probe (dmesg says why).
+ */
 static int eval_no_nvml(const struct gpu_readings *r, const struct gpu_policy *p,
 			struct check_result *res)
 {
 	const struct nvml_host *h = &r->nvml;
 	bool no_lib = h->avail == NVML_NO_LIBRARY;
-	size_t bus = r->bus_rc == 0 && !r->bus_restricted ? r->bus_gpus.nr : 0;
+	bool bus_known = r->bus_rc == 0 && !r->bus_restricted;
+	size_t bus = bus_known ? r->bus_gpus.nr : 0;
+	uint64_t want = 0;
+	const char *from = NULL;
+	bool want_set = gpu_expect_count(&r->expect, p->count_set, p->count, &want, &from);
 	if (!no_lib && !(h->avail == NVML_INIT_FAILED && h->init_rc == NVML_ERROR_DRIVER_NOT_LOADED))
 		return 0;
-	if (!bus && !(p->count_set && p->count > 0)) {
+	if (!bus && !(want_set && want > 0)) {
 		result_add(res, STATUS_SKIPPED, ACTION_NONE, "nvml", NULL,
 			   "no NVIDIA GPU and no driver on this host");
 		return 1;
 	}
 	struct strbuf why = STRBUF_INIT;
-	if (bus)
-		strbuf_addf(&why, "%zu GPU%s on the PCI bus", bus, bus == 1 ? "" : "s");
-	else
-		strbuf_addf(&why, "gpu.count is %llu", (unsigned long long)p->count);
 	struct finding *f;
-	if (no_lib)
-		f = result_add(res, STATUS_FAIL, ACTION_FIX_CONFIG, "nvml", NULL,
-			       "NVIDIA driver not installed (no NVML), %s", why.buf);
+	if (bus) {
+		strbuf_addf(&why, "%zu GPU%s on the PCI bus: ", bus, bus == 1 ? "" : "s");
+		bus_list(&r->bus_gpus, &why);
+	} else if (!strcmp(from, "gpu.count")) {
+		strbuf_addf(&why, "gpu.count is %llu", (unsigned long long)want);
+	} else {
+		strbuf_addf(&why, "%s", from);
+	}
+	if (!bus && bus_known)
+		/* Nothing NVIDIA on the bus at all: the GPUs are gone (or never passed through). */
+		f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "count", NULL,
+			       "no NVIDIA GPU on the PCI bus and no driver, but %s", why.buf);
 	else
-		f = result_add(res, STATUS_FAIL, ACTION_LOAD_MODULE, "nvml", NULL,
-			       "NVIDIA driver not loaded, %s", why.buf);
+		f = result_add(res, STATUS_FAIL, ACTION_INVESTIGATE, "nvml", NULL,
+			       "NVIDIA driver not loaded (check `lsmod | grep nvidia`, `dkms status`, "
+			       "dmesg), %s", why.buf);
 	if (h->note)
 		finding_detail(f, "nvml", "%s", h->note);
 	else
 		finding_detail(f, "nvml", "nvmlInit: %s", nvml_error_name(h->init_rc));
-	if (bus)
+	if (bus) {
+		struct strbuf all = STRBUF_INIT;
 		finding_detail_num(f, "pci_gpus", (double)bus);
+		for (size_t i = 0; i < r->bus_gpus.nr; i++) {
+			strbuf_addstr(&all, i ? " " : "");
+			strbuf_add_excerpt(&all, r->bus_gpus.items[i], 32);
+		}
+		finding_detail(f, "pci_bus_ids", "%s", all.buf);
+		strbuf_release(&all);
+	}
+	if (want_set) {
+		finding_detail_num(f, "expected", (double)want);
+		finding_detail(f, "expected_from", "%s", from);
+	}
 	strbuf_release(&why);
 	return 1;
 }
@@ -860,31 +918,44 @@ static void eval_count(const struct gpu_readings *r, const struct gpu_policy *p,
 	bool bus_known = r->bus_rc == 0 && !r->bus_restricted;
 	size_t bus = bus_known ? r->bus_gpus.nr : 0, nv = h->nr;
 	struct finding *f = NULL;
-	if (p->count_set && nv < p->count) {
+	uint64_t want = 0;
+	const char *from = NULL;
+	bool want_set = gpu_expect_count(&r->expect, p->count_set, p->count, &want, &from);
+	/* gpu.count speaks for itself; Slurm's count names where it came from */
+	bool slurm = want_set && strcmp(from, "gpu.count");
+	char src[sizeof(r->expect.source) + 4] = "";
+	if (slurm)
+		snprintf(src, sizeof(src), " (%s)", from);
+	if (want_set && nv < want) {
 		/* Missing from the bus too: hardware. On the bus but not in NVML: the driver. */
-		bool off_bus = bus_known && bus < p->count;
+		bool off_bus = bus_known && bus < want;
 		if (bus_known)
 			f = result_add(res, STATUS_FAIL,
 				       off_bus ? ACTION_INSPECT_HARDWARE : ACTION_REBOOT, "count",
-				       NULL, "%zu of %llu GPUs visible to NVML, %zu on the PCI bus",
-				       nv, (unsigned long long)p->count, bus);
+				       NULL, "%zu of %llu GPUs visible to NVML, %zu on the PCI bus%s",
+				       nv, (unsigned long long)want, bus, src);
 		else
 			f = result_add(res, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "count", NULL,
-				       "%zu of %llu GPUs visible to NVML", nv,
-				       (unsigned long long)p->count);
+				       "%zu of %llu GPUs visible to NVML%s", nv,
+				       (unsigned long long)want, src);
 	} else if (bus_known && nv < bus) {
 		f = result_add(res, STATUS_FAIL, ACTION_REBOOT, "count", NULL,
 			       "%zu GPUs visible to NVML, %zu on the PCI bus", nv, bus);
-	} else if (p->count_set && nv > p->count) {
+	} else if (want_set && nv > want) {
 		f = result_add(res, STATUS_WARN, ACTION_FIX_CONFIG, "count", NULL,
-			       "%zu GPUs visible to NVML, gpu.count says %llu", nv,
-			       (unsigned long long)p->count);
+			       "%zu GPUs visible to NVML, %s says %llu", nv,
+			       slurm ? "Slurm's configuration" : "gpu.count",
+			       (unsigned long long)want);
 	}
 	if (!f)
 		return;
 	finding_detail_num(f, "nvml_gpus", (double)nv);
-	if (p->count_set)
-		finding_detail_num(f, "expected", (double)p->count);
+	if (want_set) {
+		finding_detail_num(f, "expected", (double)want);
+		finding_detail(f, "expected_from", "%s", from);
+		if (slurm && r->expect.where[0])
+			finding_detail(f, "expected_where", "%s", r->expect.where);
+	}
 	if (bus_known) {
 		struct strbuf missing = STRBUF_INIT;
 		finding_detail_num(f, "pci_gpus", (double)bus);
@@ -989,8 +1060,8 @@ static void eval_bus_unknown(const struct gpu_readings *r, struct check_result *
 	}
 }
 
-int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
-		 struct check_result *res, struct strbuf *err)
+static int evaluate_host(const struct gpu_readings *r, const struct gpu_policy *p,
+			 struct check_result *res, struct strbuf *err)
 {
 	const struct nvml_host *h = &r->nvml;
 	eval_bus_unknown(r, res);
@@ -1022,7 +1093,9 @@ int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 				 "it persists, collect nvidia-bug-report.sh",
 				 nvml_error_name(h->count.rc));
 	}
-	if (!h->nr && !(p->count_set && p->count) &&
+	uint64_t want = 0;
+	const char *from;
+	if (!h->nr && !(gpu_expect_count(&r->expect, p->count_set, p->count, &want, &from) && want) &&
 	    !(r->bus_rc == 0 && !r->bus_restricted && r->bus_gpus.nr)) {
 		struct finding *f = result_add(res, STATUS_SKIPPED, ACTION_NONE, "count", NULL,
 					       "no NVIDIA GPU on this host");
@@ -1048,6 +1121,18 @@ int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
 	return 0;
 }
 
+int gpu_evaluate(const struct gpu_readings *r, const struct gpu_policy *p,
+		 struct check_result *res, struct strbuf *err)
+{
+	int ret = evaluate_host(r, p, res, err);
+	size_t seen = r->nvml.nr;
+	if (r->bus_rc == 0 && !r->bus_restricted && r->bus_gpus.nr > seen)
+		seen = r->bus_gpus.nr;
+	if (ret == 0)
+		gpu_expect_report(&r->expect, p->count_set, seen, res);
+	return ret;
+}
+
 int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct strbuf *err)
 {
 	struct gpu_readings r;
@@ -1055,11 +1140,23 @@ int check_gpu_run(const struct check_ctx *ctx, struct check_result *res, struct 
 	int ret = -1;
 	gpu_readings_init(&r);
 	gpu_policy_init(&p);
-	if (gpu_policy_load(&p, ctx->cfg, err) < 0 ||
-	    gpu_gather_every(ctx->root, &r, ctx->state_dir, (double)p.nvlink_counter_interval,
+	if (gpu_policy_load(&p, ctx->cfg, err) < 0)
+		goto out;
+	/* gpu.count, when set, is the word: Slurm's files are not read at all */
+	if (!p.count_set)
+		gpu_expect_gather(ctx->root, ctx->host, &r.expect);
+	if (ctx->agent_socket)
+		r.agent = ctx;
+	if (gpu_gather_every(ctx->root, &r, ctx->state_dir, (double)p.nvlink_counter_interval,
 			     err) < 0)
 		goto out;
 	ret = gpu_evaluate(&r, &p, res, err);
+	/* where the reading came from, on every finding: the agent's worker or NVML here */
+	for (size_t i = 0; ret == 0 && r.source && i < res->nr; i++) {
+		finding_detail(&res->findings[i], "source", "%s", r.source);
+		if (r.agent_why[0])
+			finding_detail(&res->findings[i], "agent_not_used", "%s", r.agent_why);
+	}
 	if (ret == 0 && r.state_error[0])
 		result_add(res, STATUS_WARN, ACTION_NONE, "state", NULL,
 			   "no previous NVLink counter reading: %s (a new one is kept)",

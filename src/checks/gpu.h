@@ -5,7 +5,8 @@
  *
  * gpu_gather() is the only part that touches the host (NVML through src/gpu/nvml.h, sysfs through
  * fsroot); gpu_evaluate() is pure. Configuration (section [gpu]):
- *   count = 8                      GPUs this host must have (default: what NVML and the bus show)
+ *   count = 8                      GPUs this host must have (default: what Slurm's configuration
+ *                                  gives the node, gpu_expect.h; else what NVML and the bus show)
  *   nvlink-links = 18              active NVLinks each GPU must have (default: any link that
  *                                  reports a state must be active, when NVLink is in use at all)
  *   nvlink-error-threshold = 100   an NVLink error counter (replay, recovery, CRC flit, CRC
@@ -25,6 +26,7 @@
 #define VIGIL_CHECK_GPU_H
 
 #include "check.h"
+#include "gpu_expect.h"
 #include "../gpu/nvml.h"
 #include "../lib/strlist.h"
 
@@ -53,6 +55,13 @@ struct gpu_readings {
 	bool counters_skipped;   /* NVLink error counters left unread this run (too recent) */
 	struct gpu_prev *prev;
 	size_t nr_prev, alloc_prev;
+	struct gpu_expect expect; /* Slurm's count for this node (read only without gpu.count) */
+	/* Set before gathering (`vigil check`): ask the agent at agent->agent_socket for the NVML
+	 * reading first (gpu_agent.h). source says where it came from: "agent" or "nvml";
+	 * agent_why why the agent's was not used ("" when it was, or was not asked). */
+	const struct check_ctx *agent;
+	const char *source;
+	char agent_why[640];
 };
 
 struct gpu_policy {

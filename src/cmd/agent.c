@@ -1,5 +1,6 @@
 /* agent.c: 'vigil agent', the per-host daemon (the core is src/agent/agent.c). */
 #include "cmd.h"
+#include "../lib/forkgate.h"
 #include "common.h"
 #include "../agent/agent.h"
 #include "../agent/gpuworker.h"
@@ -189,6 +190,26 @@ static void worker_metrics(void *arg, struct strbuf *out)
 {
 	(void)arg;
 	gpu_worker_metrics(out);
+}
+
+/* GET /gpu-reading (http.h): a worker of the socket's own, so that the cycle's worker and the
+ * socket's callers never share one pipe; the first line says which root it read. */
+struct reading_arg {
+	struct gpu_worker w;
+	const char *root;
+};
+
+static int gpu_reading(void *arg, bool skip_counters, struct strbuf *out, struct strbuf *err)
+{
+	struct reading_arg *r = arg;
+	/* called inside the socket thread's fork gate, which a fork must not be made in */
+	forkgate_leave();
+	int ready = gpu_worker_ready(&r->w, err);
+	forkgate_enter();
+	if (ready < 0)
+		return -1;
+	strbuf_addf(out, "# vigil-agent-root %s\n", r->root);
+	return gpu_worker_reading(&r->w, skip_counters, AGENT_READING_TIMEOUT_MS, out, err);
 }
 
 static double worker_cpu(void *arg)
@@ -561,6 +582,10 @@ int cmd_agent(int argc, char **argv)
 	ag.kept_cpu = worker_cpu;
 	ag.kept_cpu_arg = &carg;
 	ag.more_metrics = worker_metrics;
+	struct reading_arg readarg = { .root = fsroot_dir(&a.he.fs) };
+	gpu_worker_init(&readarg.w, check_find("gpu"), &gctx);
+	ag.gpu_reading = gpu_reading;
+	ag.gpu_reading_arg = &readarg;
 	struct log_state ls = { &ag, { false }, false };
 	ag.on_cycle = log_cycle;
 	ag.on_cycle_arg = &ls;
@@ -653,6 +678,7 @@ out_agent:
 	agent_http_stop(http);
 	if (have_agent) {
 		gpu_worker_release(&carg.gpu);
+		gpu_worker_release(&readarg.w);
 		agent_release(&ag);
 	}
 out_env:

@@ -402,14 +402,25 @@ int cmd_check(int argc, char **argv)
 	} else {
 		struct check_selection sel = { .only = &a.only, .only_given = a.only_given,
 					       .skip = &a.skip };
+		/* The agent's socket (agent.socket, default STATE/agent.sock, 'off': none): the gpu
+		 * check takes its NVML reading from the agent's worker there when it can. */
+		struct strbuf sock = STRBUF_INIT;
+		const char *spath = config_get(&a.he.cfg, "agent", "socket");
+		if (spath && strcmp(spath, "off"))
+			strbuf_addstr(&sock, spath);
+		else if (!spath && a.he.state_dir)
+			strbuf_addf(&sock, "%s/agent.sock", a.he.state_dir);
 		struct check_ctx ctx = {
 			.root = &a.he.fs,
 			.cfg = &a.he.cfg,
 			.host = a.he.host,
 			.state_dir = a.he.state_dir,
 			.kernel_log = a.kernel_log,
+			.agent_socket = sock.len ? sock.buf : NULL,
 		};
-		if (checks_collect(&ctx, &sel, checks_budget(&a), &rep, &err) < 0) {
+		int cr = checks_collect(&ctx, &sel, checks_budget(&a), &rep, &err);
+		strbuf_release(&sock);
+		if (cr < 0) {
 			fprintf(stderr, "vigil check: %s\n", err.buf);
 			goto out_env;
 		}

@@ -28,7 +28,8 @@ const struct config_key config_keys_fixed[] = {
 	  "where readings are kept between runs (default /var/lib/vigil)" },
 
 	{ "gpu.count", CONFIG_COUNT, 0, 1024, 0, NULL, CHECKS,
-	  "GPUs expected (default: as many as the PCI bus shows)" },
+	  "GPUs expected (default: the node's Gres in Slurm's slurm.conf or gres.conf, else as many "
+	  "as the PCI bus shows)" },
 	{ "gpu.driver-version", CONFIG_STRING, 0, 0, CONFIG_LIST | CONFIG_FIXTURE_OK, NULL, CHECKS,
 	  "allowed driver versions (shell patterns)" },
 	{ "gpu.vbios-version", CONFIG_STRING, 0, 0, CONFIG_LIST | CONFIG_FIXTURE_OK, NULL, CHECKS,
@@ -136,9 +137,9 @@ const struct config_key config_keys_fixed[] = {
 	  "reboots a hardware finding may survive before INSPECT_HARDWARE (default 2; 0 never)" },
 	{ "agent.listen", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "agent",
 	  "address:port of /metrics and /health, or off (default 127.0.0.1:9847)" },
-	{ "agent.socket", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "agent",
-	  "Unix socket serving /health apart from the HTTP connections, or off (default "
-	  "STATE/agent.sock)" },
+	{ "agent.socket", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "agent check",
+	  "Unix socket serving /health and /gpu-reading apart from the HTTP connections, or off "
+	  "(default STATE/agent.sock); vigil check takes its GPU reading there" },
 	{ "agent.prom", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "agent",
 	  "also write Prometheus text to this file each cycle" },
 	{ "agent.gpu-worker", CONFIG_BOOL, 0, 0, 0, NULL, "agent",

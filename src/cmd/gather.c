@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "../gpu/snapshot.h"
+#include "../checks/gpu_expect.h"
 #include "../checks/storage.h"
 #include "../lib/run.h"
 #include "../lib/strlist.h"
@@ -39,6 +40,7 @@ static const char gather_usage[] =
 	"  nvml.snapshot  NVML values of every GPU (served by the fake NVML library in tests)\n"
 	"  fs.snapshot    space and inode numbers of the checked mounts\n"
 	"  etc/hostname, etc/vigil/vigil.conf, GATHERED (what was gathered and what failed)\n"
+	"  etc/slurm/     slurm.conf, its Includes and gres.conf (the node's GPU count)\n"
 	"\n"
 	"DIR must be new or an empty directory of yours (not a link): gather never writes over\n"
 	"or through anything already there. The kernel log copy is readable by its owner only.\n"
@@ -309,6 +311,13 @@ static int part_system(void *arg, int fd)
 					    "/etc/vigil/vigil.conf", "/etc/os-release" };
 	for (size_t i = 0; i < ARRAY_SIZE(proc); i++)
 		copy_one(root, proc[i], FILE_CAP);
+	/* Slurm's word on this node's GPUs (the gpu check's count without gpu.count): those files
+	 * only, never a whole /etc/slurm (slurmdbd.conf holds a database password). */
+	struct strlist slurm = STRLIST_INIT;
+	gpu_expect_files(root, &slurm);
+	for (size_t i = 0; i < slurm.nr; i++)
+		copy_one(root, slurm.items[i], 4u << 20);
+	strlist_release(&slurm);
 	/* Daemons vigil looks for, by name only: nothing else about processes is kept. */
 	struct strlist pids = STRLIST_INIT;
 	struct strbuf comm = STRBUF_INIT;

@@ -21,4 +21,13 @@ void nvml_snapshot_format(const struct nvml_host *h, struct strbuf *out);
  */
 int nvml_snapshot_write(const struct fsroot *root, struct strbuf *out, struct strbuf *err);
 
+/*
+ * The inverse of nvml_snapshot_format(): parse snapshot text (len bytes) into h (nvml_host_init'ed
+ * by the caller; its readings are replaced), as if NVML had been read: how `vigil check` takes a
+ * reading from the agent's gpu worker (GET /gpu-reading) instead of starting NVML itself. Bounded:
+ * at most NVML_MAX_GPUS sections, lines of 4 KiB. 0, or -1 with *err naming the line (h is then
+ * left empty: a half-read host is never judged).
+ */
+int nvml_snapshot_parse(const char *text, size_t len, struct nvml_host *h, struct strbuf *err);
+
 #endif
