@@ -119,9 +119,10 @@ static int cmd_close(int argc, char **argv)
 		fprintf(stderr, "vigil fabric ufm close: %s\n", m.buf);
 		strbuf_release(&m);
 		strbuf_release(&err);
-		/* a ticket the state does not hold is a wrong argument (2); a state directory or
-		 * file that cannot be read, understood or written is the contract's 3 */
-		return r == -2 ? EXIT_USAGE : EXIT_UNKNOWN;
+		/* a ticket the state does not hold is a wrong argument; a state directory that is
+		 * missing, held by another run, a link or damaged is refused set-up, as for
+		 * 'vigil fabric ufm --state' (vigil-fabric(1)): 2 either way */
+		return EXIT_USAGE;
 	}
 	printf(r == 1 ? "ticket %s was closed already\n"
 		      : "ticket %s closed: its port is to be re-enabled (the next 'vigil fabric ufm "

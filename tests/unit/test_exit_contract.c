@@ -170,9 +170,10 @@ TEST(exit_contract_healthy_input_is_0)
 }
 
 /*
- * (d) issue 23's stragglers: 'vigil stacks' on an attempt directory that is not there exited 0
- * (an empty report), and 'vigil fabric ufm close' exited 2 on every error, a state it could not
- * read included. Now: a wrong argument is 2, an input that cannot be read is 3.
+ * (d) 'vigil stacks' on an attempt directory that is not there exited 0 (an empty report): an
+ * input that cannot be read is 3. 'vigil fabric ufm close' follows 'vigil fabric ufm --state':
+ * its state directory is set-up, so one missing, damaged or not a directory is refused with 2,
+ * like a wrong ticket.
  */
 TEST(exit_contract_stacks_and_ufm_close)
 {
@@ -197,9 +198,9 @@ TEST(exit_contract_stacks_and_ufm_close)
 		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d" } },
 		{ 2, { "fabric", "ufm", "close", "not a ticket;", "--state", "@T/ufm-empty" } },
 		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/ufm-empty" } },
-		{ 3, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/no-such-state" } },
-		{ 3, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/plain-file" } },
-		{ 3, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/ufm-damaged" } },
+		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/no-such-state" } },
+		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/plain-file" } },
+		{ 2, { "fabric", "ufm", "close", "UFM-1a2b3c4d", "--state", "@T/ufm-damaged" } },
 	};
 	run_rows(rows, ARRAY_SIZE(rows));
 }
