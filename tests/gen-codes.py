@@ -42,6 +42,9 @@ MEANINGS = {
     "edac_ce_rate": "a memory controller's corrected-error count rose faster than its threshold "
                     "since the last run: a DIMM is degrading",
     "edac_ue": "a memory controller counted an uncorrected memory error",
+    "expected_count": "the node's expected GPU count could not be read from Slurm's files "
+                      "(slurm.conf or gres.conf unreadable or not understood): a warning while GPUs "
+                      "are in view, unknown when none are",
     "gpu": "the GPU's summary when it passed every check (name, bus id, driver, figures)",
     "gpu_off_bus": "the kernel log says the GPU fell off the bus (Xid 79 without the Xid line)",
     "health": "a GPU's health during vigil stress: temperatures, power and clocks seen, and no new "
