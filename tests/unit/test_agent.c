@@ -1164,7 +1164,9 @@ TEST(agent_daemon_serves_and_stops_on_sigterm)
 	strbuf_addf(&root, "%s/root", dir);
 	strbuf_addf(&state, "%s/state", dir);
 	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
-	unsigned port = 20000 + (unsigned)(getpid() % 20000);
+	/* 34000-39999: a range no other test's fixed ports use (the Slurm testbeds sit at
+	 * 20000-29000, the agent e2e at 30000-34000, Prometheus at 40000-48000) */
+	unsigned port = 34000 + (unsigned)(getpid() % 6000);
 	strbuf_addf(&listen, "127.0.0.1:%u", port);
 	pid_t pid = fork();
 	if (pid == 0) {
