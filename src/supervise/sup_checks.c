@@ -1,5 +1,6 @@
 /* sup_checks.c: see sup_int.h */
 #include "sup_int.h"
+#include "../lib/strindex.h"
 
 /* ---- fleet fan-out: vigil check on hosts (preflight, after a stop, periodically) ---- */
 
@@ -43,46 +44,80 @@ static void report_facts(const char *report_json, unsigned *findings, bool *agen
 static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
 				    size_t n, const struct slurm_nodes *alloc, bool cached);
 
+struct check_row *sup_fleet_check(void *ctx, const struct sup_options *o,
+				  const char *const *hosts, size_t n,
+				  const struct slurm_nodes *alloc, bool cached)
+{
+	(void)ctx;
+	return fleet_once(o, hosts, n, alloc, cached);
+}
+
 /*
  * vigil check on hosts: the agent's cached result where an agent runs (run.agent-cache),
  * a fresh check elsewhere. Hosts found without an agent are added to no_agent (may be NULL)
- * and asked afresh from then on. Rows in the order of hosts.
+ * and asked afresh from then on. Rows in the order of hosts. O(n) but for the sort of
+ * no_agent's lookups: hosts are found by an index, never by a scan per host.
  */
-struct check_row *sup_check_hosts(const struct sup_options *o, const char *const *hosts,
-				     size_t n, const struct slurm_nodes *alloc,
-				     struct strlist *no_agent)
+struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_t n,
+				  const struct slurm_nodes *alloc, struct strlist *no_agent)
 {
-	if (!o->agent_cache)
-		return fleet_once(o, hosts, n, alloc, false);
+	const struct sup_world *W = s->W;
+	if (!s->o->agent_cache)
+		return W->check(W->ctx, s->o, hosts, n, alloc, false);
 	const char **ask = xcalloc(n + 1, sizeof(*ask)), **fresh = xcalloc(n + 1, sizeof(*fresh));
 	size_t na = 0, nf = 0;
+	struct strindex known = { 0 };
+	if (no_agent)
+		for (size_t i = 0; i < no_agent->nr; i++)
+			if (strindex_find(&known, no_agent->items[i], no_agent->items, sup_name_at) ==
+			    (size_t)-1)
+				strindex_add(&known, no_agent->items[i], i, no_agent->items,
+					     sup_name_at);
 	for (size_t i = 0; i < n; i++) {
-		if (no_agent && strlist_has(no_agent, hosts[i]))
+		if (no_agent && strindex_find(&known, hosts[i], no_agent->items, sup_name_at) !=
+					(size_t)-1)
 			fresh[nf++] = hosts[i];
 		else
 			ask[na++] = hosts[i];
 	}
+	strindex_release(&known);
 	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
-	struct check_row *c = na ? fleet_once(o, ask, na, alloc, true) : NULL;
-	for (size_t i = 0; i < na; i++)
+	struct check_row *c = na ? W->check(W->ctx, s->o, ask, na, alloc, true) : NULL;
+	/* where each host's answer is: 1 + its row in c (cached) or -(1 + its row in f) */
+	struct strindex at = { 0 };
+	long *from = xcalloc(n + 1, sizeof(*from));
+	for (size_t i = 0; i < n; i++)
+		if (strindex_find(&at, hosts[i], hosts, sup_name_at) == (size_t)-1)
+			strindex_add(&at, hosts[i], i, hosts, sup_name_at);
+	for (size_t i = 0; i < na; i++) {
+		size_t h = strindex_find(&at, ask[i], hosts, sup_name_at);
 		if (c[i].no_cache) {
 			fresh[nf++] = ask[i];
-			if (no_agent && !strlist_has(no_agent, ask[i]))
+			if (no_agent)
 				strlist_add(no_agent, ask[i]);
+		} else if (h != (size_t)-1) {
+			from[h] = (long)i + 1;
 		}
-	struct check_row *f = nf ? fleet_once(o, fresh, nf, alloc, false) : NULL;
-	/* back in the order of hosts: each from the fresh answer if there is one */
-	for (size_t i = 0; i < n; i++) {
-		struct check_row *from = NULL;
-		for (size_t k = 0; k < nf && !from; k++)
-			if (!strcmp(fresh[k], hosts[i]))
-				from = &f[k];
-		for (size_t k = 0; k < na && !from; k++)
-			if (!strcmp(ask[k], hosts[i]))
-				from = &c[k];
-		rows[i] = *from;
-		from->host = from->reason = NULL; /* moved */
 	}
+	struct check_row *f = nf ? W->check(W->ctx, s->o, fresh, nf, alloc, false) : NULL;
+	for (size_t i = 0; i < nf; i++) {
+		size_t h = strindex_find(&at, fresh[i], hosts, sup_name_at);
+		if (h != (size_t)-1)
+			from[h] = -(long)i - 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!from[i]) { /* a host named twice: answered once, in its first row */
+			rows[i].host = xstrdup(hosts[i]);
+			rows[i].verdict = FLEET_UNREACHABLE;
+			rows[i].reason = xstrdup("no answer");
+			continue;
+		}
+		struct check_row *src = from[i] > 0 ? &c[from[i] - 1] : &f[-from[i] - 1];
+		rows[i] = *src;
+		src->host = src->reason = NULL; /* moved */
+	}
+	strindex_release(&at);
+	free(from);
 	sup_check_rows_release(c, na);
 	sup_check_rows_release(f, nf);
 	free(ask);
@@ -191,7 +226,6 @@ static int cmp_findings(const void *a, const void *b)
 
 void sup_do_preflight(struct sup *s)
 {
-	const struct sup_options *o = s->o;
 	struct strlist hosts = STRLIST_INIT;
 	for (size_t i = 0; i < s->alloc.nr; i++) {
 		const struct sup_host *h = sup_machine_host(&s->m, s->alloc.items[i].name);
@@ -200,7 +234,7 @@ void sup_do_preflight(struct sup *s)
 		strlist_add(&hosts, s->alloc.items[i].name);
 	}
 	sup_say(s, "preflight: vigil check on %zu nodes", hosts.nr);
-	struct check_row *rows = sup_check_hosts(o, (const char *const *)hosts.items, hosts.nr,
+	struct check_row *rows = sup_check_hosts(s, (const char *const *)hosts.items, hosts.nr,
 					     &s->alloc, &s->w.no_agent);
 	struct check_row **ok = xcalloc(hosts.nr + 1, sizeof(*ok));
 	size_t nr_ok = 0, nr_sick = 0;
@@ -258,7 +292,7 @@ void sup_do_preflight(struct sup *s)
 void sup_do_checks(struct sup *s, const struct strlist *hosts)
 {
 	sup_say(s, "vigil check on the attempt's %zu nodes", hosts->nr);
-	struct check_row *rows = sup_check_hosts(s->o, (const char *const *)hosts->items, hosts->nr,
+	struct check_row *rows = sup_check_hosts(s, (const char *const *)hosts->items, hosts->nr,
 					     &s->alloc, &s->w.no_agent);
 	const char **sick = xcalloc(hosts->nr + 1, sizeof(*sick));
 	const char **why = xcalloc(hosts->nr + 1, sizeof(*why));

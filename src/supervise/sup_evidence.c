@@ -12,21 +12,10 @@ struct json_value *sup_diagnose(struct sup *s, const char *kind, const char *arg
 				   const char *out_path)
 {
 	struct json_value *v = NULL;
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	const char *argv[] = { self, "diagnose", kind, "--json", arg, NULL };
-	struct child c;
-	child_init(&c);
-	c.argv = argv;
-	c.timeout_ms = 60000;
-	c.out_cap = 16u << 20;
-	struct strbuf d = STRBUF_INIT;
-	if (child_run(&c, NULL) == 0 && c.exited && c.exit_code != 2 && c.out.len) {
-		write_file_atomic(out_path, c.out.buf, c.out.len, 0644, NULL);
-		v = json_parse(c.out.buf, c.out.len, NULL);
+	struct strbuf out = STRBUF_INIT, d = STRBUF_INIT;
+	if (s->W->diagnose(s->W->ctx, kind, arg, &out) == 0) {
+		write_file_atomic(out_path, out.buf, out.len, 0644, NULL);
+		v = json_parse(out.buf, out.len, NULL);
 		if (v && !strcmp(kind, "hang")) {
 			const char *sum = json_get_string(v, "summary");
 			const char *src = json_get_string(v, "source");
@@ -69,7 +58,7 @@ struct json_value *sup_diagnose(struct sup *s, const char *kind, const char *arg
 		sup_say(s, "diagnosis: %s", d.buf);
 	}
 	strbuf_release(&d);
-	child_release(&c);
+	strbuf_release(&out);
 	return v;
 }
 
@@ -149,11 +138,12 @@ void sup_do_evidence(struct sup *s, const struct sup_action *x)
 		strbuf_release(&p);
 	}
 	/* stacks of every rank, before anything is killed: see evidence.c */
-	struct strbuf summary = STRBUF_INIT;
-	struct strlist suspects = STRLIST_INIT, sick = STRLIST_INIT, why = STRLIST_INIT;
-	sup_collect_evidence(s->o, s->at.attempt_dir, step_id(&s->at.step), x->hosts.items, x->hosts.nr,
-			     s->at.ro_open ? &s->at.ro : NULL, sup_world_of(s, x->hosts.nr), &summary,
-			     &suspects, &sick, &why);
+	struct sup_evidence_found found = { .summary = STRBUF_INIT, .suspects = STRLIST_INIT,
+					    .sick = STRLIST_INIT, .why = STRLIST_INIT };
+	s->W->evidence(s->W->ctx, s, s->W->step_id(s->W->ctx, s), x->hosts.items, x->hosts.nr,
+		       sup_world_of(s, x->hosts.nr), &found);
+	struct strbuf summary = found.summary;
+	struct strlist suspects = found.suspects, sick = found.sick, why = found.why;
 	if (s->m.fault == SUP_FAULT_HANG) {
 		/* which rank stopped the collective: the NCCL recorder's rings (copied by vigil
 		 * stacks just now) or the watchdog lines, before anything is stopped */

@@ -34,25 +34,7 @@ static bool smoke_run(struct sup *s, const char *const *hosts, size_t n, unsigne
 		.env = (const char *const *)env.items,
 		.cmd = o->smoke ? o->smoke : o->cmd,
 	};
-	struct step st;
-	step_init(&st);
-	st.scancel = o->scancel;
-	if (step_start(&st, &o->cmds, &spec, &e) == 0) {
-		uint64_t end = mono_ms() + (uint64_t)(o->smoke_timeout_s * 1000);
-		while (!st.child.done && mono_ms() < end && !sup_sig_seen)
-			child_poll(&st.child, 200);
-		bool timed_out = !st.child.done;
-		if (timed_out)
-			step_stop(&st, &o->cmds, o->grace_ms, &e);
-		else
-			child_finish(&st.child);
-		failed = timed_out || !st.child.exited || st.child.exit_code != 0;
-		if (timed_out)
-			strbuf_addf(&e, "did not finish in %.0f s", o->smoke_timeout_s);
-		else
-			child_describe(&st.child, &e);
-		step_release(&st);
-	}
+	failed = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, &e) != 0;
 	strlist_release(&env);
 out:
 	strbuf_addf(detail, "%s[", detail->len ? "; " : "");

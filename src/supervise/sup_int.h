@@ -18,11 +18,13 @@
 #include "machine.h"
 #include "rankout.h"
 #include "collect.h"
+#include "world.h"
 #include "../lib/fileio.h"
 #include "../lib/json.h"
 #include "../lib/run.h"
 #include "../lib/run_group.h"
 #include "../lib/strlist.h"
+#include "../lib/strindex.h"
 #include "../lib/util.h"
 #include "../logs/steps.h"
 #include "../slurm/fleet.h"
@@ -45,11 +47,6 @@
 /* Unreachable in this many periodic checks in a row: the node is lost. */
 #define UNREACHABLE_LOST 2
 
-static inline double mono_s(void)
-{
-	return (double)mono_us() / 1e6;
-}
-
 /* An event waiting its turn (sup_post): its own copy of the strings. */
 struct queued_event {
 	enum sup_event_kind kind;
@@ -62,14 +59,6 @@ struct queued_event {
 	double happened, detected;
 };
 
-struct check_row {
-	char *host;
-	enum fleet_verdict verdict;
-	char *reason;
-	unsigned findings; /* not-ok findings in its report (the preflight's preference) */
-	bool no_cache;     /* asked for the agent's cached result, there was none fresh */
-};
-
 /* What the periodic watch found about one host. */
 struct watch_host {
 	char *name;
@@ -79,7 +68,7 @@ struct watch_host {
 
 /* The attempt that runs: its step, its output and what the output said. */
 struct sup_attempt {
-	struct step step;
+	struct step step; /* the real world's srun (world_real.c) */
 	bool step_live;
 	char attempt_dir[4096];
 	struct rankout ro;
@@ -102,12 +91,13 @@ struct sup_attempt {
 
 /* The periodic watch: a forked child asking Slurm and vigil check about the run's nodes. */
 struct sup_watch {
-	struct child watch;
+	struct child watch; /* the real world's forked watcher (world_real.c) */
 	bool watch_live;
 	double watch_started; /* wall clock */
 	double next_check, next_poll;
 	struct watch_host *wh;
 	size_t nr_wh, alloc_wh;
+	struct strindex wh_index; /* wh by name */
 	struct strlist no_agent; /* hosts whose agent keeps no fresh result: asked afresh */
 };
 
@@ -125,6 +115,8 @@ struct sup_events {
 
 struct sup {
 	const struct sup_options *o;
+	const struct sup_world *W; /* every touch of the outside (world.h) */
+	unsigned journaled;        /* records written by this run (the world's observer) */
 	struct sup_machine m;
 	struct journal j;
 	struct strbuf err;
@@ -138,8 +130,8 @@ struct sup {
 };
 
 const char *sup_verdict_word(enum fleet_verdict v); /* sup_checks.c */
-struct check_row *sup_check_hosts(const struct sup_options *o, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, struct strlist *no_agent); /* sup_checks.c */
-void sup_check_rows_release(struct check_row *rows, size_t n); /* sup_checks.c */
+struct check_row *sup_fleet_check(void *ctx, const struct sup_options *o, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, bool cached); /* sup_checks.c: the real world's check */
+struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, struct strlist *no_agent); /* sup_checks.c */
 void sup_do_checks(struct sup *s, const struct strlist *hosts); /* sup_checks.c */
 void sup_do_preflight(struct sup *s); /* sup_checks.c */
 struct json_value *sup_diagnose(struct sup *s, const char *kind, const char *arg, const char *out_path); /* sup_evidence.c */
@@ -155,7 +147,7 @@ void sup_flush_step(struct sup *s); /* sup_step.c */
 void sup_progress(struct sup *s, const struct step_update *u, bool from_json); /* sup_step.c */
 void sup_read_step_file(struct sup *s); /* sup_step.c */
 void sup_task_env(struct sup *s, struct strlist *env, bool smoke); /* sup_step.c */
-void sup_watch_done(struct sup *s); /* sup_watch.c */
+void sup_watch_done(struct sup *s, const char *result); /* sup_watch.c */
 void sup_watch_start(struct sup *s, bool checks); /* sup_watch.c */
 void sup_watch_stop(struct sup *s); /* sup_watch.c */
 int sup_allocation(struct sup *s, struct strbuf *err); /* supervisor.c */
@@ -167,6 +159,8 @@ void sup_pump(struct sup *s); /* supervisor.c */
 void sup_post_simple(struct sup *s, enum sup_event_kind k, const char *host, const char *text); /* supervisor.c */
 void sup_journal_event(struct sup *s, const char *cls, const char *host, const char *detail); /* supervisor.c */
 void sup_say(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* supervisor.c */
+const char *sup_name_at(const void *arr, size_t i); /* supervisor.c: strindex over a char *[] */
+void sup_print(struct sup *s, int fd, const char *text, size_t len); /* supervisor.c */
 /* the last signal seen (SIGTERM, SIGINT, SIGHUP), set by the handler in supervisor.c */
 extern volatile sig_atomic_t sup_sig_seen;
 

@@ -35,7 +35,7 @@ static void srun_line(struct sup *s, const char *line, size_t len)
 			host[k] = nf[k], k++;
 		host[k] = '\0';
 		if (slurm_node_name_ok(host))
-			sup_fault(s, SUP_EV_NODE_LOST, host, "srun: node failure", wall_seconds());
+			sup_fault(s, SUP_EV_NODE_LOST, host, "srun: node failure", sup_wall(s));
 		return;
 	}
 	const char *colon = strchr(rest, ':');
@@ -68,7 +68,7 @@ static void srun_line(struct sup *s, const char *line, size_t len)
 	    s->m.state == SUP_COLLECTING_EVIDENCE) {
 		struct strbuf t = STRBUF_INIT;
 		strbuf_add_clean(&t, colon + 2);
-		s->ev.detected = wall_seconds();
+		s->ev.detected = sup_wall(s);
 		s->ev.happened = s->ev.detected;
 		struct sup_event e = { .kind = SUP_EV_TASK_EXIT, .host = host, .code = code,
 				       .text = t.buf };
@@ -92,18 +92,17 @@ static void on_rank_line(void *arg, int rank, int stream, const char *line, size
 	step_parser_feed(&s->at.out_p, "\n", 1, on_step_out, s);
 }
 
-static void on_output(void *arg, int stream, const char *data, size_t len)
+void sup_world_output(struct sup *s, int stream, const char *data, size_t len)
 {
-	struct sup *s = arg;
 	if (s->at.ro_open)
-		rankout_feed(&s->at.ro, stream, data, len, wall_seconds(), mono_s());
+		rankout_feed(&s->at.ro, stream, data, len, sup_wall(s), sup_mono(s));
 }
 
 /* Every step is journaled (vigil diagnose steps reads the journal as it is); fsync'd at most
  * once a second, and with the next synced record: a kill -9 loses at most a second of them. */
 static void journal_step(struct sup *s, uint64_t step, bool has_loss, double loss)
 {
-	double now = wall_seconds();
+	double now = sup_wall(s);
 	bool sync = now - s->at.last_step_journaled >= STEP_JOURNAL_EVERY_S;
 	if (sync)
 		s->at.last_step_journaled = now;
@@ -144,7 +143,7 @@ void sup_progress(struct sup *s, const struct step_update *u, bool from_json)
 	}
 	struct detect_result dr;
 	enum detect_what w = detect_on_step(&s->o->detect, &s->at.det, u->r.step, u->change,
-					    mono_s(), &dr);
+					    sup_mono(s), &dr);
 	/* the machine journals a step record for every step; here they are thinned out */
 	struct sup_event e = { .kind = SUP_EV_STEP, .step = u->r.step };
 	enum sup_state st = s->m.state;
@@ -165,7 +164,7 @@ void sup_progress(struct sup *s, const struct step_update *u, bool from_json)
 			sup_say(s, "slowdown: %s", t.buf);
 			/* it started with the first slow step of the run */
 			sup_fault(s, SUP_EV_SLOW, NULL, t.buf,
-			      wall_seconds() - dr.step_time * dr.slow_run);
+			      sup_wall(s) - dr.step_time * dr.slow_run);
 		}
 	}
 	strbuf_release(&t);
@@ -334,18 +333,14 @@ void sup_do_launch(struct sup *s, const struct sup_action *x)
 		.env = (const char *const *)env.items,
 		.cmd = o->cmd,
 	};
-	step_init(&s->at.step);
-	s->at.step.scancel = o->scancel;
-	s->at.step.on_output = on_output;
-	s->at.step.on_output_arg = s;
 	/* the step is inside our allocation, whatever SLURM_JOB_ID the caller's environment has */
-	int rc = step_start(&s->at.step, &o->cmds, &spec, &e);
+	int rc = s->W->launch(s->W->ctx, s, &spec, &e);
 	strlist_release(&env);
 	if (rc < 0)
 		goto fail;
 	s->at.step_live = true;
-	s->at.launch_wall = wall_seconds();
-	detect_start(&s->at.det, mono_s());
+	s->at.launch_wall = sup_wall(s);
+	detect_start(&s->at.det, sup_mono(s));
 	sup_say(s, "attempt %u: %u ranks on %zu hosts (%s%s)", x->attempt, world, x->hosts.nr,
 	    x->hosts.items[0], x->hosts.nr > 1 ? ", ..." : "");
 	strbuf_release(&e);
@@ -354,7 +349,7 @@ fail:
 	/* a launch that cannot happen is a crash of this attempt: the machine decides */
 	sup_say(s, "attempt %u could not start: %s", x->attempt, e.buf);
 	sup_close_attempt(s);
-	s->ev.detected = s->ev.happened = wall_seconds();
+	s->ev.detected = s->ev.happened = sup_wall(s);
 	struct sup_event ev = { .kind = SUP_EV_TASK_EXIT, .code = 127, .text = e.buf };
 	/* launching -> stopping; the stop finds nothing to stop */
 	sup_post(s, &ev);
@@ -367,17 +362,13 @@ void sup_do_stop(struct sup *s, const struct sup_action *x)
 	int rc = 0;
 	if (s->at.step_live) {
 		sup_say(s, "stopping the step (TERM, %u ms, KILL)", s->o->grace_ms);
-		rc = step_stop(&s->at.step, &s->o->cmds, s->o->grace_ms, &e);
-		/* what srun still had to say */
-		while (!s->at.step.child.done && child_poll(&s->at.step.child, 0) == 0)
-			;
-		step_release(&s->at.step);
+		rc = s->W->stop(s->W->ctx, s, s->o->grace_ms, &e);
 		s->at.step_live = false;
 	} else if (x->text && *x->text) {
 		/* a step of the supervisor before this one (journal) */
 		sup_say(s, "stopping step %s of attempt %u, left by an earlier vigil run", x->text,
 		    x->attempt);
-		rc = step_stop_id(&s->o->cmds, s->o->scancel, NULL, x->text, &e);
+		rc = s->W->stop_id(s->W->ctx, s->o, x->text, &e);
 	} else if (s->m.resumed && !s->at.launched_said) {
 		/* resumed without a step id in the journal: the attempt directory may have it */
 		struct strbuf p = STRBUF_INIT, id = STRBUF_INIT;
@@ -387,7 +378,7 @@ void sup_do_stop(struct sup *s, const struct sup_action *x)
 			if (step_id_ok(id.buf)) {
 				sup_say(s, "stopping step %s of attempt %u (its step-id file)", id.buf,
 				    x->attempt);
-				rc = step_stop_id(&s->o->cmds, s->o->scancel, NULL, id.buf, &e);
+				rc = s->W->stop_id(s->W->ctx, s->o, id.buf, &e);
 			}
 		}
 		strbuf_release(&p);

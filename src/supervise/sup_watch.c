@@ -1,86 +1,73 @@
 /* sup_watch.c: see sup_int.h */
 #include "sup_int.h"
+#include "../lib/strindex.h"
 
 /* ---- the periodic watch: Slurm's view of the nodes, and vigil check on them ---- */
 
-struct watch_arg {
-	struct sup *s;
-	bool checks;
-};
-
-/* In a forked child: one line per host, "HOST\tWHAT\tDETAIL" (WHAT: lost, healthy,
- * unhealthy, unknown, unreachable). */
-static int watch_fn(void *arg, int out_fd)
+/* One line per host, "HOST\tWHAT\tDETAIL" (WHAT: lost, healthy, unhealthy, unknown,
+ * unreachable; noagent: its agent keeps no fresh result). It reads the run but changes nothing
+ * of it: the real world runs it in a forked child, and the loop learns what it found from the
+ * lines alone (sup_watch_done). */
+void sup_watch_text(struct sup *s, bool checks, struct strbuf *out)
 {
-	struct watch_arg *w = arg;
-	struct sup *s = w->s;
 	struct strlist hosts = STRLIST_INIT;
 	sup_active_list(&s->m, &hosts);
-	struct strbuf out = STRBUF_INIT, e = STRBUF_INIT, hl = STRBUF_INIT;
+	struct strbuf e = STRBUF_INIT, hl = STRBUF_INIT;
 	for (size_t i = 0; i < hosts.nr; i++)
 		strbuf_addf(&hl, "%s%s", i ? "," : "", hosts.items[i]);
 	struct slurm_nodes nodes = { 0 };
-	if (hosts.nr && slurm_nodes_list(&s->o->cmds, hl.buf, &nodes, &e) == 0) {
+	if (hosts.nr && s->W->nodes(s->W->ctx, s->o, hl.buf, &nodes, &e) == 0) {
 		for (size_t i = 0; i < nodes.nr; i++)
 			if (nodes.items[i].flags & (NODE_NOT_RESPONDING | NODE_DOWN | NODE_FAIL))
-				strbuf_addf(&out, "%s\tlost\tSlurm: %s\n", nodes.items[i].name,
+				strbuf_addf(out, "%s\tlost\tSlurm: %s\n", nodes.items[i].name,
 					    nodes.items[i].state);
 	}
-	if (w->checks && hosts.nr) {
-		struct strlist before = STRLIST_INIT;
+	if (checks && hosts.nr) {
+		struct strlist no_agent = STRLIST_INIT;
 		for (size_t i = 0; i < s->w.no_agent.nr; i++)
-			strlist_add(&before, s->w.no_agent.items[i]);
-		struct check_row *rows = sup_check_hosts(s->o, (const char *const *)hosts.items,
-						     hosts.nr, &s->alloc, &s->w.no_agent);
-		/* what this (forked) watcher learnt, for the loop to remember */
-		for (size_t i = 0; i < s->w.no_agent.nr; i++)
-			if (!strlist_has(&before, s->w.no_agent.items[i]))
-				strbuf_addf(&out, "%s\tnoagent\t\n", s->w.no_agent.items[i]);
-		strlist_release(&before);
+			strlist_add(&no_agent, s->w.no_agent.items[i]);
+		struct check_row *rows = sup_check_hosts(s, (const char *const *)hosts.items,
+							 hosts.nr, &s->alloc, &no_agent);
+		/* what this watcher learnt, for the loop to remember */
+		for (size_t i = s->w.no_agent.nr; i < no_agent.nr; i++)
+			strbuf_addf(out, "%s\tnoagent\t\n", no_agent.items[i]);
+		strlist_release(&no_agent);
 		for (size_t i = 0; i < hosts.nr; i++) {
-			strbuf_addf(&out, "%s\t%s\t", rows[i].host, sup_verdict_word(rows[i].verdict));
+			strbuf_addf(out, "%s\t%s\t", rows[i].host, sup_verdict_word(rows[i].verdict));
 			for (const char *p = rows[i].reason; *p; p++)
-				strbuf_addch(&out, *p == '\n' || *p == '\t' ? ' ' : *p);
-			strbuf_addch(&out, '\n');
+				strbuf_addch(out, *p == '\n' || *p == '\t' ? ' ' : *p);
+			strbuf_addch(out, '\n');
 		}
 		sup_check_rows_release(rows, hosts.nr);
 	}
-	(void)!write(out_fd, out.buf, out.len);
 	slurm_nodes_release(&nodes);
 	strlist_release(&hosts);
-	strbuf_release(&out);
 	strbuf_release(&e);
 	strbuf_release(&hl);
-	return 0;
 }
-
-static struct watch_arg watch_arg;
 
 void sup_watch_start(struct sup *s, bool checks)
 {
-	child_init(&s->w.watch);
-	watch_arg.s = s;
-	watch_arg.checks = checks;
-	s->w.watch.fn = watch_fn;
-	s->w.watch.fn_arg = &watch_arg;
-	s->w.watch.result_pipe = true;
-	s->w.watch.result_cap = 1u << 20;
-	s->w.watch.out_cap = 64 * 1024;
-	s->w.watch.timeout_ms = (unsigned)(s->o->check_timeout_s * 1000) + 30000;
 	struct strbuf e = STRBUF_INIT;
-	s->w.watch_started = wall_seconds();
-	if (child_start(&s->w.watch, &e) == 0)
+	s->w.watch_started = sup_wall(s);
+	if (s->W->watch_start(s->W->ctx, s, checks, &e) == 0)
 		s->w.watch_live = true;
 	else
 		sup_journal_event(s, "watch_failed", NULL, e.buf);
 	strbuf_release(&e);
 }
 
-void sup_watch_done(struct sup *s)
+void sup_watch_done(struct sup *s, const char *result)
 {
 	s->w.watch_live = false;
 	bool running = s->m.state == SUP_RUNNING || s->m.state == SUP_LAUNCHING;
-	char *text = s->w.watch.result.buf;
+	char *text = xstrdup(result ? result : "");
+	struct strindex known = { 0 }; /* s->w.no_agent by name: a watch is O(hosts) */
+	for (size_t i = 0; i < s->w.no_agent.nr; i++)
+		if (strindex_find(&known, s->w.no_agent.items[i], s->w.no_agent.items,
+				  sup_name_at) == (size_t)-1)
+			strindex_add(&known, s->w.no_agent.items[i], i, s->w.no_agent.items,
+				     sup_name_at);
 	for (char *line = text; running && line && *line;) {
 		char *nl = strchr(line, '\n');
 		if (nl)
@@ -89,8 +76,13 @@ void sup_watch_done(struct sup *s)
 		if (t1 && t2) {
 			*t1 = *t2 = '\0';
 			const char *host = line, *what = t1 + 1, *detail = t2 + 1;
-			if (!strcmp(what, "noagent") && !strlist_has(&s->w.no_agent, host))
+			if (!strcmp(what, "noagent") &&
+			    strindex_find(&known, host, s->w.no_agent.items, sup_name_at) ==
+				    (size_t)-1) {
 				strlist_add(&s->w.no_agent, host);
+				strindex_add(&known, host, s->w.no_agent.nr - 1,
+					     s->w.no_agent.items, sup_name_at);
+			}
 			const struct sup_host *h = sup_machine_host(&s->m, host);
 			if (h && h->role == SUP_HOST_ACTIVE) {
 				struct watch_host *w = sup_wh_get(s, host);
@@ -127,15 +119,15 @@ void sup_watch_done(struct sup *s)
 		running = s->m.state == SUP_RUNNING || s->m.state == SUP_LAUNCHING;
 		line = nl ? nl + 1 : NULL;
 	}
-	child_finish(&s->w.watch);
-	child_release(&s->w.watch);
+	free(text);
+	strindex_release(&known);
+	s->W->watch_stop(s->W->ctx, s);
 }
 
 void sup_watch_stop(struct sup *s)
 {
 	if (!s->w.watch_live)
 		return;
-	child_finish(&s->w.watch);
-	child_release(&s->w.watch);
+	s->W->watch_stop(s->W->ctx, s);
 	s->w.watch_live = false;
 }

@@ -2,23 +2,34 @@
 #include "supervisor.h"
 #include "sup_int.h"
 
-static int sig_pipe[2] = { -1, -1 };
 volatile sig_atomic_t sup_sig_seen;
 
-static void on_signal(int sig)
+/* ---- small helpers ---- */
+
+double sup_wall(const struct sup *s)
 {
-	int saved = errno;
-	sup_sig_seen = sig;
-	if (sig_pipe[1] >= 0) {
-		char c = (char)sig;
-		(void)!write(sig_pipe[1], &c, 1);
-	}
-	errno = saved;
+	return os_wall(s->W->os, s->W->os_ctx);
 }
 
+double sup_mono(const struct sup *s)
+{
+	return (double)os_mono_ms(s->W->os, s->W->os_ctx) / 1e3;
+}
 
+const char *sup_name_at(const void *arr, size_t i)
+{
+	return ((const char *const *)arr)[i];
+}
 
-/* ---- small helpers ---- */
+void sup_print(struct sup *s, int fd, const char *text, size_t len)
+{
+	s->W->print(s->W->ctx, fd, text, len);
+}
+
+void sup_world_active(const struct sup *s, struct strlist *out)
+{
+	sup_active_list(&s->m, out);
+}
 
 void sup_say(struct sup *s, const char *fmt, ...)
 {
@@ -30,19 +41,23 @@ void sup_say(struct sup *s, const char *fmt, ...)
 	strbuf_vaddf(&line, fmt, ap);
 	va_end(ap);
 	char ts[40];
-	rankout_timestamp(wall_seconds(), ts, sizeof(ts));
+	rankout_timestamp(sup_wall(s), ts, sizeof(ts));
+	strbuf_addf(&clean, "vigil run: %s ", ts + 11);
 	strbuf_add_clean(&clean, line.buf);
-	fprintf(stderr, "vigil run: %s %s\n", ts + 11, clean.buf);
+	strbuf_addch(&clean, '\n');
+	sup_print(s, 2, clean.buf, clean.len);
 	strbuf_release(&line);
 	strbuf_release(&clean);
 }
 
 static void journal_rec(struct sup *s, struct journal_record *r)
 {
-	r->t = wall_seconds();
+	r->t = sup_wall(s);
 	struct strbuf e = STRBUF_INIT;
 	if (journal_append(&s->j, r, &e) < 0)
 		sup_say(s, "%s", e.buf); /* the run goes on; the record is lost and that is said */
+	else if (s->W->journaled)
+		s->W->journaled(s->W->ctx, ++s->journaled);
 	strbuf_release(&e);
 }
 
@@ -53,15 +68,21 @@ void sup_journal_event(struct sup *s, const char *cls, const char *host, const c
 	journal_rec(s, &r);
 }
 
+static const char *wh_name(const void *arr, size_t i)
+{
+	return ((const struct watch_host *)arr)[i].name;
+}
+
 struct watch_host *sup_wh_get(struct sup *s, const char *name)
 {
-	for (size_t i = 0; i < s->w.nr_wh; i++)
-		if (!strcmp(s->w.wh[i].name, name))
-			return &s->w.wh[i];
+	size_t i = strindex_find(&s->w.wh_index, name, s->w.wh, wh_name);
+	if (i != (size_t)-1)
+		return &s->w.wh[i];
 	ALLOC_GROW(s->w.wh, s->w.nr_wh + 1, s->w.alloc_wh);
 	struct watch_host *w = &s->w.wh[s->w.nr_wh++];
 	memset(w, 0, sizeof(*w));
 	w->name = xstrdup(name);
+	strindex_add(&s->w.wh_index, name, s->w.nr_wh - 1, s->w.wh, wh_name);
 	return w;
 }
 
@@ -116,6 +137,8 @@ void sup_pump(struct sup *s)
 		struct queued_event q = ev->q[ev->q_head++];
 		ev->happened = q.happened;
 		ev->detected = q.detected;
+		if (s->W->fed)
+			s->W->fed(s->W->ctx, s->m.state, q.kind);
 		struct sup_event e = {
 			.kind = q.kind, .host = q.host, .text = q.text, .code = q.code,
 			.step = q.step, .startup = q.startup,
@@ -180,7 +203,7 @@ void sup_post_simple(struct sup *s, enum sup_event_kind k, const char *host, con
 void sup_fault(struct sup *s, enum sup_event_kind k, const char *host, const char *text,
 		  double happened)
 {
-	double detected = wall_seconds();
+	double detected = sup_wall(s);
 	struct sup_event e = { .kind = k, .host = host, .text = text };
 	if (k == SUP_EV_HANG && !s->at.has_step)
 		e.startup = true;
@@ -198,9 +221,9 @@ static void do_drain(struct sup *s, const struct sup_action *x)
 	struct slurm_node node = { 0 };
 	struct strbuf e = STRBUF_INIT;
 	struct slurm_decision d;
-	bool have = slurm_node_get(&s->o->cmds, x->host, &node, &e) == 0;
+	bool have = s->W->node_get(s->W->ctx, s->o, x->host, &node, &e) == 0;
 	slurm_decide_exclude(x->text, have ? &node : NULL, &d);
-	if (d.act == SLURM_ACT_DRAIN && slurm_apply(&s->o->cmds, x->host, &d, &e) < 0) {
+	if (d.act == SLURM_ACT_DRAIN && s->W->drain(s->W->ctx, s->o, x->host, &d, &e) < 0) {
 		sup_journal_event(s, "drain_failed", x->host, e.buf);
 		sup_say(s, "cannot drain %s: %s", x->host, e.buf);
 	} else {
@@ -299,9 +322,11 @@ static void run_action(struct sup *s, const struct sup_action *x)
 			sup_do_group_test(s, x);
 			break;
 		case SUP_ACT_WAIT: {
-			uint64_t end = mono_ms() + (uint64_t)(s->o->restart_delay_s * 1000);
-			while (mono_ms() < end && !sup_sig_seen)
-				usleep(20000);
+			const struct sup_world *W = s->W;
+			uint64_t end = os_mono_ms(W->os, W->os_ctx) +
+				       (uint64_t)(s->o->restart_delay_s * 1000);
+			for (uint64_t now; (now = os_mono_ms(W->os, W->os_ctx)) < end && !sup_sig_seen;)
+				os_sleep_ms(W->os, W->os_ctx, end - now < 20 ? end - now : 20);
 			if (sup_sig_seen)
 				sup_post_simple(s, SUP_EV_CANCEL, NULL, "signal before the relaunch");
 			else
@@ -315,38 +340,24 @@ static void run_action(struct sup *s, const struct sup_action *x)
 	}
 }
 
-/* Read the step's output (and maybe see it end); the events it gives wait for the pump
- * (their handling may stop and free that very step). */
-static bool step_io(struct sup *s, const struct pollfd *pfd, size_t n)
-{
-	s->ev.in_io = true;
-	bool ended = step_handle(&s->at.step, pfd, n);
-	if (ended)
-		rankout_finish(&s->at.ro);
-	s->ev.in_io = false;
-	return ended;
-}
-
 /* ---- the loop while a step runs ---- */
 
+/*
+ * One turn: wait (the world gives the step's output as it comes, while events wait for the
+ * pump: their handling may stop and free that very step), then a signal, the watch's end,
+ * the step file, the events, the step's end, the detector's deadlines, the next watch.
+ */
 static void run_loop(struct sup *s)
 {
 	const struct sup_options *o = s->o;
-	double now = mono_s();
+	const struct sup_world *W = s->W;
+	double now = sup_mono(s);
 	s->w.next_poll = now + o->node_poll_s;
 	s->w.next_check = o->check_interval_s > 0 ? now + o->check_interval_s : INFINITY;
+	struct sup_wake wk;
+	memset(&wk, 0, sizeof(wk));
 	while (s->at.step_live && (s->m.state == SUP_LAUNCHING || s->m.state == SUP_RUNNING)) {
-		struct pollfd pfd[2 * CHILD_POLLFDS + 1];
-		size_t n = 0;
-		pfd[n].fd = sig_pipe[0];
-		pfd[n].events = POLLIN;
-		n++;
-		size_t step_at = n;
-		n += step_pollfds(&s->at.step, pfd + n);
-		size_t watch_at = n;
-		if (s->w.watch_live)
-			n += child_pollfds(&s->w.watch, pfd + n);
-		now = mono_s();
+		now = sup_mono(s);
 		double next = detect_deadline(&o->detect, &s->at.det);
 		if (!s->w.watch_live) {
 			if (s->w.next_poll < next)
@@ -356,15 +367,14 @@ static void run_loop(struct sup *s)
 		}
 		double wait = next - now;
 		int ms = wait > 0.25 ? 250 : wait <= 0 ? 0 : (int)(wait * 1000) + 1;
-		int w = s->w.watch_live ? child_wait_ms(&s->w.watch) : -1;
-		if (w >= 0 && w < ms)
-			ms = w;
-		if (poll(pfd, n, ms) < 0 && errno != EINTR)
-			break;
-		if (pfd[0].revents) {
-			char b[16];
-			(void)!read(sig_pipe[0], b, sizeof(b));
-		}
+		strbuf_release(&wk.desc);
+		memset(&wk, 0, sizeof(wk));
+		unsigned attempt = s->m.attempt;
+		s->ev.in_io = true;
+		W->wait(W->ctx, s, ms, &wk);
+		if (wk.step_ended)
+			rankout_finish(&s->at.ro);
+		s->ev.in_io = false;
 		if (sup_sig_seen) {
 			char t[64];
 			snprintf(t, sizeof(t), "signal %d (%s)", (int)sup_sig_seen,
@@ -373,14 +383,12 @@ static void run_loop(struct sup *s)
 			sup_fault(s, SUP_EV_CANCEL, NULL, t, 0);
 			break;
 		}
-		unsigned attempt = s->m.attempt;
-		if (s->w.watch_live && child_handle(&s->w.watch, pfd + watch_at, n - watch_at))
-			sup_watch_done(s);
+		if (wk.watch_done)
+			sup_watch_done(s, wk.watch_text);
 		if (s->m.attempt != attempt)
-			continue; /* a new attempt runs: its fds are not in this poll's set */
+			continue; /* a new attempt runs: what woke us was the old one's */
 		if (!s->at.step_live || (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING))
 			break;
-		bool ended = step_io(s, pfd + step_at, watch_at - step_at);
 		if (s->at.parsers) {
 			s->ev.in_io = true;
 			sup_read_step_file(s);
@@ -393,34 +401,28 @@ static void run_loop(struct sup *s)
 				continue; /* the attempt ended (and maybe the next began) */
 		}
 		if (!s->at.launched_said) {
-			const char *id = step_id(&s->at.step);
+			const char *id = W->step_id(W->ctx, s);
 			if (id) {
 				s->at.launched_said = true;
 				sup_post_simple(s, SUP_EV_LAUNCHED, NULL, id);
 			}
 		}
-		if (ended) {
+		if (wk.step_ended) {
 			if (s->m.state != SUP_LAUNCHING && s->m.state != SUP_RUNNING)
 				break;
-			int code = s->at.step.child.exited ? s->at.step.child.exit_code
-				   : s->at.step.child.signaled ? 128 + s->at.step.child.term_signal
-							    : 1;
-			struct strbuf t = STRBUF_INIT;
-			child_describe(&s->at.step.child, &t);
-			if (code != 0)
-				sup_say(s, "srun %s", t.buf);
-			s->ev.detected = s->ev.happened = wall_seconds();
-			struct sup_event e = { .kind = SUP_EV_TASK_EXIT, .code = code,
-					       .text = t.buf };
-			step_release(&s->at.step);
+			if (wk.code != 0)
+				sup_say(s, "srun %s", wk.desc.buf);
+			s->ev.detected = s->ev.happened = sup_wall(s);
+			struct sup_event e = { .kind = SUP_EV_TASK_EXIT, .code = wk.code,
+					       .text = wk.desc.buf };
+			W->release(W->ctx, s);
 			s->at.step_live = false;
-			if (code == 0)
+			if (wk.code == 0)
 				sup_close_attempt(s);
 			sup_post(s, &e);
-			strbuf_release(&t);
 			break;
 		}
-		now = mono_s();
+		now = sup_mono(s);
 		struct detect_result dr;
 		enum detect_what dw = detect_on_tick(&o->detect, &s->at.det, now, &dr);
 		if (dw == DETECT_HANG || dw == DETECT_STARTUP_TIMEOUT) {
@@ -433,7 +435,7 @@ static void run_loop(struct sup *s)
 				strbuf_addf(&t, "no step %.1f s after the launch (startup timeout "
 					    "%.1f s)", dr.silent_s, dr.limit_s);
 			sup_say(s, "%s: %s", dw == DETECT_HANG ? "hang" : "startup timeout", t.buf);
-			sup_fault(s, SUP_EV_HANG, NULL, t.buf, wall_seconds() - dr.silent_s);
+			sup_fault(s, SUP_EV_HANG, NULL, t.buf, sup_wall(s) - dr.silent_s);
 			strbuf_release(&t);
 			continue;
 		}
@@ -445,6 +447,7 @@ static void run_loop(struct sup *s)
 				s->w.next_check = now + o->check_interval_s;
 		}
 	}
+	strbuf_release(&wk.desc);
 	sup_watch_stop(s);
 }
 
@@ -453,7 +456,7 @@ static void run_loop(struct sup *s)
 int sup_allocation(struct sup *s, struct strbuf *err)
 {
 	struct strbuf e = STRBUF_INIT;
-	if (slurm_nodes_list(&s->o->cmds, s->o->nodelist, &s->alloc, &e) < 0) {
+	if (s->W->nodes(s->W->ctx, s->o, s->o->nodelist, &s->alloc, &e) < 0) {
 		strbuf_addf(err, "cannot read the allocation's nodes (%s): %s", s->o->nodelist,
 			    e.buf);
 		strbuf_release(&e);
@@ -515,7 +518,6 @@ static void final_report(struct sup *s)
 		json_close_object(&w);
 		json_writer_finish(&w, NULL);
 		strbuf_addch(&out, '\n');
-		fwrite(out.buf, 1, out.len, stdout);
 	} else {
 		strbuf_addf(&out, "vigil run: %s", s->outcome ? s->outcome : "unknown");
 		if (s->outcome_text) {
@@ -527,21 +529,27 @@ static void final_report(struct sup *s)
 			    s->m.launched_any ? s->m.attempt + 1 : 0,
 			    s->m.attempt ? "s" : "", s->m.restarts, s->m.restarts == 1 ? "" : "s",
 			    excluded, excluded == 1 ? "" : "s", s->o->run_dir);
-		fwrite(out.buf, 1, out.len, stdout);
 	}
-	fflush(stdout);
+	sup_print(s, 1, out.buf, out.len);
 	strbuf_release(&out);
 }
 
 int supervise(const struct sup_options *o, struct strbuf *err)
 {
+	return supervise_in(o, NULL, err);
+}
+
+int supervise_in(const struct sup_options *o, const struct sup_world *world, struct strbuf *err)
+{
 	struct sup s;
 	memset(&s, 0, sizeof(s));
 	s.o = o;
+	s.W = world ? world : sup_real_world();
 	s.at.step_file_fd = -1;
 	s.exit_code = 1;
 	s.j.fd = -1;
 	int ret = 2;
+	bool signals_on = false;
 	struct journal_replay rp;
 	memset(&rp, 0, sizeof(rp));
 
@@ -582,18 +590,9 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 	}
 
 	/* signals: a cancel is an event like any other */
-	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		strbuf_addf(err, "cannot make a pipe: %s", strerror(errno));
+	if (s.W->signals && s.W->signals(s.W->ctx, true, err) < 0)
 		goto out;
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	signals_on = s.W->signals != NULL;
 
 	ret = 1;
 	sup_machine_init(&s.m, nodes, o->max_restarts);
@@ -629,8 +628,7 @@ int supervise(const struct sup_options *o, struct strbuf *err)
 out:
 	if (s.at.step_live) {
 		struct strbuf e = STRBUF_INIT;
-		step_stop(&s.at.step, &o->cmds, o->grace_ms, &e);
-		step_release(&s.at.step);
+		s.W->stop(s.W->ctx, &s, o->grace_ms, &e);
 		strbuf_release(&e);
 	}
 	sup_close_attempt(&s);
@@ -642,16 +640,14 @@ out:
 	for (size_t i = 0; i < s.w.nr_wh; i++)
 		free(s.w.wh[i].name);
 	free(s.w.wh);
+	strindex_release(&s.w.wh_index);
 	for (size_t i = s.ev.q_head; i < s.ev.nr_q; i++)
 		event_release(&s.ev.q[i]);
 	free(s.ev.q);
 	sup_actions_release(&s.ev.actions);
 	strlist_release(&s.w.no_agent);
 	free(s.outcome_text);
-	if (sig_pipe[0] >= 0) {
-		close(sig_pipe[0]);
-		close(sig_pipe[1]);
-		sig_pipe[0] = sig_pipe[1] = -1;
-	}
+	if (signals_on)
+		s.W->signals(s.W->ctx, false, NULL);
 	return ret;
 }
