@@ -240,6 +240,15 @@ static enum sup_state ignore(struct sup_machine *m, const struct sup_event *e,
 	return m->state;
 }
 
+/* The run is over: what is left in the queue moves nothing and is not journaled. Only a
+ * signal can still come after the end (during the report); nothing else is left behind, as
+ * every action posts its event at the end of the queue. */
+static enum sup_state over(struct sup_machine *m, const struct sup_event *e,
+			   struct sup_actions *a)
+{
+	return m->state;
+}
+
 static enum sup_state unexpected(struct sup_machine *m, const struct sup_event *e,
 				 struct sup_actions *a)
 {
@@ -378,6 +387,8 @@ static enum sup_state cancel_running(struct sup_machine *m, const struct sup_eve
 				     struct sup_actions *a)
 {
 	m->cancelled = true;
+	free(m->cancel_text);
+	m->cancel_text = e->text ? xstrdup(e->text) : NULL;
 	return stop_for(m, a, SUP_FAULT_CANCEL, NULL, e->text);
 }
 
@@ -477,6 +488,8 @@ static enum sup_state cancel_stopping(struct sup_machine *m, const struct sup_ev
 				      struct sup_actions *a)
 {
 	m->cancelled = true;
+	free(m->cancel_text);
+	m->cancel_text = e->text ? xstrdup(e->text) : NULL;
 	return m->state;
 }
 
@@ -487,8 +500,9 @@ static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
 	struct sup_action *x = machine_record(m, a, JOURNAL_ATTEMPT_ENDED, sup_fault_name(m->fault));
 	x->has_code = m->has_exit_code;
 	x->code = m->exit_code;
-	if (m->cancelled)
-		return finish(m, a, SUP_FAILED, "cancelled", e->text ? e->text : "cancelled");
+	if (m->cancelled) /* with what cancelled it (a signal, said by its name) */
+		return finish(m, a, SUP_FAILED, "cancelled",
+			      m->cancel_text ? m->cancel_text : e->text ? e->text : "cancelled");
 	if (m->resumed && m->fault == SUP_FAULT_RESTART) {
 		/* the step of the supervisor before is gone: start over from the preflight */
 		m->fault = SUP_FAULT_NONE;
@@ -555,13 +569,13 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_LAUNCHED] = unexpected,
 		[SUP_EV_STEP] = unexpected,
 		[SUP_EV_TASK_EXIT] = unexpected,
-		[SUP_EV_NODE_LOST] = ignore, /* preflight's own result will say */
+		[SUP_EV_NODE_LOST] = unexpected,
 		[SUP_EV_HANG] = unexpected,
 		[SUP_EV_SLOW_STEP] = unexpected,
 		[SUP_EV_SLOW] = unexpected,
-		[SUP_EV_HOST_SICK] = ignore, /* likewise */
+		[SUP_EV_HOST_SICK] = unexpected,
 		[SUP_EV_EVIDENCE_DONE] = unexpected,
-		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_STOPPED] = unexpected,
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
@@ -598,7 +612,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_SLOW_STEP] = slow_step,
 		[SUP_EV_SLOW] = slow,
 		[SUP_EV_HOST_SICK] = host_sick,
-		[SUP_EV_EVIDENCE_DONE] = ignore, /* a hang that cleared: late stacks */
+		[SUP_EV_EVIDENCE_DONE] = unexpected,
 		[SUP_EV_STOPPED] = unexpected,
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
@@ -609,13 +623,13 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 	[SUP_COLLECTING_EVIDENCE] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
 		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
-		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_LAUNCHED] = unexpected,
 		[SUP_EV_STEP] = step_in_evidence,
 		[SUP_EV_TASK_EXIT] = exit_in_evidence,
 		[SUP_EV_NODE_LOST] = lost_or_sick_then_stop,
-		[SUP_EV_HANG] = ignore,
-		[SUP_EV_SLOW_STEP] = ignore,
-		[SUP_EV_SLOW] = ignore,
+		[SUP_EV_HANG] = unexpected,
+		[SUP_EV_SLOW_STEP] = unexpected,
+		[SUP_EV_SLOW] = unexpected,
 		[SUP_EV_HOST_SICK] = lost_or_sick_then_stop,
 		[SUP_EV_EVIDENCE_DONE] = evidence_done,
 		[SUP_EV_STOPPED] = unexpected,
@@ -628,11 +642,11 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 	[SUP_STOPPING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
 		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
-		[SUP_EV_LAUNCHED] = ignore,
+		[SUP_EV_LAUNCHED] = unexpected,
 		[SUP_EV_STEP] = ignore,
 		[SUP_EV_TASK_EXIT] = ignore, /* the stop's own doing */
 		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
-		[SUP_EV_HANG] = ignore,
+		[SUP_EV_HANG] = unexpected,
 		[SUP_EV_SLOW_STEP] = ignore,
 		[SUP_EV_SLOW] = ignore,
 		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
@@ -648,15 +662,15 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
 		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
 		[SUP_EV_LAUNCHED] = unexpected,
-		[SUP_EV_STEP] = ignore,
-		[SUP_EV_TASK_EXIT] = ignore,
-		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
-		[SUP_EV_HANG] = ignore,
-		[SUP_EV_SLOW_STEP] = ignore,
-		[SUP_EV_SLOW] = ignore,
-		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
-		[SUP_EV_EVIDENCE_DONE] = ignore,
-		[SUP_EV_STOPPED] = ignore,
+		[SUP_EV_STEP] = unexpected,
+		[SUP_EV_TASK_EXIT] = unexpected,
+		[SUP_EV_NODE_LOST] = unexpected,
+		[SUP_EV_HANG] = unexpected,
+		[SUP_EV_SLOW_STEP] = unexpected,
+		[SUP_EV_SLOW] = unexpected,
+		[SUP_EV_HOST_SICK] = unexpected,
+		[SUP_EV_EVIDENCE_DONE] = unexpected,
+		[SUP_EV_STOPPED] = unexpected,
 		[SUP_EV_CHECK_DONE] = check_done,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
@@ -667,16 +681,16 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
 		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
 		[SUP_EV_LAUNCHED] = unexpected,
-		[SUP_EV_STEP] = ignore,
-		[SUP_EV_TASK_EXIT] = ignore,
-		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
-		[SUP_EV_HANG] = ignore,
-		[SUP_EV_SLOW_STEP] = ignore,
-		[SUP_EV_SLOW] = ignore,
-		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
-		[SUP_EV_EVIDENCE_DONE] = ignore,
-		[SUP_EV_STOPPED] = ignore,
-		[SUP_EV_CHECK_DONE] = ignore,
+		[SUP_EV_STEP] = unexpected,
+		[SUP_EV_TASK_EXIT] = unexpected,
+		[SUP_EV_NODE_LOST] = unexpected,
+		[SUP_EV_HANG] = unexpected,
+		[SUP_EV_SLOW_STEP] = unexpected,
+		[SUP_EV_SLOW] = unexpected,
+		[SUP_EV_HOST_SICK] = unexpected,
+		[SUP_EV_EVIDENCE_DONE] = unexpected,
+		[SUP_EV_STOPPED] = unexpected,
+		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = ready,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget_now,
@@ -686,56 +700,56 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
 		[SUP_EV_PREFLIGHT_SHORT] = unexpected,
 		[SUP_EV_LAUNCHED] = unexpected,
-		[SUP_EV_STEP] = ignore,
-		[SUP_EV_TASK_EXIT] = ignore,
-		[SUP_EV_NODE_LOST] = lost_or_sick_meanwhile,
-		[SUP_EV_HANG] = ignore,
-		[SUP_EV_SLOW_STEP] = ignore,
-		[SUP_EV_SLOW] = ignore,
-		[SUP_EV_HOST_SICK] = lost_or_sick_meanwhile,
-		[SUP_EV_EVIDENCE_DONE] = ignore,
-		[SUP_EV_STOPPED] = ignore,
-		[SUP_EV_CHECK_DONE] = ignore,
+		[SUP_EV_STEP] = unexpected,
+		[SUP_EV_TASK_EXIT] = unexpected,
+		[SUP_EV_NODE_LOST] = unexpected,
+		[SUP_EV_HANG] = unexpected,
+		[SUP_EV_SLOW_STEP] = unexpected,
+		[SUP_EV_SLOW] = unexpected,
+		[SUP_EV_HOST_SICK] = unexpected,
+		[SUP_EV_EVIDENCE_DONE] = unexpected,
+		[SUP_EV_STOPPED] = unexpected,
+		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = smoke_result,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
 	},
 	[SUP_DONE] = {
-		[SUP_EV_PREFLIGHT_OK] = ignore,
-		[SUP_EV_PREFLIGHT_SHORT] = ignore,
-		[SUP_EV_LAUNCHED] = ignore,
-		[SUP_EV_STEP] = ignore,
-		[SUP_EV_TASK_EXIT] = ignore,
-		[SUP_EV_NODE_LOST] = ignore,
-		[SUP_EV_HANG] = ignore,
-		[SUP_EV_SLOW_STEP] = ignore,
-		[SUP_EV_SLOW] = ignore,
-		[SUP_EV_HOST_SICK] = ignore,
-		[SUP_EV_EVIDENCE_DONE] = ignore,
-		[SUP_EV_STOPPED] = ignore,
-		[SUP_EV_CHECK_DONE] = ignore,
-		[SUP_EV_READY] = ignore,
-		[SUP_EV_SMOKE_RESULT] = ignore,
+		[SUP_EV_PREFLIGHT_OK] = over,
+		[SUP_EV_PREFLIGHT_SHORT] = over,
+		[SUP_EV_LAUNCHED] = over,
+		[SUP_EV_STEP] = over,
+		[SUP_EV_TASK_EXIT] = over,
+		[SUP_EV_NODE_LOST] = over,
+		[SUP_EV_HANG] = over,
+		[SUP_EV_SLOW_STEP] = over,
+		[SUP_EV_SLOW] = over,
+		[SUP_EV_HOST_SICK] = over,
+		[SUP_EV_EVIDENCE_DONE] = over,
+		[SUP_EV_STOPPED] = over,
+		[SUP_EV_CHECK_DONE] = over,
+		[SUP_EV_READY] = over,
+		[SUP_EV_SMOKE_RESULT] = over,
 		[SUP_EV_RESTART_BUDGET_SPENT] = ignore,
 		[SUP_EV_CANCEL] = ignore,
 	},
 	[SUP_FAILED] = {
-		[SUP_EV_PREFLIGHT_OK] = ignore,
-		[SUP_EV_PREFLIGHT_SHORT] = ignore,
-		[SUP_EV_LAUNCHED] = ignore,
-		[SUP_EV_STEP] = ignore,
-		[SUP_EV_TASK_EXIT] = ignore,
-		[SUP_EV_NODE_LOST] = ignore,
-		[SUP_EV_HANG] = ignore,
-		[SUP_EV_SLOW_STEP] = ignore,
-		[SUP_EV_SLOW] = ignore,
-		[SUP_EV_HOST_SICK] = ignore,
-		[SUP_EV_EVIDENCE_DONE] = ignore,
-		[SUP_EV_STOPPED] = ignore,
-		[SUP_EV_CHECK_DONE] = ignore,
-		[SUP_EV_READY] = ignore,
-		[SUP_EV_SMOKE_RESULT] = ignore,
+		[SUP_EV_PREFLIGHT_OK] = over,
+		[SUP_EV_PREFLIGHT_SHORT] = over,
+		[SUP_EV_LAUNCHED] = over,
+		[SUP_EV_STEP] = over,
+		[SUP_EV_TASK_EXIT] = over,
+		[SUP_EV_NODE_LOST] = over,
+		[SUP_EV_HANG] = over,
+		[SUP_EV_SLOW_STEP] = over,
+		[SUP_EV_SLOW] = over,
+		[SUP_EV_HOST_SICK] = over,
+		[SUP_EV_EVIDENCE_DONE] = over,
+		[SUP_EV_STOPPED] = over,
+		[SUP_EV_CHECK_DONE] = over,
+		[SUP_EV_READY] = over,
+		[SUP_EV_SMOKE_RESULT] = over,
 		[SUP_EV_RESTART_BUDGET_SPENT] = ignore,
 		[SUP_EV_CANCEL] = ignore,
 	},
@@ -746,9 +760,15 @@ bool sup_machine_cell_defined(enum sup_state s, enum sup_event_kind e)
 	return s < SUP_STATE_NR && e < SUP_EVENT_NR && table[s][e];
 }
 
+bool sup_machine_cell_reachable(enum sup_state s, enum sup_event_kind e)
+{
+	return sup_machine_cell_defined(s, e) && table[s][e] != unexpected && table[s][e] != over;
+}
+
 bool sup_machine_cell_is_noop(enum sup_state s, enum sup_event_kind e)
 {
-	return sup_machine_cell_defined(s, e) && (table[s][e] == ignore || table[s][e] == unexpected);
+	return sup_machine_cell_defined(s, e) && (table[s][e] == ignore || table[s][e] == unexpected ||
+						     table[s][e] == over);
 }
 
 enum sup_state sup_machine_handle(struct sup_machine *m, const struct sup_event *e,

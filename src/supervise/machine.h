@@ -147,6 +147,7 @@ struct sup_machine {
 	int exit_code;
 	bool explained;       /* a host was excluded since the attempt started */
 	bool budget_spent, cancelled, resumed;
+	char *cancel_text; /* what cancelled the run, for its report */
 	struct strlist suspects;
 	struct sup_host *hosts;
 	size_t nr_hosts, alloc_hosts;
@@ -169,6 +170,9 @@ enum sup_state sup_machine_handle(struct sup_machine *m, const struct sup_event 
 				  struct sup_actions *a);
 /* Is the (state, event) cell one that only ignores or logs the event? (tests) */
 bool sup_machine_cell_is_noop(enum sup_state s, enum sup_event_kind e);
+/* Can the loop feed the cell's event in its state? Every cell but the "unexpected" ones
+ * (test_supervisor.c feeds each of them in virtual time). */
+bool sup_machine_cell_reachable(enum sup_state s, enum sup_event_kind e);
 /* Is there a handler at all for the cell? (the totality test) */
 bool sup_machine_cell_defined(enum sup_state s, enum sup_event_kind e);
 

@@ -24,6 +24,7 @@ void sup_machine_release(struct sup_machine *m)
 	free(m->hosts);
 	strindex_release(&m->host_index);
 	strlist_release(&m->suspects);
+	free(m->cancel_text);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -161,7 +161,5 @@ void sup_journal_event(struct sup *s, const char *cls, const char *host, const c
 void sup_say(struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* supervisor.c */
 const char *sup_name_at(const void *arr, size_t i); /* supervisor.c: strindex over a char *[] */
 void sup_print(struct sup *s, int fd, const char *text, size_t len); /* supervisor.c */
-/* the last signal seen (SIGTERM, SIGINT, SIGHUP), set by the handler in supervisor.c */
-extern volatile sig_atomic_t sup_sig_seen;
 
 #endif

@@ -96,6 +96,7 @@ void sup_active_list(const struct sup_machine *m, struct strlist *out)
 /* ---- events in, actions out ---- */
 
 static void run_action(struct sup *s, const struct sup_action *x);
+static bool signal_event(struct sup *s);
 
 static void event_release(struct queued_event *q)
 {
@@ -128,6 +129,11 @@ void sup_pump(struct sup *s)
 	for (;;) {
 		if (ev->actions_head < ev->actions.nr) {
 			run_action(s, &ev->actions.v[ev->actions_head++]);
+			if (sup_sig_seen) { /* a signal during the action: its event goes first */
+				ev->pumping = false;
+				signal_event(s);
+				ev->pumping = true;
+			}
 			continue;
 		}
 		sup_actions_release(&ev->actions);
@@ -186,6 +192,46 @@ static void post(struct sup *s, const struct sup_event *e, double happened, doub
 		}
 	}
 	sup_pump(s);
+}
+
+/*
+ * A signal seen, as the machine's event: SIGUSR1 asks for no more restarts (the attempt that
+ * runs may finish), any other (SIGTERM, SIGINT, SIGHUP) cancels the run. It goes before the
+ * events that wait: a SIGTERM during a stop is handled before the stop's own "stopped", so the
+ * run ends there instead of checking hosts first. false when no signal was seen.
+ */
+static bool signal_event(struct sup *s)
+{
+	int sig = (int)sup_sig_seen;
+	if (!sig)
+		return false;
+	sup_sig_seen = 0;
+	char t[80];
+	struct sup_event e = { .kind = SUP_EV_CANCEL, .text = t };
+	if (sig == SIGUSR1) {
+		e.kind = SUP_EV_RESTART_BUDGET_SPENT;
+		snprintf(t, sizeof(t), "signal %d (%s): no more restarts", sig, strsignal(sig));
+	} else {
+		snprintf(t, sizeof(t), "signal %d (%s)", sig, strsignal(sig));
+	}
+	double now = sup_wall(s);
+	struct sup_events *ev = &s->ev;
+	/* at the head of the queue */
+	if (ev->q_head == 0) {
+		ALLOC_GROW(ev->q, ev->nr_q + 1, ev->alloc_q);
+		memmove(ev->q + 1, ev->q, ev->nr_q * sizeof(*ev->q));
+		ev->nr_q++;
+	} else {
+		ev->q_head--;
+	}
+	struct queued_event *q = &ev->q[ev->q_head];
+	memset(q, 0, sizeof(*q));
+	q->kind = e.kind;
+	q->text = xstrdup(t);
+	q->happened = q->detected = now;
+	sup_say(s, "%s", t);
+	sup_pump(s);
+	return true;
 }
 
 void sup_post(struct sup *s, const struct sup_event *e)
@@ -327,9 +373,7 @@ static void run_action(struct sup *s, const struct sup_action *x)
 				       (uint64_t)(s->o->restart_delay_s * 1000);
 			for (uint64_t now; (now = os_mono_ms(W->os, W->os_ctx)) < end && !sup_sig_seen;)
 				os_sleep_ms(W->os, W->os_ctx, end - now < 20 ? end - now : 20);
-			if (sup_sig_seen)
-				sup_post_simple(s, SUP_EV_CANCEL, NULL, "signal before the relaunch");
-			else
+			if (!sup_sig_seen) /* else the signal's event comes first (sup_pump) */
 				sup_post_simple(s, SUP_EV_READY, NULL, NULL);
 			break;
 		}
@@ -375,14 +419,7 @@ static void run_loop(struct sup *s)
 		if (wk.step_ended)
 			rankout_finish(&s->at.ro);
 		s->ev.in_io = false;
-		if (sup_sig_seen) {
-			char t[64];
-			snprintf(t, sizeof(t), "signal %d (%s)", (int)sup_sig_seen,
-				 strsignal((int)sup_sig_seen));
-			sup_sig_seen = 0;
-			sup_fault(s, SUP_EV_CANCEL, NULL, t, 0);
-			break;
-		}
+		signal_event(s); /* a cancel stops the step; SIGUSR1 lets it run on */
 		if (wk.watch_done)
 			sup_watch_done(s, wk.watch_text);
 		if (s->m.attempt != attempt)
@@ -610,11 +647,8 @@ int supervise_in(const struct sup_options *o, const struct sup_world *world, str
 			run_loop(&s);
 			continue;
 		}
-		if (sup_sig_seen) {
-			sup_sig_seen = 0;
-			sup_fault(&s, SUP_EV_CANCEL, NULL, "signal", 0);
+		if (signal_event(&s))
 			continue;
-		}
 		/* no step and no action pending: nothing can move the machine */
 		struct strbuf t = STRBUF_INIT;
 		strbuf_addf(&t, "stuck in state %s with no step running", sup_state_name(s.m.state));

@@ -27,7 +27,12 @@
 #include "../slurm/fleet.h"
 #include "../slurm/step.h"
 
+#include <signal.h>
+
 struct sup; /* the run (sup_int.h) */
+
+/* The last signal seen (SIGTERM, SIGINT, SIGHUP), set by the world (the real one's handler). */
+extern volatile sig_atomic_t sup_sig_seen;
 
 /* One host's answer to vigil check. */
 struct check_row {

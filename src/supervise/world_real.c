@@ -27,6 +27,7 @@ static int real_signals(void *ctx, bool on, struct strbuf *err)
 			signal(SIGTERM, SIG_DFL);
 			signal(SIGINT, SIG_DFL);
 			signal(SIGHUP, SIG_DFL);
+			signal(SIGUSR1, SIG_DFL);
 			close(sig_pipe[0]);
 			close(sig_pipe[1]);
 			sig_pipe[0] = sig_pipe[1] = -1;
@@ -44,6 +45,7 @@ static int real_signals(void *ctx, bool on, struct strbuf *err)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL); /* no more restarts */
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
 }
