@@ -111,6 +111,8 @@ static void journal_step(struct sup *s, uint64_t step, bool has_loss, double los
 	struct strbuf e = STRBUF_INIT;
 	if (journal_append_sync(&s->j, &r, sync, &e) < 0)
 		sup_say(s, "%s", e.buf);
+	else if (s->W->journaled)
+		s->W->journaled(s->W->ctx, ++s->journaled);
 	strbuf_release(&e);
 }
 

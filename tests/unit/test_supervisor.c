@@ -758,9 +758,14 @@ TEST(supervisor_vt_signal_during_each_action)
 
 TEST_TIMEOUT(supervisor_vt_kill9_at_every_journal_record_resumes, 300)
 {
-	/* how many records an undisturbed run with one crash writes */
+	/* how many records (steps included) a short run with one crash writes */
 	struct sc r;
-	sc_crash(&r);
+	sc_init(&r, "kill9-count", 4, 1);
+	r.fw.total_steps = 30;
+	r.fw.ckpt_every = 5;
+	fw_fault(&r.fw, 30, FW_CRASH, "n2")->code = 1;
+	sc_run(&r);
+	CHECK_INT(r.rc, 0);
 	unsigned total = r.fw.journal_records;
 	CHECK(total > 5);
 	sc_release(&r);
@@ -768,7 +773,9 @@ TEST_TIMEOUT(supervisor_vt_kill9_at_every_journal_record_resumes, 300)
 		char name[64];
 		snprintf(name, sizeof(name), "kill9-%u", k);
 		sc_init(&r, name, 4, 1);
-		fw_fault(&r.fw, 40, FW_CRASH, "n2")->code = 1;
+		r.fw.total_steps = 30;
+		r.fw.ckpt_every = 5;
+		fw_fault(&r.fw, 30, FW_CRASH, "n2")->code = 1;
 		r.fw.die_after_journal = k;
 		r.fw.quiet = true;
 		fflush(NULL);
@@ -789,6 +796,9 @@ TEST_TIMEOUT(supervisor_vt_kill9_at_every_journal_record_resumes, 300)
 			  r.fw.out.buf);
 		CHECK_MSG(journal_line(&r, "\"kind\":\"run_ended\"", "\"outcome\":\"done\""),
 			  "killed after record %u: no done in\n%s", k, r.journal.buf);
+		/* the resume says so, and the next attempt has the next number */
+		CHECK_MSG(k >= total - 1 || strstr(r.fw.err.buf, "resuming the run in"),
+			  "killed after record %u: %s", k, r.fw.err.buf);
 		sc_release(&r);
 	}
 }
