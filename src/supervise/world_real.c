@@ -239,15 +239,13 @@ static void real_evidence(void *ctx, struct sup *s, const char *step_id, char *c
 }
 
 /* This very vigil, a child with a deadline: a diagnosis that fails or hangs costs the run
- * nothing. */
+ * nothing. Run as /proc/self/exe, not the path it names: a package upgraded during a long run
+ * leaves the name to the new binary and "(deleted)" in the link, and the running one is the
+ * one whose journal this is. */
 static int real_diagnose(void *ctx, const char *kind, const char *arg, struct strbuf *out)
 {
 	(void)ctx;
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
+	const char *self = "/proc/self/exe";
 	const char *argv[] = { self, "diagnose", kind, "--json", arg, NULL };
 	struct child c;
 	child_init(&c);
