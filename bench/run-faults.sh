@@ -336,9 +336,76 @@ def bench_vigil():
             atts.append(steps)
         _, ettr_lines = steps_redone_and_productive(atts, t_end - t0)
         return {"t0": t0, "end": t_end, "injected": fl.injected, "report": report,
+                "journal": read_journal(os.path.join(run_dir, "journal.jsonl")),
                 "outcome": outcome, "ettr_lines": ettr_lines}
     finally:
         run_cmd([CLUSTER, "stop", cdir], 120)
+
+
+def read_journal(path):
+    recs = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return recs
+
+
+PHASES = ["stacks", "stop", "checks", "drain", "wait", "srun", "first-step"]
+
+
+def breakdown(journal, detected, attempt):
+    """Where the seconds from vigil's detection to the next attempt's first step go, from the
+    journal's own time stamps: stacks (a hang's or slowdown's evidence, with its diagnosis),
+    stop (to attempt_ended), checks (vigil check on the attempt's hosts), drain (drains and
+    spares), wait (run.restart-delay, to attempt_started), srun (to the step id: srun starts
+    the tasks and rank 0 writes it), first-step (rendezvous, the model, the first step)."""
+    def first(pred, after):
+        for r in journal:
+            if r.get("t", 0) >= after - 1e-6 and pred(r):
+                return r["t"]
+        return None
+    ev = lambda cls, att: (lambda r: r.get("kind") == "event" and r.get("class") == cls
+                           and r.get("attempt") == att)
+    out = dict.fromkeys(PHASES)
+    t = detected
+    ended = first(lambda r: r.get("kind") == "attempt_ended" and r.get("attempt") == attempt, t)
+    evid = first(ev("evidence", attempt), t)
+    if evid is not None and ended is not None and evid <= ended:
+        out["stacks"] = evid - t
+        t = evid
+    if ended is None:
+        return out
+    out["stop"] = ended - t
+    t = ended
+    chk = first(ev("checks", attempt), t)
+    started = first(lambda r: r.get("kind") == "attempt_started" and
+                    r.get("attempt") == attempt + 1, t)
+    if chk is not None and (started is None or chk <= started):
+        out["checks"] = chk - t
+        t = chk
+    if started is None:
+        return out
+    last = t
+    for r in journal:
+        if t <= r.get("t", 0) <= started and r.get("kind") == "event" and \
+                r.get("class") in ("drained", "not_drained", "replaced", "drain_failed"):
+            last = r["t"]
+    out["drain"] = last - t
+    out["wait"] = started - last
+    launched = first(ev("launched", attempt + 1), started)
+    if launched is not None:
+        out["srun"] = launched - started
+    step = first(lambda r: r.get("kind") == "step" and r.get("attempt") == attempt + 1,
+                 started)
+    if step is not None and launched is not None:
+        out["first-step"] = step - launched
+    return out
 
 
 def vigil_rows(v):
@@ -353,7 +420,7 @@ def vigil_rows(v):
         mine = [f for f in faults if (f.get("detected") or f["t"]) >= i["t"] - 0.5 and
                 (f.get("detected") or f["t"]) < nxt]
         row = {"class": i["class"], "host": i["host"], "seen": None, "detect": None,
-               "running": None, "redone": None}
+               "running": None, "redone": None, "phases": dict.fromkeys(PHASES)}
         if mine:
             f = mine[0]
             row["seen"] = f["class"]
@@ -362,6 +429,9 @@ def vigil_rows(v):
                 row["running"] = f["recovered"] - i["t"]
             a = atts.get(f.get("attempt"))
             row["redone"] = a.get("steps_redone") if a else None
+            if f.get("attempt") is not None:
+                row["phases"] = breakdown(v.get("journal", []), f.get("detected") or f["t"],
+                                          f["attempt"])
         rows.append(row)
     return rows
 
@@ -511,6 +581,13 @@ def main():
         print("(%s: the %s fault was not injected: the job was not training)" % (who, cls))
     print("(detect: from the injection to vigil's detection / torchrun stopping the ranks;"
           " to-running: to the next attempt's first step; '-': none before the next fault)")
+    if vr:
+        print()
+        print("where vigil's seconds go, from its detection to the next first step (journal):")
+        print("%-6s " % "fault" + " ".join("%10s" % p for p in PHASES))
+        for a in vr:
+            print("%-6s " % a["class"] + " ".join("%10s" % fmt(a["phases"].get(p), 2)
+                                                  for p in PHASES))
     print()
     if v:
         rep = v["report"]
