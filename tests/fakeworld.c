@@ -50,6 +50,7 @@ static uint64_t fw_mono_ms(void *ctx)
 
 static void apply_state_faults(struct fakeworld *fw);
 static void watch_result(struct fakeworld *fw, struct sup *s);
+static void find_pace(struct fakeworld *fw);
 
 static bool fw_sleep_ms(void *ctx, uint64_t ms)
 {
@@ -111,6 +112,7 @@ static void apply_state_faults(struct fakeworld *fw)
 		case FW_HEAL:
 			if (h)
 				h->sick = h->lost = h->silent = false, h->slow = 0;
+			find_pace(fw);
 			break;
 		case FW_SILENT:
 			if (h)
@@ -121,6 +123,7 @@ static void apply_state_faults(struct fakeworld *fw)
 				h->slow = f->factor;
 			else
 				fw->slow = f->factor;
+			find_pace(fw);
 			break;
 		case FW_SIGNAL:
 			sup_sig_seen = f->code;
@@ -138,14 +141,20 @@ static void apply_state_faults(struct fakeworld *fw)
 	}
 }
 
+/* The slowest host of the step sets its pace (found again when a host's pace changes). */
+static void find_pace(struct fakeworld *fw)
+{
+	fw->pace = 1;
+	for (size_t i = 0; i < fw->nr_step_hosts; i++) {
+		const struct fw_host *h = fw_host(fw, fw->step_hosts[i]);
+		if (h && h->slow > fw->pace)
+			fw->pace = h->slow;
+	}
+}
+
 static double step_interval(const struct fakeworld *fw)
 {
-	double k = fw->slow > 0 ? fw->slow : 1;
-	for (size_t i = 0; i < fw->nr_step_hosts; i++) {
-		const struct fw_host *h = fw_host((struct fakeworld *)fw, fw->step_hosts[i]);
-		if (h && h->slow > k)
-			k = h->slow;
-	}
+	double k = fw->slow > fw->pace ? fw->slow : fw->pace;
 	return fw->step_s * k;
 }
 
@@ -340,6 +349,7 @@ static int fw_launch(void *ctx, struct sup *s, const struct step_spec *spec, str
 	for (size_t i = 0; i < spec->nr_hosts; i++)
 		fw->step_hosts[fw->nr_step_hosts++] = xstrdup(spec->hosts[i]);
 	fw->launches++;
+	find_pace(fw);
 	fw->live = true;
 	fw->hung = fw->finish = false;
 	fw->started = fw->now;

@@ -72,7 +72,7 @@ struct fakeworld {
 
 	/* the step */
 	bool live, hung, finish;
-	double started, next_line, ends_at, slow;
+	double started, next_line, ends_at, slow, pace;
 	uint64_t step;
 	int end_code;
 	char end_desc[128];

@@ -177,25 +177,27 @@ static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
 	return SUP_LAUNCHING;
 }
 
-/* Spares take the places of active hosts that left; the run needs N. */
+/* Spares take the places of active hosts that left; the run needs N. One pass over the hosts
+ * and one over the spares: O(hosts), however many left at once. */
 static void refill(struct sup_machine *m, struct sup_actions *a)
 {
+	size_t active = sup_machine_count(m, SUP_HOST_ACTIVE), j = 0;
 	for (size_t i = 0; i < m->nr_hosts; i++) {
 		struct sup_host *gone = &m->hosts[i];
 		if (gone->role != SUP_HOST_EXCLUDED || !gone->was_active)
 			continue;
 		gone->was_active = false; /* replaced once */
-		if (sup_machine_count(m, SUP_HOST_ACTIVE) >= m->nodes)
+		if (active >= m->nodes)
 			continue;
-		for (size_t j = 0; j < m->nr_hosts; j++) {
-			if (m->hosts[j].role != SUP_HOST_SPARE)
-				continue;
-			m->hosts[j].role = SUP_HOST_ACTIVE;
-			struct sup_action *x = machine_act(a, SUP_ACT_REPLACE_HOST);
-			x->host = xstrdup(gone->name);
-			x->other = xstrdup(m->hosts[j].name);
-			break;
-		}
+		while (j < m->nr_hosts && m->hosts[j].role != SUP_HOST_SPARE)
+			j++;
+		if (j == m->nr_hosts)
+			continue; /* no spare left */
+		m->hosts[j].role = SUP_HOST_ACTIVE;
+		active++;
+		struct sup_action *x = machine_act(a, SUP_ACT_REPLACE_HOST);
+		x->host = xstrdup(gone->name);
+		x->other = xstrdup(m->hosts[j].name);
 	}
 }
 
@@ -263,14 +265,17 @@ static enum sup_state preflight_ok(struct sup_machine *m, const struct sup_event
 				   struct sup_actions *a)
 {
 	exclude_sick(m, e, a, "failed the preflight check");
+	size_t active = sup_machine_count(m, SUP_HOST_ACTIVE);
 	for (size_t i = 0; i < e->nr_hosts; i++) {
 		struct sup_host *h = find_host(m, e->hosts[i]);
 		if (h && h->role == SUP_HOST_EXCLUDED)
 			continue; /* excluded by an earlier attempt (journal) or just now */
 		if (!h)
 			h = machine_add_host(m, e->hosts[i], SUP_HOST_SPARE);
-		h->role = sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes ? SUP_HOST_ACTIVE
-									   : SUP_HOST_SPARE;
+		if (h->role == SUP_HOST_ACTIVE)
+			active--; /* counted already: its place is decided again here */
+		h->role = active < m->nodes ? SUP_HOST_ACTIVE : SUP_HOST_SPARE;
+		active += h->role == SUP_HOST_ACTIVE;
 	}
 	if (sup_machine_count(m, SUP_HOST_ACTIVE) < m->nodes) {
 		struct strbuf why = STRBUF_INIT;
