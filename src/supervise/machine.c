@@ -375,9 +375,19 @@ static enum sup_state hang(struct sup_machine *m, const struct sup_event *e,
 								: SUP_FAULT_HANG);
 }
 
+/* Steps after an unexplained slowdown during which another one is noted, not investigated:
+ * the stacks said nothing the first time, and lines read in one burst after the stacks would
+ * start the count again at once. */
+#define SLOW_QUIET_STEPS 100
+
 static enum sup_state slow(struct sup_machine *m, const struct sup_event *e,
 			   struct sup_actions *a)
 {
+	if (m->slow_quiet && m->has_step && m->last_step < m->slow_quiet_until) {
+		machine_record_event(m, a, "slow_again", NULL, e->text);
+		return m->state;
+	}
+	m->slow_quiet = false;
 	return evidence_for(m, e, a, SUP_FAULT_SLOW);
 }
 
@@ -420,6 +430,17 @@ static enum sup_state evidence_done(struct sup_machine *m, const struct sup_even
 	/* named beyond doubt by the evidence (a rank frozen, stopped): out now; named only by
 	 * stacks unlike the others: confirmed by a smoke test alone first */
 	machine_record_event(m, a, "evidence", e->nr_sick == 1 ? e->sick[0] : NULL, e->text);
+	if (m->fault == SUP_FAULT_SLOW && !e->nr_sick && !e->nr_hosts) {
+		/* a slowdown no host explains (the stacks agree): a restart would lose the steps
+		 * since the checkpoint and come back just as slow (the network, the storage, a
+		 * neighbour's job); the run goes on, and says so */
+		machine_record_event(m, a, "slow_unexplained", NULL,
+				     "no host named by the evidence: the run goes on");
+		m->fault = SUP_FAULT_NONE;
+		m->slow_quiet = true;
+		m->slow_quiet_until = (m->has_step ? m->last_step : 0) + SLOW_QUIET_STEPS;
+		return SUP_RUNNING;
+	}
 	exclude_sick(m, e, a, "named by the evidence of a hang");
 	for (size_t i = 0; i < e->nr_hosts; i++) {
 		const struct sup_host *h = find_host(m, e->hosts[i]);

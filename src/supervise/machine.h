@@ -148,6 +148,8 @@ struct sup_machine {
 	bool explained;       /* a host was excluded since the attempt started */
 	bool budget_spent, cancelled, resumed;
 	char *cancel_text; /* what cancelled the run, for its report */
+	bool slow_quiet;   /* an unexplained slowdown: the next ones are noted until the step */
+	uint64_t slow_quiet_until;
 	struct strlist suspects;
 	struct sup_host *hosts;
 	size_t nr_hosts, alloc_hosts;

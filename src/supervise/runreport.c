@@ -488,6 +488,9 @@ static void derive(struct reader *rd)
 			if (!cleared && !strcmp(e->cls, "hang_cleared") &&
 			    (!strcmp(f->cls, "hang") || !strcmp(f->cls, "startup_timeout")))
 				cleared = e;
+			/* a slowdown no host explains: the run went on in the same attempt */
+			if (!cleared && !strcmp(e->cls, "slow_unexplained") && !strcmp(f->cls, "slow"))
+				cleared = e;
 			if (!evidence && !strcmp(e->cls, "evidence"))
 				evidence = e;
 		}

@@ -21,7 +21,8 @@
  *   - ETTR = the sum of productive times / wall time (null when the wall time is 0).
  *   - a fault is recovered at the first step record of the first later attempt that recorded
  *     one (training runs again); a hang followed by hang_cleared in the same attempt (a long
- *     step, not a fault) is recovered at the attempt's next step record.
+ *     step, not a fault), or a slowdown followed by slow_unexplained (no host named: the run
+ *     went on), is recovered at the attempt's next step record.
  *
  * Bounds: at most RR_MAX_ITEMS attempts, faults, excluded hosts and events each (more are
  * counted as omitted); an attempt keeps at most RR_MAX_SAMPLES step records for the plot and the
@@ -87,7 +88,7 @@ struct rr_fault {
 	char *host, *detail;
 	double t, happened, detected, latency_s; /* NAN: unknown */
 	double recovered, time_to_recover_s;      /* NAN: not recovered */
-	bool cleared;                             /* a hang that cleared by itself */
+	bool cleared; /* a hang that cleared by itself, a slowdown no host explained: no restart */
 	char *evidence, *evidence_host;           /* the evidence event of its attempt */
 	struct rr_excluded *excluded;             /* hosts excluded for it (borrowed views) */
 	size_t nr_excluded, alloc_excluded;

@@ -314,6 +314,24 @@ TEST(machine_node_lost_and_then_too_few_hosts)
 	done(&r);
 }
 
+/* A slowdown the stacks do not explain: no restart (it would come back as slow), said so. */
+TEST(machine_slow_without_a_suspect_goes_on)
+{
+	struct run r;
+	running(&r, 3);
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_SLOW, .text = "3 slow steps" }),
+		  SUP_COLLECTING_EVIDENCE);
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_EVIDENCE_DONE,
+					       .text = "the stacks agree" }),
+		  SUP_RUNNING);
+	CHECK_STR(r.d.buf, "journal(event:evidence) journal(event:slow_unexplained)");
+	/* a later crash is its own fault, not the slowdown's */
+	CHECK_INT(feed(&r, (struct sup_event){ .kind = SUP_EV_TASK_EXIT, .code = 1 }),
+		  SUP_STOPPING);
+	CHECK_INT(r.m.fault, SUP_FAULT_CRASH);
+	done(&r);
+}
+
 TEST(machine_slow_rank_named_by_evidence)
 {
 	struct run r;

@@ -304,6 +304,27 @@ TEST(runreport_hang_cleared_recovers_in_the_same_attempt)
 	run_report_release(&r);
 }
 
+/* A slowdown no host explained: the run went on (no restart); recovered at its next step. */
+TEST(runreport_unexplained_slowdown_recovers_in_the_same_attempt)
+{
+	static const char j[] =
+		"{\"t\":100,\"kind\":\"attempt_started\",\"attempt\":0,\"hosts\":[\"a\"]}\n"
+		"{\"t\":110,\"kind\":\"step\",\"attempt\":0,\"step\":1}\n"
+		"{\"t\":130,\"kind\":\"event\",\"attempt\":0,\"class\":\"slow\",\"happened\":120,"
+		"\"detected\":130}\n"
+		"{\"t\":133,\"kind\":\"event\",\"attempt\":0,\"class\":\"evidence\","
+		"\"detail\":\"No suspect: the stacks agree.\"}\n"
+		"{\"t\":133,\"kind\":\"event\",\"attempt\":0,\"class\":\"slow_unexplained\"}\n"
+		"{\"t\":136,\"kind\":\"step\",\"attempt\":0,\"step\":2}\n";
+	struct run_report r;
+	build(j, sizeof(j) - 1, &r);
+	CHECK_INT(r.nr_faults, 1);
+	CHECK_STR(r.faults[0].cls, "slow");
+	CHECK(r.faults[0].cleared);
+	CHECK_NEAR(r.faults[0].recovered, 136);
+	run_report_release(&r);
+}
+
 /* A kill -9 tore the last line; garbage, records without a time and an overlong line: counted,
  * skipped, and the numbers are the clean run's. */
 TEST(runreport_torn_garbage_and_huge_lines_are_skipped)

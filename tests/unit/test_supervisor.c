@@ -499,6 +499,16 @@ static void sc_slow_in_stop(struct sc *r)
 	slow_after_exit(r, "slow-stop", 1);
 }
 
+/* The whole run slower (no host named by the stacks): it goes on, not restarted. */
+static void sc_slow_everywhere(struct sc *r)
+{
+	sc_init(r, "slow-everywhere", 4, 1);
+	r->o.detect.slow_factor = 2;
+	r->o.detect.slow_steps = 3;
+	fw_fault(&r->fw, 40, FW_SLOW, NULL)->factor = 3;
+	sc_run(r);
+}
+
 static void (*const scenarios[])(struct sc *) = {
 	sc_undisturbed, sc_crash, sc_hang, sc_startup_hang, sc_sick, sc_lost, sc_silent, sc_slow,
 	sc_group, sc_preflight_short, sc_budget, sc_cancel, sc_no_restart, sc_no_restart_waiting,
@@ -509,7 +519,7 @@ static void (*const scenarios[])(struct sc *) = {
 	sc_sig_waiting, sc_step_before_id, sc_lost_launching, sc_sick_launching,
 	sc_hang_launching, sc_sig_launching, sc_usr1_launching, sc_step_in_evidence,
 	sc_exit_in_evidence, sc_lost_in_evidence, sc_sick_with_slow, sc_sick_with_exit,
-	sc_slow_step_in_stop, sc_slow_in_stop, sc_crash_launching,
+	sc_slow_step_in_stop, sc_slow_in_stop, sc_crash_launching, sc_slow_everywhere,
 };
 
 /* ---- what the user sees ---- */
@@ -606,6 +616,21 @@ TEST(supervisor_vt_slowdown)
 	CHECK_INT(r.rc, 0);
 	CHECK_JOURNAL(&r, "\"class\":\"slow\"", "slow steps in a row");
 	CHECK_JOURNAL(&r, "\"kind\":\"host_excluded\"", "\"host\":\"n3\"");
+	sc_release(&r);
+}
+
+TEST(supervisor_vt_slowdown_nobody_explains_goes_on)
+{
+	struct sc r;
+	sc_slow_everywhere(&r);
+	CHECK_INT(r.rc, 0);
+	CHECK_INT(r.fw.launches, 1);
+	CHECK_INT(r.fw.stops, 0);
+	CHECK_INT(r.fw.evidences, 1);
+	CHECK_JOURNAL(&r, "\"class\":\"slow_unexplained\"", "the run goes on");
+	/* the next slowdowns of the same run are noted, not investigated again */
+	CHECK_JOURNAL(&r, "\"class\":\"slow_again\"", NULL);
+	CHECK_CONTAINS(r.fw.out.buf, "vigil run: done: every task ended with status 0 (1 attempt");
 	sc_release(&r);
 }
 
