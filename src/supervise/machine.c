@@ -587,6 +587,27 @@ static enum sup_state ready(struct sup_machine *m, const struct sup_event *e,
 
 /* ---- the table ---- */
 
+/* The run is over (done, failed): only a signal can still come, during the report. */
+#define OVER_ROW { \
+		[SUP_EV_PREFLIGHT_OK] = over, \
+		[SUP_EV_PREFLIGHT_SHORT] = over, \
+		[SUP_EV_LAUNCHED] = over, \
+		[SUP_EV_STEP] = over, \
+		[SUP_EV_TASK_EXIT] = over, \
+		[SUP_EV_NODE_LOST] = over, \
+		[SUP_EV_HANG] = over, \
+		[SUP_EV_SLOW_STEP] = over, \
+		[SUP_EV_SLOW] = over, \
+		[SUP_EV_HOST_SICK] = over, \
+		[SUP_EV_EVIDENCE_DONE] = over, \
+		[SUP_EV_STOPPED] = over, \
+		[SUP_EV_CHECK_DONE] = over, \
+		[SUP_EV_READY] = over, \
+		[SUP_EV_SMOKE_RESULT] = over, \
+		[SUP_EV_RESTART_BUDGET_SPENT] = ignore, \
+		[SUP_EV_CANCEL] = ignore, \
+	}
+
 /* Every row names every event: a cell left out would be NULL and fail the totality test. */
 static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 	[SUP_PREFLIGHT] = {
@@ -741,44 +762,8 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
 	},
-	[SUP_DONE] = {
-		[SUP_EV_PREFLIGHT_OK] = over,
-		[SUP_EV_PREFLIGHT_SHORT] = over,
-		[SUP_EV_LAUNCHED] = over,
-		[SUP_EV_STEP] = over,
-		[SUP_EV_TASK_EXIT] = over,
-		[SUP_EV_NODE_LOST] = over,
-		[SUP_EV_HANG] = over,
-		[SUP_EV_SLOW_STEP] = over,
-		[SUP_EV_SLOW] = over,
-		[SUP_EV_HOST_SICK] = over,
-		[SUP_EV_EVIDENCE_DONE] = over,
-		[SUP_EV_STOPPED] = over,
-		[SUP_EV_CHECK_DONE] = over,
-		[SUP_EV_READY] = over,
-		[SUP_EV_SMOKE_RESULT] = over,
-		[SUP_EV_RESTART_BUDGET_SPENT] = ignore,
-		[SUP_EV_CANCEL] = ignore,
-	},
-	[SUP_FAILED] = {
-		[SUP_EV_PREFLIGHT_OK] = over,
-		[SUP_EV_PREFLIGHT_SHORT] = over,
-		[SUP_EV_LAUNCHED] = over,
-		[SUP_EV_STEP] = over,
-		[SUP_EV_TASK_EXIT] = over,
-		[SUP_EV_NODE_LOST] = over,
-		[SUP_EV_HANG] = over,
-		[SUP_EV_SLOW_STEP] = over,
-		[SUP_EV_SLOW] = over,
-		[SUP_EV_HOST_SICK] = over,
-		[SUP_EV_EVIDENCE_DONE] = over,
-		[SUP_EV_STOPPED] = over,
-		[SUP_EV_CHECK_DONE] = over,
-		[SUP_EV_READY] = over,
-		[SUP_EV_SMOKE_RESULT] = over,
-		[SUP_EV_RESTART_BUDGET_SPENT] = ignore,
-		[SUP_EV_CANCEL] = ignore,
-	},
+	[SUP_DONE] = OVER_ROW,
+	[SUP_FAILED] = OVER_ROW,
 };
 
 bool sup_machine_cell_defined(enum sup_state s, enum sup_event_kind e)
