@@ -369,3 +369,13 @@ void fleet_release(struct fleet *f)
 	free(f->note);
 	memset(f, 0, sizeof(*f));
 }
+
+const char *fleet_row_name(const void *fleet, size_t i)
+{
+	return ((const struct fleet *)fleet)->rows[i].node.name;
+}
+
+const char *fleet_node_name(const void *slurm_nodes, size_t i)
+{
+	return ((const struct slurm_nodes *)slurm_nodes)->items[i].name;
+}

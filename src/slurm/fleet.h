@@ -13,6 +13,7 @@
 #define VIGIL_SLURM_FLEET_H
 
 #include "slurm.h"
+#include "../lib/strindex.h"
 
 /* Verdicts of a fleet row: a node's own three, and one for a node that gave none. */
 enum fleet_verdict { FLEET_HEALTHY, FLEET_UNHEALTHY, FLEET_UNKNOWN, FLEET_UNREACHABLE };
@@ -74,5 +75,9 @@ void fleet_json(const struct fleet *f, bool drain, double secs, struct strbuf *o
  * error, no nodes. */
 void fleet_json_error(const char *error, int exit_code, struct strbuf *out);
 void fleet_release(struct fleet *f);
+/* strindex_name_fn's for a struct fleet's rows and a struct slurm_nodes' items (arr is the
+ * struct itself), so a caller indexes either by name. */
+const char *fleet_row_name(const void *fleet, size_t i);
+const char *fleet_node_name(const void *slurm_nodes, size_t i);
 
 #endif

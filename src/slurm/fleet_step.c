@@ -535,6 +535,10 @@ void fleet_step_run(struct fleet *f, const struct fleet_plan *p)
 			strbuf_add_excerpt(&note, sc.split.srun_error.len ? sc.split.srun_error.buf
 									  : "no srun error", 160);
 			strbuf_addf(&note, "); asked again one srun a node");
+			/* Inside an allocation (vigil run) these start at once. Outside one
+			 * (vigil fleet check) the aborted step's job holds all its nodes
+			 * COMPLETING until slurmctld gives up on the one that did not launch:
+			 * on the testbed these sruns found the live nodes "busy" (docs/SLURM.md) */
 			fleet_run_nodes(f, p, pick);
 		}
 		free(pick);
