@@ -261,6 +261,7 @@ void fleet_split_assign(const struct fleet_split *s, struct fleet_row *rows, con
 	const char **forged = xcalloc(n + 1, sizeof(*forged));
 	const char **failed = xcalloc(n + 1, sizeof(*failed));
 	bool *twice = xcalloc(n + 1, sizeof(*twice));
+	size_t *started = xcalloc(n + 1, sizeof(*started));
 	for (size_t k = 0; k < n; k++) {
 		if (find_row(&x, &sr, rows[idx[k]].node.name) == (size_t)-1)
 			strindex_add(&x, rows[idx[k]].node.name, k, &sr, step_row_name);
@@ -276,8 +277,10 @@ void fleet_split_assign(const struct fleet_split *s, struct fleet_row *rows, con
 		const struct fleet_task *k = &s->tasks[t];
 		size_t on = find_row(&x, &sr, k->launched_on);
 		claim[t] = (size_t)-1;
-		if (on != (size_t)-1)
+		if (on != (size_t)-1) {
 			task_of[on] = (long)t;
+			started[on]++;
+		}
 		if (!k->out.len || k->over)
 			continue;
 		rep[t] = json_parse(k->out.buf, k->out.len, NULL);
@@ -294,14 +297,17 @@ void fleet_split_assign(const struct fleet_split *s, struct fleet_row *rows, con
 		size_t at = find_row(&x, &sr, on);
 		if (c == (size_t)-1)
 			continue;
+		if (on && started[c] > 1)
+			continue; /* srun's map is not one task a node: nothing from it holds */
 		if (on && at != c) {
 			/* srun started this task on another node than it names */
 			if (at != (size_t)-1)
 				forged[at] = rows[idx[c]].node.name;
 			continue;
 		}
-		if (!on && claims[c] > 1)
-			continue; /* two tasks name c and srun did not say which ran there */
+		if (!on && (claims[c] > 1 || task_of[c] >= 0))
+			continue; /* srun did not say where this task ran: believed only when it
+				   * is the one claim of c and no other task ran on c */
 		if (answer[c] >= 0)
 			twice[c] = true;
 		answer[c] = (long)t;
@@ -320,6 +326,10 @@ void fleet_split_assign(const struct fleet_split *s, struct fleet_row *rows, con
 				      "%s", json_get_string(rep[t], "reason"));
 			r->report_json = xstrdup(tk->out.buf);
 			r->ms = tk->last_ms;
+		} else if (started[k] > 1) {
+			fleet_row_set(r, FLEET_UNREACHABLE,
+				      "srun says it started %zu tasks on it: none is believed",
+				      started[k]);
 		} else if (twice[k] || (claims[k] > 1 && !forged[k])) {
 			fleet_row_set(r, FLEET_UNREACHABLE,
 				      "%zu tasks answered as '%s': none is believed", claims[k],
@@ -361,6 +371,7 @@ void fleet_split_assign(const struct fleet_split *s, struct fleet_row *rows, con
 	free(forged);
 	free(failed);
 	free(twice);
+	free(started);
 }
 
 /* ---- hostlist ---- */
