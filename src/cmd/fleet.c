@@ -1,7 +1,7 @@
 /*
  * fleet.c: 'vigil fleet check', one view of a Slurm cluster: options, configuration, output.
- * The engine (srun per node in one poll loop, the node policy, the table and JSON) is
- * src/slurm/fleet.c.
+ * The engine (one srun step over the nodes, src/slurm/fleet_step.c, or srun per node in one poll
+ * loop; the node policy, the table and JSON) is src/slurm/fleet.c.
  */
 #include "cmd.h"
 #include "common.h"
@@ -28,7 +28,8 @@ static const char fleet_usage[] =
 	"                      that answered (vigil drains only undrained nodes and resumes only its\n"
 	"                      own drains; a drained node cannot run srun, so resuming is done by\n"
 	"                      the node's own HealthCheckProgram)\n"
-	"  --timeout S         deadline of each node (fleet.timeout, default 60)\n"
+	"  --timeout S         deadline of the step, or of each node with fleet.one-step=false\n"
+	"                      (fleet.timeout, default 60)\n"
 	"  --parallel N        nodes checked at once with fleet.one-step=false (fleet.parallel,\n"
 	"                      default 32)\n"
 	"  --config FILE       configuration file      -c, --set SEC.KEY=VALUE  one setting\n"

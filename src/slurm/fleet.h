@@ -1,7 +1,8 @@
 /*
- * fleet.h: the engine of 'vigil fleet check': one 'srun --nodelist=NODE ... vigil check --json'
- * per runnable node, a deadline each, at most N at once, all in one poll loop of the calling
- * thread (lib/run_group.h); then the node policy (--drain) and the table or JSON of the fleet.
+ * fleet.h: the engine of 'vigil fleet check': one srun step over the runnable nodes (the
+ * default, fleet_step.h), or one 'srun --nodelist=NODE ... vigil check --json' per runnable node,
+ * a deadline each, at most N at once, all in one poll loop of the calling thread
+ * (lib/run_group.h); then the node policy (--drain) and the table or JSON of the fleet.
  *
  * A node that does not answer in time, that Slurm cannot run a task on (drained, down, not
  * responding) or whose answer is not a report is 'unreachable', never healthy.
