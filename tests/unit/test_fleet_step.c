@@ -327,3 +327,30 @@ TEST(fleet_step_hostlist_compresses_as_slurm_reads_it)
 	CHECK_STR(sb.buf, "");
 	strbuf_release(&sb);
 }
+
+TEST(fleet_step_remote_check_names_itself_from_slurmd)
+{
+	const char *dir = test_tmpdir();
+	char root[600];
+	snprintf(root, sizeof(root), "%s/root", dir);
+	test_write(dir, "root/dev/kmsg", TEST_KMSG_CLEAN);
+	const char *args[] = { "check", "--json", "--only", "kernel", "--root", root,
+			       "--host-from-slurmd", NULL };
+	const char *env_ok[] = { "SLURMD_NODENAME=gpu-a17", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env_ok);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "host"), "gpu-a17");
+	json_free(v);
+	child_release(&c);
+	/* a hostlist, a second word, nothing at all: usage errors, never a guessed name */
+	const char *bad[] = { "SLURMD_NODENAME=n[1-2]", "SLURMD_NODENAME=n1 n2",
+			      "SLURMD_NODENAME=" };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		const char *env[] = { bad[i], NULL };
+		test_run_vigil(&c, args, env);
+		CHECK_INT(c.exit_code, 2);
+		CHECK_CONTAINS(c.err.buf, "--host-from-slurmd");
+		child_release(&c);
+	}
+}
