@@ -29,6 +29,8 @@ static const char check_usage[] =
 	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable; wins over the file)\n"
 	"  --state-dir DIR     where readings are kept between runs (default /var/lib/vigil)\n"
 	"  --host NAME         host name for per-host configuration sections and the report\n"
+	"  --host-from-slurmd  the host name is SLURMD_NODENAME, as slurmd sets it for a task\n"
+	"                      (vigil fleet check's one srun step names each answer so)\n"
 	"  --timeout SECONDS   bound for the whole run (default 30)\n"
 	"  --json              print one JSON object\n"
 	"  --prom FILE         also write Prometheus text (node_exporter textfile), atomically\n"
@@ -60,7 +62,7 @@ static const char check_usage[] =
 
 enum { OPT_ROOT = 256, OPT_KLOG, OPT_ONLY, OPT_SKIP, OPT_CONFIG, OPT_STATE, OPT_HOST,
        OPT_TIMEOUT, OPT_JSON, OPT_PROM, OPT_REASON, OPT_COLOR, OPT_CACHED, OPT_SLURM, OPT_NPD,
-       OPT_DEEP };
+       OPT_DEEP, OPT_HOST_SLURMD };
 
 static const struct option check_opts[] = {
 	{ "root", required_argument, NULL, OPT_ROOT },
@@ -71,6 +73,7 @@ static const struct option check_opts[] = {
 	{ "set", required_argument, NULL, 'c' },
 	{ "state-dir", required_argument, NULL, OPT_STATE },
 	{ "host", required_argument, NULL, OPT_HOST },
+	{ "host-from-slurmd", no_argument, NULL, OPT_HOST_SLURMD },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "prom", required_argument, NULL, OPT_PROM },
@@ -133,6 +136,19 @@ static int parse_args(int argc, char **argv, struct check_args *a)
 		case 'c': strlist_add(&a->sets, optarg); break;
 		case OPT_STATE: a->he.state_dir = optarg; break;
 		case OPT_HOST: a->he.host = optarg; break;
+		case OPT_HOST_SLURMD: {
+			/* One srun step runs the same command line on every node, so the node
+			 * cannot be an argument: slurmd's name for it is (docs/SLURM.md). A
+			 * name that is no plain node name is a usage error, never guessed. */
+			const char *n = getenv("SLURMD_NODENAME");
+			if (!n || !slurm_node_name_ok(n)) {
+				usage_error("check", "--host-from-slurmd: SLURMD_NODENAME is %s",
+					    n ? "no node name" : "not set (not a Slurm task)");
+				return -1;
+			}
+			a->he.host = n;
+			break;
+		}
 		case OPT_TIMEOUT:
 			if (opt_seconds("check", "--timeout", optarg, 1, 86400, &a->timeout_s) < 0)
 				return -1;

@@ -39,8 +39,8 @@
 const struct comp_def comp_table[] = {
 	{ "", "--help -h --version" },
 	{ "check", "--root=dir --kernel-log=file --only=check --skip=check --config=file "
-		   "--set=key -c=key --state-dir=dir --host=any --timeout=any --json --prom=file "
-		   "--reason --verbose -v --color=auto|always|never --cached --slurm --npd --deep "
+		   "--set=key -c=key --state-dir=dir --host=any --host-from-slurmd --timeout=any "
+		   "--json --prom=file --reason --verbose -v --color=auto|always|never --cached --slurm --npd --deep "
 		   "--help -h" },
 	{ "gather", "--root=dir --timeout=any --help -h @dir" },
 	{ "agent", "--root=dir --config=file --set=key -c=key --state-dir=dir --host=any "

@@ -156,6 +156,9 @@ const struct config_key config_keys_fixed[] = {
 	  "deadline of each node (default 60)" },
 	{ "fleet.parallel", CONFIG_COUNT, 1, 1024, 0, NULL, "fleet",
 	  "nodes checked at once (default 32)" },
+	{ "fleet.one-step", CONFIG_BOOL, 0, 0, 0, NULL, "fleet",
+	  "check all the nodes in one srun step, one task a node (default true; false: one srun "
+	  "a node, fleet.parallel at once)" },
 	{ "fleet.command", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "fleet run",
 	  "the vigil that srun starts on each node (default this program)" },
 	{ "fleet.srun-arg", CONFIG_STRING, 0, 0, CONFIG_LIST | CONFIG_HOST_ONLY, NULL, "fleet run",

@@ -1,7 +1,7 @@
 /*
  * fleet.c: 'vigil fleet check', one view of a Slurm cluster: options, configuration, output.
- * The engine (srun per node in one poll loop, the node policy, the table and JSON) is
- * src/slurm/fleet.c.
+ * The engine (one srun step over the nodes, src/slurm/fleet_step.c, or srun per node in one poll
+ * loop; the node policy, the table and JSON) is src/slurm/fleet.c.
  */
 #include "cmd.h"
 #include "common.h"
@@ -16,7 +16,7 @@ static const char fleet_usage[] =
 	"usage: vigil fleet check [--partition P | --nodes LIST] [--json] [--drain] [options]\n"
 	"                         [-- ARGS for the remote 'vigil check']\n"
 	"\n"
-	"Run 'vigil check --json' on every node through srun (one task per node, each with a\n"
+	"Run 'vigil check --json' on every node through srun (one step, one task per node, with a\n"
 	"deadline) and print one table: node, Slurm state, verdict, time, reason. A node that does\n"
 	"not answer in time, or that Slurm cannot run a task on (drained, down, not responding), is\n"
 	"'unreachable', never healthy.\n"
@@ -28,11 +28,14 @@ static const char fleet_usage[] =
 	"                      that answered (vigil drains only undrained nodes and resumes only its\n"
 	"                      own drains; a drained node cannot run srun, so resuming is done by\n"
 	"                      the node's own HealthCheckProgram)\n"
-	"  --timeout S         deadline of each node (fleet.timeout, default 60)\n"
-	"  --parallel N        nodes checked at once (fleet.parallel, default 32)\n"
+	"  --timeout S         deadline of the step, or of each node with fleet.one-step=false\n"
+	"                      (fleet.timeout, default 60)\n"
+	"  --parallel N        nodes checked at once with fleet.one-step=false (fleet.parallel,\n"
+	"                      default 32)\n"
 	"  --config FILE       configuration file      -c, --set SEC.KEY=VALUE  one setting\n"
 	"\n"
 	"Configuration: fleet.command (the vigil to run on the nodes, default this one's path),\n"
+	"fleet.one-step (default true; false: one srun per node, --parallel at once),\n"
 	"fleet.srun-arg (repeatable: extra srun arguments, e.g. --reservation=ops), slurm.srun,\n"
 	"slurm.scontrol, slurm.timeout.\n"
 	"\n"
@@ -120,6 +123,11 @@ static int fleet_check(int argc, char **argv)
 	}
 	double timeout_s;
 	uint64_t parallel;
+	bool one_step;
+	if (config_get_bool(&cfg, "fleet", "one-step", true, &one_step, &err) < 0) {
+		fprintf(stderr, "vigil fleet: %s\n", err.buf);
+		goto out;
+	}
 	if (timeout_opt) {
 		if (opt_seconds("fleet", "--timeout", timeout_opt, 1, 3600, &timeout_s) < 0)
 			goto out;
@@ -202,10 +210,17 @@ static int fleet_check(int argc, char **argv)
 		.nr_remote = remote.nr,
 		.timeout_ms = (unsigned)(timeout_s * 1000),
 		.parallel = (unsigned)parallel,
+		.one_step = one_step,
 	};
 
 	uint64_t t0 = mono_ms();
 	fleet_run(&f, &plan);
+	if (f.note) {
+		struct strbuf clean = STRBUF_INIT;
+		strbuf_add_clean(&clean, f.note);
+		fprintf(stderr, "vigil fleet: %s\n", clean.buf);
+		strbuf_release(&clean);
+	}
 	if (drain)
 		fleet_drain(&f, &cmds, &pol);
 	double secs = (double)(mono_ms() - t0) / 1000.0;

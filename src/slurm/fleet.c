@@ -1,6 +1,7 @@
 /* fleet.c: srun per node in one poll loop, the node policy, the fleet's table and JSON (see
  * fleet.h). */
 #include "fleet.h"
+#include "fleet_step.h"
 #include "../lib/json.h"
 #include "../lib/run_group.h"
 #include "../lib/strlist.h"
@@ -11,9 +12,7 @@ static const char *const row_names[] = { "healthy", "unhealthy", "unknown", "unr
 #define NOT_RUNNABLE (NODE_DRAIN | NODE_DOWN | NODE_NOT_RESPONDING | NODE_MAINT | NODE_REBOOT | \
 		      NODE_POWER | NODE_FUTURE | NODE_FAIL | NODE_UNKNOWN)
 
-static void row_set(struct fleet_row *r, enum fleet_verdict v, const char *fmt, ...)
-	PRINTF_LIKE(3, 4);
-static void row_set(struct fleet_row *r, enum fleet_verdict v, const char *fmt, ...)
+void fleet_row_set(struct fleet_row *r, enum fleet_verdict v, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -54,10 +53,10 @@ size_t fleet_rows(struct fleet *f, struct slurm_nodes *list, const char *partiti
 		r->node = list->items[i];
 		memset(&list->items[i], 0, sizeof(list->items[i]));
 		if (!slurm_node_name_ok(r->node.name))
-			row_set(r, FLEET_UNREACHABLE, "not checked: node name '%s' refused",
+			fleet_row_set(r, FLEET_UNREACHABLE, "not checked: node name '%s' refused",
 				r->node.name);
 		else if (r->node.flags & NOT_RUNNABLE)
-			row_set(r, FLEET_UNREACHABLE, "not checked (%s)%s%s",
+			fleet_row_set(r, FLEET_UNREACHABLE, "not checked (%s)%s%s",
 				slurm_state_short(r->node.flags), *r->node.reason ? ": " : "",
 				r->node.reason);
 		else
@@ -109,13 +108,13 @@ static void job_done(struct child *c, const char *start_error, void *arg)
 	struct strbuf why = STRBUF_INIT, perr = STRBUF_INIT;
 	UNUSED(arg);
 	if (start_error) {
-		row_set(r, FLEET_UNREACHABLE, "cannot run srun: %s", start_error);
+		fleet_row_set(r, FLEET_UNREACHABLE, "cannot run srun: %s", start_error);
 		return;
 	}
 	r->ms = c->duration_ms;
 	r->exit_code = c->exited ? c->exit_code : -1;
 	if (c->timed_out) {
-		row_set(r, FLEET_UNREACHABLE, "no answer within %.0f s", j->timeout_ms / 1000.0);
+		fleet_row_set(r, FLEET_UNREACHABLE, "no answer within %.0f s", j->timeout_ms / 1000.0);
 		return;
 	}
 	struct json_value *v = c->out.len ? json_parse(c->out.buf, c->out.len, &perr) : NULL;
@@ -125,14 +124,14 @@ static void job_done(struct child *c, const char *start_error, void *arg)
 		enum fleet_verdict rv = !strcmp(verdict, "healthy")     ? FLEET_HEALTHY
 					: !strcmp(verdict, "unhealthy") ? FLEET_UNHEALTHY
 									: FLEET_UNKNOWN;
-		row_set(r, rv, "%s", reason);
+		fleet_row_set(r, rv, "%s", reason);
 		strbuf_rtrim(&c->out);
 		r->report_json = xstrdup(c->out.buf);
 	} else {
 		last_line(&c->err, &why);
 		if (!why.len)
 			child_describe(c, &why);
-		row_set(r, FLEET_UNREACHABLE, "%s", why.buf);
+		fleet_row_set(r, FLEET_UNREACHABLE, "%s", why.buf);
 	}
 	json_free(v);
 	strbuf_release(&perr);
@@ -141,6 +140,14 @@ static void job_done(struct child *c, const char *start_error, void *arg)
 
 void fleet_run(struct fleet *f, const struct fleet_plan *p)
 {
+	if (p->one_step)
+		fleet_step_run(f, p);
+	else
+		fleet_run_nodes(f, p, NULL);
+}
+
+void fleet_run_nodes(struct fleet *f, const struct fleet_plan *p, const unsigned char *pick)
+{
 	struct fleet_job *jobs = xcalloc(f->nr ? f->nr : 1, sizeof(*jobs));
 	struct run_group g;
 	run_group_init(&g, p->parallel);
@@ -148,9 +155,10 @@ void fleet_run(struct fleet *f, const struct fleet_plan *p)
 		struct fleet_job *j = &jobs[i];
 		strbuf_init(&j->nodelist, 0);
 		child_init(&j->c);
-		if (!f->rows[i].run)
+		if (!f->rows[i].run || (pick && !pick[i]))
 			continue;
 		j->row = &f->rows[i];
+		f->steps++;
 		j->argv = fleet_argv(p, j->row->node.name, &j->nodelist);
 		j->timeout_ms = p->timeout_ms;
 		j->c.argv = j->argv;
@@ -358,5 +366,16 @@ void fleet_release(struct fleet *f)
 		free(f->rows[i].slurm_error);
 	}
 	free(f->rows);
+	free(f->note);
 	memset(f, 0, sizeof(*f));
+}
+
+const char *fleet_row_name(const void *fleet, size_t i)
+{
+	return ((const struct fleet *)fleet)->rows[i].node.name;
+}
+
+const char *fleet_node_name(const void *slurm_nodes, size_t i)
+{
+	return ((const struct slurm_nodes *)slurm_nodes)->items[i].name;
 }

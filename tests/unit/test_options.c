@@ -37,7 +37,7 @@ TEST(fleet_table_neutralises_escapes_from_slurm_and_nodes)
 	row.verdict = FLEET_UNHEALTHY;
 	row.reason = xstrdup("admin: \x1b]0;pwned\x07 bad PSU");
 	row.slurm_error = xstrdup("scontrol said \x1b[31mno");
-	struct fleet f = { &row, 1 };
+	struct fleet f = { .rows = &row, .nr = 1 };
 	struct strbuf out = STRBUF_INIT;
 	fleet_table(&f, true, 1.0, &out);
 	CHECK(!strchr(out.buf, '\x1b'));

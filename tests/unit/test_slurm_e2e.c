@@ -358,7 +358,9 @@ TEST_TIMEOUT(slurm_e2e_fleet_check_every_node_and_unreachable, 300)
 	const char *stop[] = { "stop-node", c.dir, "n4", NULL };
 	CHECK_INT(test_slurm_cluster(stop, 30000, NULL), 0);
 	test_write(c.fx, "n3.hang", "");
-	const char *a2[] = { "--timeout", "12", "-c", cmd, NULL };
+	/* one srun a node (fleet.one-step=false): each node its own deadline. In one step the
+	 * dead n4 aborts the step and the hung n3 is asked again (test_slurm_e2e_onestep.c) */
+	const char *a2[] = { "--timeout", "12", "-c", cmd, "-c", "fleet.one-step=false", NULL };
 	char *table;
 	uint64_t t0 = mono_ms();
 	fleet_json(a2, &code, &table);
