@@ -283,10 +283,12 @@ static int fw_drain(void *ctx, const struct sup_options *o, const char *host,
 
 static struct check_row *fw_check(void *ctx, const struct sup_options *o,
 				  const char *const *hosts, size_t n,
-				  const struct slurm_nodes *alloc, bool cached)
+				  const struct slurm_nodes *alloc, bool cached, struct strbuf *note)
 {
 	struct fakeworld *fw = ctx;
 	(void)alloc;
+	if (fw->check_note)
+		strbuf_addstr(note, fw->check_note);
 	fw->check_rounds++;
 	fw->checked_hosts += (unsigned)n;
 	apply_state_faults(fw);

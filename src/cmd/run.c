@@ -207,7 +207,7 @@ int cmd_run(int argc, char **argv)
 	detect_config_default(&o.detect);
 	unsigned slow_steps;
 	double grace;
-	bool pystacks, drain, agent_cache, recorder;
+	bool pystacks, drain, agent_cache, recorder, one_step;
 	if (get_count(&cfg, "nodes", 0, &o.nodes, &err) < 0 ||
 	    get_count(&cfg, "spares", 0, &o.spares, &err) < 0 ||
 	    get_count(&cfg, "tasks-per-node", 1, &o.tasks_per_node, &err) < 0 ||
@@ -228,6 +228,7 @@ int cmd_run(int argc, char **argv)
 	    config_get_bool(&cfg, "run", "python-stacks", true, &pystacks, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "drain", true, &drain, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "agent-cache", true, &agent_cache, &err) < 0 ||
+	    config_get_bool(&cfg, "fleet", "one-step", true, &one_step, &err) < 0 ||
 	    config_get_bool(&cfg, "run", "nccl-recorder", false, &recorder, &err) < 0 ||
 	    slurm_cmds_from_config(&cfg, &o.cmds, &err) < 0)
 		goto bad;
@@ -236,6 +237,7 @@ int cmd_run(int argc, char **argv)
 	o.python_stacks = pystacks;
 	o.drain = drain;
 	o.agent_cache = agent_cache;
+	o.fleet_one_step = one_step;
 	o.json = json;
 	if (recorder) {
 		/* beside this vigil (a build tree), else where 'make install' puts it; the nodes

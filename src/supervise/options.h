@@ -33,6 +33,7 @@ struct sup_options {
 	bool python_stacks;        /* the faulthandler hook on the trainer's PYTHONPATH */
 	bool drain;                /* drain excluded hosts in Slurm */
 	bool agent_cache;          /* ask the nodes' agents for their cached result first */
+	bool fleet_one_step;       /* a check round is one srun step (fleet.one-step) */
 	bool json;                 /* the final report as JSON on stdout */
 	const char *nccl_recorder; /* libnccl-profiler-vigil.so loaded into the ranks; NULL: not */
 	const char *const *smoke;  /* argv, NULL-terminated; NULL: CMD with VIGIL_SMOKE=1 */

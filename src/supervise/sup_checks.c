@@ -42,14 +42,15 @@ static void report_facts(const char *report_json, unsigned *findings, bool *agen
 }
 
 static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
-				    size_t n, const struct slurm_nodes *alloc, bool cached);
+				    size_t n, const struct slurm_nodes *alloc, bool cached,
+				    struct strbuf *note);
 
 struct check_row *sup_fleet_check(void *ctx, const struct sup_options *o,
 				  const char *const *hosts, size_t n,
-				  const struct slurm_nodes *alloc, bool cached)
+				  const struct slurm_nodes *alloc, bool cached, struct strbuf *note)
 {
 	(void)ctx;
-	return fleet_once(o, hosts, n, alloc, cached);
+	return fleet_once(o, hosts, n, alloc, cached, note);
 }
 
 /*
@@ -59,11 +60,12 @@ struct check_row *sup_fleet_check(void *ctx, const struct sup_options *o,
  * no_agent's lookups: hosts are found by an index, never by a scan per host.
  */
 struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_t n,
-				  const struct slurm_nodes *alloc, struct strlist *no_agent)
+				  const struct slurm_nodes *alloc, struct strlist *no_agent,
+				  struct strbuf *note)
 {
 	const struct sup_world *W = s->W;
 	if (!s->o->agent_cache)
-		return W->check(W->ctx, s->o, hosts, n, alloc, false);
+		return W->check(W->ctx, s->o, hosts, n, alloc, false, note);
 	const char **ask = xcalloc(n + 1, sizeof(*ask)), **fresh = xcalloc(n + 1, sizeof(*fresh));
 	size_t na = 0, nf = 0;
 	struct strindex known = { 0 };
@@ -82,7 +84,7 @@ struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_
 	}
 	strindex_release(&known);
 	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
-	struct check_row *c = na ? W->check(W->ctx, s->o, ask, na, alloc, true) : NULL;
+	struct check_row *c = na ? W->check(W->ctx, s->o, ask, na, alloc, true, note) : NULL;
 	/* where each host's answer is: 1 + its row in c (cached) or -(1 + its row in f) */
 	struct strindex at = { 0 };
 	long *from = xcalloc(n + 1, sizeof(*from));
@@ -99,7 +101,7 @@ struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_
 			from[h] = (long)i + 1;
 		}
 	}
-	struct check_row *f = nf ? W->check(W->ctx, s->o, fresh, nf, alloc, false) : NULL;
+	struct check_row *f = nf ? W->check(W->ctx, s->o, fresh, nf, alloc, false, note) : NULL;
 	for (size_t i = 0; i < nf; i++) {
 		size_t h = strindex_find(&at, fresh[i], hosts, sup_name_at);
 		if (h != (size_t)-1)
@@ -128,7 +130,8 @@ struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_
 /* vigil check --json on each host through srun --overlap (inside the allocation), in
  * parallel, each with its deadline. Returns rows in the order of hosts. */
 static struct check_row *fleet_once(const struct sup_options *o, const char *const *hosts,
-				    size_t n, const struct slurm_nodes *alloc, bool cached)
+				    size_t n, const struct slurm_nodes *alloc, bool cached,
+				    struct strbuf *note)
 {
 	struct check_row *rows = xcalloc(n ? n : 1, sizeof(*rows));
 	struct slurm_nodes list = { 0 };
@@ -187,9 +190,11 @@ static struct check_row *fleet_once(const struct sup_options *o, const char *con
 		/* one step over the hosts (src/slurm/fleet_step.h); inside the allocation a
 		 * step that a dead node aborts leaves the job, and the hosts that did not
 		 * answer are asked again one step each at once */
-		.one_step = true,
+		.one_step = o->fleet_one_step,
 	};
 	fleet_run(&f, &plan);
+	if (f.note && note)
+		strbuf_addf(note, "%s%s", note->len ? "; " : "", f.note);
 	for (size_t k = 0; k < f.nr; k++)
 		if (strindex_find(&by_row, f.rows[k].node.name, &f, fleet_row_name) == (size_t)-1)
 			strindex_add(&by_row, f.rows[k].node.name, k, &f, fleet_row_name);
@@ -246,8 +251,12 @@ void sup_do_preflight(struct sup *s)
 		strlist_add(&hosts, s->alloc.items[i].name);
 	}
 	sup_say(s, "preflight: vigil check on %zu nodes", hosts.nr);
+	struct strbuf note = STRBUF_INIT;
 	struct check_row *rows = sup_check_hosts(s, (const char *const *)hosts.items, hosts.nr,
-					     &s->alloc, &s->w.no_agent);
+					     &s->alloc, &s->w.no_agent, &note);
+	if (note.len)
+		sup_journal_event(s, "check_round", NULL, note.buf);
+	strbuf_release(&note);
 	struct check_row **ok = xcalloc(hosts.nr + 1, sizeof(*ok));
 	size_t nr_ok = 0, nr_sick = 0;
 	const char **sick = xcalloc(hosts.nr + 1, sizeof(*sick));
@@ -304,8 +313,12 @@ void sup_do_preflight(struct sup *s)
 void sup_do_checks(struct sup *s, const struct strlist *hosts)
 {
 	sup_say(s, "vigil check on the attempt's %zu nodes", hosts->nr);
+	struct strbuf note = STRBUF_INIT;
 	struct check_row *rows = sup_check_hosts(s, (const char *const *)hosts->items, hosts->nr,
-					     &s->alloc, &s->w.no_agent);
+					     &s->alloc, &s->w.no_agent, &note);
+	if (note.len)
+		sup_journal_event(s, "check_round", NULL, note.buf);
+	strbuf_release(&note);
 	const char **sick = xcalloc(hosts->nr + 1, sizeof(*sick));
 	const char **why = xcalloc(hosts->nr + 1, sizeof(*why));
 	struct strlist reasons = STRLIST_INIT;

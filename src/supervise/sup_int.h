@@ -130,8 +130,8 @@ struct sup {
 };
 
 const char *sup_verdict_word(enum fleet_verdict v); /* sup_checks.c */
-struct check_row *sup_fleet_check(void *ctx, const struct sup_options *o, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, bool cached); /* sup_checks.c: the real world's check */
-struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, struct strlist *no_agent); /* sup_checks.c */
+struct check_row *sup_fleet_check(void *ctx, const struct sup_options *o, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, bool cached, struct strbuf *note); /* sup_checks.c: the real world's check */
+struct check_row *sup_check_hosts(struct sup *s, const char *const *hosts, size_t n, const struct slurm_nodes *alloc, struct strlist *no_agent, struct strbuf *note); /* sup_checks.c */
 void sup_do_checks(struct sup *s, const struct strlist *hosts); /* sup_checks.c */
 void sup_do_preflight(struct sup *s); /* sup_checks.c */
 struct json_value *sup_diagnose(struct sup *s, const char *kind, const char *arg, const char *out_path); /* sup_evidence.c */

@@ -26,8 +26,16 @@ void sup_watch_text(struct sup *s, bool checks, struct strbuf *out)
 		struct strlist no_agent = STRLIST_INIT;
 		for (size_t i = 0; i < s->w.no_agent.nr; i++)
 			strlist_add(&no_agent, s->w.no_agent.items[i]);
+		struct strbuf note = STRBUF_INIT;
 		struct check_row *rows = sup_check_hosts(s, (const char *const *)hosts.items,
-							 hosts.nr, &s->alloc, &no_agent);
+							 hosts.nr, &s->alloc, &no_agent, &note);
+		if (note.len) { /* for the loop's journal: the watcher may be another process */
+			strbuf_addstr(out, "-\tnote\t");
+			for (const char *p = note.buf; *p; p++)
+				strbuf_addch(out, *p == '\n' || *p == '\t' ? ' ' : *p);
+			strbuf_addch(out, '\n');
+		}
+		strbuf_release(&note);
 		/* what this watcher learnt, for the loop to remember */
 		for (size_t i = s->w.no_agent.nr; i < no_agent.nr; i++)
 			strbuf_addf(out, "%s\tnoagent\t\n", no_agent.items[i]);
@@ -76,6 +84,8 @@ void sup_watch_done(struct sup *s, const char *result)
 		if (t1 && t2) {
 			*t1 = *t2 = '\0';
 			const char *host = line, *what = t1 + 1, *detail = t2 + 1;
+			if (!strcmp(what, "note"))
+				sup_journal_event(s, "check_round", NULL, detail);
 			if (!strcmp(what, "noagent") &&
 			    strindex_find(&known, host, s->w.no_agent.items, sup_name_at) ==
 				    (size_t)-1) {

@@ -72,10 +72,11 @@ struct sup_world {
 		     const struct slurm_decision *d, struct strbuf *err);
 
 	/* vigil check on hosts, all at once with o->check_timeout_s each; rows in the order of
-	 * hosts (xcalloc'd, sup_check_rows_release). cached: the agents' cached answers. */
+	 * hosts (xcalloc'd, sup_check_rows_release). cached: the agents' cached answers. What
+	 * the round did beside its plan (one step became one srun a node) is added to *note. */
 	struct check_row *(*check)(void *ctx, const struct sup_options *o,
 				   const char *const *hosts, size_t n,
-				   const struct slurm_nodes *alloc, bool cached);
+				   const struct slurm_nodes *alloc, bool cached, struct strbuf *note);
 
 	/* The attempt's step. launch: 0 or -1 with *err. wait: up to ms for the step's output
 	 * (given to sup_world_output as it comes), its end, the watch's end or a signal

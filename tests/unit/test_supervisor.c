@@ -536,6 +536,23 @@ TEST(supervisor_vt_undisturbed)
 	sc_release(&r);
 }
 
+/* A check round that fell back to one srun a node says so in the journal, from the preflight
+ * and from the periodic watch (which may run in another process) alike. */
+TEST(supervisor_vt_check_round_fallback_is_journaled)
+{
+	struct sc r;
+	sc_init(&r, "note", 3, 0);
+	r.fw.check_note = "the step failed; asked again one srun a node";
+	sc_run(&r);
+	CHECK_INT(r.rc, 0);
+	CHECK_JOURNAL(&r, "\"class\":\"check_round\"", "asked again one srun a node");
+	unsigned n = 0;
+	for (const char *p = r.journal.buf; (p = strstr(p, "\"class\":\"check_round\"")); p++)
+		n++;
+	CHECK_MSG(n >= 2, "%u check_round records", n); /* the preflight's and a watch's */
+	sc_release(&r);
+}
+
 TEST(supervisor_vt_crash_relaunches_from_the_checkpoint)
 {
 	struct sc r;
