@@ -96,6 +96,7 @@ void sup_active_list(const struct sup_machine *m, struct strlist *out)
 /* ---- events in, actions out ---- */
 
 static void run_action(struct sup *s, const struct sup_action *x);
+static bool queue_signal(struct sup *s);
 static bool signal_event(struct sup *s);
 
 static void event_release(struct queued_event *q)
@@ -129,11 +130,7 @@ void sup_pump(struct sup *s)
 	for (;;) {
 		if (ev->actions_head < ev->actions.nr) {
 			run_action(s, &ev->actions.v[ev->actions_head++]);
-			if (sup_sig_seen) { /* a signal during the action: its event goes first */
-				ev->pumping = false;
-				signal_event(s);
-				ev->pumping = true;
-			}
+			queue_signal(s); /* a signal during the action: its event goes first */
 			continue;
 		}
 		sup_actions_release(&ev->actions);
@@ -200,7 +197,7 @@ static void post(struct sup *s, const struct sup_event *e, double happened, doub
  * events that wait: a SIGTERM during a stop is handled before the stop's own "stopped", so the
  * run ends there instead of checking hosts first. false when no signal was seen.
  */
-static bool signal_event(struct sup *s)
+static bool queue_signal(struct sup *s)
 {
 	int sig = (int)sup_sig_seen;
 	if (!sig)
@@ -230,6 +227,14 @@ static bool signal_event(struct sup *s)
 	q->text = xstrdup(t);
 	q->happened = q->detected = now;
 	sup_say(s, "%s", t);
+	return true;
+}
+
+/* A signal seen, queued first and fed now (outside the pump; inside it, queue_signal). */
+static bool signal_event(struct sup *s)
+{
+	if (!queue_signal(s))
+		return false;
 	sup_pump(s);
 	return true;
 }
