@@ -26,11 +26,6 @@ void sup_print(struct sup *s, int fd, const char *text, size_t len)
 	s->W->print(s->W->ctx, fd, text, len);
 }
 
-void sup_world_active(const struct sup *s, struct strlist *out)
-{
-	sup_active_list(&s->m, out);
-}
-
 void sup_say(struct sup *s, const char *fmt, ...)
 {
 	if (s->o->json)
@@ -204,13 +199,8 @@ static bool queue_signal(struct sup *s)
 		return false;
 	sup_sig_seen = 0;
 	char t[80];
-	struct sup_event e = { .kind = SUP_EV_CANCEL, .text = t };
-	if (sig == SIGUSR1) {
-		e.kind = SUP_EV_RESTART_BUDGET_SPENT;
-		snprintf(t, sizeof(t), "signal %d (%s): no more restarts", sig, strsignal(sig));
-	} else {
-		snprintf(t, sizeof(t), "signal %d (%s)", sig, strsignal(sig));
-	}
+	snprintf(t, sizeof(t), "signal %d (%s)%s", sig, strsignal(sig),
+		 sig == SIGUSR1 ? ": no more restarts" : "");
 	double now = sup_wall(s);
 	struct sup_events *ev = &s->ev;
 	/* at the head of the queue */
@@ -223,7 +213,7 @@ static bool queue_signal(struct sup *s)
 	}
 	struct queued_event *q = &ev->q[ev->q_head];
 	memset(q, 0, sizeof(*q));
-	q->kind = e.kind;
+	q->kind = sig == SIGUSR1 ? SUP_EV_RESTART_BUDGET_SPENT : SUP_EV_CANCEL;
 	q->text = xstrdup(t);
 	q->happened = q->detected = now;
 	sup_say(s, "%s", t);

@@ -132,8 +132,7 @@ void sup_world_output(struct sup *s, int stream, const char *data, size_t len);
  * unhealthy, unknown, unreachable, noagent), asking the world's nodes and check entries. */
 void sup_watch_text(struct sup *s, bool checks, struct strbuf *out);
 
-/* The active hosts of the run and the run's clock, for a world that needs them. */
-void sup_world_active(const struct sup *s, struct strlist *out);
+/* The run's clock, for a world that needs it. */
 double sup_wall(const struct sup *s);
 double sup_mono(const struct sup *s);
 
