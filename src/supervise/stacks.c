@@ -202,6 +202,18 @@ static void python_stacks(struct stacks_result *r, const struct stacks_options *
 		fd[i] = -1;
 		if (!still_there(k, &st))
 			continue;
+		/*
+		 * Stopped (T) in every sample and still: it cannot run a handler until someone
+		 * continues it, so waiting py_wait_ms for its dump only delays the evidence (on a
+		 * hang, 2 s of every recovery). Not signalled either: a SIGURG left pending would
+		 * dump into the attempt long after this look.
+		 */
+		if (k->samples && k->states[STACKS_T] == k->samples &&
+		    state_index(st.state) == STACKS_T) {
+			rank_error(k, "no Python stack: it is stopped: T in all %u samples, so it "
+				   "cannot run a signal handler (not signalled)", k->samples);
+			continue;
+		}
 		fd[i] = open_pystack(r->attempt_dir, k->rank, &why);
 		if (fd[i] < 0) {
 			/* no hook, nothing to signal: a process that is not Python is left alone */
