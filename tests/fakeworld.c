@@ -479,8 +479,9 @@ static void fw_watch_stop(void *ctx, struct sup *s)
 }
 
 static int fw_smoke(void *ctx, struct sup *s, const struct step_spec *spec, double timeout_s,
-		    struct strbuf *why)
+		    double quiet_s, struct strbuf *why)
 {
+	(void)quiet_s;
 	struct fakeworld *fw = ctx;
 	(void)s;
 	fw->smokes++;

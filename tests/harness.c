@@ -99,6 +99,8 @@ const char *test_vigil_bin(void) { return env_or("VIGIL_BIN", "./vigil"); }
 const char *test_fake_nvml(void) { return env_or("VIGIL_FAKE_NVML", "build/libvigil-fakenvml.so"); }
 const char *test_srcdir(void) { return env_or("VIGIL_SRCDIR", "."); }
 
+const char *test_run_tmpdir(void) { return tmp_root; }
+
 const char *test_tmpdir(void)
 {
 	if (!cur_tmp[0]) {

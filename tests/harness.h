@@ -84,6 +84,9 @@ const char *test_fake_nvml(void);
 const char *test_srcdir(void);
 /* A fresh temporary directory for this test (removed when the runner exits). */
 const char *test_tmpdir(void);
+/* The runner's own temporary directory, shared by every test of this run (removed when it
+ * exits): for what several tests may compute once, e.g. a reference run's result. */
+const char *test_run_tmpdir(void);
 /* Path under the source tree / under the temp dir. */
 void test_src_path(struct strbuf *out, const char *rel);
 

@@ -34,7 +34,14 @@ static bool smoke_run(struct sup *s, const char *const *hosts, size_t n, unsigne
 		.env = (const char *const *)env.items,
 		.cmd = o->smoke ? o->smoke : o->cmd,
 	};
-	failed = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, &e) != 0;
+	/*
+	 * The run's hang limit (its step times, else the floor) holds for a smoke run too: one
+	 * that printed and then went quiet that long is hung. Waiting for run.smoke-timeout
+	 * instead (300 s by default) cost every suspect of a hang minutes, twice.
+	 */
+	double quiet = s->at.det.have_step ? detect_hang_limit(&o->detect, &s->at.det)
+					   : o->detect.hang_floor_s;
+	failed = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, quiet, &e) != 0;
 	strlist_release(&env);
 out:
 	strbuf_addf(detail, "%s[", detail->len ? "; " : "");

@@ -96,9 +96,13 @@ struct sup_world {
 	int (*watch_start)(void *ctx, struct sup *s, bool checks, struct strbuf *err);
 	void (*watch_stop)(void *ctx, struct sup *s);
 
-	/* One smoke run of spec: 0 passed, 1 failed (*why says how), within timeout_s. */
+	/*
+	 * One smoke run of spec: 0 passed, 1 failed (*why says how), within timeout_s. quiet_s
+	 * (0: none): a smoke whose ranks wrote something and then nothing more for quiet_s (the
+	 * run's own hang limit) is hung: failed then, not at timeout_s.
+	 */
 	int (*smoke)(void *ctx, struct sup *s, const struct step_spec *spec, double timeout_s,
-		     struct strbuf *why);
+		     double quiet_s, struct strbuf *why);
 
 	/* Stacks of every rank of the attempt (collect.h). */
 	void (*evidence)(void *ctx, struct sup *s, const char *step_id, char *const *hosts,

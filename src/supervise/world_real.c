@@ -202,8 +202,34 @@ static void real_watch_stop(void *ctx, struct sup *s)
 
 /* ---- smoke runs, evidence, diagnosis ---- */
 
+/*
+ * What the smoke's ranks have written so far: the sizes of its rank files and its step file
+ * (a smoke step's only sign of progress; srun writes rank-T.out for T < hosts x G). fstatat
+ * without following a link; a file not there yet counts 0.
+ */
+static uint64_t smoke_output_bytes(const struct step_spec *spec)
+{
+	int dfd = open(spec->attempt_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	uint64_t sum = 0;
+	size_t ranks = spec->nr_hosts * spec->tasks_per_node;
+	struct stat st;
+	char name[48];
+	for (size_t t = 0; t <= ranks; t++) {
+		if (t < ranks)
+			snprintf(name, sizeof(name), "rank-%zu.out", t);
+		else
+			snprintf(name, sizeof(name), "steps.jsonl");
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	close(dfd);
+	return sum;
+}
+
 static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, double timeout_s,
-		      struct strbuf *why)
+		      double quiet_s, struct strbuf *why)
 {
 	(void)ctx;
 	const struct sup_options *o = s->o;
@@ -212,16 +238,34 @@ static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, do
 	st.scancel = o->scancel;
 	if (step_start(&st, &o->cmds, spec, why) < 0)
 		return 1;
-	uint64_t end = mono_ms() + (uint64_t)(timeout_s * 1000);
-	while (!st.child.done && mono_ms() < end && !sup_sig_seen)
+	uint64_t now = mono_ms(), end = now + (uint64_t)(timeout_s * 1000), last_growth = 0;
+	uint64_t bytes = 0;
+	bool quiet = false;
+	while (!st.child.done && (now = mono_ms()) < end && !sup_sig_seen) {
 		child_poll(&st.child, 200);
+		if (quiet_s <= 0)
+			continue;
+		uint64_t b = smoke_output_bytes(spec);
+		now = mono_ms();
+		if (b != bytes) {
+			bytes = b;
+			last_growth = now;
+		} else if (last_growth && now - last_growth >= (uint64_t)(quiet_s * 1000) &&
+			   !st.child.done) {
+			quiet = true;
+			break;
+		}
+	}
 	bool timed_out = !st.child.done;
 	if (timed_out)
 		step_stop(&st, &o->cmds, o->grace_ms, why);
 	else
 		child_finish(&st.child);
 	bool failed = timed_out || !st.child.exited || st.child.exit_code != 0;
-	if (timed_out)
+	if (quiet)
+		strbuf_addf(why, "hung: its ranks wrote nothing for %.0f s (the run's hang limit) "
+			    "after they had started", quiet_s);
+	else if (timed_out)
 		strbuf_addf(why, "did not finish in %.0f s", timeout_s);
 	else
 		child_describe(&st.child, why);
