@@ -77,6 +77,9 @@ $(BUILD)/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# the trainer's module is taken into pyhook.o whole (.incbin, src/supervise/pyhook.c)
+$(BUILD)/src/supervise/pyhook.o build/fuzz/obj/src/supervise/pyhook.o: contrib/python/vigil_train.py
+
 $(LIBVIGIL): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -214,6 +217,10 @@ bench: bench-build
 MAN_PAGES := $(wildcard docs/*.1)
 SYSCONFDIR ?= /etc
 DATADIR ?= $(PREFIX)/share
+# the trainer's module (contrib/python/vigil_train.py): vigil run puts it on the ranks'
+# PYTHONPATH itself; outside vigil run, PYTHONPATH=$(PYTHON3DIR) (not dist-packages: that would
+# make the package depend on python3 for one optional module)
+PYTHON3DIR ?= $(DATADIR)/vigil/python
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 FIX_PATHS = sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/bin/vigil |$(BINDIR)/vigil |g'
 install: all
@@ -230,6 +237,8 @@ install: all
 	install -m 0644 contrib/completion/vigil.bash \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/vigil
 	install -m 0644 contrib/completion/_vigil $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_vigil
+	install -d $(DESTDIR)$(PYTHON3DIR)
+	install -m 0644 contrib/python/vigil_train.py $(DESTDIR)$(PYTHON3DIR)/vigil_train.py
 	install -m 0644 contrib/completion/vigil.fish \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d/vigil.fish
 	for h in $(CUDA_HELPERS); do if [ -x "$$h" ]; then \

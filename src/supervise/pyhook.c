@@ -9,7 +9,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
+
+/*
+ * contrib/python/vigil_train.py, the module a trainer imports to report its parameter digests
+ * (docs/SUPERVISOR.md, "Replica digests"), taken into the binary whole by the assembler (the
+ * build runs from the repository's root; the Makefile makes this object depend on the file),
+ * so that the file in the repository is the one source, readable and installable as Python.
+ */
+__asm__(".section .rodata\n"
+	".global pyhook_vigil_train\n"
+	".type pyhook_vigil_train, @object\n"
+	"pyhook_vigil_train:\n"
+	".incbin \"contrib/python/vigil_train.py\"\n"
+	".byte 0\n"
+	".previous\n");
 
 const char pyhook_sitecustomize[] =
 	"# sitecustomize.py, written by vigil run into RUN_DIR/pyhook/ and put first on\n"
@@ -120,6 +135,11 @@ int pyhook_install(const char *run_dir, struct strbuf *dir_out, struct strbuf *e
 	close(dfd);
 	strbuf_addf(&path, "%s/pyhook/sitecustomize.py", run_dir);
 	if (write_file_atomic(path.buf, pyhook_sitecustomize, strlen(pyhook_sitecustomize), 0644,
+			      err) < 0)
+		goto out;
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/pyhook/vigil_train.py", run_dir);
+	if (write_file_atomic(path.buf, pyhook_vigil_train, strlen(pyhook_vigil_train), 0644,
 			      err) < 0)
 		goto out;
 	strbuf_addf(dir_out, "%s/pyhook", run_dir);

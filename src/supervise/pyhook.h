@@ -17,9 +17,12 @@
 
 /* The text of the hook (a Python module). */
 extern const char pyhook_sitecustomize[];
+/* contrib/python/vigil_train.py, NUL-terminated: written beside the hook, so `import
+ * vigil_train` works in every rank under vigil run. */
+extern const char pyhook_vigil_train[];
 
 /*
- * Write RUN_DIR/pyhook/sitecustomize.py: the directory made (0755) or opened without following
+ * Write RUN_DIR/pyhook/sitecustomize.py and vigil_train.py: the directory made (0755) or opened without following
  * a link (a link, a non-directory or another user's directory there is refused), the file
  * replaced with write_file_atomic(). On success *dir_out (reset first) holds RUN_DIR/pyhook,
  * the directory to put first on PYTHONPATH. 0, or -1 with *err.

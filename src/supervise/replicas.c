@@ -24,6 +24,7 @@ void replicas_init(struct replicas *r, unsigned world, double late_s, replicas_f
 	r->diverged = xcalloc(world, sizeof(*r->diverged));
 	r->missing = xcalloc(world, sizeof(*r->missing));
 	r->groups = xcalloc(world, sizeof(*r->groups));
+	r->active = xcalloc(world, sizeof(*r->active));
 }
 
 static void drop_pending(struct replica_pending *p)
@@ -35,20 +36,21 @@ static void drop_pending(struct replica_pending *p)
 
 static void release_groups(struct replicas *r, bool keep_members)
 {
-	for (unsigned g = 0; g < r->world; g++) {
-		struct replica_group *G = &r->groups[g];
+	for (size_t a = 0; a < r->nr_active; a++) {
+		struct replica_group *G = r->groups[r->active[a]];
 		for (unsigned i = 0; i < G->nr_pending; i++)
 			drop_pending(&G->pending[i]);
 		G->nr_pending = 0;
 		G->judged_any = G->unseen_said = false;
 		G->last_judged = 0;
 		if (!keep_members) {
-			G->size = 0;
 			free(G->members);
-			G->members = NULL;
-			G->nr_members = G->alloc_members = 0;
+			free(G);
+			r->groups[r->active[a]] = NULL;
 		}
 	}
+	if (!keep_members)
+		r->nr_active = 0;
 }
 
 void replicas_release(struct replicas *r)
@@ -57,6 +59,7 @@ void replicas_release(struct replicas *r)
 		return;
 	release_groups(r, false);
 	free(r->groups);
+	free(r->active);
 	free(r->group_of);
 	free(r->slot_of);
 	free(r->diverged);
@@ -80,9 +83,9 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Judge pending step i of group g and remove it. */
-static void judge(struct replicas *r, unsigned g, unsigned i)
+static void judge(struct replicas *r, unsigned g, unsigned i, bool say_missing)
 {
-	struct replica_group *G = &r->groups[g];
+	struct replica_group *G = r->groups[g];
 	struct replica_pending p = G->pending[i];
 	memmove(&G->pending[i], &G->pending[i + 1], (G->nr_pending - i - 1) * sizeof(*G->pending));
 	G->nr_pending--;
@@ -110,7 +113,7 @@ static void judge(struct replicas *r, unsigned g, unsigned i)
 			ranks[n++] = rank;
 		}
 	}
-	if ((n || (v.unseen && !G->unseen_said)) && r->fn) {
+	if (say_missing && (n || (v.unseen && !G->unseen_said)) && r->fn) {
 		G->unseen_said |= v.unseen > 0;
 		v.kind = REPLICA_MISSING;
 		v.nr_ranks = n;
@@ -187,7 +190,7 @@ static void judge(struct replicas *r, unsigned g, unsigned i)
 
 static void add_member(struct replicas *r, unsigned g, unsigned rank)
 {
-	struct replica_group *G = &r->groups[g];
+	struct replica_group *G = r->groups[g];
 	if (G->nr_members == G->alloc_members) {
 		size_t na = G->alloc_members ? 2 * G->alloc_members : 4;
 		G->members = xrealloc(G->members, na * sizeof(*G->members));
@@ -213,7 +216,11 @@ void replicas_add(struct replicas *r, unsigned rank, uint64_t step, unsigned gro
 		r->refused++;
 		return;
 	}
-	struct replica_group *G = &r->groups[group];
+	if (!r->groups[group]) {
+		r->groups[group] = xcalloc(1, sizeof(*r->groups[group]));
+		r->active[r->nr_active++] = group;
+	}
+	struct replica_group *G = r->groups[group];
 	if ((G->size && G->size != size) ||
 	    (r->group_of[rank] < 0 && G->nr_members >= size)) {
 		r->refused++;
@@ -243,7 +250,7 @@ void replicas_add(struct replicas *r, unsigned rank, uint64_t step, unsigned gro
 				r->reports--;
 				return;
 			}
-			judge(r, group, old);
+			judge(r, group, old, true);
 			i = G->nr_pending;
 		}
 		struct replica_pending *p = &G->pending[G->nr_pending++];
@@ -262,16 +269,17 @@ void replicas_add(struct replicas *r, unsigned rank, uint64_t step, unsigned gro
 	p->digest[slot] = digest;
 	p->count++;
 	if (p->count == G->size)
-		judge(r, group, i);
+		judge(r, group, i, true);
 }
 
 void replicas_tick(struct replicas *r, double now)
 {
-	for (unsigned g = 0; g < r->world; g++) {
-		struct replica_group *G = &r->groups[g];
+	for (size_t a = 0; a < r->nr_active; a++) {
+		unsigned g = r->active[a];
+		struct replica_group *G = r->groups[g];
 		for (unsigned i = 0; i < G->nr_pending;) {
 			if (now - G->pending[i].first_at >= r->late_s)
-				judge(r, g, i);
+				judge(r, g, i, true);
 			else
 				i++;
 		}
@@ -280,9 +288,9 @@ void replicas_tick(struct replicas *r, double now)
 
 void replicas_flush(struct replicas *r)
 {
-	for (unsigned g = 0; g < r->world; g++)
-		while (r->groups[g].nr_pending)
-			judge(r, g, 0);
+	for (size_t a = 0; a < r->nr_active; a++)
+		while (r->groups[r->active[a]]->nr_pending)
+			judge(r, r->active[a], 0, false);
 }
 
 /* "key=" then digits in base (10 or 16) up to max_digits; *p moved past them. */

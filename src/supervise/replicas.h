@@ -24,8 +24,9 @@
  * counted, not judged again. first_bad_step: the first step any DIVERGED or UNDECIDED verdict
  * named (the checkpoints from it on may hold the corruption).
  *
- * Bounds: one slot per rank of the world; per group at most REPLICAS_PENDING_MAX steps waiting,
- * each with a digest per member. Judging sorts the reporters' digests: O(m log m) per step of a
+ * Bounds: a few bytes per rank of the world and a pointer per possible group; a group's table
+ * only once it reported; per group at most REPLICAS_PENDING_MAX steps waiting, each with a
+ * digest per member. Judging sorts the reporters' digests: O(m log m) per step of a
  * group of m ranks.
  *
  * Ownership: struct replicas owns its tables (replicas_release). A verdict and its arrays live
@@ -83,7 +84,9 @@ struct replicas {
 	int *group_of;            /* per rank: its group, -1 not seen */
 	unsigned *slot_of;        /* per rank: its slot in the group's members */
 	bool *diverged, *missing; /* per rank: said already */
-	struct replica_group *groups; /* indexed by group id (< world) */
+	struct replica_group **groups; /* by group id (< world); NULL until its first report */
+	unsigned *active;              /* the ids of the groups that exist */
+	size_t nr_active;
 	replicas_fn fn;
 	void *arg;
 	bool has_bad;
@@ -108,7 +111,8 @@ void replicas_add(struct replicas *r, unsigned rank, uint64_t step, unsigned gro
 		  unsigned size, uint64_t digest, double now);
 /* Judge the steps that waited late_s. */
 void replicas_tick(struct replicas *r, double now);
-/* Judge everything still waiting (the attempt ended). */
+/* Judge everything still waiting (the attempt ended): what the reporters hold is compared,
+ * the ranks that did not report are not called missing (the attempt ended before them). */
 void replicas_flush(struct replicas *r);
 
 /*

@@ -17,6 +17,7 @@
 #include "journal.h"
 #include "machine.h"
 #include "rankout.h"
+#include "replicas.h"
 #include "collect.h"
 #include "world.h"
 #include "../lib/fileio.h"
@@ -87,6 +88,10 @@ struct sup_attempt {
 	double launch_wall;
 	bool launched_said;
 	char pyhook_dir[4200];
+	struct strlist hosts;    /* the attempt's hosts, rank order: rank r runs on r / G */
+	struct replicas rep;     /* the ranks' parameter digests (replicas.h) */
+	bool rep_on;
+	uint64_t rep_bad_lines;  /* "vigil-digest" lines that were not whole */
 };
 
 /* The periodic watch: a forked child asking Slurm and vigil check about the run's nodes. */
@@ -144,6 +149,7 @@ void sup_close_attempt(struct sup *s); /* sup_step.c */
 void sup_do_launch(struct sup *s, const struct sup_action *x); /* sup_step.c */
 void sup_do_stop(struct sup *s, const struct sup_action *x); /* sup_step.c */
 void sup_flush_step(struct sup *s); /* sup_step.c */
+void sup_replicas_tick(struct sup *s); /* sup_step.c */
 void sup_progress(struct sup *s, const struct step_update *u, bool from_json); /* sup_step.c */
 void sup_read_step_file(struct sup *s); /* sup_step.c */
 void sup_task_env(struct sup *s, struct strlist *env, bool smoke); /* sup_step.c */

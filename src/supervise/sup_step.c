@@ -78,6 +78,93 @@ static void srun_line(struct sup *s, const char *line, size_t len)
 	}
 }
 
+/* ---- the ranks' parameter digests (replicas.h, docs/SUPERVISOR.md "Replica digests") ---- */
+
+/* REPLICAS_LATE_S: how long a step's digests wait for the rest of the group. The ranks of a
+ * synchronous job end a step within a second of each other; a minute is slack, not a limit. */
+#define REPLICAS_LATE_S 60
+#define REPLICAS_SAY_MAX 16 /* ranks named in one journal record; the rest counted */
+
+static void add_rank(struct sup *s, struct strbuf *t, unsigned rank)
+{
+	unsigned g = s->o->tasks_per_node ? s->o->tasks_per_node : 1;
+	strbuf_addf(t, "rank %u", rank);
+	if (rank / g < s->at.hosts.nr)
+		strbuf_addf(t, " (%s)", s->at.hosts.items[rank / g]);
+}
+
+static void on_replicas(void *arg, const struct replica_verdict *v)
+{
+	struct sup *s = arg;
+	struct strbuf t = STRBUF_INIT;
+	const char *cls = v->kind == REPLICA_DIVERGED    ? "replica_diverged"
+			  : v->kind == REPLICA_UNDECIDED ? "replica_undecided"
+							 : "replica_missing";
+	strbuf_addf(&t, "step %llu group %u: ", (unsigned long long)v->step, v->group);
+	for (size_t i = 0; i < v->nr_ranks && i < REPLICAS_SAY_MAX; i++) {
+		if (i)
+			strbuf_addstr(&t, ", ");
+		add_rank(s, &t, v->ranks[i]);
+		if (v->digests)
+			strbuf_addf(&t, " digest %016llx", (unsigned long long)v->digests[i]);
+	}
+	if (v->nr_ranks > REPLICAS_SAY_MAX)
+		strbuf_addf(&t, " and %zu more", v->nr_ranks - REPLICAS_SAY_MAX);
+	if (v->kind == REPLICA_DIVERGED)
+		strbuf_addf(&t, "; %u of the %u ranks that reported hold %016llx: its parameters "
+			    "differ from its replicas' (silent data corruption, or a non-deterministic "
+			    "step)", v->agree, v->reported, (unsigned long long)v->majority);
+	else if (v->kind == REPLICA_UNDECIDED)
+		strbuf_addf(&t, "; no digest is held by more than half of the %u ranks that "
+			    "reported: cannot tell which is wrong", v->reported);
+	else {
+		if (v->nr_ranks)
+			strbuf_addf(&t, " sent no digest within %d s", REPLICAS_LATE_S);
+		if (v->unseen)
+			strbuf_addf(&t, "%s%u of the group's %u ranks never sent one",
+				    v->nr_ranks ? "; " : "", v->unseen, v->size);
+	}
+	/* one host named when one rank is: the journal's host field is a suspect */
+	unsigned g = s->o->tasks_per_node ? s->o->tasks_per_node : 1;
+	const char *host = v->kind == REPLICA_DIVERGED && v->nr_ranks == 1 &&
+					   v->ranks[0] / g < s->at.hosts.nr
+				   ? s->at.hosts.items[v->ranks[0] / g]
+				   : NULL;
+	sup_journal_event(s, cls, host, t.buf);
+	sup_say(s, "%s: %s", cls, t.buf);
+	strbuf_release(&t);
+}
+
+void sup_replicas_tick(struct sup *s)
+{
+	if (s->at.rep_on)
+		replicas_tick(&s->at.rep, sup_mono(s));
+}
+
+/* A digest line of a rank: taken (true), or not one (false: the line is the trainer's). */
+static bool digest_line(struct sup *s, int rank, const char *line, size_t len)
+{
+	uint64_t step, digest;
+	unsigned group, size;
+	int r = replicas_parse_line(line, len, &step, &group, &size, &digest);
+	if (r == 0)
+		return false;
+	if (r < 0) {
+		if (!s->at.rep_bad_lines++) {
+			struct strbuf t = STRBUF_INIT;
+			strbuf_addf(&t, "rank %d printed a vigil-digest line vigil cannot read "
+				    "(want: vigil-digest step=N group=G size=M digest=HEX): ", rank);
+			strbuf_add_clean(&t, line);
+			sup_journal_event(s, "replica_line_unreadable", NULL, t.buf);
+			strbuf_release(&t);
+		}
+		return true;
+	}
+	if (s->at.rep_on)
+		replicas_add(&s->at.rep, (unsigned)rank, step, group, size, digest, sup_mono(s));
+	return true;
+}
+
 static void on_rank_line(void *arg, int rank, int stream, const char *line, size_t len)
 {
 	struct sup *s = arg;
@@ -85,6 +172,8 @@ static void on_rank_line(void *arg, int rank, int stream, const char *line, size
 		srun_line(s, line, len);
 		return;
 	}
+	if (len > 12 && line[0] == 'v' && digest_line(s, rank, line, len))
+		return;
 	if (rank != 0 || !s->at.parsers)
 		return;
 	/* progress from rank 0's lines, both streams (loggers write to stderr) */
@@ -205,6 +294,12 @@ void sup_close_attempt(struct sup *s)
 		rankout_close(&s->at.ro);
 		s->at.ro_open = false;
 	}
+	if (s->at.rep_on) {
+		replicas_flush(&s->at.rep);
+		replicas_release(&s->at.rep);
+		s->at.rep_on = false;
+	}
+	strlist_release(&s->at.hosts);
 	if (s->at.parsers) {
 		sup_read_step_file(s);
 		step_parser_release(&s->at.out_p);
@@ -308,6 +403,12 @@ void sup_do_launch(struct sup *s, const struct sup_action *x)
 	if (rankout_open(&s->at.ro, s->at.attempt_dir, world, on_rank_line, s, &e) < 0)
 		goto fail;
 	s->at.ro_open = true;
+	strlist_release(&s->at.hosts);
+	for (size_t i = 0; i < x->hosts.nr; i++)
+		strlist_add(&s->at.hosts, x->hosts.items[i]);
+	replicas_init(&s->at.rep, world, REPLICAS_LATE_S, on_replicas, s);
+	s->at.rep_on = true;
+	s->at.rep_bad_lines = 0;
 	if (step_parser_init_output(&s->at.out_p, o->step_pattern, &e) < 0)
 		goto fail;
 	step_parser_init_json(&s->at.json_p);

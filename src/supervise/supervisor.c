@@ -455,6 +455,7 @@ static void run_loop(struct sup *s)
 			break;
 		}
 		now = sup_mono(s);
+		sup_replicas_tick(s);
 		struct detect_result dr;
 		enum detect_what dw = detect_on_tick(&o->detect, &s->at.det, now, &dr);
 		if (dw == DETECT_HANG || dw == DETECT_STARTUP_TIMEOUT) {

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				replicas_add(&r, rank, step, g, m, d, t);
 		}
 		for (unsigned g = 0; g < WORLD; g++)
-			if (r.groups[g].nr_pending > REPLICAS_PENDING_MAX)
+			if (r.groups[g] && r.groups[g]->nr_pending > REPLICAS_PENDING_MAX)
 				__builtin_trap();
 		if (r.judged > r.reports)
 			__builtin_trap();

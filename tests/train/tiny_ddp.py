@@ -12,6 +12,12 @@ ranks, so every rank prints the same line; at the end `final loss X`. X is print
 (17 significant digits: equal strings mean equal doubles). Rank 0 also appends
 {"step": N, "loss": X, "tokens": T} to $VIGIL_STEP_FILE when it is set, and writes the
 checkpoints (tmp file + fsync + os.replace, so a kill never leaves a torn one).
+
+Under vigil run (vigil_train importable: vigil puts it on PYTHONPATH) every rank also prints its
+parameters' digest after each optimizer step (`vigil-digest step=N group=0 size=W digest=H`,
+contrib/python/vigil_train.py), and rank 0's step file line goes through vigil_train.report().
+VIGIL_TEST_FLIP=RANK:STEP (tests only) flips one bit of one parameter on rank RANK right after
+the optimizer step STEP: a silent data corruption the digests must catch.
 """
 import argparse
 import json
@@ -22,6 +28,11 @@ import time
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
+
+try:
+    import vigil_train
+except ImportError:
+    vigil_train = None
 
 IN, HIDDEN, BATCH = 16, 32, 32
 CKPT_NAME = "ckpt.pt"
@@ -153,6 +164,10 @@ def main():
 
     ddp = DDP(model)
     step_file = os.environ.get("VIGIL_STEP_FILE") if rank == 0 else None
+    flip_rank, flip_step = -1, 0
+    if os.environ.get("VIGIL_TEST_FLIP"):
+        fr, fs = os.environ["VIGIL_TEST_FLIP"].split(":")
+        flip_rank, flip_step = int(fr), int(fs)
     loss_f = torch.nn.MSELoss()
     loss_val = float("nan")
     for step in range(start + 1, args.steps + 1):
@@ -161,6 +176,12 @@ def main():
         loss = loss_f(ddp(x), y)
         loss.backward()
         opt.step()
+        if rank == flip_rank and step == flip_step:
+            with torch.no_grad():
+                w = next(model.parameters()).view(-1)
+                w[:1].view(torch.int32).bitwise_xor_(1 << 3)
+            say("flipped one bit of rank %d's parameters after step %d (VIGIL_TEST_FLIP)"
+                % (rank, step))
         avg = loss.detach().clone()
         if step == stop_at:
             say("stopping before the all_reduce of step %d (--stop-host-file)" % step)
@@ -175,7 +196,10 @@ def main():
         if bad:
             say("failing on purpose: this host is in %s" % args.bad_host_file)
             sys.exit(3)
-        if step_file:
+        if vigil_train and vigil_train.enabled():
+            vigil_train.report(step, model, loss=loss_val, size=world, rank=rank,
+                               tokens=step * BATCH * world)
+        elif step_file:
             with open(step_file, "a") as f:
                 f.write(json.dumps({"step": step, "loss": loss_val,
                                     "tokens": step * BATCH * world}) + "\n")

@@ -452,6 +452,14 @@ TEST_TIMEOUT(run_e2e_rank_killed, 400)
 	CHECK(read_file_bounded(path, &j, 16u << 20, NULL) == 0);
 	CHECK_CONTAINS(j.buf, "\"class\":\"diagnosis\",\"detail\":\"logs: first error: ");
 	CHECK_CONTAINS(j.buf, "\"class\":\"diagnosis\",\"detail\":\"steps: ");
+	/* every rank printed its parameters' digest each step (vigil_train, on the ranks'
+	 * PYTHONPATH) and they agreed: nothing said, not even for the killed rank's last step */
+	CHECK_NOT_CONTAINS(j.buf, "\"class\":\"replica_");
+	snprintf(path, sizeof(path), "%s/attempt-1/rank-2.out", b.run_dir);
+	struct strbuf r2 = STRBUF_INIT;
+	CHECK(read_file_bounded(path, &r2, 1u << 20, NULL) == 0);
+	CHECK_CONTAINS(r2.buf, "Z vigil-digest step=40 group=0 size=4 digest=");
+	strbuf_release(&r2);
 	snprintf(path, sizeof(path), "%s/attempt-0/diagnosis-logs.json", b.run_dir);
 	CHECK_MSG(access(path, F_OK) == 0, "no %s", path);
 	snprintf(path, sizeof(path), "%s/diagnosis-steps.json", b.run_dir);

@@ -9,6 +9,7 @@
 #include "../harness.h"
 #include "../../src/logs/steps.h"
 #include "../../src/lib/fileio.h"
+#include "../../src/supervise/replicas.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -293,5 +294,111 @@ TEST_TIMEOUT(train_ddp_resume_after_sigkill_matches_undisturbed_run, 120)
 	strbuf_release(&script);
 	strbuf_release(&launcher);
 	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
+/*
+ * The replica digests (contrib/python/vigil_train.py, src/supervise/replicas.h) on the real
+ * trainer: three gloo ranks print their parameters' digest after every optimizer step; one bit
+ * of rank 1's parameters is flipped after step 4 (VIGIL_TEST_FLIP). Each rank's own lines (its
+ * own pipe, as srun's labels give them to vigil run) go through the supervisor's parser and
+ * comparison: steps 1-3 agree, step 4 names rank 1 against the other two, once.
+ */
+struct digest_seen {
+	unsigned n, rank, agree;
+	uint64_t step;
+	enum replica_kind kind;
+};
+
+static void on_digest_verdict(void *arg, const struct replica_verdict *v)
+{
+	struct digest_seen *d = arg;
+	if (d->n++ == 0) {
+		d->kind = v->kind;
+		d->step = v->step;
+		d->rank = v->nr_ranks ? v->ranks[0] : 99;
+		d->agree = v->agree;
+	}
+}
+
+TEST_TIMEOUT(train_ddp_digests_name_the_rank_whose_bit_flipped, 120)
+{
+	need_torch();
+	const char *tmp = test_tmpdir();
+	struct strbuf script = STRBUF_INIT, pypath = STRBUF_INIT, err = STRBUF_INIT;
+	test_src_path(&script, "tests/train/tiny_ddp.py");
+	strbuf_addf(&pypath, "PYTHONPATH=%s/contrib/python:%s/tests/train", test_srcdir(),
+		    test_srcdir());
+	unsigned port = free_port();
+	enum { N = 3 };
+	struct child c[N];
+	char env[N][8][600];
+	const char *envp[N][9];
+	for (int k = 0; k < N; k++) {
+		snprintf(env[k][0], sizeof(env[k][0]), "MASTER_ADDR=127.0.0.1");
+		snprintf(env[k][1], sizeof(env[k][1]), "MASTER_PORT=%u", port);
+		snprintf(env[k][2], sizeof(env[k][2]), "WORLD_SIZE=%d", N);
+		snprintf(env[k][3], sizeof(env[k][3]), "RANK=%d", k);
+		snprintf(env[k][4], sizeof(env[k][4]), "VIGIL_ATTEMPT_DIR=%s", tmp);
+		snprintf(env[k][5], sizeof(env[k][5]), "VIGIL_TEST_FLIP=1:4");
+		snprintf(env[k][6], sizeof(env[k][6]), "%s", pypath.buf);
+		snprintf(env[k][7], sizeof(env[k][7]), "VIGIL_STEP_FILE=%s/steps.jsonl", tmp);
+		for (int i = 0; i < 8; i++)
+			envp[k][i] = env[k][i];
+		envp[k][8] = NULL;
+		const char *argv[] = { PY, script.buf, "--steps", "6", "--ckpt-every", "0", NULL };
+		child_init(&c[k]);
+		c[k].argv = argv;
+		c[k].env_add = envp[k];
+		c[k].timeout_ms = 60000;
+		CHECK_MSG(child_start(&c[k], &err) == 0, "rank %d: %s", k, err.buf);
+	}
+	for (int k = 0; k < N; k++) {
+		/* one after the other: each prints a few hundred bytes, far from a pipe's size */
+		while (child_poll(&c[k], 200) == 0)
+			;
+		child_finish(&c[k]);
+		CHECK_MSG(c[k].exited && c[k].exit_code == 0, "rank %d: exit %d %s %s", k, c[k].exit_code, c[k].out.buf, c[k].err.buf);
+	}
+	struct digest_seen seen = { 0 };
+	struct replicas r;
+	replicas_init(&r, N, 60, on_digest_verdict, &seen);
+	unsigned lines = 0;
+	for (int k = 0; k < N; k++) {
+		for (char *line = c[k].out.buf; line && *line;) {
+			char *nl = strchr(line, '\n');
+			size_t len = nl ? (size_t)(nl - line) : strlen(line);
+			uint64_t step, digest;
+			unsigned group, size;
+			if (replicas_parse_line(line, len, &step, &group, &size, &digest) == 1) {
+				lines++;
+				CHECK_INT(group, 0);
+				CHECK_INT(size, N);
+				replicas_add(&r, (unsigned)k, step, group, size, digest, 0);
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	replicas_flush(&r);
+	CHECK_INT(lines, N * 6);
+	CHECK_INT((long long)r.judged, 6);
+	CHECK_INT(seen.n, 1);
+	CHECK_INT(seen.kind, REPLICA_DIVERGED);
+	CHECK_INT((long long)seen.step, 4);
+	CHECK_INT(seen.rank, 1);
+	CHECK_INT(seen.agree, 2);
+	/* rank 0 wrote the step file through vigil_train.report(), tokens and all */
+	struct strbuf sf = STRBUF_INIT;
+	char p[700];
+	snprintf(p, sizeof(p), "%s/steps.jsonl", tmp);
+	CHECK(read_file_bounded(p, &sf, 1 << 20, NULL) == 0);
+	CHECK_CONTAINS(sf.buf, "{\"step\": 6, \"loss\": ");
+	CHECK_CONTAINS(sf.buf, "\"tokens\": ");
+	strbuf_release(&sf);
+	replicas_release(&r);
+	for (int k = 0; k < N; k++)
+		child_release(&c[k]);
+	strbuf_release(&script);
+	strbuf_release(&pypath);
 	strbuf_release(&err);
 }
