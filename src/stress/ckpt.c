@@ -110,7 +110,7 @@ enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
 	if (d->dirfd < 0) {
 		int e = errno;
 		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-			strbuf_addf(err, "'%s' is a symbolic link: refused (it is never followed)", path);
+			strbuf_addf(err, "'%s' is a symbolic link, which is never followed", path);
 			return CKPT_LINK;
 		}
 		if (e == ENOTDIR && lstat(path, &st) == 0) {
@@ -333,8 +333,9 @@ static bool run_phase(struct phase *p, uint64_t deadline_ms, struct ckpt_result 
 			ok = false;
 		}
 		uint64_t t0 = __atomic_load_n(&sl->op_start_ns, __ATOMIC_ACQUIRE);
-		if (t0 && r->nr_stalls < CKPT_MAX_FINDS) {
-			/* killed in the middle of an operation: it never returned */
+		if (t0 && now - t0 > p->jobs[i].stall_ns && r->nr_stalls < CKPT_MAX_FINDS) {
+			/* killed in the middle of an operation past the bound: it never returned
+			 * (one still within the bound is the deadline's, not a stall) */
 			struct ckpt_stall *s = &r->stalls[r->nr_stalls++];
 			s->worker = i;
 			s->file = sl->file;

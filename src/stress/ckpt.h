@@ -130,7 +130,7 @@ void ckpt_result_release(struct ckpt_result *r);
 /*
  * Open DIR (O_DIRECTORY | O_NOFOLLOW), check free space for o (size + a margin), make the test's
  * subdirectory and probe O_DIRECT there. CKPT_OK, or the refusal with *err saying why
- * ("'DIR' is a symbolic link: refused (it is never followed)"). Nothing is left on a refusal.
+ * ("'DIR' is a symbolic link, which is never followed"). Nothing is left on a refusal.
  */
 enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
 				  const struct ckpt_opts *o, struct strbuf *err);

@@ -181,7 +181,7 @@ static void inject_corrupt(const struct ckpt_job *j, unsigned f)
 	 * returns other data than it was given: the read-back must fail the shard */
 	char name[48];
 	ckpt_name(name, sizeof(name), f, false);
-	int fd = openat(j->subfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(j->subfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	uint64_t off = ckpt_file_len(j, f) / 2 + 100;
