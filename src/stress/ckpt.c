@@ -130,7 +130,7 @@ enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
 	}
 	fs_type_name(&sf, d->fs_type, sizeof(d->fs_type));
 	if (sv.f_flag & ST_RDONLY) {
-		strbuf_addf(err, "'%s' is on a read-only file system (%s)", path, d->fs_type);
+		strbuf_addf(err, "'%s' is on a read-only %s file system", path, d->fs_type);
 		close(d->dirfd);
 		d->dirfd = -1;
 		return CKPT_UNWRITABLE;
@@ -486,6 +486,7 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 		j->meta_files = o->meta_files;
 		j->inject = o->inject;
 		j->slot = &slots[i];
+		j->all = slots;
 	}
 	r->per_writer = xcalloc(n, sizeof(*r->per_writer));
 

@@ -214,10 +214,10 @@ void ckpt_refused(enum ckpt_refusal why, const char *msg, struct report *rep)
 	check_result_init(&c, "storage-run");
 	if (why == CKPT_NO_SPACE)
 		result_add(&c, STATUS_UNKNOWN, ACTION_FREE_DISK, "storage_no_space", "",
-			   "refused: %s", msg);
+			   "too little free space: %s", msg);
 	else
 		result_add(&c, STATUS_UNKNOWN, ACTION_FIX_CONFIG, "storage_refused", "",
-			   "refused: %s", msg);
+			   "the test directory was refused: %s", msg);
 	report_move_result(rep, &c);
 }
 

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,7 +325,70 @@ static void count_resident(const struct ckpt_job *j, int fd, uint64_t len)
 	munmap(m, len);
 }
 
-static int read_one(const struct ckpt_job *j, unsigned f, uint8_t *buf, const uint8_t *base)
+/*
+ * The verifier: a thread of the worker that checks block k while the worker reads block k+1
+ * into the other buffer. At one read in flight (a simple reader, fio's psync at iodepth 1)
+ * the check would otherwise sit between two reads and the device would idle through it.
+ */
+struct verifier {
+	const struct ckpt_job *j;
+	const uint8_t *base;
+	uint8_t *buf[2];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* a posted block: buffer index, file, offset, length; full[i]: posted, not yet checked */
+	bool full[2], stop;
+	unsigned file[2];
+	uint64_t off[2];
+	size_t len[2];
+	unsigned cur_file;
+	bool in_run;
+};
+
+static void *verifier_main(void *arg)
+{
+	struct verifier *v = arg;
+	for (unsigned k = 0;; k ^= 1) {
+		pthread_mutex_lock(&v->mu);
+		while (!v->full[k] && !v->stop)
+			pthread_cond_wait(&v->cv, &v->mu);
+		bool have = v->full[k];
+		pthread_mutex_unlock(&v->mu);
+		if (!have)
+			return NULL;
+		if (v->file[k] != v->cur_file)
+			v->in_run = false;
+		v->cur_file = v->file[k];
+		verify(v->j, v->file[k], v->off[k], v->buf[k], v->base, v->len[k], &v->in_run);
+		pthread_mutex_lock(&v->mu);
+		v->full[k] = false;
+		pthread_cond_broadcast(&v->cv);
+		pthread_mutex_unlock(&v->mu);
+	}
+}
+
+/* The buffer k once the verifier is done with it. */
+static uint8_t *verifier_take(struct verifier *v, unsigned k)
+{
+	pthread_mutex_lock(&v->mu);
+	while (v->full[k])
+		pthread_cond_wait(&v->cv, &v->mu);
+	pthread_mutex_unlock(&v->mu);
+	return v->buf[k];
+}
+
+static void verifier_post(struct verifier *v, unsigned k, unsigned f, uint64_t off, size_t n)
+{
+	pthread_mutex_lock(&v->mu);
+	v->file[k] = f;
+	v->off[k] = off;
+	v->len[k] = n;
+	v->full[k] = true;
+	pthread_cond_broadcast(&v->cv);
+	pthread_mutex_unlock(&v->mu);
+}
+
+static int read_one(const struct ckpt_job *j, unsigned f, struct verifier *v, unsigned *k)
 {
 	struct ckpt_slot *sl = j->slot;
 	char name[48];
@@ -339,9 +403,9 @@ static int read_one(const struct ckpt_job *j, unsigned f, uint8_t *buf, const ui
 	}
 	if (!j->direct)
 		count_resident(j, fd, len);
-	bool in_run = false;
 	for (uint64_t off = 0; off < len; off += j->block) {
 		size_t n = len - off < j->block ? (size_t)(len - off) : j->block;
+		uint8_t *buf = verifier_take(v, *k);
 		op_begin(sl, SOP_READ, f);
 		int r = full_io(fd, buf, n, off, true);
 		op_end(j, SOP_READ, f);
@@ -351,10 +415,52 @@ static int read_one(const struct ckpt_job *j, unsigned f, uint8_t *buf, const ui
 			return -1;
 		}
 		sl->bytes += n;
-		verify(j, f, off, buf, base, n, &in_run);
+		verifier_post(v, *k, f, off, n);
+		*k ^= 1;
 	}
 	close(fd);
 	return 0;
+}
+
+static void read_all(const struct ckpt_job *j, uint8_t *buf, const uint8_t *base)
+{
+	struct ckpt_slot *sl = j->slot;
+	struct verifier v;
+	memset(&v, 0, sizeof(v));
+	v.j = j;
+	v.base = base;
+	v.buf[0] = buf;
+	v.cur_file = ~0u;
+	if (posix_memalign((void **)&v.buf[1], SECTOR, j->block)) {
+		fail(j, SOP_ALLOC, 0, ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&v.mu, NULL);
+	pthread_cond_init(&v.cv, NULL);
+	pthread_t t;
+	bool threaded = pthread_create(&t, NULL, verifier_main, &v) == 0;
+	unsigned k = 0;
+	for (unsigned f = j->worker; f < j->files; f += j->nworkers) {
+		if (!threaded) { /* no thread: a failed call (EAGAIN); nothing read unverified */
+			fail(j, SOP_ALLOC, f, EAGAIN);
+			break;
+		}
+		if (read_one(j, f, &v, &k) < 0)
+			break;
+	}
+	if (threaded) {
+		pthread_mutex_lock(&v.mu);
+		while (v.full[0] || v.full[1])
+			pthread_cond_wait(&v.cv, &v.mu);
+		v.stop = true;
+		pthread_cond_broadcast(&v.cv);
+		pthread_mutex_unlock(&v.mu);
+		pthread_join(t, NULL);
+	}
+	sl->t1_ns = ckpt_now_ns();
+	pthread_cond_destroy(&v.cv);
+	pthread_mutex_destroy(&v.mu);
+	free(v.buf[1]);
 }
 
 /* ---- metadata burst ---- */
@@ -443,6 +549,26 @@ static int meta_burst(const struct ckpt_job *j)
 
 /* ---- the worker ---- */
 
+/*
+ * Wait until every worker of the phase is set up (bounded: 5 s, then go anyway), so they start
+ * together: the phase's span is then the work and not the forks (fio starts its jobs together
+ * too).
+ */
+static void start_line(const struct ckpt_job *j)
+{
+	__atomic_store_n(&j->slot->ready, 1, __ATOMIC_RELEASE);
+	uint64_t until = ckpt_now_ns() + 5000000000ull;
+	for (;;) {
+		unsigned n = 0;
+		for (unsigned i = 0; i < j->nworkers; i++)
+			n += __atomic_load_n(&j->all[i].ready, __ATOMIC_ACQUIRE) != 0;
+		if (n == j->nworkers || ckpt_now_ns() > until)
+			return;
+		struct timespec ts = { 0, 200000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 int ckpt_worker(void *arg, int out_fd)
 {
 	const struct ckpt_job *j = arg;
@@ -467,16 +593,20 @@ int ckpt_worker(void *arg, int out_fd)
 	}
 	fill_base(base, j->block, j->seed);
 	memcpy(buf, base, j->block);
+	start_line(j);
 	sl->t0_ns = ckpt_now_ns();
-	bool first = j->worker == 0;
-	for (unsigned f = j->worker; f < j->files; f += j->nworkers) {
-		int r = j->phase == SPHASE_WRITE ? write_one(j, f, buf, first)
-						 : read_one(j, f, buf, base);
-		first = false;
-		if (r < 0)
-			break;
+	if (j->phase == SPHASE_READ) {
+		read_all(j, buf, base);
+	} else {
+		bool first = j->worker == 0;
+		for (unsigned f = j->worker; f < j->files; f += j->nworkers) {
+			int r = write_one(j, f, buf, first);
+			first = false;
+			if (r < 0)
+				break;
+		}
+		sl->t1_ns = ckpt_now_ns();
 	}
-	sl->t1_ns = ckpt_now_ns();
 	sl->done = 1;
 	free(base);
 	free(buf);

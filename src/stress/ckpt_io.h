@@ -44,6 +44,7 @@ struct ckpt_slot {
 	uint64_t t0_ns, t1_ns;
 	uint64_t bytes, verified;
 	uint32_t done; /* the phase ran to its end (errors or not) */
+	uint32_t ready; /* set up and waiting at the start line */
 	/* findings */
 	uint64_t bad_sectors;
 	uint32_t nr_mm;
@@ -85,6 +86,7 @@ struct ckpt_job {
 	unsigned meta_files;
 	enum ckpt_inject inject;
 	struct ckpt_slot *slot;
+	struct ckpt_slot *all; /* every worker's slot of this phase (the start line) */
 };
 
 /* The forked worker (struct child's fn): runs job->phase and returns 0 (failures are in the
