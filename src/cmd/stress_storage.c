@@ -58,8 +58,18 @@ static const char storage_usage[] =
 	"  3  could not tell: DIR refused (missing, a link, not a directory, not writable, too\n"
 	"     little free space) or the test did not finish within --duration\n";
 
-enum { SSOPT_DIR = 400, SSOPT_SIZE, SSOPT_FILE_SIZE, SSOPT_WRITERS, SSOPT_BLOCK, SSOPT_DURATION,
-       SSOPT_STALL, SSOPT_META, SSOPT_BUFFERED, SSOPT_INJECT };
+enum {
+	SSOPT_DIR = 400,
+	SSOPT_SIZE,
+	SSOPT_FILE_SIZE,
+	SSOPT_WRITERS,
+	SSOPT_BLOCK,
+	SSOPT_DURATION,
+	SSOPT_STALL,
+	SSOPT_META,
+	SSOPT_BUFFERED,
+	SSOPT_INJECT
+};
 
 static const struct option ckpt_opts[] = {
 	{ "dir", required_argument, NULL, SSOPT_DIR },
@@ -94,12 +104,33 @@ static bool parse_bytes(const char *s, uint64_t *out)
 		return false;
 	double mul = 1;
 	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1048576.0; end++; break;
-	case 'g': case 'G': mul = 1073741824.0; end++; break;
-	case 't': case 'T': mul = 1099511627776.0; end++; break;
-	case 'p': case 'P': mul = 1125899906842624.0; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		mul = 1024.0;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1048576.0;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1073741824.0;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		mul = 1099511627776.0;
+		end++;
+		break;
+	case 'p':
+	case 'P':
+		mul = 1125899906842624.0;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'i' && end[1] == 'B' && mul > 1)
 		end += 2;
@@ -115,8 +146,10 @@ static int bytes_opt(const char *opt, const char *arg, uint64_t min, uint64_t ma
 {
 	uint64_t v;
 	if (!parse_bytes(arg, &v) || v < min || v > max) {
-		usage_error("stress storage", "%s wants bytes (such as 64M or 1G) from %llu to %llu, "
-			    "not '%s'", opt, (unsigned long long)min, (unsigned long long)max, arg);
+		usage_error("stress storage",
+			    "%s wants bytes (such as 64M or 1G) from %llu to %llu, "
+			    "not '%s'",
+			    opt, (unsigned long long)min, (unsigned long long)max, arg);
 		return -1;
 	}
 	*out = v;
@@ -149,7 +182,9 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 		if (r > 0)
 			continue;
 		switch (c) {
-		case SSOPT_DIR: a->dir = optarg; break;
+		case SSOPT_DIR:
+			a->dir = optarg;
+			break;
 		case SSOPT_SIZE:
 			if (bytes_opt("--size", optarg, 4096, 1ull << 50, &a->o.size) < 0)
 				return -1;
@@ -162,8 +197,10 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 			if (bytes_opt("--block", optarg, 4096, 64u << 20, &v) < 0)
 				return -1;
 			if (v % 4096) {
-				usage_error("stress storage", "--block wants a multiple of 4096 "
-					    "(O_DIRECT needs aligned blocks), not '%s'", optarg);
+				usage_error("stress storage",
+					    "--block wants a multiple of 4096 "
+					    "(O_DIRECT needs aligned blocks), not '%s'",
+					    optarg);
 				return -1;
 			}
 			a->o.block = (uint32_t)v;
@@ -185,7 +222,9 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 			if (count_opt("--stall-ms", optarg, 1, 3600000, &a->o.stall_ms) < 0)
 				return -1;
 			break;
-		case SSOPT_BUFFERED: a->o.buffered = true; break;
+		case SSOPT_BUFFERED:
+			a->o.buffered = true;
+			break;
 		case SSOPT_INJECT:
 			if (!strcmp(optarg, "stall"))
 				a->o.inject = CKPT_INJECT_STALL;
@@ -196,12 +235,20 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 				return -1;
 			}
 			break;
-		case AOPT_CONFIG: a->he.config_path = optarg; break;
-		case AOPT_HOST: a->he.host = optarg; break;
-		case 'c': strlist_add(&a->sets, optarg); break;
-		case 'h': return 1;
+		case AOPT_CONFIG:
+			a->he.config_path = optarg;
+			break;
+		case AOPT_HOST:
+			a->he.host = optarg;
+			break;
+		case 'c':
+			strlist_add(&a->sets, optarg);
+			break;
+		case 'h':
+			return 1;
 		case ':':
-			usage_error("stress storage", "option '%s' needs a value", argv[optind - 1]);
+			usage_error("stress storage", "option '%s' needs a value",
+				    argv[optind - 1]);
 			return -1;
 		default:
 			usage_error("stress storage", "unknown option '%s'", argv[optind - 1]);
@@ -221,8 +268,10 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 		return -1;
 	}
 	if (a->o.file_size % a->o.block || a->o.size % a->o.block) {
-		usage_error("stress storage", "--size and --file-size want multiples of --block "
-			    "(%u bytes)", a->o.block);
+		usage_error("stress storage",
+			    "--size and --file-size want multiples of --block "
+			    "(%u bytes)",
+			    a->o.block);
 		return -1;
 	}
 	if (a->o.size / a->o.file_size > 1000000) {
@@ -245,7 +294,7 @@ static void on_stop(int sig)
 	run_kill_all(500);
 	ckpt_sweep_signal();
 	fileio_remove_temporaries();
-	say(sig == SIGTERM ? "vigil stress storage: interrupted by SIGTERM (its files removed)\n"
+	say(sig == SIGTERM  ? "vigil stress storage: interrupted by SIGTERM (its files removed)\n"
 	    : sig == SIGINT ? "vigil stress storage: interrupted by SIGINT (its files removed)\n"
 			    : "vigil stress storage: interrupted by SIGHUP (its files removed)\n");
 	_exit(128 + sig);
@@ -273,16 +322,18 @@ static void signals_setup(void)
 
 static void figures_text(const struct ckpt_result *r, const char *dir, struct strbuf *out)
 {
-	strbuf_addf(out, "%s (%s, %s): %.0f MiB in %u files of %.0f MiB, %u writers, %u KiB "
-			 "blocks\n",
+	strbuf_addf(out,
+		    "%s (%s, %s): %.0f MiB in %u files of %.0f MiB, %u writers, %u KiB "
+		    "blocks\n",
 		    dir, r->fs_type, r->direct ? "O_DIRECT" : "buffered",
 		    (double)r->bytes / 1048576, r->files, (double)r->file_size / 1048576,
 		    r->writers, r->block / 1024);
 	if (!r->direct && r->direct_note[0])
 		strbuf_addf(out, "  %s\n", r->direct_note);
 	if (r->written)
-		strbuf_addf(out, "write  %8.0f MiB/s  fsync p50 %.1f ms, p99 %.1f ms, max %.1f ms "
-				 "(%llu fsyncs)\n",
+		strbuf_addf(out,
+			    "write  %8.0f MiB/s  fsync p50 %.1f ms, p99 %.1f ms, max %.1f ms "
+			    "(%llu fsyncs)\n",
 			    r->write_mib_s, r->fsync_p50_ms, r->fsync_p99_ms, r->fsync_max_ms,
 			    (unsigned long long)r->fsyncs);
 	if (r->read)
@@ -350,16 +401,18 @@ int cmd_stress_storage(int argc, char **argv)
 		if (ckpt_close(&d, &err) < 0) {
 			struct strbuf clean = STRBUF_INIT;
 			strbuf_add_clean(&clean, err.buf);
-			fprintf(stderr, "vigil stress storage: not everything it wrote could be "
-					"removed: %s\n", clean.buf);
+			fprintf(stderr,
+				"vigil stress storage: not everything it wrote could be "
+				"removed: %s\n",
+				clean.buf);
 			strbuf_release(&clean);
 		}
 		ckpt_evaluate(&res, &a.o, &rep);
 		figures_text(&res, a.dir, &fig);
 	}
 	rep.duration_ms = mono_ms() - t0;
-	ret = active_finish_extra(&rep, "vigil stress storage", fig.buf, &a.out,
-				  figures_json, &res);
+	ret = active_finish_extra(&rep, "vigil stress storage", fig.buf, &a.out, figures_json,
+				  &res);
 out_env:
 	host_env_release(&a.he);
 out_args:

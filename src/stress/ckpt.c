@@ -49,12 +49,12 @@ static void fs_type_name(const struct statfs *sf, char *out, size_t size)
 		unsigned long magic;
 		const char *name;
 	} names[] = {
-		{ 0xEF53, "ext4" },	  { 0x58465342, "xfs" },      { 0x01021994, "tmpfs" },
-		{ 0x9123683E, "btrfs" },  { 0x6969, "nfs" },	      { 0x0BD00BD0, "lustre" },
-		{ 0x47504653, "gpfs" },	  { 0xFE534D42, "smb2" },     { 0xFF534D42, "cifs" },
-		{ 0x65735546, "fuse" },	  { 0x794C7630, "overlayfs" }, { 0x2FC12FC1, "zfs" },
-		{ 0x00C36400, "ceph" },	  { 0x5346544E, "ntfs" },     { 0x4d44, "vfat" },
-		{ 0xF2F52010, "f2fs" },	  { 0x19830326, "beegfs" },   { 0x24051905, "ubifs" },
+		{ 0xEF53, "ext4" },	 { 0x58465342, "xfs" },	      { 0x01021994, "tmpfs" },
+		{ 0x9123683E, "btrfs" }, { 0x6969, "nfs" },	      { 0x0BD00BD0, "lustre" },
+		{ 0x47504653, "gpfs" },	 { 0xFE534D42, "smb2" },      { 0xFF534D42, "cifs" },
+		{ 0x65735546, "fuse" },	 { 0x794C7630, "overlayfs" }, { 0x00C36400, "ceph" },
+		{ 0x4d44, "vfat" },	 { 0xF2F52010, "f2fs" },      { 0x19830326, "beegfs" },
+		{ 0x858458f6, "ramfs" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if ((unsigned long)sf->f_type == names[i].magic) {
@@ -74,12 +74,14 @@ static void probe_direct(struct ckpt_dir *d, const struct ckpt_opts *o)
 		return;
 	}
 	const char *name = "direct-probe";
-	int fd = openat(d->subfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_DIRECT,
-			0600);
+	int fd = openat(d->subfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_DIRECT, 0600);
 	if (fd < 0) {
-		snprintf(d->direct_note, sizeof(d->direct_note),
-			 "%s refuses O_DIRECT (%s): buffered writes, the page cache dropped for the "
-			 "read-back", d->fs_type, strerror(errno));
+		snprintf(
+			d->direct_note, sizeof(d->direct_note),
+			"%s refuses O_DIRECT (%s): buffered writes, the page cache dropped for the "
+			"read-back",
+			d->fs_type, strerror(errno));
 		unlinkat(d->subfd, name, 0);
 		return;
 	}
@@ -90,18 +92,19 @@ static void probe_direct(struct ckpt_dir *d, const struct ckpt_opts *o)
 		if (n == (ssize_t)o->block)
 			d->direct = true;
 		else
-			snprintf(d->direct_note, sizeof(d->direct_note),
-				 "%s refused an O_DIRECT write of %u bytes (%s): buffered writes, the "
-				 "page cache dropped for the read-back", d->fs_type, o->block,
-				 n < 0 ? strerror(errno) : "short write");
+			snprintf(
+				d->direct_note, sizeof(d->direct_note),
+				"%s refused an O_DIRECT write of %u bytes (%s): buffered "
+				"writes, the page cache dropped for the read-back",
+				d->fs_type, o->block, n < 0 ? strerror(errno) : "short write");
 	}
 	free(buf);
 	close(fd);
 	unlinkat(d->subfd, name, 0);
 }
 
-enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
-				  const struct ckpt_opts *o, struct strbuf *err)
+enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path, const struct ckpt_opts *o,
+			    struct strbuf *err)
 {
 	memset(d, 0, sizeof(*d));
 	d->dirfd = d->subfd = -1;
@@ -114,13 +117,14 @@ enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
 			return CKPT_LINK;
 		}
 		if (e == ENOTDIR && lstat(path, &st) == 0) {
-			strbuf_addf(err, "'%s' is %s, not a directory", path, file_kind(st.st_mode));
+			strbuf_addf(err, "'%s' is %s, not a directory", path,
+				    file_kind(st.st_mode));
 			return CKPT_NOT_DIR;
 		}
 		strbuf_addf(err, "cannot open '%s': %s", path, strerror(e));
 		return e == ENOENT || e == ENOTDIR ? CKPT_MISSING
-		       : e == EACCES		  ? CKPT_UNWRITABLE
-						  : CKPT_ERROR;
+		       : e == EACCES		   ? CKPT_UNWRITABLE
+						   : CKPT_ERROR;
 	}
 	struct statvfs sv;
 	struct statfs sf;
@@ -138,8 +142,9 @@ enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
 	d->avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
 	uint64_t need = o->size + ckpt_margin(o);
 	if (need > d->avail) {
-		strbuf_addf(err, "'%s' has %.1f MiB free (%s); the test needs %.1f MiB and keeps "
-				 "%.1f MiB more free: refused before writing anything",
+		strbuf_addf(err,
+			    "'%s' has %.1f MiB free (%s); the test needs %.1f MiB and keeps "
+			    "%.1f MiB more free: refused before writing anything",
 			    path, (double)d->avail / 1048576, d->fs_type, (double)o->size / 1048576,
 			    (double)ckpt_margin(o) / 1048576);
 		close(d->dirfd);
@@ -284,8 +289,8 @@ static bool run_phase(struct phase *p, uint64_t deadline_ms, struct ckpt_result 
 		strbuf_reset(&err);
 		if (child_start(c, &err) < 0) {
 			if (!r->not_run[0])
-				snprintf(r->not_run, sizeof(r->not_run), "worker %u not started: %s",
-					 i, err.buf);
+				snprintf(r->not_run, sizeof(r->not_run),
+					 "worker %u not started: %s", i, err.buf);
 			ok = false;
 			continue;
 		}
@@ -377,8 +382,8 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* Slots of one phase into r: stalls, errors, mismatches; the phase's span. */
-static void gather(struct ckpt_result *r, struct ckpt_slot *slots, unsigned n,
-		   double *span_s, uint64_t *bytes)
+static void gather(struct ckpt_result *r, struct ckpt_slot *slots, unsigned n, double *span_s,
+		   uint64_t *bytes)
 {
 	uint64_t t0 = 0, t1 = 0;
 	*bytes = 0;
@@ -461,8 +466,8 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 	struct ckpt_slot *slots =
 		mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (slots == MAP_FAILED) {
-		snprintf(r->not_run, sizeof(r->not_run), "cannot map the workers' shared memory: %s",
-			 strerror(errno));
+		snprintf(r->not_run, sizeof(r->not_run),
+			 "cannot map the workers' shared memory: %s", strerror(errno));
 		return;
 	}
 	struct phase p = { xcalloc(n, sizeof(struct child)), xcalloc(n, sizeof(struct ckpt_job)),
@@ -480,6 +485,7 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 		j->file_size = o->file_size;
 		j->block = o->block;
 		j->direct = d->direct;
+		j->memory_fs = !strcmp(d->fs_type, "tmpfs") || !strcmp(d->fs_type, "ramfs");
 		j->subfd = d->subfd;
 		j->seed = seed;
 		j->stall_ns = (uint64_t)o->stall_ms * 1000000u;

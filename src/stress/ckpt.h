@@ -30,34 +30,34 @@
 enum ckpt_inject { CKPT_INJECT_NONE, CKPT_INJECT_STALL, CKPT_INJECT_CORRUPT };
 
 struct ckpt_opts {
-	uint64_t size;      /* bytes in all, over every writer */
+	uint64_t size;	    /* bytes in all, over every writer */
 	uint64_t file_size; /* bytes per shard file (the last may be shorter) */
 	unsigned writers;
-	uint32_t block;     /* bytes per write and read, a multiple of 4096 */
-	unsigned meta_files; /* small files in the metadata burst (0: none) */
-	unsigned stall_ms;  /* one operation longer than this is a stall */
+	uint32_t block;	      /* bytes per write and read, a multiple of 4096 */
+	unsigned meta_files;  /* small files in the metadata burst (0: none) */
+	unsigned stall_ms;    /* one operation longer than this is a stall */
 	unsigned deadline_ms; /* the whole test */
-	bool buffered;      /* never O_DIRECT (page cache dropped for the read-back instead) */
+	bool buffered;	      /* never O_DIRECT (page cache dropped for the read-back instead) */
 	enum ckpt_inject inject;
 };
 
 /* Why a DIR was refused before anything was written. */
 enum ckpt_refusal {
 	CKPT_OK,
-	CKPT_MISSING,    /* no such directory */
-	CKPT_LINK,       /* DIR is a symbolic link */
-	CKPT_NOT_DIR,    /* DIR is a file, FIFO, device... */
+	CKPT_MISSING,	 /* no such directory */
+	CKPT_LINK,	 /* DIR is a symbolic link */
+	CKPT_NOT_DIR,	 /* DIR is a file, FIFO, device... */
 	CKPT_UNWRITABLE, /* read-only file system, permission denied */
-	CKPT_NO_SPACE,   /* the test's size and margin do not fit */
-	CKPT_ERROR,      /* anything else (an I/O error opening it) */
+	CKPT_NO_SPACE,	 /* the test's size and margin do not fit */
+	CKPT_ERROR,	 /* anything else (an I/O error opening it) */
 };
 
 struct ckpt_dir {
 	int dirfd, subfd;
-	char subname[48]; /* "vigil-storage.<hex>" */
-	char fs_type[24]; /* "ext4", "tmpfs", "nfs", ... or "0x<magic>" */
-	uint64_t avail;   /* bytes free to us when checked */
-	bool direct;      /* O_DIRECT accepted (tried with one block) */
+	char subname[48];      /* "vigil-storage.<hex>" */
+	char fs_type[24];      /* "ext4", "tmpfs", "nfs", ... or "0x<magic>" */
+	uint64_t avail;	       /* bytes free to us when checked */
+	bool direct;	       /* O_DIRECT accepted (tried with one block) */
 	char direct_note[160]; /* why not, when not */
 };
 
@@ -70,10 +70,10 @@ struct ckpt_mismatch {
 
 struct ckpt_stall {
 	unsigned worker, file;
-	char op[12];      /* write, fsync, rename, dirsync, read, open, create, ... */
-	char name[48];    /* the file's name under the test's subdirectory */
-	double ms;        /* how long it took, or had taken when the deadline came */
-	bool unfinished;  /* still blocked when the test ended */
+	char op[12];	 /* write, fsync, rename, dirsync, read, open, create, ... */
+	char name[48];	 /* the file's name under the test's subdirectory */
+	double ms;	 /* how long it took, or had taken when the deadline came */
+	bool unfinished; /* still blocked when the test ended */
 };
 
 struct ckpt_error {
@@ -102,8 +102,8 @@ struct ckpt_result {
 	uint64_t written, read, verified;
 	double write_s, read_s, write_mib_s, read_mib_s;
 	double fsync_p50_ms, fsync_p99_ms, fsync_max_ms;
-	uint64_t fsyncs;      /* every fsync of a shard */
-	size_t fsyncs_kept;   /* how many latencies the percentiles come from (capped) */
+	uint64_t fsyncs;    /* every fsync of a shard */
+	size_t fsyncs_kept; /* how many latencies the percentiles come from (capped) */
 	double dirsync_max_ms;
 	uint64_t meta_ops;
 	double meta_s, meta_ops_s;
@@ -132,8 +132,8 @@ void ckpt_result_release(struct ckpt_result *r);
  * subdirectory and probe O_DIRECT there. CKPT_OK, or the refusal with *err saying why
  * ("'DIR' is a symbolic link, which is never followed"). Nothing is left on a refusal.
  */
-enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path,
-				  const struct ckpt_opts *o, struct strbuf *err);
+enum ckpt_refusal ckpt_open(struct ckpt_dir *d, const char *path, const struct ckpt_opts *o,
+			    struct strbuf *err);
 /* The margin of free space kept beyond the test's size (bytes). */
 uint64_t ckpt_margin(const struct ckpt_opts *o);
 /* Run the workload in d's subdirectory (workers forked; returns when all ended or at the
@@ -147,8 +147,7 @@ int ckpt_close(struct ckpt_dir *d, struct strbuf *err);
 void ckpt_sweep_signal(void);
 
 /* Pure: findings for r into rep (checks "storage-write", "storage-read", "storage-meta"). */
-void ckpt_evaluate(const struct ckpt_result *r, const struct ckpt_opts *o,
-		      struct report *rep);
+void ckpt_evaluate(const struct ckpt_result *r, const struct ckpt_opts *o, struct report *rep);
 /* A refused DIR (ckpt_open's answer and message) as an unknown storage-run check. */
 void ckpt_refused(enum ckpt_refusal why, const char *msg, struct report *rep);
 /* The figures object's members (write_mib_s, read_mib_s, fsync_p50_ms, ...) into an open

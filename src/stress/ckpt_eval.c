@@ -53,7 +53,8 @@ static void run_findings(const struct ckpt_result *r, const struct ckpt_opts *o,
 		f = result_add(c, STATUS_UNKNOWN, ACTION_INVESTIGATE, "storage_not_run", r->fs_type,
 			       "the storage test could not run to its end: %s", r->not_run);
 	} else if (r->deadline_hit) {
-		f = result_add(c, STATUS_UNKNOWN, ACTION_INVESTIGATE, "storage_deadline", r->fs_type,
+		f = result_add(c, STATUS_UNKNOWN, ACTION_INVESTIGATE, "storage_deadline",
+			       r->fs_type,
 			       "the storage test did not finish within --duration %g s (%s%s%s "
 			       "not done): what did not run is not judged",
 			       o->deadline_ms / 1000.0, r->write_done ? "" : "writes, ",
@@ -67,9 +68,9 @@ static void run_findings(const struct ckpt_result *r, const struct ckpt_opts *o,
 			       (double)r->bytes / 1048576, r->files, r->writers, r->block / 1024,
 			       r->fs_type, how.buf, r->write_mib_s, r->read_mib_s, r->fsync_p50_ms,
 			       r->fsync_p99_ms, r->fsync_max_ms,
-			       o->inject == CKPT_INJECT_STALL     ? " (--inject stall)"
+			       o->inject == CKPT_INJECT_STALL	  ? " (--inject stall)"
 			       : o->inject == CKPT_INJECT_CORRUPT ? " (--inject corrupt)"
-								     : "");
+								  : "");
 	}
 	finding_detail_num(f, "write_mib_s", r->write_mib_s);
 	finding_detail_num(f, "read_mib_s", r->read_mib_s);
@@ -102,15 +103,17 @@ static void data_findings(const struct ckpt_result *r, struct check_result *c)
 		return;
 	}
 	if (!r->read_done || r->verified < r->bytes) {
-		f = result_add(c, STATUS_UNKNOWN, ACTION_INVESTIGATE, "storage_unverified", "",
-			       "only %.0f of %.0f MiB read back and verified: the rest is not judged",
-			       (double)r->verified / 1048576, (double)r->bytes / 1048576);
+		f = result_add(
+			c, STATUS_UNKNOWN, ACTION_INVESTIGATE, "storage_unverified", "",
+			"only %.0f of %.0f MiB read back and verified: the rest is not judged",
+			(double)r->verified / 1048576, (double)r->bytes / 1048576);
 		finding_detail_num(f, "verified_bytes", (double)r->verified);
 		return;
 	}
 	f = result_add(c, STATUS_OK, ACTION_NONE, "storage_verified", "",
 		       "%.0f MiB read back (%s%s) and every byte as written",
-		       (double)r->verified / 1048576, r->direct ? "O_DIRECT" : "buffered, page cache ",
+		       (double)r->verified / 1048576,
+		       r->direct ? "O_DIRECT" : "buffered, page cache ",
 		       r->direct ? "" : cache_state(r));
 	finding_detail_num(f, "verified_bytes", (double)r->verified);
 }
@@ -119,9 +122,9 @@ static void io_findings(const struct ckpt_result *r, struct check_result *c)
 {
 	for (size_t i = 0; i < r->nr_errors; i++) {
 		const struct ckpt_error *e = &r->errors[i];
-		struct finding *f =
-			result_add(c, STATUS_FAIL, errno_action(e->err_no), "storage_io_error", e->name,
-				   "%s of %s failed: %s", e->op, e->name, strerror(e->err_no));
+		struct finding *f = result_add(c, STATUS_FAIL, errno_action(e->err_no),
+					       "storage_io_error", e->name, "%s of %s failed: %s",
+					       e->op, e->name, strerror(e->err_no));
 		finding_detail(f, "op", "%s", e->op);
 		finding_detail_num(f, "errno", e->err_no);
 	}
@@ -141,17 +144,17 @@ static void stall_findings(const struct ckpt_result *r, const struct ckpt_opts *
 		const struct ckpt_stall *s = &r->stalls[i];
 		struct finding *f;
 		if (s->unfinished)
-			f = result_add(c, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "storage_stall",
-				       s->name,
-				       "%s of %s (writer %u) had not returned after %.1f s when the "
-				       "test ended: the storage hangs",
-				       s->op, s->name, s->worker, s->ms / 1000);
+			f = result_add(
+				c, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "storage_stall", s->name,
+				"%s of %s (writer %u) had not returned after %.1f s when the "
+				"test ended: the storage hangs",
+				s->op, s->name, s->worker, s->ms / 1000);
 		else
-			f = result_add(c, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "storage_stall",
-				       s->name,
-				       "%s of %s (writer %u) stalled for %.1f s, past the bound of "
-				       "%.1f s (--stall-ms)",
-				       s->op, s->name, s->worker, s->ms / 1000, o->stall_ms / 1000.0);
+			f = result_add(
+				c, STATUS_FAIL, ACTION_INSPECT_HARDWARE, "storage_stall", s->name,
+				"%s of %s (writer %u) stalled for %.1f s, past the bound of "
+				"%.1f s (--stall-ms)",
+				s->op, s->name, s->worker, s->ms / 1000, o->stall_ms / 1000.0);
 		finding_detail(f, "op", "%s", s->op);
 		finding_detail_num(f, "ms", s->ms);
 		finding_detail_num(f, "stall_ms", o->stall_ms);
@@ -187,8 +190,7 @@ static void meta_findings(const struct ckpt_result *r, const struct ckpt_opts *o
 	finding_detail_num(f, "meta_ops_s", r->meta_ops_s);
 }
 
-void ckpt_evaluate(const struct ckpt_result *r, const struct ckpt_opts *o,
-		      struct report *rep)
+void ckpt_evaluate(const struct ckpt_result *r, const struct ckpt_opts *o, struct report *rep)
 {
 	struct check_result c;
 	check_result_init(&c, "storage-run");

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define SECTOR 4096u
-#define STAMP 16u
+#define STAMP  16u
 
 static const char *const op_names[SOP__COUNT] = {
 	[SOP_NONE] = "none",	 [SOP_CREATE] = "create", [SOP_WRITE] = "write",
@@ -395,7 +395,8 @@ static int read_one(const struct ckpt_job *j, unsigned f, struct verifier *v, un
 	ckpt_name(name, sizeof(name), f, false);
 	uint64_t len = ckpt_file_len(j, f);
 	op_begin(sl, SOP_OPEN, f);
-	int fd = openat(j->subfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (j->direct ? O_DIRECT : 0));
+	int fd = openat(j->subfd, name,
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (j->direct ? O_DIRECT : 0));
 	op_end(j, SOP_OPEN, f);
 	if (fd < 0) {
 		fail(j, SOP_OPEN, f, errno);
@@ -415,6 +416,15 @@ static int read_one(const struct ckpt_job *j, unsigned f, struct verifier *v, un
 			return -1;
 		}
 		sl->bytes += n;
+		if (j->memory_fs) {
+			/* the read was a copy on this CPU; handing the block to another thread
+			 * would cost a wake-up per block and buy nothing */
+			if (f != v->cur_file)
+				v->in_run = false;
+			v->cur_file = f;
+			verify(j, f, off, buf, v->base, n, &v->in_run);
+			continue;
+		}
 		verifier_post(v, *k, f, off, n);
 		*k ^= 1;
 	}
@@ -438,10 +448,11 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const uint8_t *base
 	pthread_mutex_init(&v.mu, NULL);
 	pthread_cond_init(&v.cv, NULL);
 	pthread_t t;
-	bool threaded = pthread_create(&t, NULL, verifier_main, &v) == 0;
+	bool threaded = !j->memory_fs && pthread_create(&t, NULL, verifier_main, &v) == 0;
 	unsigned k = 0;
 	for (unsigned f = j->worker; f < j->files; f += j->nworkers) {
-		if (!threaded) { /* no thread: a failed call (EAGAIN); nothing read unverified */
+		if (!threaded && !j->memory_fs) {
+			/* no thread: a failed call (EAGAIN), and nothing read unverified */
 			fail(j, SOP_ALLOC, f, EAGAIN);
 			break;
 		}
@@ -475,7 +486,8 @@ static int meta_burst(const struct ckpt_job *j)
 	op_begin(sl, SOP_MKDIR, CKPT_META_FILE);
 	int r = mkdirat(j->subfd, "meta", 0700);
 	op_end(j, SOP_MKDIR, CKPT_META_FILE);
-	int mfd = r < 0 ? -1 : openat(j->subfd, "meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int mfd = r < 0 ? -1
+			: openat(j->subfd, "meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (mfd < 0) {
 		fail(j, SOP_MKDIR, CKPT_META_FILE, errno);
 		return -1;

@@ -43,7 +43,7 @@ struct ckpt_slot {
 	/* the worker's phase: when it started and ended, and what it moved */
 	uint64_t t0_ns, t1_ns;
 	uint64_t bytes, verified;
-	uint32_t done; /* the phase ran to its end (errors or not) */
+	uint32_t done;	/* the phase ran to its end (errors or not) */
 	uint32_t ready; /* set up and waiting at the start line */
 	/* findings */
 	uint64_t bad_sectors;
@@ -80,6 +80,7 @@ struct ckpt_job {
 	uint64_t size, file_size;
 	uint32_t block;
 	bool direct;
+	bool memory_fs; /* tmpfs, ramfs: a read is a copy, no device waits (no verifier thread) */
 	int subfd;
 	uint64_t seed;
 	uint64_t stall_ns;

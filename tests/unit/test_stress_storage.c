@@ -17,8 +17,9 @@
 #include <unistd.h>
 
 /* a small run: 8 MiB in 4 files, 2 writers, 256 KiB blocks, 50 metadata files */
-#define SMALL "--size", "8M", "--file-size", "2M", "--writers", "2", "--block", "256K", \
-	      "--meta-files", "50"
+#define SMALL                                                                                      \
+	"--size", "8M", "--file-size", "2M", "--writers", "2", "--block", "256K", "--meta-files",  \
+		"50"
 
 static const char *mkdir_in(const char *name)
 {
@@ -115,8 +116,8 @@ TEST(stress_storage_on_disk_writes_verifies_and_leaves_nothing)
 TEST(stress_storage_buffered_says_whether_the_page_cache_was_dropped)
 {
 	const char *dir = mkdir_in("buffered");
-	const char *args[] = { "stress", "storage", "--dir", dir, SMALL, "--buffered", "--json",
-			       NULL };
+	const char *args[] = { "stress", "storage",    "--dir",	 dir,
+			       SMALL,	 "--buffered", "--json", NULL };
 	struct child c;
 	test_run_vigil(&c, args, NULL);
 	CHECK_INT(c.exit_code, 0);
@@ -134,8 +135,8 @@ TEST(stress_storage_buffered_says_whether_the_page_cache_was_dropped)
 	struct stat st;
 	if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode) || access("/dev/shm", W_OK) < 0)
 		SKIP("no writable /dev/shm: the tmpfs half was not run");
-	const char *shm[] = { "stress", "storage", "--dir", "/dev/shm", SMALL, "--buffered",
-			      "--json", NULL };
+	const char *shm[] = { "stress", "storage",    "--dir",	"/dev/shm",
+			      SMALL,	"--buffered", "--json", NULL };
 	test_run_vigil(&c, shm, NULL);
 	CHECK_INT(c.exit_code, 0);
 	v = test_parse_json(&c);
@@ -152,8 +153,8 @@ TEST(stress_storage_buffered_says_whether_the_page_cache_was_dropped)
 TEST(stress_storage_data_read_back_wrong_fails_naming_file_and_offset)
 {
 	const char *dir = mkdir_in("corrupt");
-	const char *args[] = { "stress", "storage", "--dir", dir, SMALL, "--inject", "corrupt",
-			       "--json", NULL };
+	const char *args[] = { "stress",   "storage", "--dir",	dir, SMALL,
+			       "--inject", "corrupt", "--json", NULL };
 	struct child c;
 	test_run_vigil(&c, args, NULL);
 	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.out.buf);
@@ -175,8 +176,8 @@ TEST(stress_storage_data_read_back_wrong_fails_naming_file_and_offset)
 TEST(stress_storage_a_stall_is_a_finding_naming_file_and_operation)
 {
 	const char *dir = mkdir_in("stall");
-	const char *args[] = { "stress", "storage", "--dir", dir, SMALL, "--inject", "stall",
-			       "--stall-ms", "100", "--json", NULL };
+	const char *args[] = { "stress", "storage",    "--dir", dir,	  SMALL, "--inject",
+			       "stall",	 "--stall-ms", "100",	"--json", NULL };
 	struct child c;
 	test_run_vigil(&c, args, NULL);
 	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.out.buf);
@@ -200,8 +201,9 @@ TEST(stress_storage_a_stall_is_a_finding_naming_file_and_operation)
 TEST(stress_storage_past_the_deadline_is_unknown_by_name)
 {
 	const char *dir = mkdir_in("deadline");
-	const char *args[] = { "stress", "storage", "--dir", dir, SMALL, "--inject", "stall",
-			       "--stall-ms", "5000", "--duration", "1", "--json", NULL };
+	const char *args[] = { "stress",   "storage", "--dir",	    dir,    SMALL,
+			       "--inject", "stall",   "--stall-ms", "5000", "--duration",
+			       "1",	   "--json",  NULL };
 	struct child c;
 	test_run_vigil(&c, args, NULL);
 	CHECK_MSG(c.exit_code == 3, "exit %d: %s", c.exit_code, c.out.buf);
@@ -234,13 +236,19 @@ TEST(stress_storage_refuses_a_link_a_file_a_missing_dir_and_too_little_space)
 		{ "space", "storage_no_space", "FREE_DISK", "refused before writing anything" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
-		const char *d = i == 0 ? link.buf : i == 1 ? file.buf : i == 2 ? missing.buf : target;
-		const char *args[] = { "stress", "storage", "--dir", d, "--size",
-				       i == 3 ? "1P" : "8M", "--file-size", i == 3 ? "1T" : "2M",
-				       "--json", NULL };
+		const char *d = i == 0	 ? link.buf
+				: i == 1 ? file.buf
+				: i == 2 ? missing.buf
+					 : target;
+		const char *args[] = { "stress",      "storage",
+				       "--dir",	      d,
+				       "--size",      i == 3 ? "1P" : "8M",
+				       "--file-size", i == 3 ? "1T" : "2M",
+				       "--json",      NULL };
 		struct child c;
 		test_run_vigil(&c, args, NULL);
-		CHECK_MSG(c.exit_code == 3, "%s: exit %d: %s", want[i].which, c.exit_code, c.err.buf);
+		CHECK_MSG(c.exit_code == 3, "%s: exit %d: %s", want[i].which, c.exit_code,
+			  c.err.buf);
 		CHECK_CONTAINS(c.err.buf, want[i].says);
 		struct json_value *v = test_parse_json(&c);
 		CHECK_STR(json_get_string(v, "verdict"), "unknown");
@@ -342,8 +350,10 @@ TEST(stress_storage_usage_errors_exit_2)
 		{ "stress", "storage", "--dir", "/tmp", "--size", "lots", NULL },
 		{ "stress", "storage", "--dir", "/tmp", "--size", "3M", "--block", "2M", NULL },
 	};
-	const char *says[] = { "--dir DIR is required", "multiple of 4096", "--writers",
-			       "stall or corrupt", "--size wants bytes", "multiples of --block" };
+	const char *says[] = {
+		"--dir DIR is required", "multiple of 4096",   "--writers",
+		"stall or corrupt",	 "--size wants bytes", "multiples of --block"
+	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct child c;
 		test_run_vigil(&c, (const char *const *)bad[i], NULL);
@@ -359,8 +369,8 @@ TEST(stress_storage_usage_errors_exit_2)
 TEST(stress_storage_on_sigterm_removes_its_files)
 {
 	const char *dir = mkdir_in("sigterm");
-	const char *argv[] = { test_vigil_bin(), "stress", "storage", "--dir", dir, SMALL,
-			       "--inject", "stall", "--stall-ms", "20000", NULL };
+	const char *argv[] = { test_vigil_bin(), "stress", "storage",	 "--dir", dir, SMALL,
+			       "--inject",	 "stall",  "--stall-ms", "20000", NULL };
 	struct child c;
 	child_init(&c);
 	c.argv = argv;
