@@ -172,6 +172,7 @@ static const char stress_usage[] =
 	"memory; ECC, row remapping and Xid watched from before to after. A GPU fails on any\n"
 	"miscompare, new uncorrectable error or Xid, below its model's floor, or below its\n"
 	"siblings by more than the outlier margin. Never run it beside training.\n"
+	"(The storage test, which takes no GPU: 'vigil stress storage --help'.)\n"
 	"\n"
 	"Needs vigil's CUDA helpers (vigil-gpu, built by 'make' where nvcc is found) next to vigil,\n"
 	"in " VIGIL_LIBDIR "/vigil, or in $VIGIL_CUDA_HELPER_DIR.\n"
