@@ -274,6 +274,12 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 			    a->o.block);
 		return -1;
 	}
+	if ((uint64_t)a->o.writers * a->o.block * 3 > (4ull << 30)) {
+		/* each writer holds the pattern, a block and the verifier's second block */
+		usage_error("stress storage", "--writers x --block x 3 buffers is over 4 GiB of "
+					      "memory: fewer writers or a smaller block");
+		return -1;
+	}
 	if (a->o.size / a->o.file_size > 1000000) {
 		usage_error("stress storage", "--size / --file-size makes over a million files");
 		return -1;
