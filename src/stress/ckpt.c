@@ -64,8 +64,8 @@ static void fs_type_name(const struct statfs *sf, char *out, size_t size)
 	snprintf(out, size, "0x%lx", (unsigned long)sf->f_type);
 }
 
-/* Try O_DIRECT with one block in the subdirectory: tmpfs refuses it at open (EINVAL), some
- * file systems only at the first write. */
+/* Try O_DIRECT with one block in the subdirectory: tmpfs before Linux 6.6 refuses it at open
+ * (EINVAL), some file systems only at the first write. */
 static void probe_direct(struct ckpt_dir *d, const struct ckpt_opts *o)
 {
 	d->direct = false;
@@ -92,11 +92,10 @@ static void probe_direct(struct ckpt_dir *d, const struct ckpt_opts *o)
 		if (n == (ssize_t)o->block)
 			d->direct = true;
 		else
-			snprintf(
-				d->direct_note, sizeof(d->direct_note),
-				"%s refused an O_DIRECT write of %u bytes (%s): buffered "
-				"writes, the page cache dropped for the read-back",
-				d->fs_type, o->block, n < 0 ? strerror(errno) : "short write");
+			snprintf(d->direct_note, sizeof(d->direct_note),
+				 "%s refused an O_DIRECT write of %u bytes (%s): buffered "
+				 "writes, the page cache dropped for the read-back",
+				 d->fs_type, o->block, n < 0 ? strerror(errno) : "short write");
 	}
 	free(buf);
 	close(fd);

@@ -476,6 +476,19 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const uint8_t *base
 
 /* ---- metadata burst ---- */
 
+/* Create name in dir with len bytes of data: 0, or the errno of the call that failed. */
+static int create_small(int dir, const char *name, const uint8_t *data, size_t len)
+{
+	int fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno;
+	errno = 0;
+	int e = write(fd, data, len) == (ssize_t)len ? 0 : errno ? errno : EIO;
+	if (close(fd) < 0 && !e)
+		e = errno;
+	return e;
+}
+
 static int meta_burst(const struct ckpt_job *j)
 {
 	struct ckpt_slot *sl = j->slot;
@@ -499,14 +512,9 @@ static int meta_burst(const struct ckpt_job *j)
 	for (unsigned i = 0; i < n && !ret; i++) {
 		ckpt_meta_name(a, sizeof(a), i, false);
 		op_begin(sl, SOP_CREATE, CKPT_META_FILE + i);
-		int fd = openat(mfd, a, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		int e = errno;
-		if (fd >= 0 && (write(fd, small, sizeof(small)) != (ssize_t)sizeof(small)))
-			e = errno ? errno : EIO, close(fd), fd = -2;
-		else if (fd >= 0 && close(fd) < 0)
-			e = errno, fd = -2;
+		int e = create_small(mfd, a, small, sizeof(small));
 		op_end(j, SOP_CREATE, CKPT_META_FILE + i);
-		if (fd < 0) {
+		if (e) {
 			fail(j, SOP_CREATE, CKPT_META_FILE + i, e);
 			ret = -1;
 		}
