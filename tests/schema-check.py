@@ -26,6 +26,8 @@ def schema_for(args):
     if not words:
         return None
     cmd = words[0]
+    if cmd == "stress" and len(words) > 1 and words[1] == "storage":
+        return "stress-storage"
     if cmd in ("check", "stress"):
         return "check"
     if cmd == "net":

@@ -6,7 +6,7 @@ function __vigil_children
 		case ''
 			string split ' ' -- 'check gather agent stress net run fleet stacks report diagnose fabric list help version completion'
 		case 'stress'
-			string split ' ' -- 'gpu'
+			string split ' ' -- 'gpu storage'
 		case 'net'
 			string split ' ' -- 'nccl pairs ib'
 		case 'fleet'
@@ -61,7 +61,7 @@ complete -c vigil -f
 complete -c vigil -n '__vigil_at \'\'' -a check -d 'is this host fit to train? one verdict from the passive checks'
 complete -c vigil -n '__vigil_at \'\'' -a gather -d 'copy what vigil reads from this host into a fixture directory'
 complete -c vigil -n '__vigil_at \'\'' -a agent -d 'per-host daemon: checks on an interval, /metrics, /health, cache'
-complete -c vigil -n '__vigil_at \'\'' -a stress -d 'active GPU tests: verified GEMM, HBM, memory (takes the GPUs)'
+complete -c vigil -n '__vigil_at \'\'' -a stress -d 'active tests: verified GEMM, HBM, memory; checkpoint storage'
 complete -c vigil -n '__vigil_at \'\'' -a net -d 'active NVLink/NCCL tests: collectives, GPU pair bandwidth'
 complete -c vigil -n '__vigil_at \'\'' -a run -d 'keep a training run alive in a Slurm allocation: detect, exclude, resume'
 complete -c vigil -n '__vigil_at \'\'' -a fleet -d 'vigil check on every node of a Slurm cluster through srun'
@@ -123,6 +123,7 @@ complete -c vigil -n '__vigil_at \'agent\'' -l cycles -x
 complete -c vigil -n '__vigil_at \'agent\'' -l help
 complete -c vigil -n '__vigil_at \'agent\'' -s h
 complete -c vigil -n '__vigil_at \'stress\'' -a gpu
+complete -c vigil -n '__vigil_at \'stress\'' -a storage
 complete -c vigil -n '__vigil_at \'stress\'' -l help
 complete -c vigil -n '__vigil_at \'stress\'' -s h
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l duration -x
@@ -144,6 +145,27 @@ complete -c vigil -n '__vigil_at \'stress gpu\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l host -x
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l help
 complete -c vigil -n '__vigil_at \'stress gpu\'' -s h
+complete -c vigil -n '__vigil_at \'stress storage\'' -l dir -r -F
+complete -c vigil -n '__vigil_at \'stress storage\'' -l size -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l file-size -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l writers -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l block -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l duration -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l stall-ms -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l meta-files -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l buffered
+complete -c vigil -n '__vigil_at \'stress storage\'' -l inject -x -a 'stall corrupt'
+complete -c vigil -n '__vigil_at \'stress storage\'' -l json
+complete -c vigil -n '__vigil_at \'stress storage\'' -l reason
+complete -c vigil -n '__vigil_at \'stress storage\'' -l verbose
+complete -c vigil -n '__vigil_at \'stress storage\'' -s v
+complete -c vigil -n '__vigil_at \'stress storage\'' -l color -x -a 'auto always never'
+complete -c vigil -n '__vigil_at \'stress storage\'' -l config -r -F
+complete -c vigil -n '__vigil_at \'stress storage\'' -l set -x -a '(__vigil_keys)'
+complete -c vigil -n '__vigil_at \'stress storage\'' -s c -x -a '(__vigil_keys)'
+complete -c vigil -n '__vigil_at \'stress storage\'' -l host -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l help
+complete -c vigil -n '__vigil_at \'stress storage\'' -s h
 complete -c vigil -n '__vigil_at \'net\'' -a nccl
 complete -c vigil -n '__vigil_at \'net\'' -a pairs
 complete -c vigil -n '__vigil_at \'net\'' -a ib

@@ -25,6 +25,12 @@ void active_progress_close(int fd);
  * could not be written). */
 int active_finish(struct report *rep, const char *title, const char *figures,
 		  const struct active_out *o);
+/* The same; with --json, extra(w, arg) adds members to the top object (report_json_extra). */
+int active_finish_extra(struct report *rep, const char *title, const char *figures,
+			const struct active_out *o, void (*extra)(struct json_writer *, void *),
+			void *arg);
+/* 'vigil stress storage' (stress_storage.c). */
+int cmd_stress_storage(int argc, char **argv);
 
 /* Output options every active command takes, for its getopt_long table. */
 enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };

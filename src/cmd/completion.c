@@ -49,6 +49,9 @@ const struct comp_def comp_table[] = {
 	{ "stress", "--help -h" },
 	{ "stress gpu", "--duration=any --gpus=any --dtypes=any --no-gemm --no-hbm --no-memtest "
 			"--timeout=any --inject=gemm|hbm|memtest " COMP_ACTIVE_OPTS },
+	{ "stress storage", "--dir=dir --size=any --file-size=any --writers=any --block=any "
+			    "--duration=any --stall-ms=any --meta-files=any --buffered "
+			    "--inject=stall|corrupt " COMP_ACTIVE_OPTS },
 	{ "net", "--help -h" },
 	{ "net nccl", COMP_NET_OPTS },
 	{ "net pairs", COMP_NET_OPTS },

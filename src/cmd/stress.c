@@ -82,12 +82,13 @@ int active_gpu_list_count(const char *s)
 }
 
 static int print_report(const struct report *rep, const char *title, const char *figures,
-			const struct active_out *o)
+			const struct active_out *o, void (*extra)(struct json_writer *, void *),
+			void *arg)
 {
 	struct strbuf out = STRBUF_INIT;
 	int ret = verdict_exit_code(rep->verdict);
 	if (o->json) {
-		report_json(rep, &out, true);
+		report_json_extra(rep, &out, true, extra, arg);
 	} else if (o->reason) {
 		strbuf_addf(&out, "%s\n", rep->reason);
 	} else {
@@ -146,8 +147,15 @@ static int print_report(const struct report *rep, const char *title, const char 
 int active_finish(struct report *rep, const char *title, const char *figures,
 		  const struct active_out *o)
 {
+	return active_finish_extra(rep, title, figures, o, NULL, NULL);
+}
+
+int active_finish_extra(struct report *rep, const char *title, const char *figures,
+			const struct active_out *o, void (*extra)(struct json_writer *, void *),
+			void *arg)
+{
 	report_finish(rep);
-	int ret = print_report(rep, title, figures, o);
+	int ret = print_report(rep, title, figures, o, extra, arg);
 	report_release(rep);
 	return ret;
 }
@@ -164,6 +172,7 @@ static const char stress_usage[] =
 	"memory; ECC, row remapping and Xid watched from before to after. A GPU fails on any\n"
 	"miscompare, new uncorrectable error or Xid, below its model's floor, or below its\n"
 	"siblings by more than the outlier margin. Never run it beside training.\n"
+	"(The storage test, which takes no GPU: 'vigil stress storage --help'.)\n"
 	"\n"
 	"Needs vigil's CUDA helpers (vigil-gpu, built by 'make' where nvcc is found) next to vigil,\n"
 	"in " VIGIL_LIBDIR "/vigil, or in $VIGIL_CUDA_HELPER_DIR.\n"
@@ -415,7 +424,7 @@ int cmd_stress(int argc, char **argv)
 {
 	if (argc < 2 || is_help_arg(argv[1])) {
 		if (argc < 2) {
-			usage_error("stress", "which test? (gpu)");
+			usage_error("stress", "which test? (gpu, storage)");
 			return EXIT_USAGE;
 		}
 		fputs(stress_usage, stdout);
@@ -423,7 +432,9 @@ int cmd_stress(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "gpu"))
 		return cmd_stress_gpu(argc - 1, argv + 1);
-	usage_error("stress", "no test '%s' (there is: gpu)", argv[1]);
+	if (!strcmp(argv[1], "storage"))
+		return cmd_stress_storage(argc - 1, argv + 1);
+	usage_error("stress", "no test '%s' (there are: gpu, storage)", argv[1]);
 	return EXIT_USAGE;
 }
 

@@ -294,6 +294,12 @@ void report_json_verdict(struct json_writer *w, const struct report *r)
 
 void report_json(const struct report *r, struct strbuf *out, bool pretty)
 {
+	report_json_extra(r, out, pretty, NULL, NULL);
+}
+
+void report_json_extra(const struct report *r, struct strbuf *out, bool pretty,
+		       void (*extra)(struct json_writer *w, void *arg), void *arg)
+{
 	struct json_writer w;
 	char ts[32];
 	json_writer_init(&w, out, pretty);
@@ -314,6 +320,8 @@ void report_json(const struct report *r, struct strbuf *out, bool pretty)
 		json_key(&w, "agent_interval_s");
 		json_double(&w, r->interval_s);
 	}
+	if (extra)
+		extra(&w, arg);
 	json_key(&w, "checks");
 	json_open_array(&w);
 	for (size_t i = 0; i < r->nr; i++)

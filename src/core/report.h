@@ -42,6 +42,10 @@ void result_to_json(struct json_writer *w, const struct check_result *res);
 int result_from_json(const struct json_value *v, struct check_result *res, struct strbuf *err);
 
 void report_json(const struct report *r, struct strbuf *out, bool pretty);
+/* The same with more members of the top object, written by extra(w, arg) after duration_ms
+ * ('vigil stress storage' adds its "figures"). */
+void report_json_extra(const struct report *r, struct strbuf *out, bool pretty,
+		       void (*extra)(struct json_writer *w, void *arg), void *arg);
 /* The "verdict", "exit_code" and "reason" members of an open JSON object, as report_json has. */
 void report_json_verdict(struct json_writer *w, const struct report *r);
 void report_prom(const struct report *r, struct strbuf *out);

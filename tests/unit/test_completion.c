@@ -284,6 +284,7 @@ TEST(completion_options_are_every_getopt_tables_options)
 		{ "run.c", { "run" } },
 		{ "stacks.c", { "stacks" } },
 		{ "stress.c", { "stress gpu" } },
+		{ "stress_storage.c", { "stress storage" } },
 	};
 	struct strbuf p = STRBUF_INIT, src = STRBUF_INIT, active = STRBUF_INIT;
 	test_src_path(&p, "src/cmd/active.h");

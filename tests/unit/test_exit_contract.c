@@ -67,6 +67,7 @@ TEST(exit_contract_bad_flag_is_2_everywhere)
 		{ 2, { "gather", "--no-such-flag", "@T/g" } },
 		{ 2, { "agent", "--no-such-flag" } },
 		{ 2, { "stress", "gpu", "--no-such-flag" } },
+		{ 2, { "stress", "storage", "--no-such-flag" } },
 		{ 2, { "net", "nccl", "--no-such-flag" } },
 		{ 2, { "net", "pairs", "--no-such-flag" } },
 		{ 2, { "net", "ib", "--no-such-flag" } },
@@ -104,6 +105,7 @@ TEST(exit_contract_missing_argument_is_2)
 		{ 2, { "gather" } },
 		{ 2, { "stacks" } },
 		{ 2, { "run" } },
+		{ 2, { "stress", "storage" } }, /* --dir is required */
 		{ 2, { "check", "-c", "@T/no-such.conf" } }, /* configuration: the user's to fix */
 		/* --root is an option's value, checked before anything is read (vigil(1)) */
 		{ 2, { "check", "--root", "@T/no-such-root" } },
@@ -145,6 +147,9 @@ TEST(exit_contract_unreadable_input_is_3)
 		{ 3, { "fabric", "burnin", "plan", "@T/junk.txt" } },
 		{ 3, { "fabric", "burnin", "run", "@T/missing.json" } },
 		{ 3, { "fabric", "burnin", "run", "@T/junk.txt" } },
+		/* stress storage: a DIR it refuses, before writing anything */
+		{ 3, { "stress", "storage", "--dir", "@T/missing-dir" } },
+		{ 3, { "stress", "storage", "--dir", "@T/junk.txt" } },
 	};
 	run_rows(rows, ARRAY_SIZE(rows));
 }

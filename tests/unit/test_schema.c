@@ -110,6 +110,11 @@ TEST(schemas_reject_json_that_breaks_the_contract)
 		{ "fleet\n--json\n", "{\"schema_version\":2,\"verdict\":\"healthy\",\"exit_code\":0,"
 				     "\"duration_ms\":0,\"counts\":{},\"nodes\":[]}" },
 		{ "frobnicate\n", "{}" }, /* a command no schema names */
+		/* stress storage: check.json's shape without its figures object */
+		{ "stress\nstorage\n--dir\nd\n--json\n",
+		  "{\"schema_version\":1,\"host\":\"h\",\"time\":\"2026-01-01T00:00:00Z\","
+		  "\"timestamp\":1,\"vigil_version\":\"1\",\"verdict\":\"healthy\",\"exit_code\":0,"
+		  "\"reason\":\"\",\"duration_ms\":0,\"checks\":[]}" },
 		/* nested objects once described only as "array" (issue 23): their items are held */
 		{ "stacks\n--json\n",
 		  "{\"schema_version\":1,\"host\":\"h\",\"attempt_dir\":\"a\",\"job\":\"5\","
