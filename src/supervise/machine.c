@@ -4,105 +4,6 @@
 typedef enum sup_state (*sup_handler)(struct sup_machine *m, const struct sup_event *e,
 				      struct sup_actions *a);
 
-/* ---- actions ---- */
-
-struct sup_action *machine_act(struct sup_actions *a, enum sup_action_kind kind)
-{
-	ALLOC_GROW(a->v, a->nr + 1, a->alloc);
-	struct sup_action *x = &a->v[a->nr++];
-	memset(x, 0, sizeof(*x));
-	x->kind = kind;
-	return x;
-}
-
-char *machine_dup_or_null(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
-struct sup_action *machine_record(struct sup_machine *m, struct sup_actions *a,
-				 enum journal_kind kind, const char *name)
-{
-	struct sup_action *x = machine_act(a, SUP_ACT_JOURNAL);
-	x->record = kind;
-	x->name = name;
-	x->attempt = m->attempt;
-	return x;
-}
-
-void machine_record_event(struct sup_machine *m, struct sup_actions *a, const char *name,
-			 const char *host, const char *text)
-{
-	struct sup_action *x = machine_record(m, a, JOURNAL_EVENT, name);
-	x->host = machine_dup_or_null(host);
-	x->text = machine_dup_or_null(text);
-}
-
-void sup_actions_release(struct sup_actions *a)
-{
-	for (size_t i = 0; i < a->nr; i++) {
-		free(a->v[i].host);
-		free(a->v[i].other);
-		free(a->v[i].text);
-		strlist_release(&a->v[i].hosts);
-	}
-	free(a->v);
-	memset(a, 0, sizeof(*a));
-}
-
-const struct sup_action *sup_actions_find(const struct sup_actions *a, enum sup_action_kind kind,
-					  size_t *from)
-{
-	for (size_t i = from ? *from : 0; i < a->nr; i++)
-		if (a->v[i].kind == kind) {
-			if (from)
-				*from = i + 1;
-			return &a->v[i];
-		}
-	return NULL;
-}
-
-/* ---- hosts ---- */
-
-static const char *host_name_at(const void *arr, size_t i)
-{
-	return ((const struct sup_host *)arr)[i].name;
-}
-
-static struct sup_host *find_host(struct sup_machine *m, const char *name)
-{
-	size_t i = strindex_find(&m->host_index, name, m->hosts, host_name_at);
-	return i == (size_t)-1 ? NULL : &m->hosts[i];
-}
-
-const struct sup_host *sup_machine_host(const struct sup_machine *m, const char *name)
-{
-	return find_host((struct sup_machine *)m, name);
-}
-
-struct sup_host *machine_add_host(struct sup_machine *m, const char *name, enum sup_role role)
-{
-	struct sup_host *h = find_host(m, name);
-	if (h)
-		return h;
-	ALLOC_GROW(m->hosts, m->nr_hosts + 1, m->alloc_hosts);
-	h = &m->hosts[m->nr_hosts];
-	memset(h, 0, sizeof(*h));
-	h->name = xstrdup(name);
-	strindex_add(&m->host_index, h->name, m->nr_hosts, m->hosts, host_name_at);
-	m->nr_hosts++;
-	h->role = role;
-	return h;
-}
-
-size_t sup_machine_count(const struct sup_machine *m, enum sup_role role)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < m->nr_hosts; i++)
-		n += m->hosts[i].role == role;
-	return n;
-}
-
 static void active_hosts(const struct sup_machine *m, struct strlist *out)
 {
 	for (size_t i = 0; i < m->nr_hosts; i++)
@@ -267,7 +168,7 @@ static enum sup_state preflight_ok(struct sup_machine *m, const struct sup_event
 	exclude_sick(m, e, a, "failed the preflight check");
 	size_t active = sup_machine_count(m, SUP_HOST_ACTIVE);
 	for (size_t i = 0; i < e->nr_hosts; i++) {
-		struct sup_host *h = find_host(m, e->hosts[i]);
+		struct sup_host *h = machine_find_host(m, e->hosts[i]);
 		if (h && h->role == SUP_HOST_EXCLUDED)
 			continue; /* excluded by an earlier attempt (journal) or just now */
 		if (!h)
@@ -443,7 +344,7 @@ static enum sup_state evidence_done(struct sup_machine *m, const struct sup_even
 	}
 	exclude_sick(m, e, a, "named by the evidence of a hang");
 	for (size_t i = 0; i < e->nr_hosts; i++) {
-		const struct sup_host *h = find_host(m, e->hosts[i]);
+		const struct sup_host *h = machine_find_host(m, e->hosts[i]);
 		if ((!h || h->role != SUP_HOST_EXCLUDED) && !strlist_has(&m->suspects, e->hosts[i]))
 			strlist_add(&m->suspects, e->hosts[i]);
 	}

@@ -15,6 +15,8 @@ char *machine_dup_or_null(const char *s);
 struct sup_action *machine_record(struct sup_machine *m, struct sup_actions *a, enum journal_kind kind, const char *name);
 /* A journal event named name (crash, hang, lost...) about host, with text. */
 void machine_record_event(struct sup_machine *m, struct sup_actions *a, const char *name, const char *host, const char *text);
+/* The host named name, or NULL. */
+struct sup_host *machine_find_host(struct sup_machine *m, const char *name);
 /* The host named name; added with that role if it is new. */
 struct sup_host *machine_add_host(struct sup_machine *m, const char *name, enum sup_role role);
 

@@ -1,8 +1,108 @@
-/* machine_life.c: the machine's start, its resume from the journal, and the names of its
- * states, events, actions and faults (see machine.h). */
+/* machine_life.c: the machine's start, its resume from the journal, its actions and hosts
+ * (what the cells in machine.c build on), and the names of its states, events, actions and
+ * faults (see machine.h). */
 #include "machine_int.h"
 
 #include <string.h>
+
+/* ---- actions ---- */
+
+struct sup_action *machine_act(struct sup_actions *a, enum sup_action_kind kind)
+{
+	ALLOC_GROW(a->v, a->nr + 1, a->alloc);
+	struct sup_action *x = &a->v[a->nr++];
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	return x;
+}
+
+char *machine_dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+struct sup_action *machine_record(struct sup_machine *m, struct sup_actions *a,
+				 enum journal_kind kind, const char *name)
+{
+	struct sup_action *x = machine_act(a, SUP_ACT_JOURNAL);
+	x->record = kind;
+	x->name = name;
+	x->attempt = m->attempt;
+	return x;
+}
+
+void machine_record_event(struct sup_machine *m, struct sup_actions *a, const char *name,
+			 const char *host, const char *text)
+{
+	struct sup_action *x = machine_record(m, a, JOURNAL_EVENT, name);
+	x->host = machine_dup_or_null(host);
+	x->text = machine_dup_or_null(text);
+}
+
+void sup_actions_release(struct sup_actions *a)
+{
+	for (size_t i = 0; i < a->nr; i++) {
+		free(a->v[i].host);
+		free(a->v[i].other);
+		free(a->v[i].text);
+		strlist_release(&a->v[i].hosts);
+	}
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+const struct sup_action *sup_actions_find(const struct sup_actions *a, enum sup_action_kind kind,
+					  size_t *from)
+{
+	for (size_t i = from ? *from : 0; i < a->nr; i++)
+		if (a->v[i].kind == kind) {
+			if (from)
+				*from = i + 1;
+			return &a->v[i];
+		}
+	return NULL;
+}
+
+/* ---- hosts ---- */
+
+static const char *host_name_at(const void *arr, size_t i)
+{
+	return ((const struct sup_host *)arr)[i].name;
+}
+
+struct sup_host *machine_find_host(struct sup_machine *m, const char *name)
+{
+	size_t i = strindex_find(&m->host_index, name, m->hosts, host_name_at);
+	return i == (size_t)-1 ? NULL : &m->hosts[i];
+}
+
+const struct sup_host *sup_machine_host(const struct sup_machine *m, const char *name)
+{
+	return machine_find_host((struct sup_machine *)m, name);
+}
+
+struct sup_host *machine_add_host(struct sup_machine *m, const char *name, enum sup_role role)
+{
+	struct sup_host *h = machine_find_host(m, name);
+	if (h)
+		return h;
+	ALLOC_GROW(m->hosts, m->nr_hosts + 1, m->alloc_hosts);
+	h = &m->hosts[m->nr_hosts];
+	memset(h, 0, sizeof(*h));
+	h->name = xstrdup(name);
+	strindex_add(&m->host_index, h->name, m->nr_hosts, m->hosts, host_name_at);
+	m->nr_hosts++;
+	h->role = role;
+	return h;
+}
+
+size_t sup_machine_count(const struct sup_machine *m, enum sup_role role)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < m->nr_hosts; i++)
+		n += m->hosts[i].role == role;
+	return n;
+}
 
 /* ---- life cycle ---- */
 
