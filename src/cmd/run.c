@@ -128,10 +128,28 @@ static bool command_found(const char *cmd)
 	return found;
 }
 
+/* run.KEY split on spaces into words, *argv pointing at them; unset: *argv stays NULL. -1
+ * (said) when it is set but empty. */
+static int command_words(const struct config *cfg, const char *key, const char *what,
+			 struct strlist *words, const char *const **argv)
+{
+	const char *v = config_get(cfg, "run", key);
+	if (!v)
+		return 0;
+	strlist_split(words, v, " \t");
+	if (!words->nr) {
+		usage_error("run", "%s is empty", what);
+		return -1;
+	}
+	*argv = (const char *const *)words->items;
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	const char *config_path = NULL;
 	struct strlist sets = STRLIST_INIT, opts = STRLIST_INIT, smoke = STRLIST_INIT;
+	struct strlist sdc_test = STRLIST_INIT;
 	struct strbuf err = STRBUF_INIT, dir = STRBUF_INIT, recorder_path = STRBUF_INIT;
 	struct config cfg;
 	int ret = EXIT_USAGE, c;
@@ -268,15 +286,10 @@ int cmd_run(int argc, char **argv)
 		}
 		step_parser_release(&p);
 	}
-	const char *sm = config_get(&cfg, "run", "smoke");
-	if (sm) {
-		strlist_split(&smoke, sm, " \t");
-		if (!smoke.nr) {
-			usage_error("run", "--smoke is empty");
-			goto out;
-		}
-		o.smoke = (const char *const *)smoke.items;
-	}
+	/* the commands given as text, split on spaces: --smoke (run.smoke), run.sdc-test */
+	if (command_words(&cfg, "smoke", "--smoke", &smoke, &o.smoke) < 0 ||
+	    command_words(&cfg, "sdc-test", "run.sdc-test", &sdc_test, &o.sdc_test) < 0)
+		goto out;
 	o.cmd = (const char *const *)(argv + optind);
 
 	/* the allocation */
@@ -345,6 +358,7 @@ out:
 	strlist_release(&sets);
 	strlist_release(&opts);
 	strlist_release(&smoke);
+	strlist_release(&sdc_test);
 	strbuf_release(&err);
 	strbuf_release(&dir);
 	strbuf_release(&recorder_path);

@@ -67,6 +67,7 @@ static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
 	m->has_exit_code = false;
 	m->explained = false;
 	strlist_release(&m->suspects);
+	strlist_release(&m->sdc_suspects);
 	for (size_t i = 0; i < m->nr_hosts; i++)
 		if (m->hosts[i].role == SUP_HOST_ACTIVE)
 			m->hosts[i].was_active = true;
@@ -75,6 +76,12 @@ static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
 	x = machine_act(a, SUP_ACT_LAUNCH);
 	x->attempt = m->attempt;
 	active_hosts(m, &x->hosts);
+	if (m->resume_before_next) {
+		/* the checkpoints from the first differing digest on may hold the corruption */
+		x->resume_before = true;
+		x->step = m->sdc_step;
+		m->resume_before_next = false;
+	}
 	return SUP_LAUNCHING;
 }
 
@@ -308,6 +315,37 @@ static enum sup_state cancel_running(struct sup_machine *m, const struct sup_eve
 	return stop_for(m, a, SUP_FAULT_CANCEL, NULL, e->text);
 }
 
+/* The replicas' digests differed: the hosts to test, the step to resume before. */
+static void note_sdc(struct sup_machine *m, const struct sup_event *e)
+{
+	for (size_t i = 0; i < e->nr_hosts; i++) {
+		const struct sup_host *h = machine_find_host(m, e->hosts[i]);
+		if ((!h || h->role != SUP_HOST_EXCLUDED) &&
+		    !strlist_has(&m->sdc_suspects, e->hosts[i]))
+			strlist_add(&m->sdc_suspects, e->hosts[i]);
+	}
+	if (!m->has_sdc || e->step < m->sdc_step)
+		m->sdc_step = e->step;
+	m->has_sdc = m->resume_before_next = true;
+}
+
+static enum sup_state diverged(struct sup_machine *m, const struct sup_event *e,
+			       struct sup_actions *a)
+{
+	note_sdc(m, e);
+	return stop_for(m, a, SUP_FAULT_SDC, e->nr_hosts == 1 ? e->hosts[0] : NULL, e->text);
+}
+
+static enum sup_state diverged_meanwhile(struct sup_machine *m, const struct sup_event *e,
+					 struct sup_actions *a)
+{
+	/* already on the way to a stop for something else: tested before the relaunch too */
+	note_sdc(m, e);
+	machine_record_event(m, a, sup_fault_name(SUP_FAULT_SDC),
+			     e->nr_hosts == 1 ? e->hosts[0] : NULL, e->text);
+	return m->state;
+}
+
 static enum sup_state budget(struct sup_machine *m, const struct sup_event *e,
 			     struct sup_actions *a)
 {
@@ -445,22 +483,32 @@ static enum sup_state check_done(struct sup_machine *m, const struct sup_event *
 				 struct sup_actions *a)
 {
 	exclude_sick(m, e, a, "failed a check after the attempt");
+	/* a suspect of the digests that a check excluded needs no other test */
+	struct strlist sdc = STRLIST_INIT;
+	for (size_t i = 0; i < m->sdc_suspects.nr; i++) {
+		const struct sup_host *h = machine_find_host(m, m->sdc_suspects.items[i]);
+		if (!h || h->role != SUP_HOST_EXCLUDED)
+			strlist_add(&sdc, m->sdc_suspects.items[i]);
+	}
+	bool group = false;
 	if (m->explained) {
 		m->unexplained = 0;
 	} else {
 		m->unexplained++;
-		if (!m->budget_spent && m->restarts < m->max_restarts &&
-		    (m->suspects.nr || m->unexplained >= m->group_test_after)) {
-			struct sup_action *x = machine_act(a, SUP_ACT_GROUP_TEST);
-			x->confirm = m->suspects.nr > 0;
-			if (x->confirm)
-				for (size_t i = 0; i < m->suspects.nr; i++)
-					strlist_add(&x->hosts, m->suspects.items[i]);
-			else
-				active_hosts(m, &x->hosts);
-			return SUP_GROUP_TESTING;
-		}
+		group = m->suspects.nr || m->unexplained >= m->group_test_after;
 	}
+	if (!m->budget_spent && m->restarts < m->max_restarts && (group || sdc.nr)) {
+		struct sup_action *x = machine_act(a, SUP_ACT_GROUP_TEST);
+		x->confirm = !group || m->suspects.nr > 0;
+		if (group && m->suspects.nr)
+			for (size_t i = 0; i < m->suspects.nr; i++)
+				strlist_add(&x->hosts, m->suspects.items[i]);
+		else if (group)
+			active_hosts(m, &x->hosts);
+		x->sdc_hosts = sdc;
+		return SUP_GROUP_TESTING;
+	}
+	strlist_release(&sdc);
 	return relaunch_or_fail(m, a);
 }
 
@@ -505,6 +553,7 @@ static enum sup_state ready(struct sup_machine *m, const struct sup_event *e,
 		[SUP_EV_CHECK_DONE] = over, \
 		[SUP_EV_READY] = over, \
 		[SUP_EV_SMOKE_RESULT] = over, \
+		[SUP_EV_DIVERGED] = over, \
 		[SUP_EV_RESTART_BUDGET_SPENT] = ignore, \
 		[SUP_EV_CANCEL] = ignore, \
 	}
@@ -527,6 +576,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
 	},
@@ -546,6 +596,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = diverged,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
 	},
@@ -565,6 +616,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = diverged,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
 	},
@@ -584,6 +636,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = diverged_meanwhile,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
 	},
@@ -603,6 +656,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = diverged_meanwhile,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_stopping,
 	},
@@ -622,6 +676,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = check_done,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
 	},
@@ -641,6 +696,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = ready,
 		[SUP_EV_SMOKE_RESULT] = unexpected,
+		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget_now,
 		[SUP_EV_CANCEL] = cancel_idle,
 	},
@@ -660,6 +716,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_CHECK_DONE] = unexpected,
 		[SUP_EV_READY] = unexpected,
 		[SUP_EV_SMOKE_RESULT] = smoke_result,
+		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
 	},

@@ -53,6 +53,9 @@ enum sup_event_kind {
 	SUP_EV_READY,           /* the wait before the next attempt is over */
 	SUP_EV_SMOKE_RESULT,    /* sick/sick_reasons: hosts confirmed bad alone (may be none);
 				 * code 1: most hosts fail alone, the fault is not in a host */
+	SUP_EV_DIVERGED,        /* hosts: those of the ranks whose parameters differ from their
+				 * replicas' (every reporter's when no digest has a majority);
+				 * step: the step whose digests differed; text (replicas.h) */
 	SUP_EV_RESTART_BUDGET_SPENT,
 	SUP_EV_CANCEL,          /* SIGTERM, the allocation's end */
 	SUP_EVENT_NR
@@ -96,6 +99,7 @@ enum sup_fault {
 	SUP_FAULT_LOST,
 	SUP_FAULT_CANCEL,
 	SUP_FAULT_RESTART, /* the supervisor itself was restarted (journal replay) */
+	SUP_FAULT_SDC,     /* the data-parallel replicas' parameters differ (replicas.h) */
 };
 
 struct sup_action {
@@ -105,6 +109,9 @@ struct sup_action {
 	char *host, *other, *text;
 	struct strlist hosts;
 	bool confirm;
+	struct strlist sdc_hosts; /* GROUP_TEST: each to pass the determinism test alone */
+	bool resume_before;       /* LAUNCH: resume from a checkpoint before step (the first
+				   * step whose digests differed): VIGIL_RESUME_BEFORE */
 	unsigned attempt;
 	bool has_code;
 	int code;
@@ -151,6 +158,9 @@ struct sup_machine {
 	bool slow_quiet;   /* an unexplained slowdown: the next ones are noted until the step */
 	uint64_t slow_quiet_until;
 	struct strlist suspects;
+	struct strlist sdc_suspects; /* to pass the determinism test before a relaunch */
+	bool has_sdc, resume_before_next;
+	uint64_t sdc_step;           /* the first step whose digests differed */
 	struct sup_host *hosts;
 	size_t nr_hosts, alloc_hosts;
 	struct strindex host_index; /* by name: a resume with N excluded hosts is O(N) */

@@ -46,6 +46,7 @@ void sup_actions_release(struct sup_actions *a)
 		free(a->v[i].other);
 		free(a->v[i].text);
 		strlist_release(&a->v[i].hosts);
+		strlist_release(&a->v[i].sdc_hosts);
 	}
 	free(a->v);
 	memset(a, 0, sizeof(*a));
@@ -124,6 +125,7 @@ void sup_machine_release(struct sup_machine *m)
 	free(m->hosts);
 	strindex_release(&m->host_index);
 	strlist_release(&m->suspects);
+	strlist_release(&m->sdc_suspects);
 	free(m->cancel_text);
 	memset(m, 0, sizeof(*m));
 }
@@ -196,7 +198,8 @@ const char *sup_event_name(enum sup_event_kind e)
 	static const char *const n[] = { "preflight_ok", "preflight_short", "launched", "step",
 					 "task_exit", "node_lost", "hang", "slow_step", "slow",
 					 "host_sick", "evidence_done", "stopped", "check_done",
-					 "ready", "smoke_result", "restart_budget_spent", "cancel" };
+					 "ready", "smoke_result", "diverged", "restart_budget_spent",
+					 "cancel" };
 	return e < ARRAY_SIZE(n) ? n[e] : "?";
 }
 
@@ -211,6 +214,6 @@ const char *sup_action_name(enum sup_action_kind k)
 const char *sup_fault_name(enum sup_fault f)
 {
 	static const char *const n[] = { "none", "crash", "hang", "startup_timeout", "slow",
-					 "sick", "lost", "cancel", "supervisor_restart" };
+					 "sick", "lost", "cancel", "supervisor_restart", "sdc" };
 	return f < ARRAY_SIZE(n) ? n[f] : "?";
 }

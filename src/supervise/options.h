@@ -37,6 +37,7 @@ struct sup_options {
 	bool json;                 /* the final report as JSON on stdout */
 	const char *nccl_recorder; /* libnccl-profiler-vigil.so loaded into the ranks; NULL: not */
 	const char *const *smoke;  /* argv, NULL-terminated; NULL: CMD with VIGIL_SMOKE=1 */
+	const char *const *sdc_test; /* argv; NULL: vigil_remote stress gpu (run.sdc-test) */
 	const char *const *cmd;    /* the trainer, NULL-terminated */
 	const char *vigil_remote;  /* the vigil run on the nodes (fleet.command) */
 	const char *const *srun_extra; /* fleet.srun-arg */

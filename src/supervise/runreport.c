@@ -20,7 +20,7 @@
 #define RR_T_MAX 1e11
 
 static const char *const fault_classes[] = { "crash", "hang",  "startup_timeout", "slow",
-					     "sick",  "lost",  "cancel",          "supervisor_restart" };
+					     "sick",  "lost",  "cancel",          "supervisor_restart", "sdc" };
 
 bool runreport_is_fault(const char *cls)
 {

@@ -3,18 +3,24 @@
 
 /* ---- group testing ---- */
 
-/* One smoke run on a group of hosts: the trainer (or --smoke) as a step with VIGIL_SMOKE=1.
- * true when it failed. */
-static bool smoke_run(struct sup *s, const char *const *hosts, size_t n, unsigned round,
-		      size_t index, struct strbuf *detail)
+/*
+ * One test run on a group of hosts, as a step of its own: the smoke test (the trainer, or
+ * --smoke, with VIGIL_SMOKE=1; sdc false) or the determinism test of a host whose replica
+ * diverged (run.sdc-test, default `vigil stress gpu`; sdc true). true when it failed.
+ */
+static bool test_run(struct sup *s, const char *const *hosts, size_t n, unsigned round,
+		     size_t index, bool sdc, struct strbuf *detail)
 {
 	const struct sup_options *o = s->o;
 	struct strbuf dir = STRBUF_INIT, e = STRBUF_INIT, sf = STRBUF_INIT;
 	strbuf_addf(&dir, "%s/smoke", o->run_dir);
 	bool failed = true;
+	const char *sdc_default[] = { o->vigil_remote ? o->vigil_remote : "vigil", "stress", "gpu",
+				      NULL };
 	if (sup_make_dir(dir.buf, &e) < 0)
 		goto out;
-	strbuf_addf(&dir, "/attempt-%u-round-%u-group-%zu", s->m.attempt, round, index);
+	strbuf_addf(&dir, "/attempt-%u-%s-%u-group-%zu", s->m.attempt, sdc ? "sdc" : "round",
+		    round, index);
 	if (sup_make_dir(dir.buf, &e) < 0)
 		goto out;
 	strbuf_addf(&sf, "%s/steps.jsonl", dir.buf);
@@ -30,9 +36,9 @@ static bool smoke_run(struct sup *s, const char *const *hosts, size_t n, unsigne
 		.run_dir = o->run_dir,
 		.attempt_dir = dir.buf,
 		.step_file = sf.buf,
-		.label = "vigil-smoke",
+		.label = sdc ? "vigil-sdc-test" : "vigil-smoke",
 		.env = (const char *const *)env.items,
-		.cmd = o->smoke ? o->smoke : o->cmd,
+		.cmd = sdc ? (o->sdc_test ? o->sdc_test : sdc_default) : o->smoke ? o->smoke : o->cmd,
 	};
 	/*
 	 * The run's hang limit (its step times, else the floor) holds for a smoke run too: one
@@ -41,13 +47,15 @@ static bool smoke_run(struct sup *s, const char *const *hosts, size_t n, unsigne
 	 */
 	double quiet = s->at.det.have_step ? detect_hang_limit(&o->detect, &s->at.det)
 					   : o->detect.hang_floor_s;
+	if (sdc)
+		quiet = 0; /* a stress test prints little until its end */
 	failed = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, quiet, &e) != 0;
 	strlist_release(&env);
 out:
 	strbuf_addf(detail, "%s[", detail->len ? "; " : "");
 	for (size_t i = 0; i < n; i++)
 		strbuf_addf(detail, "%s%s", i ? " " : "", hosts[i]);
-	strbuf_addf(detail, "] %s", failed ? "failed" : "passed");
+	strbuf_addf(detail, "] %s%s", sdc ? "determinism test " : "", failed ? "failed" : "passed");
 	if (failed && e.len) {
 		strbuf_addstr(detail, " (");
 		strbuf_add_clean(detail, e.buf);
@@ -72,13 +80,35 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 	struct strbuf detail = STRBUF_INIT;
 	struct strlist bad = STRLIST_INIT, why = STRLIST_INIT;
 	bool everywhere = false;
-	sup_say(s, "group testing %zu hosts%s", n, x->confirm ? " (each suspect alone)" : "");
-	if (x->confirm) {
+	/* a host whose replica diverged: its own determinism test, once (it repeats its work
+	 * many times itself); a failure drains it, a pass says the step itself is not
+	 * deterministic (or the replicas desynchronised), not the host */
+	for (size_t i = 0; i < x->sdc_hosts.nr && !sup_sig_seen; i++) {
+		const char *h[] = { x->sdc_hosts.items[i] };
+		if (test_run(s, h, 1, 1, i, true, &detail)) {
+			strlist_add(&bad, x->sdc_hosts.items[i]);
+			strlist_add(&why, "its replica's parameters diverged and it failed the "
+					  "determinism test alone");
+		} else {
+			struct strbuf t = STRBUF_INIT;
+			strbuf_addf(&t, "%s passed the determinism test after its replica diverged: "
+				    "a step that is not deterministic, or a desynchronised replica, "
+				    "not this host; it stays", x->sdc_hosts.items[i]);
+			sup_journal_event(s, "sdc_not_confirmed", x->sdc_hosts.items[i], t.buf);
+			strbuf_release(&t);
+		}
+	}
+	if (n)
+		sup_say(s, "group testing %zu hosts%s", n,
+			x->confirm ? " (each suspect alone)" : "");
+	if (!n) {
+		/* only determinism tests were asked */
+	} else if (x->confirm) {
 		/* a suspect named by evidence is tested alone, twice for a failure to count */
 		for (size_t i = 0; i < n && !sup_sig_seen; i++) {
 			const char *h[] = { x->hosts.items[i] };
-			if (smoke_run(s, h, 1, 1, i, &detail) &&
-			    smoke_run(s, h, 1, 2, i, &detail)) {
+			if (test_run(s, h, 1, 1, i, false, &detail) &&
+			    test_run(s, h, 1, 2, i, false, &detail)) {
 				strlist_add(&bad, x->hosts.items[i]);
 				strlist_add(&why, "failed the smoke test alone, twice");
 			}
@@ -93,7 +123,7 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 				const char **h = xcalloc(g.groups[i].nr + 1, sizeof(*h));
 				for (size_t j = 0; j < g.groups[i].nr; j++)
 					h[j] = x->hosts.items[g.groups[i].hosts[j]];
-				bool failed = smoke_run(s, h, g.groups[i].nr, round, i, &detail);
+				bool failed = test_run(s, h, g.groups[i].nr, round, i, false, &detail);
 				grouptest_result(&g, i, failed);
 				free(h);
 			}

@@ -132,6 +132,20 @@ static void on_replicas(void *arg, const struct replica_verdict *v)
 				   : NULL;
 	sup_journal_event(s, cls, host, t.buf);
 	sup_say(s, "%s: %s", cls, t.buf);
+	if (v->kind != REPLICA_MISSING) {
+		/* the machine stops the step, has the hosts tested, resumes before this step */
+		struct strlist hosts = STRLIST_INIT;
+		for (size_t i = 0; i < v->nr_ranks; i++)
+			if (v->ranks[i] / g < s->at.hosts.nr &&
+			    !strlist_has(&hosts, s->at.hosts.items[v->ranks[i] / g]))
+				strlist_add(&hosts, s->at.hosts.items[v->ranks[i] / g]);
+		struct sup_event e = { .kind = SUP_EV_DIVERGED, .step = v->step, .text = t.buf,
+				       .hosts = (const char *const *)hosts.items,
+				       .nr_hosts = hosts.nr };
+		s->ev.detected = s->ev.happened = sup_wall(s);
+		sup_post(s, &e);
+		strlist_release(&hosts);
+	}
 	strbuf_release(&t);
 }
 
@@ -421,6 +435,18 @@ void sup_do_launch(struct sup *s, const struct sup_action *x)
 
 	struct strlist env = STRLIST_INIT;
 	sup_task_env(s, &env, false);
+	if (x->resume_before) {
+		/* docs/SUPERVISOR.md, "Replica digests": for this attempt only */
+		strbuf_reset(&e);
+		strbuf_addf(&e, "VIGIL_RESUME_BEFORE=%llu", (unsigned long long)x->step);
+		strlist_add(&env, e.buf);
+		strbuf_reset(&e);
+		strbuf_addf(&e, "attempt %u resumes from a checkpoint before step %llu, the first "
+			    "whose replica digests differed (VIGIL_RESUME_BEFORE)", x->attempt,
+			    (unsigned long long)x->step);
+		sup_journal_event(s, "resume_before", NULL, e.buf);
+		strbuf_reset(&e);
+	}
 	struct step_spec spec = {
 		.hosts = (const char *const *)x->hosts.items,
 		.nr_hosts = x->hosts.nr,

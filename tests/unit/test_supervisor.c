@@ -509,6 +509,66 @@ static void sc_slow_everywhere(struct sc *r)
 	sc_run(r);
 }
 
+/* The 6 ranks' digest lines of step (3 hosts in the run, 2 ranks each), rank odd differing. */
+static void digest_lines(char *out, size_t size, unsigned step, int odd, const char *prefix)
+{
+	size_t n = (size_t)snprintf(out, size, "%s", prefix);
+	for (int k = 0; k < 6 && n < size; k++)
+		n += (size_t)snprintf(out + n, size - n, "%d: vigil-digest step=%u group=0 size=6 "
+				      "digest=%s\n", k, step, k == odd ? "bad" : "a1");
+}
+
+static struct fw_fault *digests_at(struct sc *r, double at, uint64_t at_step, unsigned step,
+				   int odd, const char *prefix)
+{
+	struct fw_fault *f = fw_fault(&r->fw, at, FW_LINES, NULL);
+	f->at_step = at_step;
+	digest_lines(f->text, sizeof(f->text), step, odd, prefix);
+	return f;
+}
+
+/* Rank 5 (n3) holds other parameters than its 5 replicas after step 30; n3 fails its
+ * determinism test alone (the fake's bad smoke stands in for it). */
+static void sc_sdc(struct sc *r)
+{
+	sc_init(r, "sdc", 4, 1);
+	fw_host(&r->fw, "n3")->bad_smoke = true;
+	digests_at(r, 0, 30, 30, 5, "");
+	sc_run(r);
+}
+
+/* The same divergence, and the host passes its test: the step is to blame, not the host. */
+static void sc_sdc_not_confirmed(struct sc *r)
+{
+	sc_init(r, "sdc-pass", 4, 1);
+	digests_at(r, 0, 30, 30, 5, "");
+	sc_run(r);
+}
+
+/* Digests before the first step, while srun's step id is not known yet. */
+static void sc_sdc_launching(struct sc *r)
+{
+	base_late_id(r, "sdc-launching");
+	digests_at(r, 10, 0, 1, 2, "");
+	sc_run(r);
+}
+
+/* Digests that differ, read in the poll that completes a slowdown (stacks being taken). */
+static void sc_sdc_in_evidence(struct sc *r)
+{
+	base_slow(r, "sdc-evidence");
+	digests_at(r, 0, 22, 22, 1, "");
+	sc_run(r);
+}
+
+/* Digests that differ, read right after a task died (the step being stopped). */
+static void sc_sdc_in_stop(struct sc *r)
+{
+	sc_init(r, "sdc-stop", 4, 1);
+	digests_at(r, 0, 12, 12, 4, "srun: error: n1: task 1: Killed\n");
+	sc_run(r);
+}
+
 static void (*const scenarios[])(struct sc *) = {
 	sc_undisturbed, sc_crash, sc_hang, sc_startup_hang, sc_sick, sc_lost, sc_silent, sc_slow,
 	sc_group, sc_preflight_short, sc_budget, sc_cancel, sc_no_restart, sc_no_restart_waiting,
@@ -520,6 +580,7 @@ static void (*const scenarios[])(struct sc *) = {
 	sc_hang_launching, sc_sig_launching, sc_usr1_launching, sc_step_in_evidence,
 	sc_exit_in_evidence, sc_lost_in_evidence, sc_sick_with_slow, sc_sick_with_exit,
 	sc_slow_step_in_stop, sc_slow_in_stop, sc_crash_launching, sc_slow_everywhere,
+	sc_sdc, sc_sdc_not_confirmed, sc_sdc_launching, sc_sdc_in_evidence, sc_sdc_in_stop,
 };
 
 /* ---- what the user sees ---- */
@@ -579,6 +640,34 @@ TEST(supervisor_vt_hang_excludes_the_stopped_host)
 	CHECK_INT(r.fw.drains, 1);
 	CHECK(fw_host(&r.fw, "n3")->drained);
 	CHECK_CONTAINS(fw_host(&r.fw, "n3")->drain_reason, "vigil");
+	sc_release(&r);
+}
+
+/* A replica whose parameters differ: the step stopped, the host tested alone and drained, the
+ * spare in its place, the relaunch told to resume from before the first differing step. */
+TEST(supervisor_vt_diverged_replica_is_tested_drained_and_resumed_before)
+{
+	struct sc r;
+	sc_sdc(&r);
+	CHECK_INT(r.rc, 0);
+	CHECK_JOURNAL(&r, "\"class\":\"replica_diverged\"",
+		      "step 30 group 0: rank 5 (n3) digest 0000000000000bad; 5 of the 6 ranks");
+	CHECK_JOURNAL(&r, "\"class\":\"sdc\"", "\"host\":\"n3\"");
+	CHECK_JOURNAL(&r, "\"class\":\"group_test\"", "[n3] determinism test failed");
+	CHECK_JOURNAL(&r, "\"kind\":\"host_excluded\"", "failed the determinism test alone");
+	CHECK_JOURNAL(&r, "\"class\":\"resume_before\"", "before step 30");
+	CHECK(fw_host(&r.fw, "n3")->drained);
+	CHECK_INT(r.fw.launches, 2);
+	CHECK_INT(r.fw.smokes, 1);
+	sc_release(&r);
+
+	/* the host passes: it stays, and the relaunch still resumes before step 30 */
+	sc_sdc_not_confirmed(&r);
+	CHECK_INT(r.rc, 0);
+	CHECK_JOURNAL(&r, "\"class\":\"sdc_not_confirmed\"", "n3 passed the determinism test");
+	CHECK_JOURNAL(&r, "\"class\":\"resume_before\"", "before step 30");
+	CHECK(!fw_host(&r.fw, "n3")->drained);
+	CHECK_INT(r.fw.drains, 0);
 	sc_release(&r);
 }
 
