@@ -7,7 +7,7 @@
  *
  * sup_real_world() is the real one (world_real.c): srun, scontrol, poll, fork. Tests and the
  * scale benchmarks pass a fake that runs in virtual time with no process at all
- * (tests/fakeworld.h): a fault at any instant, two in one poll, a signal during a stop, a
+ * (src/sim/world.h): a fault at any instant, two in one poll, a signal during a stop, a
  * kill -9 after any journal record, 16,384 nodes.
  *
  * The world calls back into the supervisor only through sup_world_output() (the step's output

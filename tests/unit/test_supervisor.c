@@ -1,6 +1,6 @@
 /*
  * test_supervisor.c: `vigil run`'s supervisor (supervise_in) in virtual time, in a fake world
- * (tests/fakeworld.h): no srun, no Slurm, no process, a run of minutes in milliseconds. Every
+ * (src/sim/world.h): no srun, no Slurm, no process, a run of minutes in milliseconds. Every
  * fault class of the real-Slurm end-to-end tests (test_run_e2e.c), and the races that real
  * time cannot reach reliably: a node lost during a stop, a signal during a stop, two faults
  * in one poll, a fault during group testing, a kill -9 after every journal record and the
@@ -11,7 +11,7 @@
  * every (state, event) cell its table marks reachable (machine.h: not "unexpected").
  */
 #include "../harness.h"
-#include "../fakeworld.h"
+#include "../../src/sim/world.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/supervise/machine.h"
 

@@ -1,5 +1,5 @@
 /*
- * fakeworld.h: a world for `vigil run`'s supervisor (src/supervise/world.h) in virtual time,
+ * world.h: the simulated world: a world for `vigil run`'s supervisor (src/supervise/world.h) in virtual time,
  * with no process: a cluster of hosts n1..nN, a Slurm that answers from a table, a trainer
  * that prints "step N loss X" on rank 0 every step_s seconds from its last checkpoint and
  * ends after total_steps, and faults at chosen virtual instants (a crash, a hang, a lost
@@ -7,13 +7,15 @@
  * supervisor waits, sleeps or does something that takes time (a check round, a stop, a smoke
  * run, stacks), by the latencies below; a run of hours takes milliseconds.
  *
- * Used by tests/unit/test_supervisor.c and bench/sup_scale.c (which includes fakeworld.c).
+ * In the library (it was tests/fakeworld.c) because `vigil sim` runs the real supervisor in it
+ * at the scale of a fleet (src/sim/); tests/unit/test_supervisor.c and bench/sup_scale.c use
+ * it as the scripted world it has always been.
  */
-#ifndef VIGIL_TEST_FAKEWORLD_H
-#define VIGIL_TEST_FAKEWORLD_H
+#ifndef VIGIL_SIM_WORLD_H
+#define VIGIL_SIM_WORLD_H
 
-#include "../src/lib/strindex.h"
-#include "../src/supervise/world.h"
+#include "../lib/strindex.h"
+#include "../supervise/world.h"
 
 enum fw_fault_kind {
 	FW_CRASH,   /* host's first task exits with code (srun's line), srun ends 1 after 0.5 s */

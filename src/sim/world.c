@@ -1,7 +1,7 @@
-/* fakeworld.c: see fakeworld.h */
-#include "fakeworld.h"
+/* world.c: the simulated world (see world.h) */
+#include "world.h"
 
-#include "../src/lib/util.h"
+#include "../lib/util.h"
 
 #include <signal.h>
 #include <stdio.h>
