@@ -40,6 +40,7 @@ struct fw_fault {
 	double factor;
 	char text[512];
 	bool fired;
+	int tag; /* the caller's (vigil sim: its class + 1); 0: none */
 };
 
 struct fw_host {
@@ -66,6 +67,18 @@ struct fakeworld {
 	double startup_s, step_s;
 	uint64_t total_steps, ckpt_every, ckpt;
 	bool train_forever; /* never ends by itself (the benches) */
+	double ckpt_cost_s;  /* the trainer stalls this long at each checkpoint (0: none) */
+	uint64_t line_every; /* rank 0 prints every this many steps (0, 1: each step) */
+	/* what the trainer did (vigil sim's accounting) */
+	uint64_t ckpts, recomputed_steps;
+	double slow_lost_s; /* seconds beyond step_s that slow steps took */
+	/* called whenever the clock moves, before faults due are applied (vigil sim adds its
+	 * next fault then); the world's waits end at wake_at if it is sooner (0: none) */
+	void (*tick)(struct fakeworld *fw, void *arg);
+	void *tick_arg;
+	double wake_at;
+	/* called when a crash, hang or lost node of the fault list strikes the step */
+	void (*struck)(struct fakeworld *fw, const struct fw_fault *f, void *arg);
 	/* what things take */
 	double check_s, stop_s, smoke_s, evidence_s, watch_s;
 
