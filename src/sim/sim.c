@@ -453,6 +453,9 @@ int sim_run(const struct sim_params *p, const struct sim_model *m, struct sim_re
 	fw->w.launch = sim_launch;
 	fw->w.wait = sim_wait;
 	fw->w.stop = sim_stop;
+	/* no step file, and the world wakes the loop for every line, end and watch: the loop
+	 * need not turn four times a virtual second (world.h) */
+	fw->w.turn_ms = 60000;
 	the_sim = &S;
 
 	int ret = run_all(&S, dir, err);

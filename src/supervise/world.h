@@ -117,6 +117,12 @@ struct sup_world {
 	/* A line for the user: fd 1 (the outcome) or 2 (progress). Already clean. */
 	void (*print)(void *ctx, int fd, const char *text, size_t len);
 
+	/* The loop's longest wait in one turn, in ms; 0: 250. The real world's poll wakes on
+	 * output, the step's end and signals; the cap is for the step file, read once a turn. A
+	 * simulated world that writes no step file and wakes the loop for all it does passes a
+	 * longer one (vigil sim: a month is 10 M turns of 250 ms). */
+	unsigned turn_ms;
+
 	/* Observers for tests, NULL in the real world: after each journal record is written (the
 	 * nth of this run), and each event fed to the machine with the state it meets. */
 	void (*journaled)(void *ctx, unsigned nth);
