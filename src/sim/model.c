@@ -264,7 +264,8 @@ out:
 
 int sim_model_parse(const char *text, size_t len, struct sim_model *m, struct strbuf *err)
 {
-	static const char *const keys[] = { "source", "rate_unit", "classes", NULL };
+	static const char *const keys[] = { "schema_version", "source", "rate_unit", "classes",
+					    NULL };
 	memset(m, 0, sizeof(*m));
 	struct json_value *root = json_parse(text, len, err);
 	int ret = -1;
@@ -277,6 +278,11 @@ int sim_model_parse(const char *text, size_t len, struct sim_model *m, struct st
 	}
 	if (known_keys(root, "", keys, err) < 0)
 		goto out;
+	if ((v = json_get(root, "schema_version")) &&
+	    (v->type != JSON_NUMBER || v->number != 1)) {
+		strbuf_addstr(err, "'schema_version': wants 1 (a model of this vigil)");
+		goto out;
+	}
 	if ((v = json_get(root, "source"))) {
 		if (v->type != JSON_STRING) {
 			strbuf_addstr(err, "'source': wants a string");
