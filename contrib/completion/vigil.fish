@@ -4,7 +4,7 @@
 function __vigil_children
 	switch "$argv[1]"
 		case ''
-			string split ' ' -- 'check gather agent stress net run fleet stacks report diagnose fabric list help version completion'
+			string split ' ' -- 'check gather agent stress net run fleet stacks sim report diagnose fabric list help version completion'
 		case 'stress'
 			string split ' ' -- 'gpu'
 		case 'net'
@@ -66,6 +66,7 @@ complete -c vigil -n '__vigil_at \'\'' -a net -d 'active NVLink/NCCL tests: coll
 complete -c vigil -n '__vigil_at \'\'' -a run -d 'keep a training run alive in a Slurm allocation: detect, exclude, resume'
 complete -c vigil -n '__vigil_at \'\'' -a fleet -d 'vigil check on every node of a Slurm cluster through srun'
 complete -c vigil -n '__vigil_at \'\'' -a stacks -d 'stacks of a vigil run attempt\'s ranks on this host (hang evidence)'
+complete -c vigil -n '__vigil_at \'\'' -a sim -d 'what failures cost a run of N GPUs: vigil run\'s supervisor, simulated'
 complete -c vigil -n '__vigil_at \'\'' -a report -d 'the timeline of a vigil run: attempts, faults, ETTR'
 complete -c vigil -n '__vigil_at \'\'' -a diagnose -d 'why is a run slow or dead: step-time patterns, stragglers, logs'
 complete -c vigil -n '__vigil_at \'\'' -a fabric -d 'InfiniBand fabric: UFM events, link survey, burn-in of every link'
@@ -275,6 +276,22 @@ complete -c vigil -n '__vigil_at \'stacks\'' -l no-signal
 complete -c vigil -n '__vigil_at \'stacks\'' -l json
 complete -c vigil -n '__vigil_at \'stacks\'' -l help
 complete -c vigil -n '__vigil_at \'stacks\'' -s h
+complete -c vigil -n '__vigil_at \'sim\'' -l gpus -x
+complete -c vigil -n '__vigil_at \'sim\'' -l gpus-per-node -x
+complete -c vigil -n '__vigil_at \'sim\'' -l days -x
+complete -c vigil -n '__vigil_at \'sim\'' -l step-time -x
+complete -c vigil -n '__vigil_at \'sim\'' -l failures -r -F
+complete -c vigil -n '__vigil_at \'sim\'' -l checkpoint-every -x
+complete -c vigil -n '__vigil_at \'sim\'' -l checkpoint-cost -x
+complete -c vigil -n '__vigil_at \'sim\'' -l restart-cost -x
+complete -c vigil -n '__vigil_at \'sim\'' -l spares -x
+complete -c vigil -n '__vigil_at \'sim\'' -l repair-hours -x
+complete -c vigil -n '__vigil_at \'sim\'' -l check-interval -x
+complete -c vigil -n '__vigil_at \'sim\'' -l seed -x
+complete -c vigil -n '__vigil_at \'sim\'' -l json
+complete -c vigil -n '__vigil_at \'sim\'' -l print-model
+complete -c vigil -n '__vigil_at \'sim\'' -l help
+complete -c vigil -n '__vigil_at \'sim\'' -s h
 complete -c vigil -n '__vigil_at \'report\'' -l json
 complete -c vigil -n '__vigil_at \'report\'' -l html -r -F
 complete -c vigil -n '__vigil_at \'report\'' -l help
