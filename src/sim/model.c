@@ -238,8 +238,11 @@ static int parse_class(const struct json_value *o, const char *where, struct sim
 		goto out;
 	if (!(v = need(o, w.buf, "check_says", JSON_STRING, "a string", err)))
 		goto out;
-	if (v->string_len >= sizeof(c->check_says) || strlen(v->string) != v->string_len) {
-		bad(err, w.buf, "check_says", "wants a string of at most 159 bytes");
+	/* it ends up in a drain reason and on a terminal: printable text only */
+	if (v->string_len >= sizeof(c->check_says) || strlen(v->string) != v->string_len ||
+	    !str_is_clean(v->string)) {
+		bad(err, w.buf, "check_says",
+		    "wants printable text (no control bytes, valid UTF-8) of at most 159 bytes");
 		goto out;
 	}
 	snprintf(c->check_says, sizeof(c->check_says), "%s", v->string);
@@ -284,8 +287,9 @@ int sim_model_parse(const char *text, size_t len, struct sim_model *m, struct st
 		goto out;
 	}
 	if ((v = json_get(root, "source"))) {
-		if (v->type != JSON_STRING) {
-			strbuf_addstr(err, "'source': wants a string");
+		if (v->type != JSON_STRING || strlen(v->string) != v->string_len ||
+		    v->string_len >= sizeof(m->source) || !str_is_clean(v->string)) {
+			strbuf_addstr(err, "'source': wants printable text of at most 255 bytes");
 			goto out;
 		}
 		snprintf(m->source, sizeof(m->source), "%s", v->string);

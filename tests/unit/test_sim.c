@@ -191,6 +191,11 @@ TEST(sim_bad_model_is_refused_with_the_key_named)
 	memcpy(p, "crush", 5);
 	expect_refused(t.buf, "'classes[0].seen_as': wants crash, hang, slow, lost or sick");
 	expect_refused("{\"rate_unit\": \"per_node_day\", \"classes\": []}", "'rate_unit'");
+	/* a check text with a control byte: it would reach a drain reason and a terminal */
+	expect_refused("{\"rate_unit\": \"per_gpu_day\", \"classes\": [{\"name\": \"x\", \"rate\": 1, "
+		       "\"seen_as\": \"crash\", \"host_fault\": true, \"check_sees\": true, "
+		       "\"repair_hours\": 1, \"check_says\": \"a\\u001b[31m\"}]}",
+		       "'classes[0].check_says': wants printable text");
 	expect_refused("{\"rate_unit\": ", "bad.json");
 	strbuf_release(&t);
 }
