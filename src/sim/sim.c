@@ -142,9 +142,12 @@ static void heal_due(struct sim *S, double now)
 		return;
 	for (size_t i = 0; i < S->nr; i++)
 		if (S->h[i].broken && S->h[i].repair_until <= now) {
+			struct fw_host *fh = &S->fw.hosts[i];
 			S->h[i].broken = false;
-			fw_fault(&S->fw, now, FW_HEAL, S->fw.hosts[i].name);
-			S->fw.hosts[i].bad_smoke = S->fw.hosts[i].drained = false;
+			/* whole again at once (a requeue's preflight may come before the world's
+			 * next turn); the heal as a fault too, so the step's pace is found again */
+			fh->sick = fh->lost = fh->silent = fh->bad_smoke = fh->drained = false;
+			fw_fault(&S->fw, now, FW_HEAL, fh->name);
 		}
 	find_next_repair(S);
 }
@@ -365,7 +368,8 @@ static int run_all(struct sim *S, const char *dir, struct strbuf *err)
 		if (o.detect.hang_floor_s < 2 * (p->checkpoint_cost_s + line_s))
 			o.detect.hang_floor_s = 2 * (p->checkpoint_cost_s + line_s);
 		o.detect.startup_timeout_s = 2 * p->restart_cost_s + 300;
-		fw_fault(fw, S->horizon, FW_SIGNAL, NULL)->code = SIGTERM;
+		if (run == 1) /* the allocation's end; it stays in the world's list until then */
+			fw_fault(fw, S->horizon, FW_SIGNAL, NULL)->code = SIGTERM;
 		S->gen = run;
 		S->used = 0;
 		for (size_t i = 0; i < S->nr; i++)
