@@ -94,18 +94,24 @@ static int opt_number(const char *opt, const char *arg, double lo, double hi, do
 	return -1;
 }
 
+/* The figures each policy has: at the top for the policy run, and under policies. */
+static void headline(struct json_writer *w, const struct sim_result *r)
+{
+	json_key(w, "ettr");
+	json_fixed(w, r->ettr, 6);
+	json_key(w, "goodput");
+	json_fixed(w, r->goodput, 6);
+	json_key(w, "interruptions");
+	json_uint(w, r->interruptions);
+}
+
 static void result_json(const struct sim_params *p, const struct sim_model *m,
 			const struct sim_result *r, struct strbuf *out)
 {
 	struct json_writer w;
 	json_writer_init(&w, out, true);
 	json_open_top(&w);
-	json_key(&w, "ettr");
-	json_fixed(&w, r->ettr, 6);
-	json_key(&w, "goodput");
-	json_fixed(&w, r->goodput, 6);
-	json_key(&w, "interruptions");
-	json_uint(&w, r->interruptions);
+	headline(&w, r);
 	json_key(&w, "interruptions_by_class");
 	json_open_object(&w);
 	for (size_t i = 0; i < m->nr; i++) {
@@ -175,14 +181,9 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 	json_close_object(&w);
 	json_key(&w, "policies");
 	json_open_object(&w);
-	json_key(&w, "vigil");
+	json_key(&w, "vigil"); /* the one policy so far; torchrun's and manual's come beside it */
 	json_open_object(&w);
-	json_key(&w, "ettr");
-	json_fixed(&w, r->ettr, 6);
-	json_key(&w, "goodput");
-	json_fixed(&w, r->goodput, 6);
-	json_key(&w, "interruptions");
-	json_uint(&w, r->interruptions);
+	headline(&w, r);
 	json_close_object(&w);
 	json_close_object(&w);
 	json_close_object(&w);
