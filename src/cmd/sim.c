@@ -194,9 +194,9 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 static void result_text(const struct sim_params *p, const struct sim_model *m,
 			const struct sim_result *r, struct strbuf *out)
 {
-	strbuf_addf(out, "vigil sim: %u GPUs (%u nodes of %u, %u spares), %g days, seed %llu\n\n",
+	strbuf_addf(out, "vigil sim: %u GPUs (%u nodes of %u, %u spares), %g day%s, seed %llu\n\n",
 		    p->gpus, r->nodes, p->gpus_per_node, p->spares, p->days,
-		    (unsigned long long)p->seed);
+		    p->days == 1 ? "" : "s", (unsigned long long)p->seed);
 	strbuf_addf(out, "  ETTR            %.4f   (productive %.1f h of %.1f h)\n", r->ettr,
 		    r->productive_s / 3600, r->wall_s / 3600);
 	strbuf_addf(out, "  goodput         %.4f   (spares' GPU-hours counted)\n", r->goodput);

@@ -8,6 +8,7 @@
 #include "../harness.h"
 #include "../../src/lib/json.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <string.h>
 
@@ -269,4 +270,38 @@ TEST(sim_usage_errors_exit_2)
 		CHECK_CONTAINS(c.err.buf, "vigil sim: ");
 		child_release(&c);
 	}
+}
+
+/* The supervisor's run directory is private and temporary: under TMPDIR, gone afterwards; a
+ * TMPDIR that cannot hold it is "could not run" (3), said. The text is a table a person reads. */
+TEST(sim_run_directory_is_removed_and_the_text_is_a_table)
+{
+	test_mkdir(test_tmpdir(), "tmp");
+	struct strbuf env = STRBUF_INIT, dir = STRBUF_INIT;
+	strbuf_addf(&dir, "%s/tmp", test_tmpdir());
+	strbuf_addf(&env, "TMPDIR=%s", dir.buf);
+	const char *e[] = { env.buf, NULL };
+	const char *a[] = { "sim", "--gpus", "64", "--days", "1", NULL };
+	struct child c;
+	test_run_vigil(&c, a, e);
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "vigil sim: 64 GPUs (8 nodes of 8, 16 spares), 1 day, seed 1");
+	CHECK_CONTAINS(c.out.buf, "  ETTR            0.");
+	CHECK_CONTAINS(c.out.buf, "    gpu_fell_off_bus ");
+	CHECK_CONTAINS(c.out.buf, "    waiting_for_nodes ");
+	DIR *d = opendir(dir.buf);
+	CHECK(d != NULL);
+	for (struct dirent *de; d && (de = readdir(d));)
+		CHECK_MSG(de->d_name[0] == '.', "left behind in TMPDIR: %s", de->d_name);
+	if (d)
+		closedir(d);
+	child_release(&c);
+	strbuf_reset(&env);
+	strbuf_addf(&env, "TMPDIR=%s/missing", test_tmpdir());
+	test_run_vigil(&c, a, e);
+	CHECK_MSG(c.exited && c.exit_code == 3, "exit %d with no TMPDIR", c.exit_code);
+	CHECK_CONTAINS(c.err.buf, "vigil sim: cannot make a directory in '");
+	child_release(&c);
+	strbuf_release(&env);
+	strbuf_release(&dir);
 }
