@@ -139,7 +139,8 @@ int supervise_in(const struct sup_options *o, const struct sup_world *w, struct 
 void sup_world_output(struct sup *s, int stream, const char *data, size_t len);
 
 /* What a periodic watch finds, one line per host "HOST\tWHAT\tDETAIL" (WHAT: lost, healthy,
- * unhealthy, unknown, unreachable, noagent), asking the world's nodes and check entries. */
+ * unhealthy, unknown, unreachable, noagent), asking the world's nodes and check entries; a
+ * healthy host only when it ends a streak of unreachable checks (else it has nothing to say). */
 void sup_watch_text(struct sup *s, bool checks, struct strbuf *out);
 
 /* The run's clock, for a world that needs it. */

@@ -626,6 +626,29 @@ TEST(supervisor_vt_unreachable_twice_is_lost)
 	sc_release(&r);
 }
 
+/* A check that gets an answer again ends the streak: two unreachable checks with a healthy
+ * one between are not "unreachable in 2 checks in a row" (the watch writes a healthy host's
+ * line only then, sup_watch.c: without it the streak would run on and the node be lost). */
+TEST(supervisor_vt_unreachable_streak_ends_when_the_host_answers)
+{
+	struct sc r;
+	sc_init(&r, "silent-twice", 4, 1);
+	r.fw.total_steps = 200;
+	fw_fault(&r.fw, 45, FW_SILENT, "n1");
+	fw_fault(&r.fw, 70, FW_HEAL, "n1");
+	fw_fault(&r.fw, 105, FW_SILENT, "n1");
+	fw_fault(&r.fw, 130, FW_HEAL, "n1");
+	sc_run(&r);
+	CHECK_INT(r.rc, 0);
+	size_t n = 0;
+	for (const char *p = r.journal.buf; (p = strstr(p, "\"class\":\"unreachable\"")); p++)
+		n++;
+	CHECK_MSG(n == 2, "%zu unreachable checks, want 2:\n%s", n, r.journal.buf);
+	CHECK_MSG(!strstr(r.journal.buf, "\"class\":\"lost\""), "n1 was called lost:\n%s",
+		  r.journal.buf);
+	sc_release(&r);
+}
+
 TEST(supervisor_vt_slowdown)
 {
 	struct sc r;
