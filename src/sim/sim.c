@@ -460,6 +460,7 @@ int sim_run(const struct sim_params *p, const struct sim_model *m, struct sim_re
 	/* no step file, and the world wakes the loop for every line, end and watch: the loop
 	 * need not turn four times a virtual second (world.h) */
 	fw->w.turn_ms = 60000;
+	fw->slurm_unusual_only = true;
 	the_sim = &S;
 
 	int ret = run_all(&S, dir, err);

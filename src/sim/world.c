@@ -248,15 +248,22 @@ static int fw_nodes(void *ctx, const struct sup_options *o, const char *hostlist
 		out->alloc = fw->nr_hosts + 1;
 		return 0;
 	}
-	char *copy = xstrdup(hostlist), *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct fw_host *h = fw_host(fw, t);
-		if (!h)
+	for (const char *t = hostlist; *t;) {
+		size_t len = strcspn(t, ",");
+		char name[sizeof(fw->hosts->name)];
+		const struct fw_host *h = NULL;
+		if (len && len < sizeof(name)) {
+			memcpy(name, t, len);
+			name[len] = '\0';
+			h = fw_host(fw, name);
+		}
+		t += len + (t[len] == ',');
+		/* vigil sim: only the nodes that are not plainly allocated (world.h) */
+		if (!h || (fw->slurm_unusual_only && !h->lost && !h->drained))
 			continue;
 		ALLOC_GROW(out->items, out->nr + 1, out->alloc);
 		fill_node(h, &out->items[out->nr++]);
 	}
-	free(copy);
 	return 0;
 }
 
