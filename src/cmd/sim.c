@@ -29,7 +29,7 @@ static const char sim_usage[] =
 	"  --gpus N               GPUs of the job (default 16384)\n"
 	"  --gpus-per-node G      (default 8)\n"
 	"  --days D               wall time simulated (default 54)\n"
-	"  --step-time SEC        one training step (default 10)\n"
+	"  --step-time SEC        one training step (default 10; from 0.1)\n"
 	"  --failures FILE        the failure model (JSON, as --print-model writes it)\n"
 	"  --checkpoint-every SEC (default 1800)\n"
 	"  --checkpoint-cost SEC  the trainer stalls this long to save one (default 60)\n"
@@ -251,7 +251,9 @@ int cmd_sim(int argc, char **argv)
 			bad = opt_count("--seed", optarg, 0, UINT64_MAX, &p.seed);
 			break;
 		case OPT_DAYS: bad = opt_number("--days", optarg, 0.001, 3650, &p.days); break;
-		case OPT_STEP: bad = opt_number("--step-time", optarg, 0.001, 86400, &p.step_s); break;
+		case OPT_STEP: /* the world counts each step: 0.1 s keeps 10 years at 3 G steps */
+			bad = opt_number("--step-time", optarg, 0.1, 86400, &p.step_s);
+			break;
 		case OPT_CKPT_EVERY:
 			bad = opt_number("--checkpoint-every", optarg, 0.001, 1e7,
 					 &p.checkpoint_every_s);

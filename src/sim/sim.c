@@ -331,6 +331,13 @@ static int check_params(const struct sim_params *p, const struct sim_model *m,
 		strbuf_addstr(err, "the model has no fault at all (every rate is 0)");
 		return -1;
 	}
+	/* each fault is a recovery of the real supervisor: more than one a minute is no run */
+	double mtbf_s = 86400 / (sim_model_total_rate(m) * p->gpus);
+	if (mtbf_s < 60) {
+		strbuf_addf(err, "the model gives %u GPUs a fault every %.3g s: no job runs at that "
+			    "rate (the least this simulates is one a minute)", p->gpus, mtbf_s);
+		return -1;
+	}
 	return 0;
 }
 

@@ -40,9 +40,13 @@ static const char mixed_model[] =
 	"  \"check_sees\": true, \"repair_hours\": 2, \"check_says\": \"gpu: row remap pending\"}\n"
 	"]}\n";
 
+/* TMPDIR empty: vigil sim's run directory goes on /dev/shm where there is one (a TMPDIR on a
+ * disk makes every step record's fsync a flush: minutes instead of seconds) */
+static const char *const sim_env[] = { "TMPDIR=", NULL };
+
 static void sim(struct child *c, const char *const *args)
 {
-	test_run_vigil(c, args, NULL);
+	test_run_vigil(c, args, sim_env);
 	CHECK_MSG(c->exited && c->exit_code == 0, "vigil sim exited %d: %s", c->exit_code,
 		  c->err.buf);
 }
@@ -161,7 +165,7 @@ static void expect_refused(const char *text, const char *want)
 	strbuf_addf(&model, "%s/bad.json", test_tmpdir());
 	const char *a[] = { "sim", "--failures", model.buf, "--days", "1", NULL };
 	struct child c;
-	test_run_vigil(&c, a, NULL);
+	test_run_vigil(&c, a, sim_env);
 	CHECK_MSG(c.exited && c.exit_code == 2, "exit %d for %s", c.exit_code, want);
 	CHECK_CONTAINS(c.err.buf, want);
 	CHECK_STR(c.out.buf, "");
@@ -198,6 +202,17 @@ TEST(sim_bad_model_is_refused_with_the_key_named)
 		       "\"repair_hours\": 1, \"check_says\": \"a\\u001b[31m\"}]}",
 		       "'classes[0].check_says': wants printable text");
 	expect_refused("{\"rate_unit\": ", "bad.json");
+	/* a model that gives the job a fault every few seconds: no run, said (exit 3) */
+	test_write(test_tmpdir(), "fast.json", one_class_model("x", 1000));
+	struct strbuf fast = STRBUF_INIT;
+	strbuf_addf(&fast, "%s/fast.json", test_tmpdir());
+	const char *a[] = { "sim", "--failures", fast.buf, "--gpus", "64", NULL };
+	struct child c;
+	test_run_vigil(&c, a, sim_env);
+	CHECK_MSG(c.exited && c.exit_code == 3, "exit %d", c.exit_code);
+	CHECK_CONTAINS(c.err.buf, "a fault every 1.35 s: no job runs at that rate");
+	child_release(&c);
+	strbuf_release(&fast);
 	strbuf_release(&t);
 }
 
@@ -261,6 +276,7 @@ TEST(sim_usage_errors_exit_2)
 		{ "sim", "--checkpoint-every", "1", NULL }, /* shorter than a step */
 		{ "sim", "--days", "x", NULL },
 		{ "sim", "extra", NULL, NULL },
+		{ "sim", "--step-time", "0.01", NULL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct child c;
@@ -281,7 +297,9 @@ TEST(sim_run_directory_is_removed_and_the_text_is_a_table)
 	strbuf_addf(&dir, "%s/tmp", test_tmpdir());
 	strbuf_addf(&env, "TMPDIR=%s", dir.buf);
 	const char *e[] = { env.buf, NULL };
-	const char *a[] = { "sim", "--gpus", "64", "--days", "1", NULL };
+	/* steps of 2 min: the test's TMPDIR may be a disk, where each step record's fsync is a
+	 * flush (docs/SIM.md) */
+	const char *a[] = { "sim", "--gpus", "64", "--days", "1", "--step-time", "120", NULL };
 	struct child c;
 	test_run_vigil(&c, a, e);
 	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
