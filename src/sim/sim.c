@@ -391,6 +391,8 @@ static int run_all(struct sim *S, const char *dir, struct strbuf *err)
 			return -1;
 		}
 		strbuf_release(&e);
+		/* that run's journal and rank files are read by no one: tmpfs is memory */
+		nftw(run_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 		if (fw->now >= S->horizon)
 			return 0;
 		if (run >= SIM_REQUEUES_MAX) {
@@ -399,7 +401,7 @@ static int run_all(struct sim *S, const char *dir, struct strbuf *err)
 		}
 		S->r->requeues++;
 		fw->live = false;
-		S->strike = false;
+		strike_ends(S); /* the fault that ended the run was seen by now */
 		double before = fw->now;
 		double waited = wait_for_hosts(S);
 		S->r->lost_s[SIM_LOST_WAITING] += waited;
