@@ -1,6 +1,6 @@
 /*
  * sup_scale.c: the supervisor of `vigil run` at 1,024 to 16,384 nodes x 8 ranks, in virtual time
- * (tests/fakeworld.h): what its own loop costs in CPU and memory when Slurm, srun and the nodes
+ * (src/sim/world.h): what its own loop costs in CPU and memory when Slurm, srun and the nodes
  * answer at once. Each case is one whole run in a forked child (so its peak RSS is its own):
  *
  *   rounds   preflight, 20 periodic watches with vigil check on every node, the run ends well
@@ -14,7 +14,7 @@
  * check rounds, an upper bound), vigil's own CPU from the fault to the relaunch's srun, and
  * the peak RSS. The ratio column compares each N with the first N: linear growth is N/N0.
  */
-#include "../tests/fakeworld.c"
+#include "../src/sim/world.h"
 
 #include <ftw.h>
 #include <sys/resource.h>

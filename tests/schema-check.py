@@ -38,6 +38,8 @@ def schema_for(args):
         if words[1] == "burnin":
             return "fabric-burnin-run" if len(words) > 2 and words[2] == "run" else "fabric-burnin-plan"
         return "fabric-" + words[1]
+    if cmd == "sim":
+        return "sim-model" if "--print-model" in args else "sim"
     if cmd in ("fleet", "report", "run", "stacks"):
         return cmd
     return None

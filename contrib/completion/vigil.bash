@@ -3,7 +3,7 @@
 
 _vigil_children() {
 	case "$1" in
-	"") _vigil_r="check gather agent stress net run fleet stacks report diagnose fabric list help version completion" ;;
+	"") _vigil_r="check gather agent stress net run fleet stacks sim report diagnose fabric list help version completion" ;;
 	"stress") _vigil_r="gpu storage" ;;
 	"net") _vigil_r="nccl pairs ib" ;;
 	"fleet") _vigil_r="check" ;;
@@ -33,6 +33,7 @@ _vigil_opts() {
 	"fleet") _vigil_r="--help -h" ;;
 	"fleet check") _vigil_r="--partition=any --nodes=any --json --drain --timeout=any --parallel=any --config=file --set=key -c=key --help -h" ;;
 	"stacks") _vigil_r="--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any --interval-ms=any --no-signal --json --help -h" ;;
+	"sim") _vigil_r="--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file --checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any --repair-hours=any --check-interval=any --seed=any --json --print-model --help -h" ;;
 	"report") _vigil_r="--json --html=file --help -h @dir" ;;
 	"diagnose") _vigil_r="--help -h" ;;
 	"diagnose steps") _vigil_r="--json --html=file --expected-mfu=any --expected-step-time=any --flops-per-token=any --peak-flops=any --step-pattern=any --help -h @file" ;;
@@ -58,8 +59,8 @@ _vigil_opts() {
 }
 
 _vigil_checks="gpu kernel pcie infiniband storage system"
-_vigil_keys="check.skip check.timeout core.state-dir gpu.count gpu.driver-version gpu.vbios-version gpu.nvlink-links gpu.nvlink-error-threshold gpu.nvlink-counter-interval gpu.remapped-rows-max gpu.remap-pending kernel.window kernel.strict kernel.link-flaps kernel.ce-rate kernel.allow kernel.ignore-xid pcie.ignore infiniband.hcas infiniband.ignore infiniband.include-ethernet infiniband.rate infiniband.count infiniband.error-rate infiniband.symbol-error-rate infiniband.min-rise infiniband.counter-threshold infiniband.link-downed-threshold storage.mount storage.require storage.probe storage.usage-threshold storage.probe-timeout storage.probe-size storage.probe-file system.peermem system.governor system.min-freq-ratio system.swap system.min-available slurm.on-unknown slurm.timeout slurm.scontrol slurm.sinfo slurm.srun slurm.scancel agent.interval agent.jitter agent.max-age agent.timeout agent.escalate-after agent.listen agent.socket agent.prom agent.gpu-worker agent.gpu-telemetry deep.duration fleet.timeout fleet.parallel fleet.one-step fleet.command fleet.srun-arg run.nodes run.spares run.tasks-per-node run.run-dir run.max-restarts run.step-pattern run.hang-after run.hang-floor run.startup-timeout run.slow-factor run.slow-steps run.check-interval run.check-timeout run.check-arg run.node-poll run.stacks-timeout run.smoke run.smoke-timeout run.restart-delay run.grace run.master-port run.python-stacks run.drain run.nccl-recorder run.agent-cache stress.floor-fraction stress.floor-bf16 stress.floor-fp16 stress.floor-tf32 stress.floor-fp8 stress.floor-hbm-read stress.floor-hbm-write stress.floor-hbm-copy stress.outlier-margin stress.memtest-min-fraction net.floor-busbw net.floor-pair net.floor-min-bytes net.outlier-margin net.ib-floor-gbps net.ib-lat-p99-us gpu.enabled gpu.timeout kernel.enabled kernel.timeout pcie.enabled pcie.timeout infiniband.enabled infiniband.timeout storage.enabled storage.timeout system.enabled system.timeout"
-_vigil_cmds="check gather agent stress net run fleet stacks report diagnose fabric list help version completion config"
+_vigil_keys="check.skip check.timeout core.state-dir gpu.count gpu.driver-version gpu.vbios-version gpu.nvlink-links gpu.nvlink-error-threshold gpu.nvlink-counter-interval gpu.remapped-rows-max gpu.remap-pending kernel.window kernel.strict kernel.link-flaps kernel.ce-rate kernel.allow kernel.ignore-xid pcie.ignore infiniband.hcas infiniband.ignore infiniband.include-ethernet infiniband.rate infiniband.count infiniband.error-rate infiniband.symbol-error-rate infiniband.min-rise infiniband.counter-threshold infiniband.link-downed-threshold storage.mount storage.require storage.probe storage.usage-threshold storage.probe-timeout storage.probe-size storage.probe-file system.peermem system.governor system.min-freq-ratio system.swap system.min-available slurm.on-unknown slurm.timeout slurm.scontrol slurm.sinfo slurm.srun slurm.scancel agent.interval agent.jitter agent.max-age agent.timeout agent.escalate-after agent.listen agent.socket agent.prom agent.gpu-worker agent.gpu-telemetry deep.duration fleet.timeout fleet.parallel fleet.one-step fleet.command fleet.srun-arg run.nodes run.spares run.tasks-per-node run.run-dir run.max-restarts run.step-pattern run.hang-after run.hang-floor run.startup-timeout run.slow-factor run.slow-steps run.check-interval run.check-timeout run.check-arg run.node-poll run.stacks-timeout run.smoke run.smoke-timeout run.sdc-test run.restart-delay run.grace run.master-port run.python-stacks run.drain run.nccl-recorder run.agent-cache stress.floor-fraction stress.floor-bf16 stress.floor-fp16 stress.floor-tf32 stress.floor-fp8 stress.floor-hbm-read stress.floor-hbm-write stress.floor-hbm-copy stress.outlier-margin stress.memtest-min-fraction net.floor-busbw net.floor-pair net.floor-min-bytes net.outlier-margin net.ib-floor-gbps net.ib-lat-p99-us gpu.enabled gpu.timeout kernel.enabled kernel.timeout pcie.enabled pcie.timeout infiniband.enabled infiniband.timeout storage.enabled storage.timeout system.enabled system.timeout"
+_vigil_cmds="check gather agent stress net run fleet stacks sim report diagnose fabric list help version completion config"
 
 _vigil_kind() {
 	local t

@@ -67,6 +67,9 @@ const struct comp_def comp_table[] = {
 			 "--config=file --set=key -c=key --help -h" },
 	{ "stacks", "--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any "
 		    "--interval-ms=any --no-signal --json --help -h" },
+	{ "sim", "--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file "
+		 "--checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any "
+		 "--repair-hours=any --check-interval=any --seed=any --json --print-model --help -h" },
 	{ "report", "--json --html=file --help -h @dir" },
 	{ "diagnose", "--help -h" },
 	{ "diagnose steps", COMP_DIAG_OPTS },

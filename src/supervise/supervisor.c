@@ -405,7 +405,8 @@ static void run_loop(struct sup *s)
 				next = s->w.next_check;
 		}
 		double wait = next - now;
-		int ms = wait > 0.25 ? 250 : wait <= 0 ? 0 : (int)(wait * 1000) + 1;
+		int cap = W->turn_ms ? (int)W->turn_ms : 250;
+		int ms = wait > cap / 1000.0 ? cap : wait <= 0 ? 0 : (int)(wait * 1000) + 1;
 		strbuf_release(&wk.desc);
 		memset(&wk, 0, sizeof(wk));
 		unsigned attempt = s->m.attempt;

@@ -7,7 +7,7 @@
  *
  * sup_real_world() is the real one (world_real.c): srun, scontrol, poll, fork. Tests and the
  * scale benchmarks pass a fake that runs in virtual time with no process at all
- * (tests/fakeworld.h): a fault at any instant, two in one poll, a signal during a stop, a
+ * (src/sim/world.h): a fault at any instant, two in one poll, a signal during a stop, a
  * kill -9 after any journal record, 16,384 nodes.
  *
  * The world calls back into the supervisor only through sup_world_output() (the step's output
@@ -117,6 +117,12 @@ struct sup_world {
 	/* A line for the user: fd 1 (the outcome) or 2 (progress). Already clean. */
 	void (*print)(void *ctx, int fd, const char *text, size_t len);
 
+	/* The loop's longest wait in one turn, in ms; 0: 250. The real world's poll wakes on
+	 * output, the step's end and signals; the cap is for the step file, read once a turn. A
+	 * simulated world that writes no step file and wakes the loop for all it does passes a
+	 * longer one (vigil sim: a month is 10 M turns of 250 ms). */
+	unsigned turn_ms;
+
 	/* Observers for tests, NULL in the real world: after each journal record is written (the
 	 * nth of this run), and each event fed to the machine with the state it meets. */
 	void (*journaled)(void *ctx, unsigned nth);
@@ -133,7 +139,8 @@ int supervise_in(const struct sup_options *o, const struct sup_world *w, struct 
 void sup_world_output(struct sup *s, int stream, const char *data, size_t len);
 
 /* What a periodic watch finds, one line per host "HOST\tWHAT\tDETAIL" (WHAT: lost, healthy,
- * unhealthy, unknown, unreachable, noagent), asking the world's nodes and check entries. */
+ * unhealthy, unknown, unreachable, noagent), asking the world's nodes and check entries; a
+ * healthy host only when it ends a streak of unreachable checks (else it has nothing to say). */
 void sup_watch_text(struct sup *s, bool checks, struct strbuf *out);
 
 /* The run's clock, for a world that needs it. */

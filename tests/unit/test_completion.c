@@ -281,6 +281,7 @@ TEST(completion_options_are_every_getopt_tables_options)
 		{ "net.c", { "net nccl", "net pairs" } },
 		{ "net.c", { "net ib" } },
 		{ "report.c", { "report" } },
+		{ "sim.c", { "sim" } },
 		{ "run.c", { "run" } },
 		{ "stacks.c", { "stacks" } },
 		{ "stress.c", { "stress gpu" } },

@@ -59,6 +59,8 @@ TEST(json_every_command_says_its_schema_version)
 	check_version(logs);
 	const char *hang[] = { "diagnose", "hang", log.buf, "--json", NULL };
 	check_version(hang);
+	const char *sim[] = { "sim", "--gpus", "8", "--days", "0.1", "--json", NULL };
+	check_version(sim);
 	strbuf_release(&root);
 	strbuf_release(&log);
 }

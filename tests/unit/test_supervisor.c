@@ -1,6 +1,6 @@
 /*
  * test_supervisor.c: `vigil run`'s supervisor (supervise_in) in virtual time, in a fake world
- * (tests/fakeworld.h): no srun, no Slurm, no process, a run of minutes in milliseconds. Every
+ * (src/sim/world.h): no srun, no Slurm, no process, a run of minutes in milliseconds. Every
  * fault class of the real-Slurm end-to-end tests (test_run_e2e.c), and the races that real
  * time cannot reach reliably: a node lost during a stop, a signal during a stop, two faults
  * in one poll, a fault during group testing, a kill -9 after every journal record and the
@@ -11,7 +11,7 @@
  * every (state, event) cell its table marks reachable (machine.h: not "unexpected").
  */
 #include "../harness.h"
-#include "../fakeworld.h"
+#include "../../src/sim/world.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/supervise/machine.h"
 
@@ -712,6 +712,29 @@ TEST(supervisor_vt_unreachable_twice_is_lost)
 	CHECK_JOURNAL(&r, "\"class\":\"lost\"", "unreachable in 2 checks in a row");
 	/* it stopped answering at the first check that got no answer, not when it was judged */
 	CHECK_JOURNAL(&r, "\"class\":\"lost\"", "\"happened\"");
+	sc_release(&r);
+}
+
+/* A check that gets an answer again ends the streak: two unreachable checks with a healthy
+ * one between are not "unreachable in 2 checks in a row" (the watch writes a healthy host's
+ * line only then, sup_watch.c: without it the streak would run on and the node be lost). */
+TEST(supervisor_vt_unreachable_streak_ends_when_the_host_answers)
+{
+	struct sc r;
+	sc_init(&r, "silent-twice", 4, 1);
+	r.fw.total_steps = 200;
+	fw_fault(&r.fw, 45, FW_SILENT, "n1");
+	fw_fault(&r.fw, 70, FW_HEAL, "n1");
+	fw_fault(&r.fw, 105, FW_SILENT, "n1");
+	fw_fault(&r.fw, 130, FW_HEAL, "n1");
+	sc_run(&r);
+	CHECK_INT(r.rc, 0);
+	size_t n = 0;
+	for (const char *p = r.journal.buf; (p = strstr(p, "\"class\":\"unreachable\"")); p++)
+		n++;
+	CHECK_MSG(n == 2, "%zu unreachable checks, want 2:\n%s", n, r.journal.buf);
+	CHECK_MSG(!strstr(r.journal.buf, "\"class\":\"lost\""), "n1 was called lost:\n%s",
+		  r.journal.buf);
 	sc_release(&r);
 }
 

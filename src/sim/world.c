@@ -1,7 +1,7 @@
-/* fakeworld.c: see fakeworld.h */
-#include "fakeworld.h"
+/* world.c: the simulated world (see world.h) */
+#include "world.h"
 
-#include "../src/lib/util.h"
+#include "../lib/util.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -96,6 +96,8 @@ static bool in_step(const struct fakeworld *fw, const char *host, size_t *at)
 /* Faults that change the cluster, not the step's output: they happen whatever runs. */
 static void apply_state_faults(struct fakeworld *fw)
 {
+	if (fw->tick)
+		fw->tick(fw, fw->tick_arg);
 	for (size_t i = 0; i < fw->nr_faults; i++) {
 		struct fw_fault *f = &fw->faults[i];
 		if (f->fired || f->at_step || f->at > fw->now)
@@ -181,15 +183,21 @@ static void apply_step_faults(struct fakeworld *fw, struct strbuf *out)
 				strbuf_addf(out, "srun: error: %s: task %zu: Exited with exit code %d\n",
 					    f->host, at * fw->tasks_per_node, f->code ? f->code : 1);
 				end_step(fw, fw->now + 0.5, 1, "exited with 1");
+				if (fw->struck)
+					fw->struck(fw, f, fw->tick_arg);
 			}
 			break;
 		case FW_HANG:
+			if (!fw->hung && fw->struck)
+				fw->struck(fw, f, fw->tick_arg);
 			fw->hung = true;
 			break;
 		case FW_LOST:
 			if (in_step(fw, f->host, NULL)) {
 				strbuf_addf(out, "srun: error: Node failure on %s\n", f->host);
 				end_step(fw, fw->now + 1, 1, "exited with 1");
+				if (fw->struck)
+					fw->struck(fw, f, fw->tick_arg);
 			}
 			break;
 		case FW_LINES:
@@ -240,15 +248,22 @@ static int fw_nodes(void *ctx, const struct sup_options *o, const char *hostlist
 		out->alloc = fw->nr_hosts + 1;
 		return 0;
 	}
-	char *copy = xstrdup(hostlist), *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		const struct fw_host *h = fw_host(fw, t);
-		if (!h)
+	for (const char *t = hostlist; *t;) {
+		size_t len = strcspn(t, ",");
+		char name[sizeof(fw->hosts->name)];
+		const struct fw_host *h = NULL;
+		if (len && len < sizeof(name)) {
+			memcpy(name, t, len);
+			name[len] = '\0';
+			h = fw_host(fw, name);
+		}
+		t += len + (t[len] == ',');
+		/* vigil sim: only the nodes that are not plainly allocated (world.h) */
+		if (!h || (fw->slurm_unusual_only && !h->lost && !h->drained))
 			continue;
 		ALLOC_GROW(out->items, out->nr + 1, out->alloc);
 		fill_node(h, &out->items[out->nr++]);
 	}
-	free(copy);
 	return 0;
 }
 
@@ -355,6 +370,8 @@ static int fw_launch(void *ctx, struct sup *s, const struct step_spec *spec, str
 	fw->live = true;
 	fw->hung = fw->finish = false;
 	fw->started = fw->now;
+	if (fw->launches > 1 && fw->step > fw->ckpt)
+		fw->recomputed_steps += fw->step - fw->ckpt;
 	fw->step = fw->ckpt;
 	fw->next_line = fw->now + fw->startup_s;
 	fw->ends_at = 0;
@@ -382,19 +399,29 @@ static void fw_wait(void *ctx, struct sup *s, int ms, struct sup_wake *wk)
 	for (size_t i = 0; i < fw->nr_faults; i++)
 		if (!fw->faults[i].fired && !fw->faults[i].at_step && fw->faults[i].at < next)
 			next = fw->faults[i].at;
+	if (fw->wake_at > fw->now && fw->wake_at < next)
+		next = fw->wake_at;
 	if (next > fw->now)
 		fw->now = next;
 	apply_state_faults(fw);
 	struct strbuf srun = STRBUF_INIT, lines = STRBUF_INIT;
 	while (fw->live && !fw->hung && fw->ends_at <= 0 && fw->next_line <= fw->now) {
 		fw->step++;
-		strbuf_addf(&lines, "0: step %llu loss %.3f\n", (unsigned long long)fw->step,
-			    4.0 / (double)(fw->step + 1));
-		if (fw->ckpt_every && fw->step % fw->ckpt_every == 0)
+		bool last = fw->finish || (!fw->train_forever && fw->step >= fw->total_steps);
+		/* thinned (vigil sim): the step numbers stay true, the lines come less often */
+		if (fw->line_every <= 1 || fw->step % fw->line_every == 0 || last)
+			strbuf_addf(&lines, "0: step %llu loss %.3f\n",
+				    (unsigned long long)fw->step, 4.0 / (double)(fw->step + 1));
+		double dt = step_interval(fw);
+		fw->slow_lost_s += dt - fw->step_s;
+		if (fw->ckpt_every && fw->step % fw->ckpt_every == 0) {
 			fw->ckpt = fw->step;
-		if (fw->finish || (!fw->train_forever && fw->step >= fw->total_steps))
+			fw->ckpts++;
+			dt += fw->ckpt_cost_s; /* the save stalls the trainer */
+		}
+		if (last)
 			end_step(fw, fw->now + 0.1, 0, "exited with 0");
-		fw->next_line += step_interval(fw);
+		fw->next_line += dt;
 	}
 	if (fw->live)
 		apply_step_faults(fw, &srun);

@@ -1,5 +1,5 @@
 /*
- * fakeworld.h: a world for `vigil run`'s supervisor (src/supervise/world.h) in virtual time,
+ * world.h: the simulated world: a world for `vigil run`'s supervisor (src/supervise/world.h) in virtual time,
  * with no process: a cluster of hosts n1..nN, a Slurm that answers from a table, a trainer
  * that prints "step N loss X" on rank 0 every step_s seconds from its last checkpoint and
  * ends after total_steps, and faults at chosen virtual instants (a crash, a hang, a lost
@@ -7,13 +7,15 @@
  * supervisor waits, sleeps or does something that takes time (a check round, a stop, a smoke
  * run, stacks), by the latencies below; a run of hours takes milliseconds.
  *
- * Used by tests/unit/test_supervisor.c and bench/sup_scale.c (which includes fakeworld.c).
+ * In the library (it was tests/fakeworld.c) because `vigil sim` runs the real supervisor in it
+ * at the scale of a fleet (src/sim/); tests/unit/test_supervisor.c and bench/sup_scale.c use
+ * it as the scripted world it has always been.
  */
-#ifndef VIGIL_TEST_FAKEWORLD_H
-#define VIGIL_TEST_FAKEWORLD_H
+#ifndef VIGIL_SIM_WORLD_H
+#define VIGIL_SIM_WORLD_H
 
-#include "../src/lib/strindex.h"
-#include "../src/supervise/world.h"
+#include "../lib/strindex.h"
+#include "../supervise/world.h"
 
 enum fw_fault_kind {
 	FW_CRASH,   /* host's first task exits with code (srun's line), srun ends 1 after 0.5 s */
@@ -38,6 +40,7 @@ struct fw_fault {
 	double factor;
 	char text[512];
 	bool fired;
+	int tag; /* the caller's (vigil sim: its class + 1); 0: none */
 };
 
 struct fw_host {
@@ -64,6 +67,23 @@ struct fakeworld {
 	double startup_s, step_s;
 	uint64_t total_steps, ckpt_every, ckpt;
 	bool train_forever; /* never ends by itself (the benches) */
+	double ckpt_cost_s;  /* the trainer stalls this long at each checkpoint (0: none) */
+	uint64_t line_every; /* rank 0 prints every this many steps (0, 1: each step) */
+	/* what the trainer did (vigil sim's accounting) */
+	uint64_t ckpts, recomputed_steps;
+	double slow_lost_s; /* seconds beyond step_s that slow steps took */
+	/* called whenever the clock moves, before faults due are applied (vigil sim adds its
+	 * next fault then); the world's waits end at wake_at if it is sooner (0: none) */
+	void (*tick)(struct fakeworld *fw, void *arg);
+	void *tick_arg;
+	double wake_at;
+	/* Slurm answers a query of some nodes (the periodic watch's) with only those that are not
+	 * plainly allocated (lost, drained): the supervisor acts on no other, and building and
+	 * freeing five strings for each of 12,500 healthy nodes a round was 40 % of a vigil sim
+	 * run. The whole allocation's query is answered in full. Off: every node (the tests). */
+	bool slurm_unusual_only;
+	/* called when a crash, hang or lost node of the fault list strikes the step */
+	void (*struck)(struct fakeworld *fw, const struct fw_fault *f, void *arg);
 	/* what things take */
 	double check_s, stop_s, smoke_s, evidence_s, watch_s;
 

@@ -1,0 +1,348 @@
+/*
+ * sim.c: 'vigil sim', what failures cost a training run of a given size (docs/SIM.md): vigil
+ * run's real supervisor in virtual time against a simulated cluster whose faults come from a
+ * model (src/sim/). Parses the options, runs src/sim/sim.c, prints a table or JSON.
+ */
+#include "cmd.h"
+#include "../lib/json.h"
+#include "../sim/sim.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char sim_usage[] =
+	"usage: vigil sim [--gpus N] [--gpus-per-node G] [--days D] [--step-time SEC]\n"
+	"                 [--failures MODEL.json] [--checkpoint-every SEC]\n"
+	"                 [--checkpoint-cost SEC] [--restart-cost SEC] [--spares K]\n"
+	"                 [--repair-hours H] [--check-interval SEC] [--seed X] [--json]\n"
+	"       vigil sim --print-model [--failures MODEL.json]\n"
+	"\n"
+	"Simulate a training job of N GPUs for D days: faults drawn from a failure model (by\n"
+	"class, rates per GPU-day; the default is built from Llama 3's 419 unexpected\n"
+	"interruptions in 54 days on 16,384 GPUs), handled by vigil run's own supervisor in\n"
+	"virtual time against a simulated Slurm. Prints ETTR (productive training time over wall\n"
+	"time), goodput, interruptions by class, the time lost by cause, the spares used and\n"
+	"Young/Daly's checkpoint interval sqrt(2 MTBF C). The same seed gives the same output.\n"
+	"\n"
+	"  --gpus N               GPUs of the job (default 16384)\n"
+	"  --gpus-per-node G      (default 8)\n"
+	"  --days D               wall time simulated (default 54)\n"
+	"  --step-time SEC        one training step (default 10; from 0.1)\n"
+	"  --failures FILE        the failure model (JSON, as --print-model writes it)\n"
+	"  --checkpoint-every SEC (default 1800)\n"
+	"  --checkpoint-cost SEC  the trainer stalls this long to save one (default 60)\n"
+	"  --restart-cost SEC     the trainer's start-up after srun (default 300)\n"
+	"  --spares K             spare nodes in the allocation (default 16)\n"
+	"  --repair-hours H       every broken host's repair time (default: the model's)\n"
+	"  --check-interval SEC   the supervisor's periodic vigil check (default 300)\n"
+	"  --seed X               the generator's seed (default 1)\n"
+	"  --json                 one JSON object (docs/schema/sim.json)\n"
+	"  --print-model          print the model as JSON and stop\n"
+	"\n"
+	"Exit status:\n"
+	"  0  the simulation ran (or the model was printed)\n"
+	"  2  usage error: a bad option, or a model file that is not a model (the key named)\n"
+	"  3  could not run: no temporary directory, or the job could not run at all\n";
+
+enum {
+	OPT_GPUS = 256, OPT_GPN, OPT_DAYS, OPT_STEP, OPT_FAILURES, OPT_CKPT_EVERY, OPT_CKPT_COST,
+	OPT_RESTART, OPT_SPARES, OPT_REPAIR, OPT_CHECK, OPT_SEED, OPT_JSON, OPT_PRINT,
+};
+
+static const struct option sim_opts[] = {
+	{ "gpus", required_argument, NULL, OPT_GPUS },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPN },
+	{ "days", required_argument, NULL, OPT_DAYS },
+	{ "step-time", required_argument, NULL, OPT_STEP },
+	{ "failures", required_argument, NULL, OPT_FAILURES },
+	{ "checkpoint-every", required_argument, NULL, OPT_CKPT_EVERY },
+	{ "checkpoint-cost", required_argument, NULL, OPT_CKPT_COST },
+	{ "restart-cost", required_argument, NULL, OPT_RESTART },
+	{ "spares", required_argument, NULL, OPT_SPARES },
+	{ "repair-hours", required_argument, NULL, OPT_REPAIR },
+	{ "check-interval", required_argument, NULL, OPT_CHECK },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "print-model", no_argument, NULL, OPT_PRINT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A count from lo to hi, or a usage error naming the option. */
+static int opt_count(const char *opt, const char *arg, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (parse_u64(arg, out) && *out >= lo && *out <= hi)
+		return 0;
+	struct strbuf got = STRBUF_INIT;
+	strbuf_add_excerpt(&got, arg, 64);
+	usage_error("sim", "%s wants a whole number from %llu to %llu, not '%s'", opt,
+		    (unsigned long long)lo, (unsigned long long)hi, got.buf);
+	strbuf_release(&got);
+	return -1;
+}
+
+static int opt_number(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+	if (parse_double(arg, out) && *out >= lo && *out <= hi)
+		return 0;
+	struct strbuf got = STRBUF_INIT;
+	strbuf_add_excerpt(&got, arg, 64);
+	usage_error("sim", "%s wants a number from %g to %g, not '%s'", opt, lo, hi, got.buf);
+	strbuf_release(&got);
+	return -1;
+}
+
+/* The figures each policy has: at the top for the policy run, and under policies. */
+static void headline(struct json_writer *w, const struct sim_result *r)
+{
+	json_key(w, "ettr");
+	json_fixed(w, r->ettr, 6);
+	json_key(w, "goodput");
+	json_fixed(w, r->goodput, 6);
+	json_key(w, "interruptions");
+	json_uint(w, r->interruptions);
+}
+
+static void result_json(const struct sim_params *p, const struct sim_model *m,
+			const struct sim_result *r, struct strbuf *out)
+{
+	struct json_writer w;
+	json_writer_init(&w, out, true);
+	json_open_top(&w);
+	headline(&w, r);
+	json_key(&w, "interruptions_by_class");
+	json_open_object(&w);
+	for (size_t i = 0; i < m->nr; i++) {
+		json_key(&w, m->classes[i].name);
+		json_uint(&w, r->by_class[i]);
+	}
+	json_close_object(&w);
+	json_key(&w, "lost_seconds_by_cause");
+	json_open_object(&w);
+	for (int c = 0; c < SIM_CAUSE_NR; c++) {
+		json_key(&w, sim_cause_name((enum sim_cause)c));
+		json_fixed(&w, r->lost_s[c], 1);
+	}
+	json_close_object(&w);
+	/* the sweep that finds it is not there yet: null, never a guess */
+	json_key(&w, "recommended_checkpoint_every_s");
+	json_null(&w);
+	json_key(&w, "young_daly_checkpoint_every_s");
+	json_fixed(&w, r->young_daly_s, 1);
+	json_key(&w, "spares_used_max");
+	json_uint(&w, r->spares_used_max);
+	json_key(&w, "spares_exhausted");
+	json_bool(&w, r->requeues > 0);
+	json_key(&w, "requeues");
+	json_uint(&w, r->requeues);
+	json_key(&w, "restarts");
+	json_uint(&w, r->restarts);
+	json_key(&w, "mtbf_s");
+	json_fixed(&w, r->mtbf_s, 1);
+	json_key(&w, "productive_s");
+	json_fixed(&w, r->productive_s, 1);
+	json_key(&w, "wall_s");
+	json_fixed(&w, r->wall_s, 1);
+	json_key(&w, "steps");
+	json_uint(&w, r->steps);
+	json_key(&w, "check_rounds");
+	json_uint(&w, r->check_rounds);
+	json_key(&w, "params");
+	json_open_object(&w);
+	json_key(&w, "gpus");
+	json_uint(&w, p->gpus);
+	json_key(&w, "gpus_per_node");
+	json_uint(&w, p->gpus_per_node);
+	json_key(&w, "nodes");
+	json_uint(&w, r->nodes);
+	json_key(&w, "spares");
+	json_uint(&w, p->spares);
+	json_key(&w, "days");
+	json_double(&w, p->days);
+	json_key(&w, "step_time_s");
+	json_double(&w, p->step_s);
+	json_key(&w, "checkpoint_every_s");
+	json_double(&w, p->checkpoint_every_s);
+	json_key(&w, "checkpoint_cost_s");
+	json_double(&w, p->checkpoint_cost_s);
+	json_key(&w, "restart_cost_s");
+	json_double(&w, p->restart_cost_s);
+	json_key(&w, "check_interval_s");
+	json_double(&w, p->check_interval_s);
+	json_key(&w, "repair_hours");
+	if (p->repair_hours > 0)
+		json_double(&w, p->repair_hours);
+	else
+		json_null(&w);
+	json_key(&w, "seed");
+	json_uint(&w, p->seed);
+	json_close_object(&w);
+	json_key(&w, "policies");
+	json_open_object(&w);
+	json_key(&w, "vigil"); /* the one policy so far; torchrun's and manual's come beside it */
+	json_open_object(&w);
+	headline(&w, r);
+	json_close_object(&w);
+	json_close_object(&w);
+	json_close_object(&w);
+	json_writer_finish(&w, NULL);
+	strbuf_addch(out, '\n');
+}
+
+static void result_text(const struct sim_params *p, const struct sim_model *m,
+			const struct sim_result *r, struct strbuf *out)
+{
+	strbuf_addf(out, "vigil sim: %u GPUs (%u nodes of %u, %u spares), %g day%s, seed %llu\n\n",
+		    p->gpus, r->nodes, p->gpus_per_node, p->spares, p->days,
+		    p->days == 1 ? "" : "s", (unsigned long long)p->seed);
+	strbuf_addf(out, "  ETTR            %.4f   (productive %.1f h of %.1f h)\n", r->ettr,
+		    r->productive_s / 3600, r->wall_s / 3600);
+	strbuf_addf(out, "  goodput         %.4f   (spares' GPU-hours counted)\n", r->goodput);
+	strbuf_addf(out, "  interruptions   %u      (model MTBF for this job %.2f h)\n",
+		    r->interruptions, r->mtbf_s / 3600);
+	strbuf_addf(out, "  restarts        %u, requeues %u (spares ran out), spares used at "
+		    "most %u\n", r->restarts, r->requeues, r->spares_used_max);
+	strbuf_addf(out, "  Young/Daly      checkpoint every %.0f s (now every %g s)\n\n",
+		    r->young_daly_s, p->checkpoint_every_s);
+	strbuf_addstr(out, "  interruptions by class\n");
+	for (size_t i = 0; i < m->nr; i++)
+		strbuf_addf(out, "    %-20s %6u\n", m->classes[i].name, r->by_class[i]);
+	strbuf_addstr(out, "\n  time lost by cause       hours   share of wall\n");
+	for (int c = 0; c < SIM_CAUSE_NR; c++)
+		strbuf_addf(out, "    %-20s %9.2f   %6.2f %%\n", sim_cause_name((enum sim_cause)c),
+			    r->lost_s[c] / 3600, 100 * r->lost_s[c] / r->wall_s);
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	struct sim_params p = {
+		.gpus = 16384, .gpus_per_node = 8, .spares = 16, .days = 54, .step_s = 10,
+		.checkpoint_every_s = 1800, .checkpoint_cost_s = 60, .restart_cost_s = 300,
+		.check_interval_s = 300, .hang_floor_s = 60, .seed = 1,
+	};
+	const char *failures = NULL;
+	bool json = false, print = false;
+	int c, ret = EXIT_USAGE;
+	uint64_t u;
+	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, q = STRBUF_INIT;
+	struct sim_model m;
+	struct sim_result r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", sim_opts, NULL)) != -1) {
+		int bad = 0;
+		switch (c) {
+		case OPT_GPUS:
+			bad = opt_count("--gpus", optarg, 1, 10000000, &u);
+			p.gpus = (unsigned)u;
+			break;
+		case OPT_GPN:
+			bad = opt_count("--gpus-per-node", optarg, 1, 64, &u);
+			p.gpus_per_node = (unsigned)u;
+			break;
+		case OPT_SPARES:
+			bad = opt_count("--spares", optarg, 0, 100000, &u);
+			p.spares = (unsigned)u;
+			break;
+		case OPT_SEED:
+			bad = opt_count("--seed", optarg, 0, UINT64_MAX, &p.seed);
+			break;
+		case OPT_DAYS: bad = opt_number("--days", optarg, 0.001, 3650, &p.days); break;
+		case OPT_STEP: /* the world counts each step: 0.1 s keeps 10 years at 3 G steps */
+			bad = opt_number("--step-time", optarg, 0.1, 86400, &p.step_s);
+			break;
+		case OPT_CKPT_EVERY:
+			bad = opt_number("--checkpoint-every", optarg, 0.001, 1e7,
+					 &p.checkpoint_every_s);
+			break;
+		case OPT_CKPT_COST:
+			bad = opt_number("--checkpoint-cost", optarg, 0, 86400, &p.checkpoint_cost_s);
+			break;
+		case OPT_RESTART:
+			bad = opt_number("--restart-cost", optarg, 0, 86400, &p.restart_cost_s);
+			break;
+		case OPT_REPAIR:
+			bad = opt_number("--repair-hours", optarg, 0.001, 1e5, &p.repair_hours);
+			break;
+		case OPT_CHECK:
+			bad = opt_number("--check-interval", optarg, 1, 86400, &p.check_interval_s);
+			break;
+		case OPT_FAILURES: failures = optarg; break;
+		case OPT_JSON: json = true; break;
+		case OPT_PRINT: print = true; break;
+		case 'h':
+			fputs(sim_usage, stdout);
+			ret = EXIT_HEALTHY;
+			goto out;
+		case ':':
+			usage_error("sim", "option '%s' needs a value", argv[optind - 1]);
+			goto out;
+		default:
+			usage_error("sim", "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
+		if (bad)
+			goto out;
+	}
+	if (optind < argc) {
+		strbuf_add_excerpt(&q, argv[optind], 64);
+		usage_error("sim", "unexpected argument '%s'", q.buf);
+		goto out;
+	}
+	if (failures) {
+		if (sim_model_load(failures, &m, &err) < 0) {
+			strbuf_add_clean(&q, err.buf);
+			fprintf(stderr, "vigil sim: %s\n", q.buf);
+			goto out;
+		}
+	} else {
+		sim_model_default(&m);
+	}
+	if (print) {
+		sim_model_json(&m, &out);
+		fputs(out.buf, stdout);
+		ret = EXIT_HEALTHY;
+		goto out;
+	}
+	if (p.gpus % p.gpus_per_node) {
+		usage_error("sim", "--gpus %u is not a whole number of nodes of %u GPUs", p.gpus,
+			    p.gpus_per_node);
+		goto out;
+	}
+	if (p.checkpoint_every_s < p.step_s) {
+		usage_error("sim", "--checkpoint-every %g is shorter than one step (%g s)",
+			    p.checkpoint_every_s, p.step_s);
+		goto out;
+	}
+	if (!(sim_model_total_rate(&m) > 0)) {
+		usage_error("sim", "the model has no fault at all (every rate is 0)");
+		goto out;
+	}
+	/* the run directory: TMPDIR, else tmpfs where there is one (the journal's fsyncs are
+	 * then memory's), else /tmp */
+	struct stat st;
+	p.tmpdir = getenv("TMPDIR");
+	if ((!p.tmpdir || !*p.tmpdir) && stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
+	    access("/dev/shm", W_OK) == 0)
+		p.tmpdir = "/dev/shm";
+	ret = EXIT_UNKNOWN;
+	if (sim_run(&p, &m, &r, &err) < 0) {
+		strbuf_add_clean(&q, err.buf);
+		fprintf(stderr, "vigil sim: %s\n", q.buf);
+		goto out;
+	}
+	if (json)
+		result_json(&p, &m, &r, &out);
+	else
+		result_text(&p, &m, &r, &out);
+	fputs(out.buf, stdout);
+	ret = EXIT_HEALTHY;
+out:
+	strbuf_release(&err);
+	strbuf_release(&out);
+	strbuf_release(&q);
+	return ret;
+}
