@@ -197,6 +197,41 @@ static bool wait_codes(const struct fleet *f, const char *expr, const double *wa
 	}
 }
 
+/*
+ * Wait until Prometheus holds at least n scrapes of every live agent (all but skip), and the
+ * rules were evaluated on them: a recording rule over increase() or rate() has a series only
+ * from a host's second sample on, and on a loaded machine the panels were checked once with
+ * one sample of the real H200 VM's agent (CI of 2026-12-04: no series of 'ECC errors per
+ * hour' for it).
+ */
+static bool wait_samples(const struct fleet *f, unsigned n, int skip, unsigned secs)
+{
+	char expr[96];
+	snprintf(expr, sizeof(expr), "count_over_time(vigil_agent_up[1d])");
+	uint64_t end = mono_ms() + secs * 1000u;
+	for (;;) {
+		double have[NR_HOSTS] = { 0 };
+		struct json_value *root;
+		const struct json_value *r = query(f, expr, &root, NULL);
+		for (size_t i = 0; r && i < r->nr; i++) {
+			int h = host_of(f, r->items[i]);
+			if (h >= 0)
+				have[h] = value_of(r->items[i]);
+		}
+		json_free(root);
+		bool ok = true;
+		for (int h = 0; h < NR_HOSTS; h++)
+			ok &= h == skip || have[h] >= n;
+		if (ok) {
+			usleep(2 * 1000000); /* two rule evaluations (evaluation_interval: 1s) */
+			return true;
+		}
+		if (mono_ms() >= end)
+			return false;
+		usleep(250000);
+	}
+}
+
 static void copy_tree(const char *src, const char *dst)
 {
 	DIR *d = opendir(src);
@@ -686,6 +721,8 @@ TEST_TIMEOUT(prometheus_e2e_fleet_panels_and_alerts, 120)
 	f.telemetry = hosts_selected(&f, "count by (instance) ({__name__=~\"vigil_gpu_.+\"})") &
 		      (1u << H_HEALTHY);
 
+	CHECK_MSG(wait_samples(&f, 3, H_STOPPED, 30),
+		  "Prometheus did not scrape every live agent 3 times in 30 s");
 	check_instance_variable(&f);
 	size_t panels = check_panels(&f, &skipped);
 	size_t alerts = check_alerts(&f, &skipped);
