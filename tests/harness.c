@@ -29,6 +29,7 @@ struct dyn_test {
 static struct dyn_test *dyn;
 static size_t dyn_nr, dyn_alloc;
 static char tmp_root[256];
+static char shm_root[256]; /* under /dev/shm where it is a writable directory; "" none */
 static char cur_tmp[512];
 static unsigned tmp_counter;
 /* the child test_run_vigil ran last and its arguments, one a line (for keep_json) */
@@ -100,6 +101,19 @@ const char *test_fake_nvml(void) { return env_or("VIGIL_FAKE_NVML", "build/libvi
 const char *test_srcdir(void) { return env_or("VIGIL_SRCDIR", "."); }
 
 const char *test_run_tmpdir(void) { return tmp_root; }
+
+const char *test_memory_tmpdir(void)
+{
+	static char cur[512];
+	if (!shm_root[0])
+		return test_tmpdir();
+	if (!cur[0]) {
+		snprintf(cur, sizeof(cur), "%s/t%ld", shm_root, (long)getpid());
+		if (mkdir(cur, 0755) < 0 && errno != EEXIST)
+			test_fail_(__FILE__, __LINE__, "cannot create '%s'", cur);
+	}
+	return cur;
+}
 
 const char *test_tmpdir(void)
 {
@@ -335,7 +349,7 @@ static void cleanup_tmp(void)
 {
 	if (!tmp_root[0] || getenv("VIGIL_KEEP_TMP"))
 		return;
-	const char *argv[] = { "rm", "-rf", tmp_root, NULL };
+	const char *argv[] = { "rm", "-rf", tmp_root, shm_root[0] ? shm_root : NULL, NULL };
 	struct child c;
 	child_init(&c);
 	c.argv = argv;
@@ -413,6 +427,9 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 2;
 	}
+	snprintf(shm_root, sizeof(shm_root), "/dev/shm/vigil-test-XXXXXX");
+	if (access("/dev/shm", W_OK) != 0 || !mkdtemp(shm_root))
+		shm_root[0] = '\0';
 	for (const struct test_hook *h = __start_vigil_test_hooks;
 	     h && h < __stop_vigil_test_hooks; h++)
 		h->fn();

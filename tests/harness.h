@@ -87,6 +87,12 @@ const char *test_tmpdir(void);
 /* The runner's own temporary directory, shared by every test of this run (removed when it
  * exits): for what several tests may compute once, e.g. a reference run's result. */
 const char *test_run_tmpdir(void);
+/*
+ * A fresh directory for this test in memory (/dev/shm; test_tmpdir() where there is none),
+ * removed when the runner exits: for tests that fsync a lot and test nothing of the disk (the
+ * supervisor's journal in virtual time: 17 s on a busy disk against 0.5 s in memory).
+ */
+const char *test_memory_tmpdir(void);
 /* Path under the source tree / under the temp dir. */
 void test_src_path(struct strbuf *out, const char *rel);
 

@@ -35,7 +35,7 @@ static void sc_init(struct sc *r, const char *name, size_t hosts, unsigned spare
 {
 	memset(r, 0, sizeof(*r));
 	fw_init(&r->fw, hosts, 2);
-	snprintf(r->run_dir, sizeof(r->run_dir), "%s/run-%s", test_tmpdir(), name);
+	snprintf(r->run_dir, sizeof(r->run_dir), "%s/run-%s", test_memory_tmpdir(), name);
 	fw_options(&r->fw, &r->o, r->run_dir, spares);
 	strbuf_init(&r->err, 0);
 	strbuf_init(&r->journal, 0);
