@@ -36,7 +36,7 @@ import json
 import os
 import sys
 
-__all__ = ["digest", "report", "enabled"]
+__all__ = ["digest", "report", "enabled", "resume_before"]
 
 _FNV_OFFSET = 0xCBF29CE484222325
 _FNV_PRIME = 0x100000001B3
@@ -46,6 +46,19 @@ _MASK = (1 << 64) - 1
 def enabled():
     """True under `vigil run` with digests on."""
     return bool(os.environ.get("VIGIL_ATTEMPT_DIR")) and os.environ.get("VIGIL_DIGESTS", "1") != "0"
+
+
+def resume_before():
+    """The step this attempt must resume before, or None. After the replicas' digests differed
+    at step N, vigil run relaunches with VIGIL_RESUME_BEFORE=N: the checkpoints from step N on
+    may hold the corruption, so load the newest one whose step is below N (and set the later
+    ones aside: the next attempt, without the variable, would take the newest again)."""
+    v = os.environ.get("VIGIL_RESUME_BEFORE", "")
+    try:
+        n = int(v)
+    except ValueError:
+        return None
+    return n if n > 0 else None
 
 
 def _every():
