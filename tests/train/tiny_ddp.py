@@ -17,7 +17,10 @@ Under vigil run (vigil_train importable: vigil puts it on PYTHONPATH) every rank
 parameters' digest after each optimizer step (`vigil-digest step=N group=0 size=W digest=H`,
 contrib/python/vigil_train.py), and rank 0's step file line goes through vigil_train.report().
 VIGIL_TEST_FLIP=RANK:STEP (tests only) flips one bit of one parameter on rank RANK right after
-the optimizer step STEP: a silent data corruption the digests must catch.
+the optimizer step STEP, and --flip-host-file/--flip-at-step on the rank of a named host: a
+silent data corruption the digests must catch. With --keep-ckpts every checkpoint is kept
+(ckpt-STEP.pt), and VIGIL_RESUME_BEFORE=N (vigil run after a divergence) resumes from the
+newest below N, setting the later ones aside.
 """
 import argparse
 import json
@@ -63,6 +66,14 @@ def parse_args():
                    help="a file naming hosts (Slurm node names, one a line) where every "
                         "rank fails after its first step: a host that passes every check "
                         "but makes the trainer fail (group testing)")
+    p.add_argument("--flip-host-file", default=None,
+                   help="the rank on a host named in this file flips one bit of its "
+                        "parameters after the optimizer step --flip-at-step: a GPU that "
+                        "computes wrong without crashing (silent data corruption)")
+    p.add_argument("--flip-at-step", type=int, default=0)
+    p.add_argument("--keep-ckpts", action="store_true",
+                   help="keep every checkpoint (ckpt-STEP.pt beside ckpt.pt): a resume with "
+                        "VIGIL_RESUME_BEFORE=N takes the newest below N")
     p.add_argument("--resume", action="store_true",
                    help="resume from the latest checkpoint (implied by VIGIL_ATTEMPT > 0)")
     return p.parse_args()
@@ -87,17 +98,49 @@ def batch(seed, step, rank):
     return x, y
 
 
-def save_checkpoint(ckpt_dir, model, opt, step):
-    os.makedirs(ckpt_dir, exist_ok=True)
-    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-             "rng": torch.get_rng_state()}
-    path = os.path.join(ckpt_dir, CKPT_NAME)
+def _write(path, state):
     tmp = path + ".tmp.%d" % os.getpid()
     with open(tmp, "wb") as f:
         torch.save(state, f)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def save_checkpoint(ckpt_dir, model, opt, step, keep=False):
+    os.makedirs(ckpt_dir, exist_ok=True)
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+             "rng": torch.get_rng_state()}
+    if keep:
+        _write(os.path.join(ckpt_dir, "ckpt-%d.pt" % step), state)
+    _write(os.path.join(ckpt_dir, CKPT_NAME), state)
+
+
+def checkpoint_before(ckpt_dir, before):
+    """VIGIL_RESUME_BEFORE: the newest kept checkpoint below step `before`; the later ones
+    (the corruption may be in them) set aside as .set-aside, and ckpt.pt made that one again,
+    so that a later attempt without the variable does not take a poisoned one."""
+    steps = []
+    for name in os.listdir(ckpt_dir) if os.path.isdir(ckpt_dir) else []:
+        if name.startswith("ckpt-") and name.endswith(".pt"):
+            try:
+                steps.append(int(name[5:-3]))
+            except ValueError:
+                pass
+    good = [s for s in steps if s < before]
+    for s in steps:
+        if s >= before:
+            p = os.path.join(ckpt_dir, "ckpt-%d.pt" % s)
+            os.replace(p, p + ".set-aside")
+    if not good:
+        latest = os.path.join(ckpt_dir, CKPT_NAME)
+        if os.path.exists(latest):
+            os.replace(latest, latest + ".set-aside")
+        return None
+    path = os.path.join(ckpt_dir, "ckpt-%d.pt" % max(good))
+    state = torch.load(path)
+    _write(os.path.join(ckpt_dir, CKPT_NAME), state)
+    return state
     dfd = os.open(ckpt_dir, os.O_RDONLY)
     try:
         os.fsync(dfd)
@@ -145,7 +188,13 @@ def main():
     # Rank 0 reads the checkpoint and hands it to the others, so only rank 0's host needs it
     # (the checkpoint directory need not be shared between nodes).
     box = [None]
-    if resume and rank == 0:
+    before = vigil_train.resume_before() if vigil_train else None
+    if resume and rank == 0 and before:
+        box[0] = checkpoint_before(ckpt_dir, before)
+        say("resume before step %d (VIGIL_RESUME_BEFORE): %s" % (
+            before, "from step %d" % box[0]["step"] if box[0] else "no checkpoint below it, "
+            "starting at step 0"))
+    elif resume and rank == 0:
         path = os.path.join(ckpt_dir, CKPT_NAME)
         if os.path.exists(path):
             box[0] = torch.load(path)
@@ -168,6 +217,10 @@ def main():
     if os.environ.get("VIGIL_TEST_FLIP"):
         fr, fs = os.environ["VIGIL_TEST_FLIP"].split(":")
         flip_rank, flip_step = int(fr), int(fs)
+    if args.flip_host_file and args.flip_at_step and os.path.exists(args.flip_host_file):
+        with open(args.flip_host_file) as f:
+            if os.environ.get("SLURMD_NODENAME", "") in f.read().split():
+                flip_rank, flip_step = rank, args.flip_at_step
     loss_f = torch.nn.MSELoss()
     loss_val = float("nan")
     for step in range(start + 1, args.steps + 1):
@@ -205,7 +258,7 @@ def main():
                                     "tokens": step * BATCH * world}) + "\n")
         if args.ckpt_every > 0 and step % args.ckpt_every == 0:
             if rank == 0:
-                save_checkpoint(ckpt_dir, model, opt, step)
+                save_checkpoint(ckpt_dir, model, opt, step, keep=args.keep_ckpts)
             # A fresh DDP after each checkpoint, as a resumed run has: DDP lays out its
             # gradient bucket anew after its first iteration, and gloo's ring sums an element
             # in an order that depends on where it sits in the bucket, so without this the

@@ -477,6 +477,63 @@ TEST_TIMEOUT(run_e2e_rank_killed, 400)
 	strbuf_release(&out);
 }
 
+/*
+ * Silent data corruption: the rank on n3 flips one bit of its parameters after step 12 (its
+ * "GPU" computes wrong without crashing). The ranks' digests (vigil_train) differ at step 12:
+ * vigil names rank 2 on n3, stops the step, has n3 run the determinism test alone (a CPU
+ * stand-in that fails where the flip is), drains it, and relaunches on the spare with
+ * VIGIL_RESUME_BEFORE=12: the trainer resumes from its checkpoint of step 10, not a later one
+ * the corruption may have reached, and the run ends with the undisturbed run's loss.
+ */
+TEST_TIMEOUT(run_e2e_replica_diverges_and_resumes_before_it, 400)
+{
+	struct bed b;
+	bed_up(&b);
+	struct child c;
+	struct strbuf out = STRBUF_INIT, w = STRBUF_INIT, set = STRBUF_INIT;
+	char flip[700];
+	snprintf(flip, sizeof(flip), "%s/flip-hosts", b.dir);
+	test_write(b.dir, "flip-hosts", "n3\n");
+	strbuf_addf(&w, "#!/bin/sh\n"
+			"# a CPU stand-in of vigil stress gpu --determinism: fails where the flip is\n"
+			"if grep -qx \"$SLURMD_NODENAME\" %s; then\n"
+			"  echo \"determinism test: repeat 3 of 10 differed\"; exit 1\n"
+			"fi\necho \"determinism test: 10 repeats agree\"\n", flip);
+	test_write(b.dir, "bin/sdc-standin", w.buf);
+	strbuf_reset(&w);
+	strbuf_addf(&w, "%s/bin/sdc-standin", b.dir);
+	chmod(w.buf, 0755);
+	strbuf_addf(&set, "run.sdc-test=%s", w.buf);
+	const char *train[] = { "--steps", "40", "--ckpt-every", "5", "--step-sleep", "0.2",
+				"--keep-ckpts", "--flip-host-file", flip, "--flip-at-step", "12",
+				NULL };
+	const char *extra[] = { "-c", set.buf, NULL };
+	start_run(&b, &c, extra, train);
+	finish_run(&c, &out);
+	CHECK_INT(c.exit_code, 0);
+	check_outcome(&b, &out, "n3", "determinism test");
+	char path[800];
+	snprintf(path, sizeof(path), "%s/journal.jsonl", b.run_dir);
+	struct strbuf j = STRBUF_INIT;
+	CHECK(read_file_bounded(path, &j, 16u << 20, NULL) == 0);
+	CHECK_CONTAINS(j.buf, "\"class\":\"replica_diverged\",\"host\":\"n3\",\"detail\":"
+			      "\"step 12 group 0: rank 2 (n3) digest ");
+	CHECK_CONTAINS(j.buf, "\"class\":\"sdc\"");
+	CHECK_CONTAINS(j.buf, "[n3] determinism test failed");
+	CHECK_CONTAINS(j.buf, "resumes from a checkpoint before step 12");
+	/* the relaunch took step 10's checkpoint */
+	snprintf(path, sizeof(path), "%s/attempt-1/rank-0.out", b.run_dir);
+	struct strbuf r0 = STRBUF_INIT;
+	CHECK(read_file_bounded(path, &r0, 1u << 20, NULL) == 0);
+	CHECK_CONTAINS(r0.buf, "resume before step 12 (VIGIL_RESUME_BEFORE): from step 10");
+	strbuf_release(&r0);
+	strbuf_release(&j);
+	strbuf_release(&w);
+	strbuf_release(&set);
+	child_release(&c);
+	strbuf_release(&out);
+}
+
 /* A rank frozen (SIGSTOP): the others wait in the all_reduce; no step for the hang limit; the
  * stacks show the frozen rank stopped; its host is excluded at once, the spare takes its
  * place. */
