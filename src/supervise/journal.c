@@ -282,6 +282,7 @@ static bool apply(struct journal_replay *r, const char *line, size_t len)
 		r->started_any = true;
 		r->attempt = (unsigned)attempt;
 		r->attempt_open = true;
+		r->sdc_pending = false; /* this attempt was told already */
 		set_str(&r->step_id, json_get_string(v, "step_id"));
 		if (get_uint(v, "restarts", &n) && n <= 1000000)
 			r->restarts = (unsigned)n;
@@ -309,6 +310,11 @@ static bool apply(struct journal_replay *r, const char *line, size_t len)
 		if (cls && !strcmp(cls, "launched") && attempt == r->attempt && r->attempt_open &&
 		    id && *id && strlen(id) < 64)
 			set_str(&r->step_id, id);
+		if (cls && !strcmp(cls, "sdc") && get_uint(v, "step", &n) &&
+		    (!r->sdc_pending || n < r->sdc_step)) {
+			r->sdc_pending = true;
+			r->sdc_step = n;
+		}
 	} else {
 		r->unknown_kinds++;
 	}

@@ -114,6 +114,10 @@ struct journal_replay {
 	struct strindex excluded_index; /* by host: a journal of N hosts reads in O(N) */
 	bool finished; /* run_ended seen */
 	char *outcome;
+	/* a divergence (event sdc, its step) after which no attempt started yet: the next one
+	 * must still resume before that step */
+	bool sdc_pending;
+	uint64_t sdc_step;
 };
 
 /*

@@ -329,11 +329,23 @@ static void note_sdc(struct sup_machine *m, const struct sup_event *e)
 	m->has_sdc = m->resume_before_next = true;
 }
 
+/* The sdc event, with the step a resumed supervisor must still resume before. */
+static void record_sdc(struct sup_machine *m, const struct sup_event *e, struct sup_actions *a)
+{
+	machine_record_event(m, a, sup_fault_name(SUP_FAULT_SDC),
+			     e->nr_hosts == 1 ? e->hosts[0] : NULL, e->text);
+	a->v[a->nr - 1].has_step = true;
+	a->v[a->nr - 1].step = e->step;
+}
+
 static enum sup_state diverged(struct sup_machine *m, const struct sup_event *e,
 			       struct sup_actions *a)
 {
 	note_sdc(m, e);
-	return stop_for(m, a, SUP_FAULT_SDC, e->nr_hosts == 1 ? e->hosts[0] : NULL, e->text);
+	m->fault = SUP_FAULT_SDC;
+	record_sdc(m, e, a);
+	machine_act(a, SUP_ACT_STOP_STEP);
+	return SUP_STOPPING;
 }
 
 static enum sup_state diverged_meanwhile(struct sup_machine *m, const struct sup_event *e,
@@ -341,8 +353,7 @@ static enum sup_state diverged_meanwhile(struct sup_machine *m, const struct sup
 {
 	/* already on the way to a stop for something else: tested before the relaunch too */
 	note_sdc(m, e);
-	machine_record_event(m, a, sup_fault_name(SUP_FAULT_SDC),
-			     e->nr_hosts == 1 ? e->hosts[0] : NULL, e->text);
+	record_sdc(m, e, a);
 	return m->state;
 }
 

@@ -115,6 +115,7 @@ struct sup_action {
 	unsigned attempt;
 	bool has_code;
 	int code;
+	bool has_step; /* JOURNAL: the record carries step (an sdc event: the first bad step) */
 	uint64_t step;
 };
 

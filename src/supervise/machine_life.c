@@ -149,6 +149,12 @@ void sup_machine_resume(struct sup_machine *m, const struct journal_replay *r,
 	m->restarts = r->restarts;
 	m->has_step = r->has_step;
 	m->last_step = r->last_step;
+	if (r->sdc_pending) {
+		/* the divergence's suspects are not tested again (a fresh preflight checks every
+		 * host), but the next attempt still resumes before the first differing step */
+		m->has_sdc = m->resume_before_next = true;
+		m->sdc_step = r->sdc_step;
+	}
 	for (size_t i = 0; i < r->nr_excluded; i++) {
 		struct sup_host *h = machine_add_host(m, r->excluded[i].host, SUP_HOST_EXCLUDED);
 		h->role = SUP_HOST_EXCLUDED;

@@ -320,7 +320,8 @@ static void run_action(struct sup *s, const struct sup_action *x)
 					(!strcmp(x->name, "crash") || !strcmp(x->name, "hang") ||
 					 !strcmp(x->name, "startup_timeout") ||
 					 !strcmp(x->name, "slow") || !strcmp(x->name, "sick") ||
-					 !strcmp(x->name, "lost") || !strcmp(x->name, "cancel"));
+					 !strcmp(x->name, "lost") || !strcmp(x->name, "cancel") ||
+					 !strcmp(x->name, "sdc"));
 			if (is_fault && s->ev.detected > 0) {
 				r.has_latency = true;
 				r.happened = s->ev.happened;
@@ -329,6 +330,10 @@ static void run_action(struct sup *s, const struct sup_action *x)
 			if (x->record == JOURNAL_ATTEMPT_ENDED && s->at.has_step) {
 				r.has_step = true;
 				r.step = s->at.last_step;
+			}
+			if (x->has_step) {
+				r.has_step = true;
+				r.step = x->step;
 			}
 			journal_rec(s, &r);
 			break;

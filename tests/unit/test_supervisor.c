@@ -957,6 +957,54 @@ TEST_TIMEOUT(supervisor_vt_kill9_at_every_journal_record_resumes, 300)
 	}
 }
 
+/* vigil run killed right after it journaled a divergence: the resumed supervisor still has
+ * the next attempt resume before the first differing step. */
+TEST(supervisor_vt_divergence_survives_a_kill_9)
+{
+	struct sc r;
+	sc_init(&r, "sdc-kill9", 4, 1);
+	digests_at(&r, 0, 30, 30, 5, "");
+	/* find the record number of the sdc event in an undisturbed run of the same world */
+	sc_run(&r);
+	unsigned k = 0, n = 0;
+	for (const char *p = r.journal.buf; p && *p && !k;) {
+		const char *nl = strchr(p, '\n');
+		char *line = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		n++;
+		if (strstr(line, "\"class\":\"sdc\""))
+			k = n; /* one record a line */
+		free(line);
+		p = nl ? nl + 1 : NULL;
+	}
+	sc_release(&r);
+	CHECK_MSG(k > 0, "no sdc record");
+	sc_init(&r, "sdc-kill9b", 4, 1);
+	struct fw_fault *lines = digests_at(&r, 0, 30, 30, 5, "");
+	r.fw.die_after_journal = k;
+	r.fw.quiet = true;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		supervise_in(&r.o, &r.fw.w, &r.err);
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 137, "status %d", st);
+	read_journal(&r);
+	CHECK_JOURNAL(&r, "\"class\":\"sdc\"", "\"step\":30");
+	CHECK_MSG(!journal_line(&r, "\"class\":\"resume_before\"", NULL), "resumed already:\n%s",
+		  r.journal.buf);
+	r.fw.die_after_journal = 0;
+	r.fw.quiet = false;
+	r.fw.now += 60;
+	lines->fired = true; /* the killed run read those lines: only its journal knows now */
+	sc_run(&r);
+	CHECK_INT(r.rc, 0);
+	CHECK_JOURNAL(&r, "\"class\":\"resume_before\"", "before step 30");
+	sc_release(&r);
+}
+
 /* ---- every reachable cell ---- */
 
 TEST_TIMEOUT(supervisor_vt_every_reachable_cell, 300)
