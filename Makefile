@@ -132,7 +132,7 @@ NVCC_FLAGS ?= -O3
 CUDA_ALL_FLAGS := -std=c++17 $(NVCC_GENCODE) $(NVCC_FLAGS) -Xcompiler -Wall,-Wextra \
 	-I$(CUBLAS_HOME)/include -I$(NCCL_HOME)/include
 CUDA_HELPERS := $(BUILD)/vigil-gpu $(BUILD)/vigil-nccl
-GPU_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o nvml_lite.o gemm.o mem.o vigil_gpu.o)
+GPU_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o nvml_lite.o gemm.o mem.o det.o vigil_gpu.o)
 NCCL_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o vigil_nccl.o)
 
 $(BUILD)/cuda/%.o: cuda/%.cu $(wildcard cuda/*.cuh)
