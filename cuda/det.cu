@@ -45,17 +45,24 @@ __device__ __forceinline__ uint64_t det_term(uint64_t w, uint64_t i)
 	return mix64(w ^ (i * 0xd6e8feb86659fd93ULL));
 }
 
-/* One pass: block b adds the terms of its words into part[b] (wrapping). Words of a (na) come
- * first, then b's (nb), so the vector's words have their own positions. */
+/* One pass: block b adds the terms of its words into part[b] (wrapping). Words of a (na, even)
+ * come first, then b's (nb), so the vector's words have their own positions. a is read 16 bytes
+ * at a time, four loads in flight per thread: the pass is memory-bound. */
 __global__ void __launch_bounds__(256) k_det_digest(const uint64_t *a, size_t na,
 						    const uint64_t *b, size_t nb, uint64_t *part)
 {
 	__shared__ uint64_t s[256];
 	uint64_t acc = 0;
-	size_t n = na + nb;
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-	     i += (size_t)gridDim.x * blockDim.x)
-		acc += det_term(i < na ? a[i] : b[i - na], i);
+	const ulonglong2 *a2 = (const ulonglong2 *)a;
+	size_t n2 = na / 2, stride = (size_t)gridDim.x * blockDim.x;
+	size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+#pragma unroll 4
+	for (size_t j = t; j < n2; j += stride) {
+		ulonglong2 w = a2[j];
+		acc += det_term(w.x, 2 * j) + det_term(w.y, 2 * j + 1);
+	}
+	for (size_t k = t; k < nb; k += stride)
+		acc += det_term(b[k], na + k);
 	s[threadIdx.x] = acc;
 	__syncthreads();
 	for (int w = 128; w > 0; w >>= 1) {
@@ -67,15 +74,20 @@ __global__ void __launch_bounds__(256) k_det_digest(const uint64_t *a, size_t na
 		part[blockIdx.x] = s[0];
 }
 
-/* The blocks' sums in index order (wrapping addition is exact; the order is fixed anyway). */
-__global__ void k_det_combine(const uint64_t *part, int n, uint64_t *out)
+/* The blocks' sums (n <= 1024) by one block of 1024 threads in a fixed tree (wrapping addition
+ * is exact and commutative: any order gives the same digest; this one is fast). */
+__global__ void __launch_bounds__(1024) k_det_combine(const uint64_t *part, int n, uint64_t *out)
 {
-	if (threadIdx.x == 0 && blockIdx.x == 0) {
-		uint64_t d = 0;
-		for (int i = 0; i < n; i++)
-			d += part[i];
-		*out = d;
+	__shared__ uint64_t s[1024];
+	s[threadIdx.x] = (int)threadIdx.x < n ? part[threadIdx.x] : 0;
+	__syncthreads();
+	for (int w = 512; w > 0; w >>= 1) {
+		if ((int)threadIdx.x < w)
+			s[threadIdx.x] += s[threadIdx.x + w];
+		__syncthreads();
 	}
+	if (threadIdx.x == 0)
+		*out = s[0];
 }
 
 /* --inject sdc: one bit of one element, after the computation and before the digest. */
@@ -247,7 +259,7 @@ bool det_repeat(det_state &st, const det_opts &o, bool flip, size_t flip_idx, in
 	k_det_digest<<<st.blocks, 256, 0, st.s>>>((const uint64_t *)out, elems / 4,
 						   (const uint64_t *)st.colsum, n / 2, st.part);
 	CK(cudaGetLastError());
-	k_det_combine<<<1, 32, 0, st.s>>>(st.part, st.blocks, st.digest);
+	k_det_combine<<<1, 1024, 0, st.s>>>(st.part, st.blocks, st.digest);
 	CK(cudaGetLastError());
 	CK(cudaEventRecord(st.e2, st.s));
 	CK(cudaMemcpyAsync(digest, st.digest, sizeof(uint64_t), cudaMemcpyDeviceToHost, st.s));
