@@ -313,7 +313,9 @@ void det_evaluate(const struct det_run *r, const struct gs_end *end, const struc
 		for (size_t i = 0; i < r->nr; i++) {
 			const struct det_gpu *g = &r->gpus[i];
 			dev_name(g, &dev);
-			if (!eval_repeats(g, dev.buf, &det))
+			/* a GPU without its det_done line (died, hung) has no algorithm or SM
+			 * count to compare with others: its repeats are still judged */
+			if (!eval_repeats(g, dev.buf, &det) || !g->done)
 				continue;
 			if (g->repeats < 2) {
 				result_add(&det, STATUS_UNKNOWN, ACTION_INVESTIGATE, "det_one_repeat",
