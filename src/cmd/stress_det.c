@@ -1,5 +1,6 @@
 /*
- * stress_det.c: 'vigil stress gpu --determinism', the silent-data-corruption test (issue 21).
+ * stress_det.c: 'vigil stress gpu --determinism', the silent-data-corruption test
+ * (docs/STRESS.md, "Determinism").
  * stress.c parses the options; src/stress/engine.c runs 'vigil-gpu determinism' and loads the
  * reference digests; src/stress/det_eval.c judges; this file prints the figures.
  */

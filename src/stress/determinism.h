@@ -1,5 +1,6 @@
 /*
- * determinism.h: 'vigil stress gpu --determinism', the silent-data-corruption test (issue 21):
+ * determinism.h: 'vigil stress gpu --determinism', the silent-data-corruption test
+ * (docs/STRESS.md, "Determinism"):
  * what 'vigil-gpu determinism' printed, as plain structs, the reference digests shipped with
  * vigil, and the pure evaluation.
  *
