@@ -334,6 +334,33 @@ void det_run(const det_gpu_info &g, const det_opts &o)
 	emit(j.done());
 }
 
+std::string det_version_from_proc(const char *line)
+{
+	/* The first word of digits and dots with a dot in it. The proprietary module says
+	 * "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 ...", the open one
+	 * "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build ...",
+	 * a Jetson "... Open Kernel Module for aarch64  35.3.1  Release Build ..."
+	 * (tests/data/realworld/determinism.md): the version's place moves, its shape does not. */
+	const char *p = strstr(line, "Kernel Module");
+	p = p ? p : line;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		size_t n = strcspn(p, " \t\n\r");
+		if (!n)
+			break;
+		bool digits = n > 0, dot = false;
+		for (size_t i = 0; i < n; i++) {
+			dot |= p[i] == '.';
+			digits &= (p[i] >= '0' && p[i] <= '9') || p[i] == '.';
+		}
+		if (digits && dot && p[0] != '.')
+			return std::string(p, n);
+		p += n;
+	}
+	return "";
+}
+
 std::string det_driver_version()
 {
 	/* NVML first (what nvidia-smi prints), without linking it */
@@ -345,29 +372,21 @@ std::string det_driver_version()
 		ver_fn ver = (ver_fn)dlsym(lib, "nvmlSystemGetDriverVersion");
 		init_fn shut = (init_fn)dlsym(lib, "nvmlShutdown");
 		char b[96] = "";
-		bool got = init && ver && init() == 0 && ver(b, sizeof(b)) == 0 && b[0];
-		if (init && shut)
+		bool up = init && init() == 0;
+		bool got = up && ver && ver(b, sizeof(b)) == 0 && b[0];
+		if (up && shut)
 			shut();
 		dlclose(lib);
 		if (got)
 			return b;
 	}
-	/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.133.20  Wed Apr  2 ..." */
 	FILE *f = fopen("/proc/driver/nvidia/version", "re");
 	if (!f)
 		return "";
 	char line[512] = "";
 	std::string v;
-	if (fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, "Kernel Module");
-		if (p) {
-			p += strlen("Kernel Module");
-			while (*p == ' ' || *p == '\t')
-				p++;
-			while ((*p >= '0' && *p <= '9') || *p == '.')
-				v += *p++;
-		}
-	}
+	if (fgets(line, sizeof(line), f))
+		v = det_version_from_proc(line);
 	fclose(f);
 	return v;
 }

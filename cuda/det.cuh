@@ -46,5 +46,7 @@ void det_run(const det_gpu_info &g, const det_opts &o);
 
 /* The NVIDIA driver version ("570.133.20") from NVML, else /proc/driver/nvidia/version. */
 std::string det_driver_version();
+/* The version in the first line of /proc/driver/nvidia/version, "" when none. */
+std::string det_version_from_proc(const char *line);
 
 #endif
