@@ -132,7 +132,7 @@ NVCC_FLAGS ?= -O3
 CUDA_ALL_FLAGS := -std=c++17 $(NVCC_GENCODE) $(NVCC_FLAGS) -Xcompiler -Wall,-Wextra \
 	-I$(CUBLAS_HOME)/include -I$(NCCL_HOME)/include
 CUDA_HELPERS := $(BUILD)/vigil-gpu $(BUILD)/vigil-nccl
-GPU_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o nvml_lite.o gemm.o mem.o vigil_gpu.o)
+GPU_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o nvml_lite.o gemm.o mem.o det.o vigil_gpu.o)
 NCCL_HELPER_OBJ := $(addprefix $(BUILD)/cuda/,common.o vigil_nccl.o)
 
 $(BUILD)/cuda/%.o: cuda/%.cu $(wildcard cuda/*.cuh)
@@ -150,6 +150,13 @@ $(BUILD)/vigil-nccl: $(NCCL_HELPER_OBJ)
 cuda:
 	@test -x "$(NVCC)" || { echo "make cuda: no nvcc (looked for '$(NVCC)'; set NVCC=)"; exit 1; }
 	$(Q)$(MAKE) --no-print-directory $(CUDA_HELPERS)
+# The determinism test's reference digests travel with the helpers (next to vigil in the build,
+# in $(LIBDIR)/vigil installed), where vigil looks for them.
+$(BUILD)/determinism-ref.tsv: cuda/determinism-ref.tsv
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+all: $(BUILD)/determinism-ref.tsv
+build-tests: $(BUILD)/determinism-ref.tsv
 ifneq ($(HAVE_NVCC),)
 all: $(CUDA_HELPERS)
 build-tests: $(CUDA_HELPERS)
@@ -231,6 +238,7 @@ install: all
 	install -m 0644 $(FAKE_NVML) $(DESTDIR)$(LIBDIR)/vigil/libvigil-fakenvml.so
 	install -m 0644 $(NCCL_RECORDER) $(DESTDIR)$(LIBDIR)/vigil/libnccl-profiler-vigil.so
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 cuda/determinism-ref.tsv $(DESTDIR)$(LIBDIR)/vigil/determinism-ref.tsv
 	install -d $(DESTDIR)$(DATADIR)/bash-completion/completions \
 		$(DESTDIR)$(DATADIR)/zsh/vendor-completions \
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d

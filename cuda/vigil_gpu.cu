@@ -7,19 +7,25 @@
  *   vigil-gpu pairs [options]           peer copy bandwidth for every GPU pair, verified
  *   vigil-gpu burn [options]            unverified GEMM load (a background load for benchmarks)
  *   vigil-gpu procs [--gpus LIST]       other processes' compute contexts on each GPU, now
+ *   vigil-gpu determinism [options]     the same fixed workload repeated on every GPU at once,
+ *                                       one digest of the output bits per repeat (det.cuh)
  *
  * stress and pairs list the compute processes of others on every GPU (NVML) at the start, every
  * second during the tests and at the end of each GPU's tests: a foreign load makes the figures
  * of that GPU untrustworthy, and vigil says so instead of judging them.
  */
 #include "common.cuh"
+#include "det.cuh"
 #include "gemm.cuh"
 #include "mem.cuh"
 #include "nvml_lite.cuh"
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <thread>
+
+#include <unistd.h>
 
 static const char usage[] =
 	"usage: vigil-gpu info\n"
@@ -30,6 +36,8 @@ static const char usage[] =
 	"       vigil-gpu pairs [--gpus LIST] [--bytes SIZE] [--reps N] [--progress-fd FD]\n"
 	"       vigil-gpu burn [--gpus LIST] [--duration S] [--dtypes bf16] [--duty F]\n"
 	"       vigil-gpu procs [--gpus LIST]\n"
+	"       vigil-gpu determinism [--gpus LIST] [--duration S] [--repeats R]\n"
+	"                        [--gemm-size N] [--inject sdc] [--progress-fd FD]\n"
 	"\n"
 	"Prints one JSON object per line (docs/STRESS.md). Exit: 0 ran, 2 usage, 3 no GPU.\n";
 
@@ -45,6 +53,7 @@ struct stress_opts {
 	std::string inject;
 	uint64_t seed = 1;
 	double duty = 1; /* burn: the fraction of each 40 ms period spent computing */
+	int det_repeats = 0; /* determinism: 0 runs for the duration */
 };
 
 static int usage_err(const char *fmt, const char *a)
@@ -109,6 +118,10 @@ static int parse(int argc, char **argv, stress_opts *o)
 			if (!parse_double_arg(v, &d) || d < 1 || d > 100000)
 				return usage_err("--reps wants a count, not '%s'", v);
 			o->pair_reps = o->reps = (int)d;
+		} else if (!strcmp(a, "--repeats")) {
+			if (!parse_double_arg(v, &d) || d < 1 || d > 1000000 || d != std::floor(d))
+				return usage_err("--repeats wants a count, not '%s'", v);
+			o->det_repeats = (int)d;
 		} else if (!strcmp(a, "--duty")) {
 			if (!parse_double_arg(v, &d) || d <= 0 || d > 1)
 				return usage_err("--duty wants a fraction in (0, 1], not '%s'", v);
@@ -126,8 +139,9 @@ static int parse(int argc, char **argv, stress_opts *o)
 				return usage_err("--seed wants a number, not '%s'", v);
 			o->seed = (uint64_t)d;
 		} else if (!strcmp(a, "--inject")) {
-			if (strcmp(v, "gemm") && strcmp(v, "hbm") && strcmp(v, "memtest"))
-				return usage_err("--inject wants gemm, hbm or memtest, not '%s'", v);
+			if (strcmp(v, "gemm") && strcmp(v, "hbm") && strcmp(v, "memtest") &&
+			    strcmp(v, "sdc"))
+				return usage_err("--inject wants gemm, hbm, memtest or sdc, not '%s'", v);
 			o->inject = v;
 		} else if (!strcmp(a, "--progress-fd")) {
 			if (!parse_double_arg(v, &d) || d < 0 || d > 1023)
@@ -379,6 +393,63 @@ static int cmd_stress(const stress_opts &o, bool burn)
 	return HX_OK;
 }
 
+/* ---- determinism ---- */
+
+/* Every GPU at once, one thread each; each prints a "det" line per repeat and a "det_done" line.
+ * --inject sdc flips one bit in one repeat (2 to 6, at random) of the first GPU: the checker
+ * must name that repeat. */
+static int cmd_determinism(const stress_opts &o)
+{
+	std::vector<int> gpus;
+	int rc = start_gpus(o, &gpus);
+	if (rc)
+		return rc;
+	double t0 = now_s();
+	std::string drv = det_driver_version();
+	jw s;
+	s.str("type", "start").str("helper", "vigil-gpu").str("version", VIGIL_HELPER_VERSION);
+	s.str("mode", "determinism").str("workload", DET_WORKLOAD);
+	versions_json(s);
+	s.str("driver", drv);
+	s.raw("gpus", json_int_array(gpus));
+	s.num("duration_s", o.duration).num("repeats", o.det_repeats).num("size", o.gemm_size);
+	emit(s.done());
+	det_opts d;
+	d.size = o.gemm_size;
+	d.repeats = o.det_repeats;
+	d.seconds = o.duration;
+	uint64_t ent = mix64((uint64_t)(now_s() * 1e9) ^ ((uint64_t)getpid() << 32));
+	std::vector<std::thread> th;
+	for (size_t i = 0; i < gpus.size(); i++)
+		th.emplace_back([&, i] {
+			det_gpu_info g;
+			g.dev = gpus[i];
+			std::string err;
+			if (cudaSetDevice(g.dev) != cudaSuccess) {
+				emit_error("cuda", "GPU %d: cudaSetDevice failed", g.dev);
+				return;
+			}
+			gpu_ident_read(g.dev, &g.ident, &err);
+			g.driver = drv;
+			cudaRuntimeGetVersion(&g.cuda_runtime);
+			cudaDriverGetVersion(&g.cuda_driver);
+			g.cublaslt = cublasLtGetVersion();
+			det_opts mine = d;
+			if (o.inject == "sdc" && i == 0) {
+				int hi = d.repeats > 0 ? std::min(d.repeats, 6) : 6;
+				mine.inject_repeat = hi <= 2 ? hi : 2 + (int)(ent % (uint64_t)(hi - 1));
+				mine.inject_entropy = ent;
+			}
+			det_run(g, mine);
+		});
+	for (auto &t : th)
+		t.join();
+	jw e;
+	e.str("type", "end").num("seconds", std::round((now_s() - t0) * 100) / 100);
+	emit(e.done());
+	return HX_OK;
+}
+
 /* ---- pairs ---- */
 
 static bool pairs_inner(const stress_opts &o, const std::vector<int> &gpus,
@@ -600,7 +671,7 @@ int main(int argc, char **argv)
 	stress_opts o;
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "info") && strcmp(cmd, "stress") && strcmp(cmd, "pairs") &&
-	    strcmp(cmd, "burn") && strcmp(cmd, "procs"))
+	    strcmp(cmd, "burn") && strcmp(cmd, "procs") && strcmp(cmd, "determinism"))
 		return usage_err("unknown command '%s'", cmd);
 	int rc = parse(argc, argv, &o);
 	if (rc)
@@ -611,6 +682,8 @@ int main(int argc, char **argv)
 		return cmd_pairs(o);
 	if (!strcmp(cmd, "procs"))
 		return cmd_procs(o);
+	if (!strcmp(cmd, "determinism"))
+		return cmd_determinism(o);
 	if (!strcmp(cmd, "burn")) {
 		if (o.dtypes.size() > 1)
 			o.dtypes.resize(1);

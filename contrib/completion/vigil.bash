@@ -23,7 +23,7 @@ _vigil_opts() {
 	"gather") _vigil_r="--root=dir --timeout=any --help -h @dir" ;;
 	"agent") _vigil_r="--root=dir --config=file --set=key -c=key --state-dir=dir --host=any --only=check --skip=check --interval=any --jitter=any --listen=any --socket=file --prom=file --timeout=any --once --cycles=any --help -h" ;;
 	"stress") _vigil_r="--help -h" ;;
-	"stress gpu") _vigil_r="--duration=any --gpus=any --dtypes=any --no-gemm --no-hbm --no-memtest --timeout=any --inject=gemm|hbm|memtest --json --reason --verbose -v --color=auto|always|never --config=file --set=key -c=key --host=any --help -h" ;;
+	"stress gpu") _vigil_r="--duration=any --gpus=any --dtypes=any --no-gemm --no-hbm --no-memtest --timeout=any --inject=gemm|hbm|memtest|sdc --determinism --repeats=any --reference=file --json --reason --verbose -v --color=auto|always|never --config=file --set=key -c=key --host=any --help -h" ;;
 	"stress storage") _vigil_r="--dir=dir --size=any --file-size=any --writers=any --block=any --duration=any --stall-ms=any --meta-files=any --buffered --inject=stall|corrupt --json --reason --verbose -v --color=auto|always|never --config=file --set=key -c=key --host=any --help -h" ;;
 	"net") _vigil_r="--help -h" ;;
 	"net nccl") _vigil_r="--op=any --sizes=any --gpus=any --iters=any --warmup=any --timeout=any --single-process --rank=any --nranks=any --rendezvous=any --gpu=any --run-id=any --fault-hang-rank=any --fault-bytes=any --deadline=any --bytes=any --reps=any --json --reason --verbose -v --color=auto|always|never --config=file --set=key -c=key --host=any --help -h" ;;

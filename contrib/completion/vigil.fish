@@ -134,7 +134,10 @@ complete -c vigil -n '__vigil_at \'stress gpu\'' -l no-gemm
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l no-hbm
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l no-memtest
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l timeout -x
-complete -c vigil -n '__vigil_at \'stress gpu\'' -l inject -x -a 'gemm hbm memtest'
+complete -c vigil -n '__vigil_at \'stress gpu\'' -l inject -x -a 'gemm hbm memtest sdc'
+complete -c vigil -n '__vigil_at \'stress gpu\'' -l determinism
+complete -c vigil -n '__vigil_at \'stress gpu\'' -l repeats -x
+complete -c vigil -n '__vigil_at \'stress gpu\'' -l reference -r -F
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l json
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l reason
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l verbose

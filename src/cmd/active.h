@@ -32,6 +32,16 @@ int active_finish_extra(struct report *rep, const char *title, const char *figur
 /* 'vigil stress storage' (stress_storage.c). */
 int cmd_stress_storage(int argc, char **argv);
 
+/* 'vigil stress gpu --determinism' (stress_det.c): the options stress.c parsed. */
+struct stress_det_opts {
+	double duration, timeout;  /* timeout 0: derived from the duration or the repeats */
+	unsigned repeats;          /* 0: as many as fit in the duration */
+	const char *gpus, *inject, *reference;
+};
+struct host_env;
+int stress_det_run(const struct stress_det_opts *o, struct host_env *he,
+		   const struct active_out *out);
+
 /* Output options every active command takes, for its getopt_long table. */
 enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };
 #define ACTIVE_OUT_OPTIONS                                                                     \

@@ -48,7 +48,8 @@ const struct comp_def comp_table[] = {
 		   "--socket=file --prom=file --timeout=any --once --cycles=any --help -h" },
 	{ "stress", "--help -h" },
 	{ "stress gpu", "--duration=any --gpus=any --dtypes=any --no-gemm --no-hbm --no-memtest "
-			"--timeout=any --inject=gemm|hbm|memtest " COMP_ACTIVE_OPTS },
+			"--timeout=any --inject=gemm|hbm|memtest|sdc --determinism --repeats=any "
+			"--reference=file " COMP_ACTIVE_OPTS },
 	{ "stress storage", "--dir=dir --size=any --file-size=any --writers=any --block=any "
 			    "--duration=any --stall-ms=any --meta-files=any --buffered "
 			    "--inject=stall|corrupt " COMP_ACTIVE_OPTS },

@@ -184,10 +184,19 @@ static const char stress_usage[] =
 	"  --no-gemm, --no-hbm, --no-memtest   leave a test out\n"
 	"  --timeout SECONDS   deadline for the whole run (default: duration + 25% + 120)\n"
 	"  --inject TEST       plant one fault in gemm, hbm or memtest (checks the checkers)\n"
+	"\n"
+	"Silent data corruption (alone, instead of the tests above):\n"
+	"  --determinism       one fixed workload (bf16 products through one cuBLASLt algorithm\n"
+	"                      and a fixed-order reduction) repeated on every GPU at once: every\n"
+	"                      repeat and every GPU of a model must give the same digest of the\n"
+	"                      output bits, and the reference digest shipped with vigil\n"
+	"  --repeats N         repeat N times (at least 3) instead of for --duration\n"
+	"  --reference FILE    reference digests (default determinism-ref.tsv beside the helper)\n"
+	"  --inject sdc        flip one bit in one repeat of the first GPU (checks the checker)\n"
 	ACTIVE_OUT_USAGE;
 
 enum { SOPT_DURATION = 300, SOPT_GPUS, SOPT_DTYPES, SOPT_NO_GEMM, SOPT_NO_HBM, SOPT_NO_MEMTEST,
-       SOPT_TIMEOUT, SOPT_INJECT };
+       SOPT_TIMEOUT, SOPT_INJECT, SOPT_DETERMINISM, SOPT_REPEATS, SOPT_REFERENCE };
 
 static const struct option stress_opts[] = {
 	{ "duration", required_argument, NULL, SOPT_DURATION },
@@ -198,6 +207,9 @@ static const struct option stress_opts[] = {
 	{ "no-memtest", no_argument, NULL, SOPT_NO_MEMTEST },
 	{ "timeout", required_argument, NULL, SOPT_TIMEOUT },
 	{ "inject", required_argument, NULL, SOPT_INJECT },
+	{ "determinism", no_argument, NULL, SOPT_DETERMINISM },
+	{ "repeats", required_argument, NULL, SOPT_REPEATS },
+	{ "reference", required_argument, NULL, SOPT_REFERENCE },
 	ACTIVE_OUT_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -207,8 +219,9 @@ struct stress_args {
 	struct strlist sets;
 	struct active_out out;
 	double duration, timeout;
-	const char *gpus, *dtypes, *inject;
-	bool no_gemm, no_hbm, no_memtest;
+	const char *gpus, *dtypes, *inject, *reference;
+	bool no_gemm, no_hbm, no_memtest, determinism, duration_set;
+	unsigned repeats;
 };
 
 static int stress_parse(int argc, char **argv, struct stress_args *a)
@@ -229,6 +242,7 @@ static int stress_parse(int argc, char **argv, struct stress_args *a)
 				usage_error("stress", "--duration wants seconds, not '%s'", optarg);
 				return -1;
 			}
+			a->duration_set = true;
 			break;
 		case SOPT_TIMEOUT:
 			if (opt_seconds("stress", "--timeout", optarg, 1, 172800, &a->timeout) < 0)
@@ -261,12 +275,25 @@ static int stress_parse(int argc, char **argv, struct stress_args *a)
 		case SOPT_NO_HBM: a->no_hbm = true; break;
 		case SOPT_NO_MEMTEST: a->no_memtest = true; break;
 		case SOPT_INJECT:
-			if (strcmp(optarg, "gemm") && strcmp(optarg, "hbm") && strcmp(optarg, "memtest")) {
-				usage_error("stress", "--inject wants gemm, hbm or memtest");
+			if (strcmp(optarg, "gemm") && strcmp(optarg, "hbm") && strcmp(optarg, "memtest") &&
+			    strcmp(optarg, "sdc")) {
+				usage_error("stress", "--inject wants gemm, hbm, memtest or sdc");
 				return -1;
 			}
 			a->inject = optarg;
 			break;
+		case SOPT_DETERMINISM: a->determinism = true; break;
+		case SOPT_REPEATS: {
+			double rv;
+			if (!parse_double(optarg, &rv) || rv < 3 || rv > 1000000 || rv != (unsigned)rv) {
+				usage_error("stress", "--repeats wants a count of at least 3, not '%s'",
+					    optarg);
+				return -1;
+			}
+			a->repeats = (unsigned)rv;
+			break;
+		}
+		case SOPT_REFERENCE: a->reference = optarg; break;
 		case AOPT_CONFIG: a->he.config_path = optarg; break;
 		case AOPT_HOST: a->he.host = optarg; break;
 		case 'c': strlist_add(&a->sets, optarg); break;
@@ -281,6 +308,23 @@ static int stress_parse(int argc, char **argv, struct stress_args *a)
 	}
 	if (optind < argc) {
 		usage_error("stress", "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!a->determinism && (a->repeats || a->reference)) {
+		usage_error("stress", "--repeats and --reference belong to --determinism");
+		return -1;
+	}
+	if (a->determinism && (a->no_gemm || a->no_hbm || a->no_memtest || a->dtypes)) {
+		usage_error("stress", "--determinism runs alone: leave out --dtypes and --no-*");
+		return -1;
+	}
+	if (a->inject && (!strcmp(a->inject, "sdc") != a->determinism)) {
+		usage_error("stress", a->determinism ? "--determinism takes only --inject sdc"
+						     : "--inject sdc belongs to --determinism");
+		return -1;
+	}
+	if (a->determinism && a->repeats && a->duration_set) {
+		usage_error("stress", "--repeats and --duration: give one of them");
 		return -1;
 	}
 	if (a->no_gemm && a->no_hbm && a->no_memtest) {
@@ -364,6 +408,12 @@ static int cmd_stress_gpu(int argc, char **argv)
 	if (host_env_setup(&a.he, (const char *const *)a.sets.items, a.sets.nr, &err) < 0 ||
 	    stress_limits_get(&lim, NULL, &a.he.cfg, &err) < 0) {
 		fprintf(stderr, "vigil stress: %s\n", err.buf);
+		goto out_env;
+	}
+	if (a.determinism) {
+		struct stress_det_opts d = { a.duration, a.timeout, a.repeats, a.gpus, a.inject,
+					     a.reference };
+		ret = stress_det_run(&d, &a.he, &a.out);
 		goto out_env;
 	}
 	char dur[32];

@@ -1,5 +1,6 @@
 /* engine.c: run the active tests' helpers and the 'check --deep' sequence (see engine.h). */
 #include "engine.h"
+#include "../lib/fileio.h"
 
 void engine_end(struct gs_end *e, const struct helper_out *ho, struct strbuf *desc)
 {
@@ -56,6 +57,50 @@ void engine_stress(const char *const *args, unsigned timeout_ms, int progress_fd
 	}
 	gs_procs_fill_names(&run->procs);
 	helper_out_release(&ho);
+	strbuf_release(&err);
+}
+
+void engine_determinism(const char *const *args, unsigned timeout_ms, int progress_fd,
+			struct det_run *run, struct gs_end *end, struct strbuf *desc,
+			struct strbuf *why)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct helper_out ho;
+	helper_out_init(&ho);
+	if (engine_run_helper("vigil-gpu", args, timeout_ms, progress_fd, &ho, end, desc, why) ==
+		    0 &&
+	    det_run_parse(run, (const struct json_value *const *)ho.lines, ho.nr, &err) < 0) {
+		/* a malformed line: what came before still counts, the run is suspect */
+		free(run->error);
+		run->error = xstrdup(err.buf);
+		if (!run->error_code)
+			run->error_code = xstrdup("bad_output");
+	}
+	helper_out_release(&ho);
+	strbuf_release(&err);
+}
+
+void engine_det_refs(const char *path, struct det_refs *refs)
+{
+	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
+	if (path)
+		strbuf_addstr(&p, path);
+	else if (helper_find_file(DET_REF_FILE, &p, &err) < 0) {
+		refs->why_none = strbuf_detach(&err, NULL);
+		goto out;
+	}
+	refs->source = xstrdup(p.buf);
+	/* a table of a few lines: 1 MiB is far more than it will ever hold */
+	if (read_file_bounded(p.buf, &text, 1u << 20, &err) < 0 ||
+	    det_refs_parse(refs, text.buf, text.len, &err) < 0) {
+		struct strbuf w = STRBUF_INIT;
+		strbuf_addf(&w, "%s: %s", p.buf, err.buf);
+		det_refs_release(refs);
+		refs->why_none = strbuf_detach(&w, NULL);
+	}
+out:
+	strbuf_release(&p);
+	strbuf_release(&text);
 	strbuf_release(&err);
 }
 

@@ -13,6 +13,7 @@
 #ifndef VIGIL_STRESS_ENGINE_H
 #define VIGIL_STRESS_ENGINE_H
 
+#include "determinism.h"
 #include "gpu_stress.h"
 #include "helper.h"
 #include "net.h"
@@ -31,6 +32,17 @@ int engine_run_helper(const char *name, const char *const *args, unsigned timeou
  * filled in from /proc where the helper could not read them. */
 void engine_stress(const char *const *args, unsigned timeout_ms, int progress_fd,
 		   struct gs_run *run, struct gs_end *end, struct strbuf *desc, struct strbuf *why);
+
+/* vigil-gpu determinism with args (without the program), parsed into run. */
+void engine_determinism(const char *const *args, unsigned timeout_ms, int progress_fd,
+			struct det_run *run, struct gs_end *end, struct strbuf *desc,
+			struct strbuf *why);
+
+/* The reference digests from path, or when path is NULL from DET_REF_FILE where the helpers are
+ * looked for. A file that cannot be read or parsed leaves refs empty with refs->why_none set
+ * (the cross-check is then unknown, never a failure); a missing default file likewise. */
+#define DET_REF_FILE "determinism-ref.tsv"
+void engine_det_refs(const char *path, struct det_refs *refs);
 
 /* vigil-gpu pairs (bytes in MiB, reps; gpus may be NULL). */
 void engine_pairs(unsigned mib, unsigned reps, const char *gpus, int progress_fd,

@@ -13,7 +13,26 @@ static bool executable(const char *p)
 	return access(p, X_OK) == 0;
 }
 
+static bool readable(const char *p)
+{
+	return access(p, R_OK) == 0;
+}
+
+static int find_in(const char *name, bool (*ok)(const char *), struct strbuf *path,
+		   struct strbuf *err);
+
 int helper_find(const char *name, struct strbuf *path, struct strbuf *err)
+{
+	return find_in(name, executable, path, err);
+}
+
+int helper_find_file(const char *name, struct strbuf *path, struct strbuf *err)
+{
+	return find_in(name, readable, path, err);
+}
+
+static int find_in(const char *name, bool (*ok)(const char *), struct strbuf *path,
+		   struct strbuf *err)
 {
 	struct strbuf looked = STRBUF_INIT;
 	const char *dir = getenv("VIGIL_CUDA_HELPER_DIR");
@@ -21,7 +40,7 @@ int helper_find(const char *name, struct strbuf *path, struct strbuf *err)
 	if (dir && *dir) {
 		strbuf_reset(path);
 		strbuf_addf(path, "%s/%s", dir, name);
-		if (executable(path->buf))
+		if (ok(path->buf))
 			return 0;
 		error_set(err, "no '%s' in VIGIL_CUDA_HELPER_DIR ('%s')", name, dir);
 		return -1;
@@ -30,13 +49,13 @@ int helper_find(const char *name, struct strbuf *path, struct strbuf *err)
 	if (exe_dir(self, sizeof(self))) {
 		strbuf_reset(path);
 		strbuf_addf(path, "%s/%s", self, name);
-		if (executable(path->buf))
+		if (ok(path->buf))
 			goto found;
 		strbuf_addf(&looked, "'%s', ", self);
 	}
 	strbuf_reset(path);
 	strbuf_addf(path, "%s/vigil/%s", VIGIL_LIBDIR, name);
-	if (executable(path->buf))
+	if (ok(path->buf))
 		goto found;
 	strbuf_addf(&looked, "'%s/vigil'", VIGIL_LIBDIR);
 	error_set(err, "no '%s' next to vigil or installed (looked in %s)", name, looked.buf);

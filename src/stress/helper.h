@@ -22,6 +22,9 @@ enum { HELPER_OK = 0, HELPER_FAIL = 1, HELPER_USAGE = 2, HELPER_NO_GPU = 3, HELP
 
 /* Find helper NAME. 0 with *path set, or -1 with *err saying where it looked. */
 int helper_find(const char *name, struct strbuf *path, struct strbuf *err);
+/* The same places for a readable data file that ships with the helpers (the determinism
+ * test's reference digests). */
+int helper_find_file(const char *name, struct strbuf *path, struct strbuf *err);
 
 struct helper_out {
 	struct child c;
