@@ -201,8 +201,9 @@ const struct config_key config_keys_fixed[] = {
 	{ "run.smoke-timeout", CONFIG_SECONDS, 0, WEEK, CONFIG_MIN_EXCL, NULL, "run",
 	  "deadline of one smoke run (default 300)" },
 	{ "run.sdc-test", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "run",
-	  "the test a host whose replica diverged must pass alone, words split on spaces "
-	  "(default: vigil stress gpu, with fleet.command's vigil)" },
+	  "the test a host whose replica diverged must pass alone, words split on spaces; exit 1 "
+	  "drains it, another status could not tell (default: vigil stress gpu --determinism, "
+	  "with fleet.command's vigil)" },
 	{ "run.restart-delay", CONFIG_SECONDS, 0, 3600, 0, NULL, "run",
 	  "seconds between a stop and the next launch (default 2)" },
 	{ "run.grace", CONFIG_SECONDS, 0, 3600, 0, NULL, "run",

@@ -513,14 +513,17 @@ static int fw_smoke(void *ctx, struct sup *s, const struct step_spec *spec, doub
 	(void)s;
 	fw->smokes++;
 	raise_in(fw, FW_IN_SMOKE);
-	bool bad = false;
+	int code = 0;
 	for (size_t i = 0; i < spec->nr_hosts; i++) {
 		const struct fw_host *h = fw_host(fw, spec->hosts[i]);
-		bad |= !h || h->bad_smoke || h->lost;
+		if (!h || h->bad_smoke || h->lost)
+			code = 1;
+		else if (h->smoke_code && !code)
+			code = h->smoke_code;
 	}
 	advance(fw, fw->smoke_s < timeout_s ? fw->smoke_s : timeout_s);
-	strbuf_addstr(why, bad ? "exited with 1" : "exited with 0");
-	return bad;
+	strbuf_addf(why, "exited with %d", code);
+	return code;
 }
 
 static void fw_evidence(void *ctx, struct sup *s, const char *step_id, char *const *hosts,

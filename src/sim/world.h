@@ -46,6 +46,7 @@ struct fw_fault {
 struct fw_host {
 	char name[64];
 	bool sick, lost, silent, noagent, bad_smoke, drained;
+	int smoke_code;    /* a smoke or determinism test here exits with it (bad_smoke: 1) */
 	double slow;       /* 0 or 1: normal */
 	char reason[512];  /* sick: what its check says */
 	char drain_reason[256];

@@ -6,17 +6,22 @@
 /*
  * One test run on a group of hosts, as a step of its own: the smoke test (the trainer, or
  * --smoke, with VIGIL_SMOKE=1; sdc false) or the determinism test of a host whose replica
- * diverged (run.sdc-test, default `vigil stress gpu`; sdc true). true when it failed.
+ * diverged (run.sdc-test, default `vigil stress gpu --determinism`; sdc true). TEST_FAILED
+ * when it failed: a smoke test that did not pass, a determinism test that exited 1
+ * (unhealthy); TEST_UNKNOWN when a determinism test could not tell (exit 3: no reference
+ * digest for a lone GPU, no driver; a usage error, a deadline, a signal).
  */
-static bool test_run(struct sup *s, const char *const *hosts, size_t n, unsigned round,
-		     size_t index, bool sdc, struct strbuf *detail)
+enum { TEST_PASSED, TEST_FAILED, TEST_UNKNOWN };
+
+static int test_run(struct sup *s, const char *const *hosts, size_t n, unsigned round,
+		    size_t index, bool sdc, struct strbuf *detail)
 {
 	const struct sup_options *o = s->o;
 	struct strbuf dir = STRBUF_INIT, e = STRBUF_INIT, sf = STRBUF_INIT;
 	strbuf_addf(&dir, "%s/smoke", o->run_dir);
-	bool failed = true;
+	int result = TEST_FAILED;
 	const char *sdc_default[] = { o->vigil_remote ? o->vigil_remote : "vigil", "stress", "gpu",
-				      NULL };
+				      "--determinism", NULL };
 	if (sup_make_dir(dir.buf, &e) < 0)
 		goto out;
 	strbuf_addf(&dir, "/attempt-%u-%s-%u-group-%zu", s->m.attempt, sdc ? "sdc" : "round",
@@ -49,14 +54,17 @@ static bool test_run(struct sup *s, const char *const *hosts, size_t n, unsigned
 					   : o->detect.hang_floor_s;
 	if (sdc)
 		quiet = 0; /* a stress test prints little until its end */
-	failed = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, quiet, &e) != 0;
+	int rc = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, quiet, &e);
+	result = rc == 0 ? TEST_PASSED : !sdc || rc == 1 ? TEST_FAILED : TEST_UNKNOWN;
 	strlist_release(&env);
 out:
 	strbuf_addf(detail, "%s[", detail->len ? "; " : "");
 	for (size_t i = 0; i < n; i++)
 		strbuf_addf(detail, "%s%s", i ? " " : "", hosts[i]);
-	strbuf_addf(detail, "] %s%s", sdc ? "determinism test " : "", failed ? "failed" : "passed");
-	if (failed && e.len) {
+	strbuf_addf(detail, "] %s%s", sdc ? "determinism test " : "",
+		    result == TEST_PASSED ? "passed" : result == TEST_FAILED ? "failed"
+									: "could not tell");
+	if (result != TEST_PASSED && e.len) {
 		strbuf_addstr(detail, " (");
 		strbuf_add_clean(detail, e.buf);
 		strbuf_addch(detail, ')');
@@ -64,7 +72,7 @@ out:
 	strbuf_release(&dir);
 	strbuf_release(&e);
 	strbuf_release(&sf);
-	return failed;
+	return result;
 }
 
 /*
@@ -85,15 +93,23 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 	 * deterministic (or the replicas desynchronised), not the host */
 	for (size_t i = 0; i < x->sdc_hosts.nr && !sup_sig_seen; i++) {
 		const char *h[] = { x->sdc_hosts.items[i] };
-		if (test_run(s, h, 1, 1, i, true, &detail)) {
+		int r = test_run(s, h, 1, 1, i, true, &detail);
+		if (r == TEST_FAILED) {
 			strlist_add(&bad, x->sdc_hosts.items[i]);
 			strlist_add(&why, "its replica's parameters diverged and it failed the "
 					  "determinism test alone");
 		} else {
 			struct strbuf t = STRBUF_INIT;
-			strbuf_addf(&t, "%s passed the determinism test after its replica diverged: "
-				    "a step that is not deterministic, or a desynchronised replica, "
-				    "not this host; it stays", x->sdc_hosts.items[i]);
+			if (r == TEST_PASSED)
+				strbuf_addf(&t, "%s passed the determinism test after its replica "
+					    "diverged: a step that is not deterministic, or a "
+					    "desynchronised replica, not this host; it stays",
+					    x->sdc_hosts.items[i]);
+			else
+				strbuf_addf(&t, "the determinism test could not tell whether %s "
+					    "computes wrong (see the group_test record); it stays, "
+					    "and a divergence on it again is said again",
+					    x->sdc_hosts.items[i]);
 			sup_journal_event(s, "sdc_not_confirmed", x->sdc_hosts.items[i], t.buf);
 			strbuf_release(&t);
 		}
@@ -107,8 +123,8 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 		/* a suspect named by evidence is tested alone, twice for a failure to count */
 		for (size_t i = 0; i < n && !sup_sig_seen; i++) {
 			const char *h[] = { x->hosts.items[i] };
-			if (test_run(s, h, 1, 1, i, false, &detail) &&
-			    test_run(s, h, 1, 2, i, false, &detail)) {
+			if (test_run(s, h, 1, 1, i, false, &detail) != TEST_PASSED &&
+			    test_run(s, h, 1, 2, i, false, &detail) != TEST_PASSED) {
 				strlist_add(&bad, x->hosts.items[i]);
 				strlist_add(&why, "failed the smoke test alone, twice");
 			}
@@ -123,7 +139,8 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 				const char **h = xcalloc(g.groups[i].nr + 1, sizeof(*h));
 				for (size_t j = 0; j < g.groups[i].nr; j++)
 					h[j] = x->hosts.items[g.groups[i].hosts[j]];
-				bool failed = test_run(s, h, g.groups[i].nr, round, i, false, &detail);
+				bool failed = test_run(s, h, g.groups[i].nr, round, i, false, &detail) !=
+					      TEST_PASSED;
 				grouptest_result(&g, i, failed);
 				free(h);
 			}

@@ -97,7 +97,9 @@ struct sup_world {
 	void (*watch_stop)(void *ctx, struct sup *s);
 
 	/*
-	 * One smoke run of spec: 0 passed, 1 failed (*why says how), within timeout_s. quiet_s
+	 * One smoke run of spec, within timeout_s: its exit status (0 passed), or -1 when it did
+	 * not finish by itself (not started, killed at the deadline or hung, a signal); *why
+	 * says how it ended when it did not pass. quiet_s
 	 * (0: none): a smoke whose ranks wrote something and then nothing more for quiet_s (the
 	 * run's own hang limit) is hung: failed then, not at timeout_s.
 	 */

@@ -237,7 +237,7 @@ static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, do
 	step_init(&st);
 	st.scancel = o->scancel;
 	if (step_start(&st, &o->cmds, spec, why) < 0)
-		return 1;
+		return -1;
 	uint64_t now = mono_ms(), end = now + (uint64_t)(timeout_s * 1000), last_growth = 0;
 	uint64_t bytes = 0;
 	bool quiet = false;
@@ -261,7 +261,7 @@ static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, do
 		step_stop(&st, &o->cmds, o->grace_ms, why);
 	else
 		child_finish(&st.child);
-	bool failed = timed_out || !st.child.exited || st.child.exit_code != 0;
+	int rc = timed_out || !st.child.exited ? -1 : st.child.exit_code;
 	if (quiet)
 		strbuf_addf(why, "hung: its ranks wrote nothing for %.0f s (the run's hang limit) "
 			    "after they had started", quiet_s);
@@ -270,7 +270,7 @@ static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, do
 	else
 		child_describe(&st.child, why);
 	step_release(&st);
-	return failed;
+	return rc;
 }
 
 static void real_evidence(void *ctx, struct sup *s, const char *step_id, char *const *hosts,

@@ -669,6 +669,17 @@ TEST(supervisor_vt_diverged_replica_is_tested_drained_and_resumed_before)
 	CHECK(!fw_host(&r.fw, "n3")->drained);
 	CHECK_INT(r.fw.drains, 0);
 	sc_release(&r);
+
+	/* the test cannot tell (exit 3: a lone GPU with no reference digest): the host stays */
+	sc_init(&r, "sdc-unknown", 4, 1);
+	fw_host(&r.fw, "n3")->smoke_code = 3;
+	digests_at(&r, 0, 30, 30, 5, "");
+	sc_run(&r);
+	CHECK_INT(r.rc, 0);
+	CHECK_JOURNAL(&r, "\"class\":\"group_test\"", "[n3] determinism test could not tell");
+	CHECK_JOURNAL(&r, "\"class\":\"sdc_not_confirmed\"", "could not tell whether n3");
+	CHECK_INT(r.fw.drains, 0);
+	sc_release(&r);
 }
 
 TEST(supervisor_vt_startup_timeout)
