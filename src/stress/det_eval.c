@@ -66,9 +66,10 @@ static bool eval_run(const struct det_run *r, const struct gs_end *end, struct c
 	}
 	if (r->error)
 		/* a malformed line or an error line: what came before still counts */
-		result_add(st, STATUS_UNKNOWN, ACTION_INVESTIGATE,
-			   r->error_code ? r->error_code : "helper_error", "", "vigil-gpu: %s",
-			   r->error);
+		/* one code of vigil's own (docs/codes.md); the helper's word goes in the message */
+		result_add(st, STATUS_UNKNOWN, ACTION_INVESTIGATE, "helper_error", "",
+			   "vigil-gpu%s%s%s: %s", r->error_code ? " (" : "",
+			   r->error_code ? r->error_code : "", r->error_code ? ")" : "", r->error);
 	struct strbuf dev = STRBUF_INIT;
 	for (size_t k = 0; k < r->nr_expected; k++) {
 		bool seen = false;
