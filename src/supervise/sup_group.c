@@ -117,9 +117,7 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 	if (n)
 		sup_say(s, "group testing %zu hosts%s", n,
 			x->confirm ? " (each suspect alone)" : "");
-	if (!n) {
-		/* only determinism tests were asked */
-	} else if (x->confirm) {
+	if (x->confirm) { /* with no host (only determinism tests were asked): nothing more */
 		/* a suspect named by evidence is tested alone, twice for a failure to count */
 		for (size_t i = 0; i < n && !sup_sig_seen; i++) {
 			const char *h[] = { x->hosts.items[i] };

@@ -85,12 +85,19 @@ static void srun_line(struct sup *s, const char *line, size_t len)
 #define REPLICAS_LATE_S 60
 #define REPLICAS_SAY_MAX 16 /* ranks named in one journal record; the rest counted */
 
-static void add_rank(struct sup *s, struct strbuf *t, unsigned rank)
+/* The host rank runs on in this attempt: hosts[rank / G] (step.h); NULL out of range. */
+static const char *rank_host(const struct sup *s, unsigned rank)
 {
 	unsigned g = s->o->tasks_per_node ? s->o->tasks_per_node : 1;
+	return rank / g < s->at.hosts.nr ? s->at.hosts.items[rank / g] : NULL;
+}
+
+static void add_rank(struct sup *s, struct strbuf *t, unsigned rank)
+{
+	const char *host = rank_host(s, rank);
 	strbuf_addf(t, "rank %u", rank);
-	if (rank / g < s->at.hosts.nr)
-		strbuf_addf(t, " (%s)", s->at.hosts.items[rank / g]);
+	if (host)
+		strbuf_addf(t, " (%s)", host);
 }
 
 static void on_replicas(void *arg, const struct replica_verdict *v)
@@ -125,20 +132,18 @@ static void on_replicas(void *arg, const struct replica_verdict *v)
 				    v->nr_ranks ? "; " : "", v->unseen, v->size);
 	}
 	/* one host named when one rank is: the journal's host field is a suspect */
-	unsigned g = s->o->tasks_per_node ? s->o->tasks_per_node : 1;
-	const char *host = v->kind == REPLICA_DIVERGED && v->nr_ranks == 1 &&
-					   v->ranks[0] / g < s->at.hosts.nr
-				   ? s->at.hosts.items[v->ranks[0] / g]
-				   : NULL;
+	const char *host =
+		v->kind == REPLICA_DIVERGED && v->nr_ranks == 1 ? rank_host(s, v->ranks[0]) : NULL;
 	sup_journal_event(s, cls, host, t.buf);
 	sup_say(s, "%s: %s", cls, t.buf);
 	if (v->kind != REPLICA_MISSING) {
 		/* the machine stops the step, has the hosts tested, resumes before this step */
 		struct strlist hosts = STRLIST_INIT;
-		for (size_t i = 0; i < v->nr_ranks; i++)
-			if (v->ranks[i] / g < s->at.hosts.nr &&
-			    !strlist_has(&hosts, s->at.hosts.items[v->ranks[i] / g]))
-				strlist_add(&hosts, s->at.hosts.items[v->ranks[i] / g]);
+		for (size_t i = 0; i < v->nr_ranks; i++) {
+			const char *h = rank_host(s, v->ranks[i]);
+			if (h && !strlist_has(&hosts, h))
+				strlist_add(&hosts, h);
+		}
 		struct sup_event e = { .kind = SUP_EV_DIVERGED, .step = v->step, .text = t.buf,
 				       .hosts = (const char *const *)hosts.items,
 				       .nr_hosts = hosts.nr };
