@@ -30,6 +30,7 @@ int cmd_stacks(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_fabric(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_qualify(int argc, char **argv);
 
 /* One run of the checks selected as 'vigil check' selects them (configuration, only, skip),
  * finished into rep (report_init'ed here), for 'vigil agent'. 0, or -1 with *err on a bad

@@ -31,6 +31,8 @@ const struct cmd_def cmd_table[] = {
 	  CMD_TAKES_CONFIG, (const char *const[]){ "check", NULL } },
 	{ "stacks", cmd_stacks, "stacks of a vigil run attempt's ranks on this host (hang evidence)",
 	  CMD_NEEDS_ROOT, NULL },
+	{ "qualify", cmd_qualify, "judge a fresh allocation: which nodes to keep, a scorecard to compare",
+	  CMD_TAKES_CONFIG, NULL },
 	{ "sim", cmd_sim, "what failures cost a run of N GPUs: vigil run's supervisor, simulated",
 	  0, NULL },
 	{ "report", cmd_report, "the timeline of a vigil run: attempts, faults, ETTR", 0, NULL },

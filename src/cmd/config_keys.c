@@ -164,6 +164,23 @@ const struct config_key config_keys_fixed[] = {
 	{ "fleet.srun-arg", CONFIG_STRING, 0, 0, CONFIG_LIST | CONFIG_HOST_ONLY, NULL, "fleet run",
 	  "one more argument to srun (repeatable)" },
 
+	{ "qualify.storage-size", CONFIG_SIZE, 4096, 1099511627776.0, 0, NULL, "qualify",
+	  "bytes each node writes in the storage stage (default 4294967296)" },
+	{ "qualify.storage-writers", CONFIG_COUNT, 1, 256, 0, NULL, "qualify",
+	  "writer processes on each node in the storage stage (default 8)" },
+	{ "qualify.stall-ms", CONFIG_COUNT, 1, 3600000, 0, NULL, "qualify",
+	  "a storage operation slower than this is a stall, by node (default 10000)" },
+	{ "qualify.outlier-margin", CONFIG_NUMBER, 0, 1, CONFIG_MAX_EXCL, NULL, "qualify",
+	  "a node this fraction worse than the median of its peers in a figure is an outlier "
+	  "(default 0.10)" },
+	{ "qualify.expected-busbw", CONFIG_NUMBER, 0, 100000, 0, NULL, "qualify",
+	  "NCCL busbw in GB/s the fabric should give across nodes (default 0: not known; only "
+	  "the fall-off is judged)" },
+	{ "qualify.busbw-floor", CONFIG_NUMBER, 0, 1, 0, NULL, "qualify",
+	  "a fabric point below this fraction of qualify.expected-busbw fails (default 0.8)" },
+	{ "qualify.port", CONFIG_COUNT, 1024, 65000, 0, NULL, "qualify",
+	  "first TCP port of the fabric stage's NCCL rendezvous, one per point (default 29650)" },
+
 	{ "run.nodes", CONFIG_COUNT, 1, 65536, 0, NULL, "run",
 	  "hosts a run uses (default: the allocation minus the spares)" },
 	{ "run.spares", CONFIG_COUNT, 0, 65536, 0, NULL, "run",

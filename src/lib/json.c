@@ -268,6 +268,34 @@ void json_null(struct json_writer *w)
 	strbuf_addstr(w->out, "null");
 }
 
+void json_value_write(struct json_writer *w, const struct json_value *v)
+{
+	if (!v) {
+		json_null(w);
+		return;
+	}
+	switch (v->type) {
+	case JSON_NULL: json_null(w); break;
+	case JSON_BOOL: json_bool(w, v->boolean); break;
+	case JSON_NUMBER: json_double(w, v->number); break;
+	case JSON_STRING: json_string_len(w, v->string, v->string_len); break;
+	case JSON_ARRAY:
+		json_open_array(w);
+		for (size_t i = 0; i < v->nr; i++)
+			json_value_write(w, v->items[i]);
+		json_close_array(w);
+		break;
+	case JSON_OBJECT:
+		json_open_object(w);
+		for (size_t i = 0; i < v->nr; i++) {
+			json_key(w, v->keys[i]);
+			json_value_write(w, v->items[i]);
+		}
+		json_close_object(w);
+		break;
+	}
+}
+
 /* ---- parser ---- */
 
 struct parser {

@@ -68,6 +68,9 @@ struct json_value {
 	size_t nr, alloc;
 };
 
+/* Write a parsed tree back (a report kept inside another document): depth is the parser's. */
+void json_value_write(struct json_writer *w, const struct json_value *v);
+
 /* Parse len bytes; returns the root or NULL with *err set. */
 struct json_value *json_parse(const char *text, size_t len, struct strbuf *err);
 void json_free(struct json_value *v);

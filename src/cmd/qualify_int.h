@@ -1,0 +1,50 @@
+/*
+ * qualify_int.h: what the two halves of 'vigil qualify' share: src/cmd/qualify.c (options, the
+ * plan, the loop over the stages, the state directory, the outputs) and src/cmd/qualify_stages.c
+ * (what each stage runs on the nodes, and --drain).
+ */
+#ifndef VIGIL_CMD_QUALIFY_INT_H
+#define VIGIL_CMD_QUALIFY_INT_H
+
+#include "common.h"
+#include "../lib/strlist.h"
+#include "../qualify/stage.h"
+
+#include <signal.h>
+
+struct qargs {
+	double budget_s;
+	bool asked[Q_NR_STAGES], stages_given, drain;
+	const char *storage, *train, *json, *html, *compare, *resume, *dir, *from, *config;
+	unsigned gpn;
+	struct strlist sets;
+};
+
+struct qrun {
+	struct qargs *a;
+	struct config cfg;
+	struct slurm_cmds cmds;
+	struct slurm_policy pol;
+	struct strlist srun;
+	struct q_reach reach;
+	struct q_card card;
+	struct strbuf dir;
+	char self[4096];
+	uint64_t t0;
+	unsigned storage_writers, stall_ms;
+	uint64_t storage_size;
+	unsigned port;
+};
+
+/* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), 0 while none. */
+extern volatile sig_atomic_t qualify_stop;
+
+/* A progress line on stderr, "vigil qualify: ...", control bytes made safe. */
+void qualify_say(const char *fmt, ...) PRINTF_LIKE(1, 2);
+double qualify_elapsed_s(const struct qrun *r);
+/* Run stage s on the card's nodes within share seconds (qualify_stages.c). */
+void qualify_stage_run(struct qrun *r, enum q_stage s, double share);
+/* --drain: the nodes that failed (and, by slurm.on-unknown, those that could not be told). */
+void qualify_drain(struct qrun *r);
+
+#endif

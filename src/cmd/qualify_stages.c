@@ -1,0 +1,346 @@
+/*
+ * qualify_stages.c: what each stage of 'vigil qualify' runs on the allocation's nodes, as
+ * rounds of existing vigil commands (src/qualify/stage.c runs a round), and --drain.
+ */
+#include "cmd.h"
+#include "qualify_int.h"
+#include "../lib/run.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+
+void qualify_say(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT, clean = STRBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strbuf_add_clean(&clean, sb.buf);
+	fprintf(stderr, "vigil qualify: %s\n", clean.buf);
+	strbuf_release(&sb);
+	strbuf_release(&clean);
+}
+
+double qualify_elapsed_s(const struct qrun *r)
+{
+	return (double)(mono_ms() - r->t0) / 1000.0;
+}
+
+static void add_num(struct strlist *l, const char *fmt, double v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_addf(&sb, fmt, v);
+	strlist_add(l, sb.buf);
+	strbuf_release(&sb);
+}
+
+/* One fleet round of a stage: 'vigil ARGS' on every node within share seconds. */
+static void round_of(struct qrun *r, enum q_stage s, struct strlist *args, double share)
+{
+	struct strbuf err = STRBUF_INIT;
+	if (q_stage_fleet(&r->card, s, &r->reach, (const char *const *)args->items, args->nr,
+			  (unsigned)(share * 1000), &err) < 0) {
+		/* Slurm could not list the nodes: every node unknown, by this reason */
+		for (size_t i = 0; i < r->card.nr; i++)
+			q_node_set(&r->card.nodes[i], s, Q_UNKNOWN, err.buf, NULL);
+		r->card.stages[s].st = Q_UNKNOWN;
+		free(r->card.stages[s].reason);
+		r->card.stages[s].reason = xstrdup(err.buf);
+	} else if (err.len) {
+		qualify_say("%s: %s", q_stage_name(s), err.buf);
+	}
+	strbuf_release(&err);
+}
+
+static void stage_passive(struct qrun *r, double share)
+{
+	struct strlist args = STRLIST_INIT;
+	strlist_add(&args, "check");
+	strlist_add(&args, "--json");
+	strlist_add(&args, "--timeout");
+	add_num(&args, "%.0f", share > 40 ? 30 : share * 0.7);
+	round_of(r, Q_PASSIVE, &args, share);
+	strlist_release(&args);
+}
+
+/* The node stage: stress gpu (60 % of the share), then GPU pairs and NCCL inside the node. */
+static void stage_node(struct qrun *r, double share)
+{
+	struct strlist args = STRLIST_INIT;
+	double gpu = share * 0.6, rest = (share - gpu) / 2;
+	strlist_add(&args, "stress");
+	strlist_add(&args, "gpu");
+	strlist_add(&args, "--json");
+	strlist_add(&args, "--duration");
+	add_num(&args, "%.0f", gpu * 0.6 > 5 ? gpu * 0.6 : 5);
+	strlist_add(&args, "--timeout");
+	add_num(&args, "%.0f", gpu - 2 > 5 ? gpu - 2 : 5);
+	round_of(r, Q_NODE, &args, gpu);
+	const char *net[] = { "pairs", "nccl" };
+	for (size_t i = 0; i < 2 && !qualify_stop; i++) {
+		strlist_release(&args);
+		strlist_add(&args, "net");
+		strlist_add(&args, net[i]);
+		strlist_add(&args, "--json");
+		if (i == 1) {
+			strlist_add(&args, "--deadline");
+			add_num(&args, "%.0f", rest - 2 > 5 ? rest - 2 : 5);
+		}
+		round_of(r, Q_NODE, &args, rest);
+	}
+	strlist_release(&args);
+}
+
+static void stage_storage(struct qrun *r, double share)
+{
+	struct strlist args = STRLIST_INIT;
+	strlist_add(&args, "stress");
+	strlist_add(&args, "storage");
+	strlist_add(&args, "--dir");
+	strlist_add(&args, r->a->storage);
+	strlist_add(&args, "--json");
+	strlist_add(&args, "--duration");
+	add_num(&args, "%.0f", share - 5 > 5 ? share - 5 : 5);
+	strlist_add(&args, "--size");
+	add_num(&args, "%.0f", (double)r->storage_size);
+	if (r->storage_size < (64u << 20)) {
+		strlist_add(&args, "--file-size");
+		add_num(&args, "%.0f", (double)r->storage_size);
+	}
+	strlist_add(&args, "--writers");
+	add_num(&args, "%.0f", r->storage_writers);
+	strlist_add(&args, "--stall-ms");
+	add_num(&args, "%.0f", r->stall_ms);
+	free(r->card.storage_dir);
+	r->card.storage_dir = xstrdup(r->a->storage);
+	round_of(r, Q_STORAGE, &args, share);
+	strlist_release(&args);
+}
+
+/* The fabric stage: all_reduce then all_gather at 2, 4, 8 ... nodes and at all of them, on the
+ * nodes that passed what ran before (a sick node would only measure itself). */
+static void stage_fabric(struct qrun *r, double share)
+{
+	struct q_card *c = &r->card;
+	struct strlist ok = STRLIST_INIT;
+	for (size_t i = 0; i < c->nr; i++)
+		if (q_node_status(c, &c->nodes[i]) != Q_FAILED)
+			strlist_add(&ok, c->nodes[i].name);
+	unsigned gpn = r->a->gpn ? r->a->gpn : q_gpus_per_node(c);
+	struct q_stage_result *st = &c->stages[Q_FABRIC];
+	if (ok.nr < 2 || !gpn) {
+		st->st = Q_SKIPPED;
+		free(st->reason);
+		st->reason = xstrdup(ok.nr < 2 ? "fewer than two nodes left to measure between"
+					       : "no GPU found on the nodes by the node stage "
+						 "(--gpus-per-node to say)");
+		goto out;
+	}
+	size_t counts[32], nc = 0;
+	for (size_t k = 2; k < ok.nr && nc < 31; k *= 2)
+		counts[nc++] = k;
+	counts[nc++] = ok.nr;
+	const char *ops[] = { "all_reduce", "all_gather" };
+	double each = share / (double)(nc * 2);
+	struct strbuf rdv = STRBUF_INIT;
+	for (size_t o = 0; o < 2 && !qualify_stop; o++)
+		for (size_t i = 0; i < nc && !qualify_stop; i++) {
+			strbuf_reset(&rdv);
+			/* the first node serves the rendezvous: a port of the job's own */
+			strbuf_addf(&rdv, "tcp://%s:%u", ok.items[0],
+				    r->port + (unsigned)(o * nc + i));
+			qualify_say("fabric: %s on %zu nodes x %u GPUs", ops[o], counts[i], gpn);
+			const char *extra[] = { "--sizes", "64M:1G", "--timeout", "60" };
+			q_fabric_point(c, &r->reach, ops[o], (const char *const *)ok.items, counts[i],
+				       gpn, rdv.buf, extra, ARRAY_SIZE(extra),
+				       (unsigned)(each * 1000));
+		}
+	strbuf_release(&rdv);
+	q_fabric_summarize(c);
+out:
+	strlist_release(&ok);
+}
+
+/* The train stage: 'vigil run' over the allocation for its share, SIGTERM at the end (a run
+ * cancelled is how this stage ends), then the step rows of its journal read by 'vigil diagnose
+ * steps'. A host that vigil run excluded fails the stage, with vigil run's reason. */
+static void stage_train(struct qrun *r, double share)
+{
+	struct q_card *c = &r->card;
+	struct strbuf rd = STRBUF_INIT, err = STRBUF_INIT, jr = STRBUF_INIT;
+	struct strlist argv = STRLIST_INIT, words = STRLIST_INIT;
+	strbuf_addf(&rd, "%s/train", r->dir.buf);
+	strlist_add(&argv, r->self);
+	strlist_add(&argv, "run");
+	strlist_add(&argv, "--run-dir");
+	strlist_add(&argv, rd.buf);
+	strlist_add(&argv, "--json");
+	for (size_t i = 0; i < r->a->sets.nr; i++) {
+		strlist_add(&argv, "-c");
+		strlist_add(&argv, r->a->sets.items[i]);
+	}
+	if (r->a->config) {
+		strlist_add(&argv, "--config");
+		strlist_add(&argv, r->a->config);
+	}
+	strlist_add(&argv, "--");
+	strlist_split(&words, r->a->train, " \t");
+	for (size_t i = 0; i < words.nr; i++)
+		if (*words.items[i])
+			strlist_add(&argv, words.items[i]);
+	struct child ch;
+	child_init(&ch);
+	ch.argv = (const char *const *)argv.items;
+	ch.out_cap = 1u << 20;
+	if (child_start(&ch, &err) < 0) {
+		c->stages[Q_TRAIN].st = Q_UNKNOWN;
+		c->stages[Q_TRAIN].reason = strbuf_detach(&err, NULL);
+		goto out;
+	}
+	uint64_t end = mono_ms() + (uint64_t)(share * 1000 * 0.85), hard = 0;
+	while (!child_poll(&ch, 200)) {
+		uint64_t now = mono_ms();
+		if (!hard && (now >= end || qualify_stop)) {
+			child_kill(&ch, SIGTERM); /* vigil run stops its job and writes its end */
+			hard = now + (uint64_t)(share * 1000 * 0.15);
+		} else if (hard && now >= hard) {
+			child_kill(&ch, SIGKILL);
+		}
+	}
+	child_finish(&ch);
+	struct json_value *out = json_parse(ch.out.buf, ch.out.len, NULL);
+	const struct json_value *ex = out ? json_get(out, "excluded") : NULL;
+	for (size_t i = 0; ex && ex->type == JSON_ARRAY && i < ex->nr; i++) {
+		struct q_node *n = q_card_node(c, str_or(json_get_string(ex->items[i], "host"), ""));
+		if (n)
+			q_node_set(n, Q_TRAIN, Q_FAILED,
+				   str_or(json_get_string(ex->items[i], "reason"), "excluded by vigil run"),
+				   NULL);
+	}
+	/* the steps: vigil diagnose steps on the journal */
+	struct child d;
+	strbuf_addf(&jr, "%s/journal.jsonl", rd.buf);
+	const char *dargv[] = { r->self, "diagnose", "steps", jr.buf, "--json", NULL };
+	child_init(&d);
+	d.argv = dargv;
+	d.timeout_ms = 60000;
+	d.out_cap = 8u << 20;
+	struct json_value *steps = NULL;
+	if (child_run(&d, &err) == 0)
+		steps = json_parse(d.out.buf, d.out.len, NULL);
+	double st = 0, lvl = 0;
+	const char *metric = steps ? json_get_string(steps, "metric") : NULL;
+	bool have_st = steps && json_get_number(steps, "median_step_time", &st);
+	bool have_mfu = metric && !strcmp(metric, "mfu") &&
+			json_get_number(steps, "median_level", &lvl);
+	struct strbuf t = STRBUF_INIT;
+	strbuf_addstr(&t, "{\"step_time_s\":");
+	strbuf_addstr(&t, have_st ? "" : "null");
+	if (have_st)
+		strbuf_addf(&t, "%.6g", st);
+	strbuf_addstr(&t, ",\"tokens_per_s\":null,\"mfu\":");
+	if (have_mfu)
+		strbuf_addf(&t, "%.4f", lvl);
+	else
+		strbuf_addstr(&t, "null");
+	strbuf_addf(&t, ",\"outcome\":");
+	json_quote(&t, out && json_get_string(out, "outcome") ? json_get_string(out, "outcome")
+							       : "no report from vigil run",
+		   out && json_get_string(out, "outcome") ? strlen(json_get_string(out, "outcome"))
+							  : 24);
+	strbuf_addstr(&t, "}");
+	json_free(c->train);
+	c->train = json_parse(t.buf, t.len, NULL);
+	size_t bad = 0;
+	for (size_t i = 0; i < c->nr; i++)
+		bad += c->nodes[i].st[Q_TRAIN] == Q_FAILED;
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->nodes[i].st[Q_TRAIN] == Q_NOT_RUN)
+			q_node_set(&c->nodes[i], Q_TRAIN, have_st ? Q_PASSED : Q_UNKNOWN,
+				   have_st ? "trained" : "no step seen", NULL);
+	c->stages[Q_TRAIN].st = bad ? Q_FAILED : have_st ? Q_PASSED : Q_UNKNOWN;
+	strbuf_reset(&err);
+	if (have_st)
+		strbuf_addf(&err, "median step %.3g s%s", st, bad ? "; hosts excluded" : "");
+	else
+		strbuf_addstr(&err, "no training step was seen in the stage's time");
+	free(c->stages[Q_TRAIN].reason);
+	c->stages[Q_TRAIN].reason = strbuf_detach(&err, NULL);
+	json_free(out);
+	json_free(steps);
+	child_release(&d);
+	strbuf_release(&t);
+out:
+	child_release(&ch);
+	strlist_release(&argv);
+	strlist_release(&words);
+	strbuf_release(&rd);
+	strbuf_release(&err);
+	strbuf_release(&jr);
+}
+
+void qualify_stage_run(struct qrun *r, enum q_stage s, double share)
+{
+	switch (s) {
+	case Q_PASSIVE: stage_passive(r, share); break;
+	case Q_NODE: stage_node(r, share); break;
+	case Q_FABRIC: stage_fabric(r, share); break;
+	case Q_STORAGE: stage_storage(r, share); break;
+	case Q_TRAIN: stage_train(r, share); break;
+	case Q_NR_STAGES: break;
+	}
+}
+
+/* ---- drain ---- */
+
+void qualify_drain(struct qrun *r)
+{
+	struct q_card *c = &r->card;
+	struct strbuf err = STRBUF_INIT, reason = STRBUF_INIT;
+	for (size_t i = 0; i < c->nr; i++) {
+		struct q_node *n = &c->nodes[i];
+		enum q_status st = q_node_status(c, n);
+		if (st == Q_PASSED)
+			continue; /* qualify never resumes a node: that is vigil check's to do */
+		strbuf_reset(&reason);
+		strbuf_addstr(&reason, "qualify: ");
+		for (int s = 0; s < Q_NR_STAGES; s++)
+			if (n->st[s] == st) {
+				strbuf_addf(&reason, "%s: %s", q_stage_name(s),
+					    n->reason[s] ? n->reason[s] : "");
+				break;
+			}
+		struct slurm_node now;
+		struct slurm_decision d;
+		memset(&now, 0, sizeof(now));
+		strbuf_reset(&err);
+		bool have = slurm_node_get(&r->cmds, n->name, &now, &err) == 0;
+		slurm_decide(st == Q_FAILED ? VERDICT_UNHEALTHY : VERDICT_UNKNOWN, reason.buf,
+			     have ? &now : NULL, &r->pol, &d);
+		if (d.act == SLURM_ACT_DRAIN) {
+			free(n->drain_reason);
+			n->drain_reason = xstrdup(d.reason);
+			if (slurm_apply(&r->cmds, n->name, &d, &err) < 0) {
+				n->drain_error = strbuf_detach(&err, NULL);
+				qualify_say("%s: cannot drain: %s", n->name, n->drain_error);
+			} else {
+				n->drained = true;
+				qualify_say("%s: drained: %s", n->name, d.reason);
+			}
+		} else if (st == Q_FAILED) {
+			qualify_say("%s: not drained: %s%s%s", n->name, d.why, have ? "" : ": ",
+			    have ? "" : err.buf);
+		}
+		slurm_node_release(&now);
+	}
+	strbuf_release(&err);
+	strbuf_release(&reason);
+}

@@ -1,0 +1,340 @@
+/*
+ * stage.c: running qualify's stages on the allocation's nodes. A per-node stage is one round of
+ * the fleet engine (src/slurm/fleet.c: one srun step over the nodes, answers matched to nodes by
+ * srun's launch lines and the report's host; an unreachable node is unknown by name, never
+ * passed). The fabric stage runs NCCL across growing sets of nodes as one srun step each, one
+ * task a GPU, and keeps rank 0's report. Nothing here prints: the caller gets each stage's
+ * results in the card and its own progress from the callback.
+ */
+#include "stage.h"
+#include "../lib/run.h"
+#include "../lib/util.h"
+#include "../slurm/fleet_step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum q_status from_fleet(enum fleet_verdict v)
+{
+	return v == FLEET_HEALTHY ? Q_PASSED : v == FLEET_UNHEALTHY ? Q_FAILED : Q_UNKNOWN;
+}
+
+/* The stage's status and one line, from its nodes. */
+static void summarize(struct q_card *c, enum q_stage s)
+{
+	size_t np = 0, nf = 0, nu = 0, ran = 0;
+	const struct q_node *first_bad = NULL;
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct q_node *n = &c->nodes[i];
+		if (n->st[s] == Q_NOT_RUN || n->st[s] == Q_SKIPPED)
+			continue;
+		ran++;
+		np += n->st[s] == Q_PASSED;
+		nf += n->st[s] == Q_FAILED;
+		nu += n->st[s] == Q_UNKNOWN;
+		if (n->st[s] == Q_FAILED && (!first_bad || first_bad->st[s] != Q_FAILED))
+			first_bad = n;
+		else if (n->st[s] == Q_UNKNOWN && !first_bad)
+			first_bad = n;
+	}
+	struct q_stage_result *r = &c->stages[s];
+	struct strbuf sb = STRBUF_INIT;
+	r->st = nf ? Q_FAILED : nu || !ran ? Q_UNKNOWN : Q_PASSED;
+	strbuf_addf(&sb, "%zu of %zu nodes passed", np, ran);
+	if (first_bad)
+		strbuf_addf(&sb, "; %s: %s", first_bad->name, first_bad->reason[s]);
+	free(r->reason);
+	r->reason = strbuf_detach(&sb, NULL);
+}
+
+/* rank of a status for "worse": failed > unknown > passed */
+static int badness(enum q_status st)
+{
+	return st == Q_FAILED ? 2 : st == Q_PASSED || st == Q_SKIPPED ? 0 : 1;
+}
+
+/* A later round of the same stage (the node stage is three: stress gpu, net pairs, net nccl):
+ * its checks join the node's report, and the worse status and its reason stay. */
+static void merge(struct q_node *n, enum q_stage s, enum q_status st, const char *reason,
+		  struct json_value *rep)
+{
+	if (n->st[s] == Q_NOT_RUN) {
+		q_node_set(n, s, st, reason, rep);
+		return;
+	}
+	struct json_value *have = n->report[s];
+	const struct json_value *more = rep ? json_get(rep, "checks") : NULL;
+	struct json_value *into = NULL;
+	for (size_t i = 0; have && have->type == JSON_OBJECT && i < have->nr; i++)
+		if (!strcmp(have->keys[i], "checks") && have->items[i]->type == JSON_ARRAY)
+			into = have->items[i];
+	if (into && more && more->type == JSON_ARRAY) {
+		/* move the new report's checks over; the new report keeps empty slots */
+		struct json_value *m = (struct json_value *)more;
+		into->items = xrealloc(into->items, (into->nr + m->nr + 1) * sizeof(*into->items));
+		for (size_t i = 0; i < m->nr; i++)
+			into->items[into->nr++] = m->items[i];
+		into->alloc = into->nr;
+		m->nr = 0;
+	} else if (!have && rep) {
+		n->report[s] = rep;
+		rep = NULL;
+	}
+	if (badness(st) > badness(n->st[s])) {
+		n->st[s] = st;
+		free(n->reason[s]);
+		n->reason[s] = xstrdup(reason ? reason : "");
+	}
+	json_free(rep);
+}
+
+int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
+		  const char *const *args, size_t nr_args, unsigned timeout_ms, struct strbuf *err)
+{
+	struct slurm_nodes list = { 0 };
+	struct fleet f = { 0 };
+	struct strlist names = STRLIST_INIT, remote = STRLIST_INIT;
+	for (size_t i = 0; i < c->nr; i++)
+		strlist_add(&names, c->nodes[i].name);
+	struct strbuf hl = STRBUF_INIT;
+	fleet_hostlist((const char *const *)names.items, names.nr, &hl);
+	int ret = -1;
+	if (slurm_nodes_list(reach->cmds, hl.buf, &list, err) < 0)
+		goto out;
+	fleet_rows(&f, &list, NULL);
+	strlist_add(&remote, reach->vigil);
+	for (size_t i = 0; i < nr_args; i++)
+		strlist_add(&remote, args[i]);
+	struct fleet_plan plan = {
+		.srun_args = reach->srun_args,
+		.nr_srun_args = reach->nr_srun_args,
+		.remote = (const char *const *)remote.items,
+		.nr_remote = remote.nr,
+		.timeout_ms = timeout_ms,
+		.parallel = 0,
+		.one_step = reach->one_step,
+	};
+	fleet_run(&f, &plan);
+	for (size_t i = 0; i < f.nr; i++) {
+		struct fleet_row *r = &f.rows[i];
+		struct q_node *n = q_card_node(c, r->node.name);
+		if (!n)
+			continue;
+		struct json_value *rep =
+			r->report_json ? json_parse(r->report_json, strlen(r->report_json), NULL)
+				       : NULL;
+		merge(n, s, from_fleet(r->verdict), r->reason, rep);
+	}
+	/* a node of the card that Slurm did not list is not one to trust */
+	for (size_t i = 0; i < c->nr; i++)
+		if (c->nodes[i].st[s] == Q_NOT_RUN)
+			merge(&c->nodes[i], s, Q_UNKNOWN, "Slurm does not list this node", NULL);
+	if (f.note)
+		strbuf_addstr(err, f.note);
+	summarize(c, s);
+	ret = 0;
+out:
+	fleet_release(&f);
+	slurm_nodes_release(&list);
+	strlist_release(&names);
+	strlist_release(&remote);
+	strbuf_release(&hl);
+	return ret;
+}
+
+/* ---- the fabric stage: NCCL across nodes ---- */
+
+struct nccl_ctx {
+	struct fleet_split split;
+	uint64_t t0;
+};
+
+static void nccl_output(void *arg, int stream, const char *data, size_t len)
+{
+	struct nccl_ctx *x = arg;
+	fleet_split_feed(&x->split, stream, data, len, mono_ms() - x->t0);
+}
+
+/* busbw at the largest size of a rank's report; false when it has none */
+static bool largest_busbw(const struct json_value *rep, double *bytes, double *bw)
+{
+	const struct json_value *checks = json_get(rep, "checks");
+	*bytes = -1;
+	for (size_t i = 0; checks && checks->type == JSON_ARRAY && i < checks->nr; i++) {
+		const struct json_value *fs = json_get(checks->items[i], "findings");
+		for (size_t j = 0; fs && fs->type == JSON_ARRAY && j < fs->nr; j++) {
+			const struct json_value *d = json_get(fs->items[j], "details");
+			double b, v;
+			if (d && json_get_number(d, "bytes", &b) && json_get_number(d, "busbw", &v) &&
+			    b >= *bytes) {
+				*bytes = b;
+				*bw = v;
+			}
+		}
+	}
+	return *bytes > 0;
+}
+
+void q_fabric_point(struct q_card *c, const struct q_reach *reach, const char *op,
+		    const char *const *nodes, size_t k, unsigned gpus_per_node,
+		    const char *rendezvous, const char *const *args, size_t nr_args,
+		    unsigned timeout_ms)
+{
+	struct q_nccl_point *p = q_card_add_nccl(c);
+	struct strbuf a_nodes = STRBUF_INIT, a_tasks = STRBUF_INIT, a_list = STRBUF_INIT;
+	struct strbuf hl = STRBUF_INIT, a_per = STRBUF_INIT, err = STRBUF_INIT;
+	struct strbuf why = STRBUF_INIT;
+	strlcpy_v(p->op, op, sizeof(p->op));
+	p->nodes = (unsigned)k;
+	p->gpus = (unsigned)k * gpus_per_node;
+	p->expected_gbps = reach->expected_busbw_gbps;
+	fleet_hostlist(nodes, k, &hl);
+	strbuf_addf(&a_nodes, "--nodes=%zu", k);
+	strbuf_addf(&a_tasks, "--ntasks=%u", p->gpus);
+	strbuf_addf(&a_per, "--ntasks-per-node=%u", gpus_per_node);
+	strbuf_addf(&a_list, "--nodelist=%s", hl.buf);
+	size_t max = reach->nr_srun_args + nr_args + 16, n = 0;
+	const char **argv = xcalloc(max, sizeof(*argv));
+	argv[n++] = reach->srun_args[0];
+	argv[n++] = a_nodes.buf;
+	argv[n++] = a_tasks.buf;
+	argv[n++] = a_per.buf;
+	argv[n++] = a_list.buf;
+	argv[n++] = "--label";
+	argv[n++] = reach->vigil;
+	argv[n++] = "net";
+	argv[n++] = "nccl";
+	argv[n++] = "--json";
+	argv[n++] = "--op";
+	argv[n++] = op;
+	argv[n++] = "--rendezvous";
+	argv[n++] = rendezvous;
+	for (size_t i = 0; i < nr_args; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+
+	struct nccl_ctx x;
+	struct child ch;
+	fleet_split_init(&x.split, p->gpus, 4u << 20);
+	x.t0 = mono_ms();
+	child_init(&ch);
+	ch.argv = argv;
+	ch.timeout_ms = timeout_ms;
+	ch.timeout_name = "the fabric stage's share of --budget";
+	ch.on_output = nccl_output;
+	ch.on_output_arg = &x;
+	if (child_run(&ch, &err) < 0) {
+		p->st = Q_UNKNOWN;
+		strbuf_addf(&why, "cannot run srun: %s", err.buf);
+		goto done;
+	}
+	fleet_split_finish(&x.split, mono_ms() - x.t0);
+	struct json_value *rep = x.split.nr_tasks && x.split.tasks[0].out.len
+					 ? json_parse(x.split.tasks[0].out.buf,
+						      x.split.tasks[0].out.len, NULL)
+					 : NULL;
+	const char *verdict = rep ? json_get_string(rep, "verdict") : NULL;
+	const char *reason = rep ? json_get_string(rep, "reason") : NULL;
+	if (ch.timed_out) {
+		p->st = Q_UNKNOWN;
+		strbuf_addf(&why, "no result within %.0f s", timeout_ms / 1000.0);
+	} else if (!verdict || !reason) {
+		p->st = Q_UNKNOWN;
+		strbuf_addstr(&why, "rank 0 gave no report");
+		if (x.split.srun_error.len) {
+			strbuf_addstr(&why, ": ");
+			strbuf_add_excerpt(&why, x.split.srun_error.buf, 160);
+		}
+	} else {
+		p->st = !strcmp(verdict, "healthy")     ? Q_PASSED
+			: !strcmp(verdict, "unhealthy") ? Q_FAILED
+							: Q_UNKNOWN;
+		strbuf_add_excerpt(&why, reason, 200);
+		double bytes, bw;
+		if (largest_busbw(rep, &bytes, &bw)) {
+			p->bytes = bytes;
+			p->busbw_gbps = bw;
+		}
+		if (p->st == Q_PASSED && p->expected_gbps > 0 &&
+		    p->busbw_gbps < reach->busbw_floor * p->expected_gbps) {
+			p->st = Q_FAILED;
+			strbuf_reset(&why);
+			strbuf_addf(&why, "busbw %.1f GB/s is below %.0f %% of the %.1f GB/s expected",
+				    p->busbw_gbps, 100 * reach->busbw_floor, p->expected_gbps);
+		}
+	}
+	json_free(rep);
+done:
+	p->reason = strbuf_detach(&why, NULL);
+	fleet_split_release(&x.split);
+	child_release(&ch);
+	free(argv);
+	strbuf_release(&a_nodes);
+	strbuf_release(&a_tasks);
+	strbuf_release(&a_list);
+	strbuf_release(&a_per);
+	strbuf_release(&hl);
+	strbuf_release(&err);
+}
+
+void q_fabric_summarize(struct q_card *c)
+{
+	struct q_stage_result *r = &c->stages[Q_FABRIC];
+	size_t bad = 0, unknown = 0;
+	const struct q_nccl_point *first = NULL, *largest = NULL;
+	for (size_t i = 0; i < c->nr_nccl; i++) {
+		const struct q_nccl_point *p = &c->nccl[i];
+		bad += p->st == Q_FAILED;
+		unknown += p->st != Q_FAILED && p->st != Q_PASSED;
+		if (p->st != Q_PASSED && !first)
+			first = p;
+		if (p->st == Q_PASSED && (!largest || p->nodes >= largest->nodes))
+			largest = p;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	r->st = bad ? Q_FAILED : unknown || !c->nr_nccl ? Q_UNKNOWN : Q_PASSED;
+	if (first)
+		strbuf_addf(&sb, "%s at %u nodes: %s", first->op, first->nodes, first->reason);
+	else if (largest)
+		strbuf_addf(&sb, "%s busbw %.1f GB/s at %u nodes", largest->op,
+			    largest->busbw_gbps, largest->nodes);
+	else
+		strbuf_addstr(&sb, "nothing measured");
+	free(r->reason);
+	r->reason = strbuf_detach(&sb, NULL);
+	/* a failed point is the fabric's, not one node's: every node in it is told, none
+	 * drained on this alone (which link is weak is the IB pairs' and burn-in's to say) */
+	for (size_t i = 0; i < c->nr; i++) {
+		struct q_node *n = &c->nodes[i];
+		if (n->st[Q_FABRIC] == Q_NOT_RUN)
+			q_node_set(n, Q_FABRIC, r->st == Q_FAILED ? Q_UNKNOWN : r->st, r->reason,
+				   NULL);
+	}
+}
+
+unsigned q_gpus_per_node(const struct q_card *c)
+{
+	unsigned least = 0;
+	bool any = false;
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct json_value *rep = c->nodes[i].report[Q_NODE];
+		const struct json_value *checks = rep ? json_get(rep, "checks") : NULL;
+		struct strlist devs = STRLIST_INIT;
+		for (size_t k = 0; checks && checks->type == JSON_ARRAY && k < checks->nr; k++) {
+			const struct json_value *fs = json_get(checks->items[k], "findings");
+			for (size_t j = 0; fs && fs->type == JSON_ARRAY && j < fs->nr; j++) {
+				const struct json_value *d = json_get(fs->items[j], "details");
+				const char *dev = json_get_string(fs->items[j], "device");
+				if (d && json_get_string(d, "dtype") && dev && *dev &&
+				    !strlist_has(&devs, dev))
+					strlist_add(&devs, dev);
+			}
+		}
+		if (rep && (!any || devs.nr < least))
+			least = (unsigned)devs.nr;
+		any |= rep != NULL;
+		strlist_release(&devs);
+	}
+	return least;
+}

@@ -1,0 +1,41 @@
+/*
+ * stage.h: running qualify's stages on the nodes (stage.c). The caller (src/cmd/qualify.c)
+ * builds the srun arguments and the remote vigil from the configuration, as 'vigil fleet check'
+ * does, and passes them in struct q_reach.
+ */
+#ifndef VIGIL_QUALIFY_STAGE_H
+#define VIGIL_QUALIFY_STAGE_H
+
+#include "qualify.h"
+#include "../lib/strlist.h"
+#include "../slurm/fleet.h"
+
+struct q_reach {
+	const struct slurm_cmds *cmds;
+	const char *const *srun_args; /* srun and the arguments every step takes */
+	size_t nr_srun_args;
+	const char *vigil;            /* the vigil the nodes run (fleet.command) */
+	bool one_step;
+	double expected_busbw_gbps;   /* the fabric's NCCL busbw to expect; 0: not known */
+	double busbw_floor;           /* a fraction of it below which a point fails */
+};
+
+/* One fleet round of 'vigil ARGS --json ...' over the card's nodes: every node's answer (its
+ * report) or why not, into stage s of the card, then the stage's status and reason. -1 with
+ * *err when Slurm cannot list the nodes (nothing recorded); *err may carry a note on 0. */
+int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
+		  const char *const *args, size_t nr_args, unsigned timeout_ms, struct strbuf *err);
+
+/* One NCCL point: 'vigil net nccl --op OP --rendezvous RDV ARGS' on the first k of nodes, one
+ * task a GPU (srun --label), rank 0's report kept as the point. */
+void q_fabric_point(struct q_card *c, const struct q_reach *reach, const char *op,
+		    const char *const *nodes, size_t k, unsigned gpus_per_node,
+		    const char *rendezvous, const char *const *args, size_t nr_args,
+		    unsigned timeout_ms);
+/* The fabric stage's status and reason from its points; nodes get the stage's status. */
+void q_fabric_summarize(struct q_card *c);
+/* GPUs of the node with the fewest, from the node stage's reports (devices with GEMM figures);
+ * 0 when no node stage report names one. */
+unsigned q_gpus_per_node(const struct q_card *c);
+
+#endif
