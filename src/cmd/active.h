@@ -43,7 +43,7 @@ int stress_det_run(const struct stress_det_opts *o, struct host_env *he,
 		   const struct active_out *out);
 
 /* Output options every active command takes, for its getopt_long table. */
-enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };
+enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST, AOPT_HOST_SLURMD };
 #define ACTIVE_OUT_OPTIONS                                                                     \
 	{ "json", no_argument, NULL, AOPT_JSON }, { "reason", no_argument, NULL, AOPT_REASON },  \
 		{ "verbose", no_argument, NULL, 'v' },                                         \
@@ -51,11 +51,13 @@ enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };
 		{ "config", required_argument, NULL, AOPT_CONFIG },                            \
 		{ "set", required_argument, NULL, 'c' },                                       \
 		{ "host", required_argument, NULL, AOPT_HOST },                                \
+		{ "host-from-slurmd", no_argument, NULL, AOPT_HOST_SLURMD },                   \
 		{ "help", no_argument, NULL, 'h' }
 #define ACTIVE_OUT_USAGE                                                                       \
 	"  --config FILE       configuration file (default /etc/vigil/vigil.conf)\n"            \
 	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable)\n"                   \
 	"  --host NAME         host name for per-host configuration sections and the report\n" \
+	"  --host-from-slurmd  the host name is SLURMD_NODENAME (one srun step on many nodes)\n" \
 	"  --json              print one JSON object (the same shape as 'vigil check --json')\n" \
 	"  --reason            print only the one-line reason (at most 80 characters)\n"        \
 	"  -v, --verbose       list every finding, not only problems\n"                         \
@@ -69,6 +71,10 @@ enum { AOPT_JSON = 1000, AOPT_REASON, AOPT_COLOR, AOPT_CONFIG, AOPT_HOST };
 
 /* 1 if a is an output option (and consumed it), 0 if not, -1 on a bad value (message printed). */
 int active_out_option(const char *cmd, int c, const char *arg, struct active_out *o);
+
+/* --host NAME or --host-from-slurmd (c AOPT_HOST or AOPT_HOST_SLURMD) into *host: 1, or -1
+ * after a usage error (SLURMD_NODENAME unset or no node name); 0 for another option. */
+int active_host_option(const char *cmd, int c, const char *arg, const char **host);
 
 /* Validate a GPU list such as 0,1,4-7. */
 bool active_gpu_list_ok(const char *s);

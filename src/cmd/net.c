@@ -284,7 +284,11 @@ static int net_parse(const char *sub, int argc, char **argv, struct net_args *a)
 			a->reps = (unsigned)v;
 			continue;
 		case AOPT_CONFIG: a->he.config_path = optarg; continue;
-		case AOPT_HOST: a->he.host = optarg; continue;
+		case AOPT_HOST:
+		case AOPT_HOST_SLURMD:
+			if (active_host_option("net", c, optarg, &a->he.host) < 0)
+				return -1;
+			continue;
 		case 'c': strlist_add(&a->sets, optarg); continue;
 		case 'h': return 1;
 		case ':':
@@ -626,7 +630,11 @@ static int ib_parse(int argc, char **argv, struct ib_args *a)
 			break;
 		case IOPT_ROOT: a->he.root = optarg; break;
 		case AOPT_CONFIG: a->he.config_path = optarg; break;
-		case AOPT_HOST: a->he.host = optarg; break;
+		case AOPT_HOST:
+		case AOPT_HOST_SLURMD:
+			if (active_host_option("net", c, optarg, &a->he.host) < 0)
+				return -1;
+			break;
 		case 'c': strlist_add(&a->sets, optarg); break;
 		case 'h': return 1;
 		case ':':

@@ -8,9 +8,11 @@
 #include "active.h"
 #include "common.h"
 #include "../lib/strlist.h"
+#include "../slurm/slurm.h"
 #include "../stress/driver.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <unistd.h>
 
@@ -45,6 +47,26 @@ int active_out_option(const char *cmd, int c, const char *arg, struct active_out
 	default:
 		return 0;
 	}
+}
+
+int active_host_option(const char *cmd, int c, const char *arg, const char **host)
+{
+	if (c == AOPT_HOST) {
+		*host = arg;
+		return 1;
+	}
+	if (c != AOPT_HOST_SLURMD)
+		return 0;
+	/* one srun step runs the same command line on every node: slurmd names the node
+	 * (vigil qualify's rounds; docs/SLURM.md) */
+	const char *n = getenv("SLURMD_NODENAME");
+	if (!n || !slurm_node_name_ok(n)) {
+		usage_error(cmd, "--host-from-slurmd: SLURMD_NODENAME is %s",
+			    n ? "no node name" : "not set (not a Slurm task)");
+		return -1;
+	}
+	*host = n;
+	return 1;
 }
 
 bool active_gpu_list_ok(const char *s)
@@ -295,7 +317,11 @@ static int stress_parse(int argc, char **argv, struct stress_args *a)
 		}
 		case SOPT_REFERENCE: a->reference = optarg; break;
 		case AOPT_CONFIG: a->he.config_path = optarg; break;
-		case AOPT_HOST: a->he.host = optarg; break;
+		case AOPT_HOST:
+		case AOPT_HOST_SLURMD:
+			if (active_host_option("stress", c, optarg, &a->he.host) < 0)
+				return -1;
+			break;
 		case 'c': strlist_add(&a->sets, optarg); break;
 		case 'h': return 1;
 		case ':':

@@ -43,6 +43,7 @@ static const char storage_usage[] =
 	"  --config FILE       configuration file (default /etc/vigil/vigil.conf)\n"
 	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable)\n"
 	"  --host NAME         host name for the report\n"
+	"  --host-from-slurmd  the host name is SLURMD_NODENAME (one srun step on many nodes)\n"
 	"  --json              print one JSON object (vigil check's, plus \"figures\")\n"
 	"  --reason            print only the one-line reason (at most 80 characters)\n"
 	"  -v, --verbose       list every finding, not only problems\n"
@@ -239,7 +240,9 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 			a->he.config_path = optarg;
 			break;
 		case AOPT_HOST:
-			a->he.host = optarg;
+		case AOPT_HOST_SLURMD:
+			if (active_host_option("stress storage", c, optarg, &a->he.host) < 0)
+				return -1;
 			break;
 		case 'c':
 			strlist_add(&a->sets, optarg);

@@ -419,6 +419,9 @@ static void gather(struct ckpt_result *r, struct ckpt_slot *slots, unsigned n, d
 	*span_s = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
 }
 
+const double ckpt_fsync_q[CKPT_FSYNC_QS] = { 0, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99,
+					       0.999, 1 };
+
 static void fsync_figures(struct ckpt_result *r, struct ckpt_slot *slots, unsigned n)
 {
 	size_t kept = 0;
@@ -442,6 +445,10 @@ static void fsync_figures(struct ckpt_result *r, struct ckpt_slot *slots, unsign
 	r->fsync_p50_ms = all[(kept * 50 + 99) / 100 - 1];
 	r->fsync_p99_ms = all[(kept * 99 + 99) / 100 - 1];
 	r->fsync_max_ms = all[kept - 1];
+	for (size_t i = 0; i < CKPT_FSYNC_QS; i++) {
+		size_t at = (size_t)(ckpt_fsync_q[i] * (double)kept + 0.999999);
+		r->fsync_q_ms[i] = all[at ? at - 1 : 0];
+	}
 	free(all);
 }
 

@@ -87,6 +87,10 @@ struct ckpt_writer_fig {
 	double write_mib_s, read_mib_s;
 };
 
+/* The fractions at which the fsync latency is given (figures.fsync_quantiles_ms). */
+#define CKPT_FSYNC_QS 11
+extern const double ckpt_fsync_q[CKPT_FSYNC_QS];
+
 struct ckpt_result {
 	/* what was run */
 	uint64_t bytes, file_size;
@@ -102,6 +106,8 @@ struct ckpt_result {
 	uint64_t written, read, verified;
 	double write_s, read_s, write_mib_s, read_mib_s;
 	double fsync_p50_ms, fsync_p99_ms, fsync_max_ms;
+	/* the latency at each of ckpt_fsync_q[] (nearest rank), for a CDF across nodes */
+	double fsync_q_ms[CKPT_FSYNC_QS];
 	uint64_t fsyncs;    /* every fsync of a shard */
 	size_t fsyncs_kept; /* how many latencies the percentiles come from (capped) */
 	double dirsync_max_ms;

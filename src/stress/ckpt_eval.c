@@ -241,6 +241,15 @@ void ckpt_figures_json(const struct ckpt_result *r, struct json_writer *w)
 	num_or_null(w, "fsync_p99_ms", r->fsync_p99_ms, r->fsyncs_kept > 0);
 	num_or_null(w, "fsync_max_ms", r->fsync_max_ms, r->fsyncs_kept > 0);
 	num_or_null(w, "meta_ops_s", r->meta_ops_s, r->meta_done);
+	json_key(w, "fsync_quantiles_ms");
+	json_open_array(w);
+	for (size_t i = 0; r->fsyncs_kept && i < CKPT_FSYNC_QS; i++) {
+		json_open_array(w);
+		json_fixed(w, ckpt_fsync_q[i], 3);
+		json_fixed(w, r->fsync_q_ms[i], 3);
+		json_close_array(w);
+	}
+	json_close_array(w);
 	json_key(w, "fs_type");
 	json_string(w, r->fs_type);
 	json_key(w, "direct");
