@@ -534,6 +534,22 @@ const char *test_script(const char *name, const char *body)
 	return dir;
 }
 
+int test_run_argv(const char *const *argv, unsigned ms, struct strbuf *out)
+{
+	struct child c;
+	child_init(&c);
+	c.argv = argv;
+	c.timeout_ms = ms;
+	c.merge_stderr = true;
+	int code = -1;
+	if (child_run(&c, NULL) == 0 && c.exited)
+		code = c.exit_code;
+	if (out)
+		strbuf_add(out, c.out.buf, c.out.len);
+	child_release(&c);
+	return code;
+}
+
 int test_slurm_cluster(const char *const *args, unsigned timeout_ms, struct strbuf *err_out)
 {
 	struct strbuf script = STRBUF_INIT;

@@ -126,6 +126,9 @@ int test_http(unsigned port, const char *method, const char *path, struct strbuf
  * process group that waits for the test process to end, however it ends, and then stops the
  * cluster in dir.
  */
+/* Run a program to its end (deadline ms), stdout and stderr into out (optional); its exit
+ * code, -1 when it did not exit. */
+int test_run_argv(const char *const *argv, unsigned ms, struct strbuf *out);
 int test_slurm_cluster(const char *const *args, unsigned timeout_ms, struct strbuf *err_out);
 void test_slurm_guardian(const char *dir);
 

@@ -102,7 +102,9 @@ static const char *str_or(const char *s, const char *dflt)
 static void on_stop(int sig)
 {
 	qualify_stop = sig;
-	run_kill_all(0);
+	/* TERM first for 2 s: srun passes it to the step's tasks and ends the step, so no task
+	 * of a cut stage keeps its node's CPUs from the next run's steps (--resume) */
+	run_kill_all(10000);
 }
 
 static int parse(int argc, char **argv, struct qargs *a)

@@ -103,6 +103,17 @@ int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
 	if (slurm_nodes_list(reach->cmds, hl.buf, &list, err) < 0)
 		goto out;
 	fleet_rows(&f, &list, NULL);
+	for (size_t i = 0; i < f.nr; i++) {
+		/* A node of our allocation that was drained (by qualify itself, an earlier round or
+		 * someone else) still runs our steps until the job ends: it is tested like the others.
+		 * Down, not responding, rebooting or powered off: no step can run there. */
+		struct fleet_row *r = &f.rows[i];
+		unsigned other = r->node.flags & ~(unsigned)NODE_DRAIN;
+		if (!r->run && slurm_node_name_ok(r->node.name) && (r->node.flags & NODE_DRAIN) &&
+		    !(other & (NODE_DOWN | NODE_NOT_RESPONDING | NODE_MAINT | NODE_REBOOT |
+			       NODE_POWER | NODE_FUTURE | NODE_FAIL | NODE_UNKNOWN)))
+			r->run = true;
+	}
 	strlist_add(&remote, reach->vigil);
 	for (size_t i = 0; i < nr_args; i++)
 		strlist_add(&remote, args[i]);

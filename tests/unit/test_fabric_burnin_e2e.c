@@ -45,21 +45,6 @@ static const char bw_body[] =
 	"case \"$SLURMD_NODENAME $last\" in *n4*) cat \"$FAKE_DATA/bw-slow.txt\";; "
 	"*) cat \"$FAKE_DATA/bw-host.txt\";; esac\n";
 
-static int run_argv(const char *const *argv, unsigned ms, struct strbuf *out)
-{
-	struct child c;
-	child_init(&c);
-	c.argv = argv;
-	c.timeout_ms = ms;
-	c.merge_stderr = true;
-	int code = -1;
-	if (child_run(&c, NULL) == 0 && c.exited)
-		code = c.exit_code;
-	if (out)
-		strbuf_add(out, c.out.buf, c.out.len);
-	child_release(&c);
-	return code;
-}
 
 static const struct json_value *entry(const struct json_value *v, const char *array,
 				      const char *key, const char *value)
@@ -121,7 +106,7 @@ TEST_TIMEOUT(fabric_burnin_e2e_real_srun_judges_ports_links_and_hcas, 300)
 
 	strbuf_reset(&w);
 	const char *salloc[] = { "salloc", "--no-shell", "-N4", "-J", "vigil-burnin", NULL };
-	rc = run_argv(salloc, 60000, &w);
+	rc = test_run_argv(salloc, 60000, &w);
 	const char *g = strstr(w.buf, "Granted job allocation ");
 	CHECK_MSG(rc == 0 && g, "salloc: %s", w.buf);
 	char job[64], path[4400], data[4200], planp[4200];

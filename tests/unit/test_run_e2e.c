@@ -48,22 +48,6 @@ static void need_torch(void)
 	child_release(&c);
 }
 
-/* Run a program to its end (deadline), its stdout into out (optional); its exit code. */
-static int run_argv(const char *const *argv, unsigned ms, struct strbuf *out)
-{
-	struct child c;
-	child_init(&c);
-	c.argv = argv;
-	c.timeout_ms = ms;
-	c.merge_stderr = true;
-	int code = -1;
-	if (child_run(&c, NULL) == 0 && c.exited)
-		code = c.exit_code;
-	if (out)
-		strbuf_add(out, c.out.buf, c.out.len);
-	child_release(&c);
-	return code;
-}
 
 static void bed_up(struct bed *b)
 {
@@ -117,7 +101,7 @@ static void bed_up(struct bed *b)
 	strbuf_reset(&w);
 	const char *salloc[] = { "salloc", "--no-shell", "-N5", "--exclusive", "--no-kill",
 				 "-J", "vigil-test", NULL };
-	rc = run_argv(salloc, 60000, &w);
+	rc = test_run_argv(salloc, 60000, &w);
 	const char *g = strstr(w.buf, "Granted job allocation ");
 	CHECK_MSG(rc == 0 && g, "salloc: %s", w.buf);
 	snprintf(b->job, sizeof(b->job), "%ld", strtol(g + 23, NULL, 10));
@@ -323,7 +307,7 @@ static void reference(struct bed *b, struct strbuf *loss)
 	snprintf(ck, sizeof(ck), "%s/ref-ckpt", b->dir);
 	const char *argv[] = { PY, launch.buf, "--nproc", "4", "--", PY, script.buf, "--steps", "40",
 			       "--ckpt-every", "5", "--ckpt-dir", ck, NULL };
-	CHECK_INT(run_argv(argv, 200000, &ref), 0);
+	CHECK_INT(test_run_argv(argv, 200000, &ref), 0);
 	const char *f = strstr(ref.buf, "final loss ");
 	CHECK_MSG(f != NULL, "the reference run printed: %s", ref.buf);
 	if (f) {
@@ -350,7 +334,7 @@ static void node_reason(const char *node, struct strbuf *out)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *argv[] = { "sinfo", "-h", "-N", "-n", node, "-o", "%E", NULL };
-	run_argv(argv, 20000, &sb);
+	test_run_argv(argv, 20000, &sb);
 	strbuf_rtrim(&sb);
 	if (strcmp(sb.buf, "none"))
 		strbuf_addstr(out, sb.buf);

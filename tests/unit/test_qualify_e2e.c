@@ -1,0 +1,302 @@
+/*
+ * test_qualify_e2e.c: 'vigil qualify' inside a real allocation of the local Slurm of
+ * tests/e2e/slurm-cluster (four slurmd n1..n4 on this host, ports 50000-51999, one start-up),
+ * every node's vigil on its own fixture: kmsg under --root for the passive checks, and recorded
+ * helper output (tests/data/stress/, the real shapes of vigil-gpu and vigil-nccl on an H200)
+ * for the GPU tests, as a GPU node would give. n2 has an Xid 79 (fails the passive stage and is
+ * drained with --drain), n3's GPU 0 delivers 15 % less bf16 than its peers (above the floor:
+ * passes, named an outlier), n4's storage stalls (--inject stall, a real stall of the real
+ * test: fails the storage stage). Then Ctrl-C in the middle (the partial card, exit 3) and
+ * --resume (the passive stage kept, not run again). Skipped with the reason without Slurm or
+ * root; a guardian stops the cluster however the test ends.
+ */
+#include "../harness.h"
+#include "../../src/lib/fileio.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char xid_kmsg[] =
+	"3,100,1000000,-;NVRM: Xid (PCI:0000:9b:00): 79, pid=1, name=python, GPU has fallen off "
+	"the bus.\n";
+
+static char cdir[512], fx[512], job[32];
+
+static void exe(const char *rel, const char *text)
+{
+	struct strbuf p = STRBUF_INIT;
+	test_write(test_tmpdir(), rel, text);
+	strbuf_addf(&p, "%s/%s", test_tmpdir(), rel);
+	chmod(p.buf, 0755);
+	strbuf_release(&p);
+}
+
+/* A node's fake CUDA helpers: vigil-gpu prints a recorded stress or pairs run (the one for
+ * the mode it is asked), vigil-nccl a recorded NCCL run; slow: GPU 0's bf16 at 584 TFLOP/s. */
+static void helpers(int node, bool slow, const char *gpu_extra)
+{
+	struct strbuf b = STRBUF_INIT, rel = STRBUF_INIT, data = STRBUF_INIT;
+	const char *src = test_srcdir();
+	strbuf_addf(&rel, "fx/n%d/helpers/stress.jsonl", node);
+	strbuf_addf(&b, "%s/tests/data/stress/stress-healthy-2gpu.jsonl", src);
+	CHECK(read_file_bounded(b.buf, &data, 1 << 20, NULL) == 0);
+	if (slow) {
+		char *at = strstr(data.buf, "\"tflops\":687.1");
+		CHECK(at != NULL);
+		memcpy(at, "\"tflops\":584.1", 14);
+	}
+	test_write(test_tmpdir(), rel.buf, data.buf);
+	strbuf_reset(&b);
+	strbuf_addf(&b,
+		    "#!/bin/sh\n%s"
+		    "case \"$*\" in *pairs*) exec cat %s/tests/data/stress/pairs-healthy-2gpu.jsonl;; "
+		    "esac\nexec cat %s/fx/n%d/helpers/stress.jsonl\n",
+		    gpu_extra ? gpu_extra : "", src, test_tmpdir(), node);
+	strbuf_reset(&rel);
+	strbuf_addf(&rel, "fx/n%d/helpers/vigil-gpu", node);
+	exe(rel.buf, b.buf);
+	strbuf_reset(&b);
+	strbuf_addf(&b, "#!/bin/sh\nexec cat %s/tests/data/stress/nccl-healthy-2proc.jsonl\n", src);
+	strbuf_reset(&rel);
+	strbuf_addf(&rel, "fx/n%d/helpers/vigil-nccl", node);
+	exe(rel.buf, b.buf);
+	strbuf_release(&b);
+	strbuf_release(&rel);
+	strbuf_release(&data);
+}
+
+static void cluster_up(void)
+{
+	struct strbuf err = STRBUF_INIT, w = STRBUF_INIT;
+	snprintf(cdir, sizeof(cdir), "%s/slurm", test_tmpdir());
+	snprintf(fx, sizeof(fx), "%s/fx", test_tmpdir());
+	for (int i = 1; i <= 4; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "fx/n%d/dev/kmsg", i);
+		test_write(test_tmpdir(), rel, i == 2 ? xid_kmsg : TEST_KMSG_CLEAN);
+		helpers(i, i == 3, NULL);
+	}
+	test_mkdir(test_tmpdir(), "storage");
+	/* each node's vigil: the passive checks on its fixture root, its own fake helpers,
+	 * and n4's storage stalling; "slowgpu" makes n1's GPU test hang (for Ctrl-C) */
+	strbuf_addf(&w,
+		    "#!/bin/sh\n"
+		    "n=$SLURMD_NODENAME\n"
+		    "export VIGIL_CUDA_HELPER_DIR=%s/$n/helpers\n"
+		    "case \"$1 $2\" in\n"
+		    "check*) exec %s \"$@\" --only kernel --root %s/$n ;;\n"
+		    "'stress storage') [ \"$n\" = n4 ] && exec %s \"$@\" --inject stall ;;\n"
+		    "esac\n"
+		    "exec %s \"$@\"\n",
+		    fx, test_vigil_bin(), fx, test_vigil_bin(), test_vigil_bin());
+	exe("bin/remote-vigil", w.buf);
+	char port[16];
+	snprintf(port, sizeof(port), "%u", 50000 + (unsigned)(getpid() % 90) * 20);
+	test_slurm_guardian(cdir);
+	const char *args[] = { "start", cdir, "4", port, "", "0", NULL };
+	int rc = test_slurm_cluster(args, 150000, &err);
+	if (rc != 0) {
+		static char why[1024];
+		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
+		SKIP(why);
+	}
+	strbuf_reset(&w);
+	strbuf_addf(&w, "%s/slurm.conf", cdir);
+	setenv("SLURM_CONF", w.buf, 1);
+	strbuf_reset(&w);
+	const char *salloc[] = { "salloc", "--no-shell", "-N4", "--exclusive", "--no-kill",
+				 "-J", "vigil-qualify-test", NULL };
+	rc = test_run_argv(salloc, 60000, &w);
+	const char *g = strstr(w.buf, "Granted job allocation ");
+	CHECK_MSG(rc == 0 && g, "salloc: %s", w.buf);
+	snprintf(job, sizeof(job), "%ld", strtol(g + 23, NULL, 10));
+	strbuf_release(&err);
+	strbuf_release(&w);
+}
+
+/* vigil qualify in the allocation with the test's settings and extra arguments. */
+static void qualify(struct child *c, const char *const *extra, bool start_only)
+{
+	static char env_job[64], set_cmd[600];
+	static const char *env[4];
+	snprintf(env_job, sizeof(env_job), "SLURM_JOB_ID=%s", job);
+	env[0] = env_job;
+	env[1] = "SLURM_JOB_NODELIST=n[1-4]";
+	env[2] = NULL;
+	snprintf(set_cmd, sizeof(set_cmd), "fleet.command=%s/bin/remote-vigil", test_tmpdir());
+	const char *argv[64];
+	size_t n = 0;
+	argv[n++] = test_vigil_bin();
+	argv[n++] = "qualify";
+	argv[n++] = "-c";
+	argv[n++] = set_cmd;
+	argv[n++] = "-c";
+	argv[n++] = "qualify.storage-size=8388608";
+	argv[n++] = "-c";
+	argv[n++] = "qualify.storage-writers=2";
+	argv[n++] = "-c";
+	argv[n++] = "qualify.stall-ms=1500";
+	for (size_t i = 0; extra[i]; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	child_init(c);
+	c->argv = argv;
+	c->env_add = env;
+	c->timeout_ms = 240000;
+	c->dir = test_tmpdir();
+	if (start_only) {
+		struct strbuf err = STRBUF_INIT;
+		CHECK_MSG(child_start(c, &err) == 0, "%s", err.buf);
+		strbuf_release(&err);
+		return;
+	}
+	struct strbuf err = STRBUF_INIT;
+	CHECK_MSG(child_run(c, &err) == 0, "%s", err.buf);
+	strbuf_release(&err);
+}
+
+static struct json_value *card(const char *rel)
+{
+	struct strbuf p = STRBUF_INIT, text = STRBUF_INIT, err = STRBUF_INIT;
+	strbuf_addf(&p, "%s/%s", test_tmpdir(), rel);
+	CHECK_MSG(read_file_bounded(p.buf, &text, 1 << 24, &err) == 0, "%s", err.buf);
+	struct json_value *v = json_parse(text.buf, text.len, &err);
+	CHECK_MSG(v != NULL, "%s: %s", rel, err.buf);
+	test_keep_json_as("qualify", text.buf, text.len);
+	strbuf_release(&p);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	return v;
+}
+
+static const struct json_value *node(const struct json_value *v, const char *name)
+{
+	const struct json_value *nodes = json_get(v, "nodes");
+	for (size_t i = 0; nodes && i < nodes->nr; i++)
+		if (!strcmp(json_get_string(nodes->items[i], "node"), name))
+			return nodes->items[i];
+	test_fail_(__FILE__, __LINE__, "no node %s in the card", name);
+}
+
+static const char *stage_of(const struct json_value *v, const char *name, const char *key)
+{
+	const struct json_value *st = json_get(v, "stages");
+	for (size_t i = 0; st && i < st->nr; i++)
+		if (!strcmp(json_get_string(st->items[i], "name"), name))
+			return json_get_string(st->items[i], key);
+	return "(none)";
+}
+
+static void node_reason(const char *n, struct strbuf *out)
+{
+	struct strbuf w = STRBUF_INIT;
+	const char *argv[] = { "scontrol", "show", "node", n, NULL };
+	test_run_argv(argv, 20000, &w);
+	strbuf_reset(out);
+	const char *r = strstr(w.buf, "Reason=");
+	if (r)
+		strbuf_add(out, r + 7, strcspn(r + 7, "\n["));
+	strbuf_release(&w);
+}
+
+TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
+{
+	cluster_up();
+	struct child c;
+	const char *full[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
+			       "storage", "--drain", "--json", "card.json", "--dir", "q1", NULL };
+	qualify(&c, full, false);
+	CHECK_MSG(c.exit_code == 1, "exit %d\n%s\n%s", c.exit_code, c.out.buf, c.err.buf);
+	/* the plan first, a line per stage, the verdict */
+	CHECK_CONTAINS(c.err.buf, "vigil qualify: job ");
+	CHECK_CONTAINS(c.err.buf, "[1/3] passive: failed in");
+	CHECK_CONTAINS(c.err.buf, "[3/3] storage: failed in");
+	CHECK_CONTAINS(c.out.buf, "verdict: unhealthy: 2 of 4 nodes failed a stage (n2: passive, "
+				  "n4: storage)");
+	struct json_value *v = card("card.json");
+	CHECK_STR(json_get_string(v, "verdict"), "unhealthy");
+	CHECK_STR(json_get_string(node(v, "n1"), "action"), "keep");
+	CHECK_STR(json_get_string(node(v, "n2"), "action"), "drain");
+	CHECK_CONTAINS(json_get_string(node(v, "n2"), "reason"), "passive: kernel: Xid 79");
+	/* n3: slower bf16 than its peers, above the floor: kept, and named */
+	CHECK_STR(json_get_string(node(v, "n3"), "action"), "keep");
+	CHECK_STR(json_path(node(v, "n3"), "outliers.0")->string, "gemm_bf16_tflops");
+	double x = 0;
+	CHECK(json_get_number(json_get(node(v, "n3"), "figures"), "gemm_bf16_tflops", &x));
+	CHECK(x > 584 && x < 584.2);
+	CHECK_INT((int)json_path(node(v, "n3"), "ranks.gemm_bf16_tflops")->number, 4);
+	/* n4: its storage stalled, by name */
+	CHECK_STR(json_get_string(node(v, "n4"), "action"), "drain");
+	CHECK_CONTAINS(json_get_string(node(v, "n4"), "reason"), "storage: ");
+	CHECK_CONTAINS(json_get_string(node(v, "n4"), "reason"), "stall");
+	CHECK_STR(stage_of(v, "storage", "status"), "failed");
+	CHECK(json_get(v, "storage")->type == JSON_OBJECT);
+	CHECK(json_get(json_get(v, "storage"), "fsync_cdf")->nr > 0);
+	/* the figures' spread names the worst node */
+	const struct json_value *figs = json_get(v, "figures");
+	bool seen = false;
+	for (size_t i = 0; figs && i < figs->nr; i++)
+		if (!strcmp(json_get_string(figs->items[i], "name"), "gemm_bf16_tflops")) {
+			CHECK_STR(json_get_string(figs->items[i], "worst_node"), "n3");
+			seen = true;
+		}
+	CHECK(seen);
+	/* drained through Slurm, with qualify's reason */
+	struct strbuf r = STRBUF_INIT;
+	node_reason("n2", &r);
+	CHECK_CONTAINS(r.buf, "vigil: qualify: passive: kernel: Xid 79");
+	node_reason("n4", &r);
+	CHECK_CONTAINS(r.buf, "vigil: qualify: storage: ");
+	node_reason("n1", &r);
+	CHECK_STR(r.buf, "");
+	json_free(v);
+	child_release(&c);
+
+	/* Ctrl-C while the node stage runs (n1's GPU test hangs): the partial card, exit 3 */
+	helpers(1, false, "sleep 200\n");
+	const char *cut[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
+			      "storage", "--json", "cut.json", "--dir", "q2", NULL };
+	qualify(&c, cut, true);
+	struct strbuf p = STRBUF_INIT;
+	strbuf_addf(&p, "%s/q2/passive.json", test_tmpdir());
+	bool ended = false;
+	for (int i = 0; i < 600 && !ended && access(p.buf, F_OK) != 0; i++)
+		ended = child_poll(&c, 100);
+	CHECK_MSG(!ended && access(p.buf, F_OK) == 0, "the passive stage was not kept:\n%s",
+		  c.err.buf);
+	for (int i = 0; i < 15 && !ended; i++)
+		ended = child_poll(&c, 100);
+	kill(c.pid, SIGINT);
+	while (!ended)
+		ended = child_poll(&c, 200);
+	child_finish(&c);
+	CHECK_MSG(c.exit_code == 1 || c.exit_code == 3, "exit %d\n%s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "node: interrupted by Interrupt");
+	v = card("cut.json");
+	CHECK(json_get(v, "complete")->type == JSON_BOOL && !json_get(v, "complete")->boolean);
+	CHECK_STR(stage_of(v, "node", "status"), "not_run");
+	CHECK_STR(stage_of(v, "storage", "status"), "not_run");
+	CHECK_STR(json_path(v, "not_run.1.why")->string, "not started: stopped by Interrupt");
+	json_free(v);
+	child_release(&c);
+
+	/* --resume: the passive stage is kept, the rest runs */
+	helpers(1, false, NULL);
+	const char *resume[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
+				 "storage", "--json", "resumed.json", "--resume", "q2", NULL };
+	qualify(&c, resume, false);
+	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "passive  kept from the run resumed");
+	CHECK_NOT_CONTAINS(c.err.buf, "passive: started");
+	v = card("resumed.json");
+	CHECK(json_get(v, "complete")->boolean);
+	CHECK_STR(stage_of(v, "node", "status"), "passed");
+	CHECK_STR(json_get_string(node(v, "n2"), "action"), "drain");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&p);
+	strbuf_release(&r);
+	const char *down[] = { "stop", cdir, NULL };
+	test_slurm_cluster(down, 30000, NULL);
+}
