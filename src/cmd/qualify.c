@@ -101,10 +101,11 @@ static const char *str_or(const char *s, const char *dflt)
 
 static void on_stop(int sig)
 {
+	/* The first: TERM to the running step's srun, which passes it to the tasks and ends the
+	 * step (so no task of a cut stage holds its node's CPUs from a --resume's steps); the
+	 * stage then returns as usual and the partial card is written. A second: KILL. */
+	run_signal_all(qualify_stop ? SIGKILL : SIGTERM);
 	qualify_stop = sig;
-	/* TERM first for 2 s: srun passes it to the step's tasks and ends the step, so no task
-	 * of a cut stage keeps its node's CPUs from the next run's steps (--resume) */
-	run_kill_all(10000);
 }
 
 static int parse(int argc, char **argv, struct qargs *a)
@@ -462,6 +463,7 @@ static int setup(struct qrun *r, const char *job, const char *nodelist)
 		.one_step = one_step,
 		.expected_busbw_gbps = expect,
 		.busbw_floor = floor,
+		.stop = &qualify_stop,
 	};
 	r->card.job_id = xstrdup(job);
 	const char *cl = getenv("SLURM_CLUSTER_NAME");

@@ -98,6 +98,17 @@ static void kill_group_and_pid(pid_t pid)
 	kill(pid, SIGKILL);
 }
 
+void run_signal_all(int sig)
+{
+	for (size_t i = 0; i < RUN_REGISTRY; i++) {
+		pid_t p = registry[i];
+		if (p > 0) {
+			kill(-p, sig);
+			kill(p, sig);
+		}
+	}
+}
+
 void run_kill_all(unsigned wait_ms)
 {
 	/* Orphans of the children killed here (a helper's own helper, in a group or session of

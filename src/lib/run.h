@@ -108,6 +108,10 @@ void child_finish(struct child *c);
  * For a process about to exit: it reaps children behind their child_finish()'s back.
  */
 void run_kill_all(unsigned wait_ms);
+/* sig to every running child and its process group, nothing waited for or reaped: for a process
+ * that goes on after a signal (vigil qualify's Ctrl-C), whose child_run() then sees each child
+ * end as usual. Async-signal-safe. */
+void run_signal_all(int sig);
 
 /* Run to completion or deadline. 0 when the child ran (check exited/timed_out), -1 if it could
  * not be started (*err says why). */

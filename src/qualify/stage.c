@@ -102,6 +102,10 @@ int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
 	int ret = -1;
 	if (slurm_nodes_list(reach->cmds, hl.buf, &list, err) < 0)
 		goto out;
+	if (reach->stop && *reach->stop) {
+		error_set(err, "stopped by a signal");
+		goto out;
+	}
 	fleet_rows(&f, &list, NULL);
 	for (size_t i = 0; i < f.nr; i++) {
 		/* A node of our allocation that was drained (by qualify itself, an earlier round or
@@ -125,6 +129,7 @@ int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
 		.timeout_ms = timeout_ms,
 		.parallel = 0,
 		.one_step = reach->one_step,
+		.stop = reach->stop,
 	};
 	fleet_run(&f, &plan);
 	for (size_t i = 0; i < f.nr; i++) {
@@ -227,6 +232,11 @@ void q_fabric_point(struct q_card *c, const struct q_reach *reach, const char *o
 
 	struct nccl_ctx x;
 	struct child ch;
+	if (reach->stop && *reach->stop) {
+		p->st = Q_NOT_RUN;
+		strbuf_addstr(&why, "stopped by a signal");
+		goto out;
+	}
 	fleet_split_init(&x.split, p->gpus, 4u << 20);
 	x.t0 = mono_ms();
 	child_init(&ch);
@@ -277,9 +287,10 @@ void q_fabric_point(struct q_card *c, const struct q_reach *reach, const char *o
 	}
 	json_free(rep);
 done:
-	p->reason = strbuf_detach(&why, NULL);
 	fleet_split_release(&x.split);
 	child_release(&ch);
+out:
+	p->reason = strbuf_detach(&why, NULL);
 	free(argv);
 	strbuf_release(&a_nodes);
 	strbuf_release(&a_tasks);

@@ -10,6 +10,8 @@
 #include "../lib/strlist.h"
 #include "../slurm/fleet.h"
 
+#include <signal.h>
+
 struct q_reach {
 	const struct slurm_cmds *cmds;
 	const char *const *srun_args; /* srun and the arguments every step takes */
@@ -18,11 +20,15 @@ struct q_reach {
 	bool one_step;
 	double expected_busbw_gbps;   /* the fabric's NCCL busbw to expect; 0: not known */
 	double busbw_floor;           /* a fraction of it below which a point fails */
+	/* set by a signal handler: a round not yet started is not started (a signal that came
+	 * while Slurm was asked for the nodes would otherwise miss the srun started next) */
+	volatile sig_atomic_t *stop;
 };
 
 /* One fleet round of 'vigil ARGS --json ...' over the card's nodes: every node's answer (its
  * report) or why not, into stage s of the card, then the stage's status and reason. -1 with
- * *err when Slurm cannot list the nodes (nothing recorded); *err may carry a note on 0. */
+ * *err when Slurm cannot list the nodes or *reach->stop is set (nothing recorded); *err may
+ * carry a note on 0. */
 int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
 		  const char *const *args, size_t nr_args, unsigned timeout_ms, struct strbuf *err);
 

@@ -157,6 +157,10 @@ void fleet_run_nodes(struct fleet *f, const struct fleet_plan *p, const unsigned
 		child_init(&j->c);
 		if (!f->rows[i].run || (pick && !pick[i]))
 			continue;
+		if (p->stop && *p->stop) {
+			fleet_row_set(&f->rows[i], FLEET_UNREACHABLE, "not checked: stopped");
+			continue;
+		}
 		j->row = &f->rows[i];
 		f->steps++;
 		j->argv = fleet_argv(p, j->row->node.name, &j->nodelist);

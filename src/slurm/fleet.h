@@ -16,6 +16,8 @@
 #include "slurm.h"
 #include "../lib/strindex.h"
 
+#include <signal.h>
+
 /* Verdicts of a fleet row: a node's own three, and one for a node that gave none. */
 enum fleet_verdict { FLEET_HEALTHY, FLEET_UNHEALTHY, FLEET_UNKNOWN, FLEET_UNREACHABLE };
 
@@ -51,6 +53,9 @@ struct fleet_plan {
 	 * --ntasks= and --quiet are replaced, remote gets --host-from-slurmd instead of --host.
 	 * false: one srun a node, as above. */
 	bool one_step;
+	/* when set (by the caller's signal handler): nothing more is started, so a step that a
+	 * signal ended is not asked again one srun a node; NULL: never */
+	volatile sig_atomic_t *stop;
 };
 
 /* Rows for the nodes of list (of partition, when not NULL), sorted by name; the nodes move into

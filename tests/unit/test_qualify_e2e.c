@@ -202,12 +202,17 @@ static void node_reason(const char *n, struct strbuf *out)
 
 TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 {
+	uint64_t T0 = mono_ms();
 	cluster_up();
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "up at %llu ms\n", (unsigned long long)(mono_ms() - T0));
 	struct child c;
 	const char *full[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
 			       "storage", "--drain", "--json", "card.json", "--dir", "q1", NULL };
 	qualify(&c, full, false);
 	CHECK_MSG(c.exit_code == 1, "exit %d\n%s\n%s", c.exit_code, c.out.buf, c.err.buf);
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "%s\n%s\n", c.err.buf, c.out.buf);
 	/* the plan first, a line per stage, the verdict */
 	CHECK_CONTAINS(c.err.buf, "vigil qualify: job ");
 	CHECK_CONTAINS(c.err.buf, "[1/3] passive: failed in");
@@ -253,6 +258,8 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	json_free(v);
 	child_release(&c);
 
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "run 1 done at %llu ms\n", (unsigned long long)(mono_ms() - T0));
 	/* Ctrl-C while the node stage runs (n1's GPU test hangs): the partial card, exit 3 */
 	helpers(1, false, "sleep 200\n");
 	const char *cut[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
@@ -268,10 +275,15 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	for (int i = 0; i < 15 && !ended; i++)
 		ended = child_poll(&c, 100);
 	kill(c.pid, SIGINT);
+	uint64_t K0 = mono_ms();
 	while (!ended)
 		ended = child_poll(&c, 200);
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "ended %llu ms after the kill\n", (unsigned long long)(mono_ms() - K0));
 	child_finish(&c);
 	CHECK_MSG(c.exit_code == 1 || c.exit_code == 3, "exit %d\n%s", c.exit_code, c.err.buf);
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "%s\n", c.err.buf);
 	CHECK_CONTAINS(c.err.buf, "node: interrupted by Interrupt");
 	v = card("cut.json");
 	CHECK(json_get(v, "complete")->type == JSON_BOOL && !json_get(v, "complete")->boolean);
@@ -281,12 +293,16 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	json_free(v);
 	child_release(&c);
 
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "run 2 done at %llu ms\n", (unsigned long long)(mono_ms() - T0));
 	/* --resume: the passive stage is kept, the rest runs */
 	helpers(1, false, NULL);
 	const char *resume[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
 				 "storage", "--json", "resumed.json", "--resume", "q2", NULL };
 	qualify(&c, resume, false);
 	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "%s\n", c.err.buf);
 	CHECK_CONTAINS(c.err.buf, "passive  kept from the run resumed");
 	CHECK_NOT_CONTAINS(c.err.buf, "passive: started");
 	v = card("resumed.json");
