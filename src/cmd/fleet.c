@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "config_keys.h"
+#include "fleet_model.h"
 #include "../lib/strlist.h"
 #include "../slurm/fleet.h"
 
@@ -249,7 +250,7 @@ out:
 int cmd_fleet(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage_error("fleet", "which subcommand? (there is 'check')");
+		usage_error("fleet", "which subcommand? (there are 'check', 'model', 'lemons')");
 		return EXIT_USAGE;
 	}
 	if (is_help_arg(argv[1])) {
@@ -258,6 +259,11 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "check"))
 		return fleet_check(argc - 1, argv + 1);
-	usage_error("fleet", "unknown subcommand '%s' (there is 'check')", argv[1]);
+	if (!strcmp(argv[1], "model"))
+		return fleet_model_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "lemons"))
+		return fleet_lemons_cmd(argc - 1, argv + 1);
+	usage_error("fleet", "unknown subcommand '%s' (there are 'check', 'model', 'lemons')",
+		    argv[1]);
 	return EXIT_USAGE;
 }
