@@ -76,7 +76,7 @@ static const char lemons_usage[] =
 enum { OPT_AGENT = 256, OPT_SLURM, OPT_FROM_SLURM, OPT_JOURNAL, OPT_SINCE, OPT_UNTIL, OPT_GPN,
        OPT_FLEET_NODES, OPT_ALPHA, OPT_TOP, OPT_JSON, OPT_WITHOUT };
 
-static const struct option opts[] = {
+static const struct option model_opts[] = {
 	{ "agent-history", required_argument, NULL, OPT_AGENT },
 	{ "slurm-events", required_argument, NULL, OPT_SLURM },
 	{ "from-slurm", no_argument, NULL, OPT_FROM_SLURM },
@@ -86,11 +86,26 @@ static const struct option opts[] = {
 	{ "gpus-per-node", required_argument, NULL, OPT_GPN },
 	{ "fleet-nodes", required_argument, NULL, OPT_FLEET_NODES },
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
-	{ "top", required_argument, NULL, OPT_TOP },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
 	{ "without-lemons", no_argument, NULL, OPT_WITHOUT },
 	{ "output", required_argument, NULL, 'o' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct option lemons_opts[] = {
+	{ "agent-history", required_argument, NULL, OPT_AGENT },
+	{ "slurm-events", required_argument, NULL, OPT_SLURM },
+	{ "from-slurm", no_argument, NULL, OPT_FROM_SLURM },
+	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "gpus-per-node", required_argument, NULL, OPT_GPN },
+	{ "fleet-nodes", required_argument, NULL, OPT_FLEET_NODES },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "help", no_argument, NULL, 'h' },
+	{ "top", required_argument, NULL, OPT_TOP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -110,7 +125,9 @@ static int parse_args(const char *name, bool model, int argc, char **argv, struc
 	a->top = 20;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:h", opts, NULL)) != -1) {
+	/* two tables, so that each subcommand refuses the other's options */
+	while ((c = model ? getopt_long(argc, argv, "+:o:h", model_opts, NULL)
+			  : getopt_long(argc, argv, "+:h", lemons_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_AGENT: strlist_add(&a->agent, optarg); break;
 		case OPT_SLURM: strlist_add(&a->slurm, optarg); break;
@@ -150,23 +167,13 @@ static int parse_args(const char *name, bool model, int argc, char **argv, struc
 			break;
 		}
 		case OPT_TOP:
-			if (model || !parse_u64(optarg, &a->top) || !a->top || a->top > 1000000) {
-				usage_error(name, model ? "unknown option '--top'"
-							: "--top wants a count from 1");
+			if (!parse_u64(optarg, &a->top) || !a->top || a->top > 1000000) {
+				usage_error(name, "--top wants a count from 1 to 1000000");
 				return -1;
 			}
 			break;
-		case OPT_WITHOUT:
-		case 'o':
-			if (!model) {
-				usage_error(name, "unknown option '%s'", argv[optind - 1]);
-				return -1;
-			}
-			if (c == 'o')
-				a->output = optarg;
-			else
-				a->without = true;
-			break;
+		case OPT_WITHOUT: a->without = true; break;
+		case 'o': a->output = optarg; break;
 		case 'h':
 			fputs(model ? model_usage : lemons_usage, stdout);
 			return 1;
@@ -202,7 +209,8 @@ static int from_slurm(struct fleet_history *h, const struct fleet_args *a, struc
 	const char *argv[] = { "sacctmgr", "show", "event", "-P", "event=node",
 			       "format=NodeName,TimeStart,TimeEnd,State,Reason,User", start.buf,
 			       NULL };
-	const char *env[] = { "TZ=UTC", NULL };
+	/* SLURM_TIME_FORMAT=standard: a site's own format would not parse */
+	const char *env[] = { "TZ=UTC", "SLURM_TIME_FORMAT=standard", NULL };
 	struct child c;
 	int ret = -1;
 	child_init(&c);
