@@ -322,9 +322,8 @@ int fleet_model_cmd(int argc, char **argv)
 		fleet_fit_json(&f, &h, &out);
 	else
 		fleet_fit_text(&f, &h, &out);
-	if (a.without)
-		strbuf_addf(&out, a.json ? "" : "without %zu lemons (vigil fleet lemons)\n",
-			    L.nr_lemons);
+	if (a.without && !a.json)
+		strbuf_addf(&out, "without %zu lemons (vigil fleet lemons)\n", L.nr_lemons);
 	if (a.json) {
 		fwrite(out.buf, 1, out.len, stdout);
 	} else if (a.output) {

@@ -9,6 +9,7 @@
 #include "../harness.h"
 #include "../fleetgen.h"
 #include "../../src/fleet/fit.h"
+#include "../../src/lib/fileio.h"
 #include "../../src/lib/json.h"
 
 #include <math.h>
@@ -398,5 +399,61 @@ TEST(fleet_lemons_json_names_the_evidence)
 	CHECK_CONTAINS(c.out.buf, "1 lemons among 40 nodes");
 	CHECK_CONTAINS(c.out.buf, "pull: b07");
 	child_release(&c);
+	/* the fleet once b07 is pulled: its node and its 6 faults out of the model */
+	const char *a3[] = { "fleet", "model", "--slurm-events", s.buf, "--since", "2026-01-01",
+			     "--until", "2026-03-02", "--without-lemons", "--json", NULL };
+	test_run_vigil(&c, a3, NULL);
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	v = test_parse_json(&c);
+	CHECK_INT((int)num(v, "nodes"), 39);
+	CHECK_INT((int)num(v, "nodes_excluded"), 1);
+	CHECK_INT((int)num(v, "faults"), 39);
+	CHECK_INT((int)num(class_of(v, "gpu_fell_off_bus"), "faults"), 0);
+	json_free(v);
+	child_release(&c);
 	strbuf_release(&s);
+}
+
+/* --from-slurm asks sacctmgr for node events in UTC, in the -P shape, from --since. */
+TEST(fleet_from_slurm_runs_sacctmgr_in_utc)
+{
+	const char *tmp = test_tmpdir();
+	struct strbuf body = STRBUF_INIT, path = STRBUF_INIT, argsf = STRBUF_INIT;
+	strbuf_addf(&argsf, "%s/sacctmgr.args", tmp);
+	/* the fake answers only when asked as vigil must ask: TZ=UTC, the standard time format */
+	strbuf_addf(&body, "echo \"$@\" > '%s'\n"
+			   "[ \"$TZ\" = UTC ] && [ \"$SLURM_TIME_FORMAT\" = standard ] || exit 1\n"
+			   "cat <<'EOF'\n%sEOF\n",
+		    argsf.buf, sacct_small);
+	const char *dir = test_script("sacctmgr", body.buf);
+	strbuf_addf(&path, "PATH=%s:/usr/bin:/bin", dir);
+	const char *env[] = { path.buf, NULL };
+	const char *args[] = { "fleet", "model", "--from-slurm", "--since", "2026-01-01",
+			       "--until", "2026-01-31", "--json", NULL };
+	struct child c;
+	test_run_vigil(&c, args, env);
+	CHECK_MSG(c.exited && c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_INT((int)num(class_of(v, "gpu_fell_off_bus"), "faults"), 2);
+	CHECK_INT((int)num(json_get(v, "inputs"), "slurm_event_lists"), 1);
+	json_free(v);
+	child_release(&c);
+	struct strbuf got = STRBUF_INIT;
+	CHECK(read_file_bounded(argsf.buf, &got, 4096, NULL) == 0);
+	CHECK_CONTAINS(got.buf, "show event -P event=node");
+	CHECK_CONTAINS(got.buf, "format=NodeName,TimeStart,TimeEnd,State,Reason,User");
+	CHECK_CONTAINS(got.buf, "start=2026-01-01");
+	/* a sacctmgr that fails is said, with its words */
+	strbuf_reset(&body);
+	strbuf_addstr(&body, "echo 'sacctmgr: error: Problem talking to the database' >&2\nexit 1\n");
+	dir = test_script("sacctmgr", body.buf);
+	test_run_vigil(&c, args, env);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "sacctmgr show event: exited with 1");
+	CHECK_CONTAINS(c.err.buf, "Problem talking to the database");
+	child_release(&c);
+	strbuf_release(&got);
+	strbuf_release(&body);
+	strbuf_release(&path);
+	strbuf_release(&argsf);
 }
