@@ -83,6 +83,7 @@ struct fleet_lemons {
 	double alpha;
 };
 
+/* h's events sorted by node (fleet_history_merge()). */
 void fleet_lemons_find(const struct fleet_history *h, const struct fleet_fit *f, double alpha,
 		       struct fleet_lemons *out);
 void fleet_lemons_release(struct fleet_lemons *out);

@@ -120,19 +120,22 @@ void fleet_history_merge(struct fleet_history *h)
 		h->ev[w++] = *e;
 	}
 	h->nr = w;
+	h->sorted = w;
 }
 
 void fleet_history_window(struct fleet_history *h, double since, double until)
 {
-	size_t w = 0;
+	size_t w = 0, sorted = 0;
 	for (size_t i = 0; i < h->nr; i++) {
 		if ((since && h->ev[i].t < since) || (until && h->ev[i].t > until)) {
 			free(h->ev[i].what);
 			continue;
 		}
+		sorted += i < h->sorted;
 		h->ev[w++] = h->ev[i];
 	}
 	h->nr = w;
+	h->sorted = sorted;
 }
 
 /* Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil). */
@@ -209,7 +212,25 @@ static int read_agent_file(struct fleet_history *h, const char *node, const char
 		error_set(err, "'%s': more than %u nodes", path, (unsigned)FLEET_NODES_MAX);
 		goto out;
 	}
-	size_t before = h->nr;
+	/* the other sources' events of this node: a range of the merged, sorted ones */
+	size_t lo = 0, hi = h->sorted;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->ev[mid].node < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t first = lo;
+	hi = h->sorted;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->ev[mid].node <= n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t last = lo;
 	for (size_t i = 0; i < hist.nr; i++) {
 		const struct history_entry *e = &hist.e[i];
 		int cls = fleet_classify_key(e->key);
@@ -221,7 +242,7 @@ static int read_agent_file(struct fleet_history *h, const char *node, const char
 			continue;
 		}
 		size_t seen = 0;
-		for (size_t j = 0; j < before; j++)
+		for (size_t j = first; j < last; j++)
 			if (h->ev[j].node == n && h->ev[j].cls == cls &&
 			    h->ev[j].t >= a - FLEET_MERGE_S && h->ev[j].t <= b + FLEET_MERGE_S) {
 				h->ev[j].sources |= FS_AGENT;

@@ -78,6 +78,7 @@ struct fleet_history {
 	size_t planned;       /* drains for maintenance etc., not faults */
 	size_t skipped_lines; /* lines of a known format that said nothing usable */
 	size_t agent_dirs, slurm_files, journals, merged;
+	size_t sorted; /* ev[0..sorted) is in fleet_history_merge()'s order */
 };
 
 /* The class's name in vigil sim's model, or "unclassified"/"planned". */
@@ -113,7 +114,8 @@ int fleet_read_journal_text(struct fleet_history *h, const char *name, const cha
  * (the agent's boots add only what they did not see). */
 int fleet_read_agent(struct fleet_history *h, const char *dir, struct strbuf *err);
 
-/* Merge events of one fault seen twice (see above); sorts the events by node, class, time. */
+/* Merge events of one fault seen twice (see above); sorts the events by node, class, time
+ * (the order fleet_lemons_find() and the agent reader rely on). */
 void fleet_history_merge(struct fleet_history *h);
 /* Drop events outside [since, until] (0: no bound). */
 void fleet_history_window(struct fleet_history *h, double since, double until);

@@ -64,61 +64,56 @@ void fleet_lemons_find(const struct fleet_history *h, const struct fleet_fit *f,
 			total += rate[c];
 			nhost++;
 		}
-	size_t *idx = xmalloc(h->nr_nodes * sizeof(*idx));
-	for (size_t i = 0; i < h->nr_nodes; i++)
-		idx[i] = (size_t)-1;
-	for (size_t i = 0; i < h->nr; i++) {
-		const struct fleet_event *e = &h->ev[i];
-		if (e->node == FLEET_NO_NODE || !fleet_class_host_fault(e->cls) || e->t < f->start ||
-		    e->t > f->end)
-			continue;
-		if (idx[e->node] == (size_t)-1) {
-			out->l = xrealloc(out->l, (out->nr + 1) * sizeof(*out->l));
-			struct fleet_lemon *l = &out->l[out->nr];
-			memset(l, 0, sizeof(*l));
-			l->node = e->node;
-			idx[e->node] = out->nr++;
-		}
-		struct fleet_lemon *l = &out->l[idx[e->node]];
-		l->events++;
-		l->by_class[e->cls]++;
-		if (e->end > e->t)
-			l->repairs++;
-		if (e->sources & FS_AGENT)
-			l->agent_boots++;
-	}
-	/* recurrence: faults after the node's first repair ended (events are sorted by node,
-	 * class, time: the first repair is the earliest end over its classes) */
-	for (size_t j = 0; j < out->nr; j++) {
-		struct fleet_lemon *l = &out->l[j];
+	size_t alloc = 0;
+	/* the events are sorted by node (fleet_history_merge()): one pass, a node at a time */
+	for (size_t i = 0; i < h->nr;) {
+		size_t node = h->ev[i].node, j = i;
+		while (j < h->nr && h->ev[j].node == node)
+			j++;
+		struct fleet_lemon l = { .node = node, .worst_class = -1 };
 		double first_end = 0;
-		for (size_t i = 0; i < h->nr; i++)
-			if (h->ev[i].node == l->node && fleet_class_host_fault(h->ev[i].cls) &&
-			    h->ev[i].end > 0 && (!first_end || h->ev[i].end < first_end))
-				first_end = h->ev[i].end;
-		for (size_t i = 0; first_end && i < h->nr; i++)
-			if (h->ev[i].node == l->node && fleet_class_host_fault(h->ev[i].cls) &&
-			    h->ev[i].t >= first_end && h->ev[i].t <= f->end)
-				l->after_repair++;
-		double exposure = f->days; /* every node is watched for the whole window */
-		l->expected = total * exposure;
-		double p_all = fleet_poisson_tail(l->events, total * exposure);
-		double p_cls = 1.0;
-		l->worst_class = -1;
-		for (int c = 0; c < FC_NR; c++) {
-			if (!l->by_class[c])
+		for (size_t k = i; k < j && node != FLEET_NO_NODE; k++) {
+			const struct fleet_event *e = &h->ev[k];
+			if (!fleet_class_host_fault(e->cls) || e->t < f->start || e->t > f->end)
 				continue;
-			double p = fleet_poisson_tail(l->by_class[c], rate[c] * exposure);
+			l.events++;
+			l.by_class[e->cls]++;
+			if (e->end > e->t) {
+				l.repairs++;
+				if (!first_end || e->end < first_end)
+					first_end = e->end;
+			}
+			if (e->sources & FS_AGENT)
+				l.agent_boots++;
+		}
+		/* recurrence: faults after the node's first repair ended */
+		for (size_t k = i; k < j && first_end; k++) {
+			const struct fleet_event *e = &h->ev[k];
+			if (fleet_class_host_fault(e->cls) && e->t >= first_end && e->t <= f->end)
+				l.after_repair++;
+		}
+		i = j;
+		if (!l.events)
+			continue;
+		double exposure = f->days; /* every node is watched for the whole window */
+		l.expected = total * exposure;
+		double p_all = fleet_poisson_tail(l.events, total * exposure);
+		double p_cls = 1.0;
+		for (int c = 0; c < FC_NR; c++) {
+			if (!l.by_class[c])
+				continue;
+			double p = fleet_poisson_tail(l.by_class[c], rate[c] * exposure);
 			if (p < p_cls) {
 				p_cls = p;
-				l->worst_class = c;
+				l.worst_class = c;
 			}
 		}
 		p_cls *= (double)nhost;
 		double p = 2.0 * (p_all < p_cls ? p_all : p_cls);
-		l->p = p > 1 ? 1 : p;
+		l.p = p > 1 ? 1 : p;
+		ALLOC_GROW(out->l, out->nr + 1, alloc);
+		out->l[out->nr++] = l;
 	}
-	free(idx);
 	qsort(out->l, out->nr, sizeof(*out->l), cmp_lemon);
 	/* Benjamini-Hochberg over every node of the fleet (a node with no fault has p = 1) */
 	double m = (double)(f->nodes + f->excluded);
