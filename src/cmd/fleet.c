@@ -44,7 +44,10 @@ static const char fleet_usage[] =
 	"  0  every node healthy\n"
 	"  1  at least one node unhealthy\n"
 	"  2  usage error\n"
-	"  3  could not tell: a node unknown or unreachable, none unhealthy\n";
+	"  3  could not tell: a node unknown or unreachable, none unhealthy\n"
+	"\n"
+	"Also 'vigil fleet model' and 'vigil fleet lemons': the fleet's own failure model for\n"
+	"vigil sim and the nodes to pull before a big run (see their --help).\n";
 
 enum { OPT_PARTITION = 256, OPT_NODES, OPT_JSON, OPT_DRAIN, OPT_TIMEOUT, OPT_PARALLEL,
        OPT_CONFIG };

@@ -176,8 +176,8 @@ bool fleet_parse_time(const char *s, double *out)
 
 void fleet_format_time(double t, char out[32])
 {
-	time_t tt = (time_t)t;
 	struct tm tm;
+	time_t tt = t > 0 && t < FLEET_TIME_MAX ? (time_t)t : 0;
 	if (!gmtime_r(&tt, &tm)) {
 		snprintf(out, 32, "?");
 		return;
@@ -235,6 +235,10 @@ static int read_agent_file(struct fleet_history *h, const char *node, const char
 		const struct history_entry *e = &hist.e[i];
 		int cls = fleet_classify_key(e->key);
 		double a = e->first_seen, b = e->last_seen > a ? e->last_seen : a;
+		if (!(a > 0 && b < FLEET_TIME_MAX)) {
+			h->skipped_lines++; /* no time to place it in the window */
+			continue;
+		}
 		fleet_history_saw(h, a);
 		fleet_history_saw(h, b);
 		if (cls == FC_UNCLASSIFIED) {

@@ -34,6 +34,7 @@
 #define FLEET_FILE_MAX ((size_t)1 << 30)
 #define FLEET_MERGE_S (6 * 3600.0)
 #define FLEET_WHAT_MAX 120
+#define FLEET_TIME_MAX 253402300800.0 /* 10000-01-01: later is not a time */
 
 /* The classes of vigil sim's default model, in its order (src/sim/model.c). */
 enum fleet_class {

@@ -119,7 +119,8 @@ int fleet_fit(const struct fleet_history *h, const struct fleet_fit_opts *o, str
 	if (!o->since || !o->until)
 		warn(f, "the window is the inputs' first to last record; --since/--until set it "
 			"(a quiet stretch at either end is not counted)");
-	if (o->fleet_nodes == 0)
+	/* every node named has its agent's history: the agents name the fleet */
+	if (o->fleet_nodes == 0 && h->agent_dirs < h->nr_nodes)
 		warn(f, "nodes are those the inputs name (%zu): a node no input names is not "
 			"counted (--fleet-nodes N)",
 		     h->nr_nodes);

@@ -119,11 +119,11 @@ static int sacct_header(struct sacct_ctx *c, char *line, size_t lineno, struct s
 {
 	char *f[SACCT_FIELDS_MAX + 1];
 	size_t n = split_bar(line, f, SACCT_FIELDS_MAX);
-	if (n > 1 && !*f[n - 1])
+	if (n <= SACCT_FIELDS_MAX && n > 1 && !*f[n - 1])
 		n--; /* -p ends each line with '|' */
 	for (int i = 0; i < SF_NR; i++)
 		c->col[i] = -1;
-	for (size_t i = 0; i < n && i <= SACCT_FIELDS_MAX; i++) {
+	for (size_t i = 0; i < n && i < SACCT_FIELDS_MAX; i++) {
 		const char *k = f[i];
 		/* the header names: NodeName, TimeStart, TimeEnd, State, Reason (format=Start
 		 * and End print as TimeStart and TimeEnd) */
@@ -161,7 +161,8 @@ static int sacct_line(void *arg, char *line, size_t len, size_t lineno, struct s
 		return sacct_header(c, line, lineno, err);
 	char *f[SACCT_FIELDS_MAX + 1];
 	size_t n = split_bar(line, f, SACCT_FIELDS_MAX);
-	if (n > c->nr_cols && !*f[n - 1])
+	/* more fields than split_bar() keeps: f[n - 1] was never set */
+	if (n <= SACCT_FIELDS_MAX && n > c->nr_cols && !*f[n - 1])
 		n--;
 	if (n > SACCT_FIELDS_MAX || n < c->nr_cols) {
 		h->skipped_lines++;
@@ -273,13 +274,15 @@ static int journal_line(void *arg, char *line, size_t len, size_t lineno, struct
 	strbuf_release(&perr);
 	const char *kind = v ? json_get_string(v, "kind") : NULL;
 	double t = 0, att = 0;
-	if (!kind || !json_get_number(v, "t", &t)) {
+	/* times within years 1970..9999 (as the sacctmgr reader's), attempts a count */
+	if (!kind || !json_get_number(v, "t", &t) || !(t > 0 && t < FLEET_TIME_MAX)) {
 		h->skipped_lines++; /* a torn or damaged line: the journal's reader skips it too */
 		goto out;
 	}
 	c->good++;
 	fleet_history_saw(h, t);
-	json_get_number(v, "attempt", &att);
+	if (!json_get_number(v, "attempt", &att) || !(att >= 0 && att < 4e9))
+		att = 0;
 	const char *host = json_get_string(v, "host");
 	size_t node = FLEET_NO_NODE;
 	if (host && *host && (node = fleet_history_node(h, host)) == FLEET_NO_NODE) {
@@ -304,7 +307,8 @@ static int journal_line(void *arg, char *line, size_t len, size_t lineno, struct
 			h->unclassified++;
 			goto out;
 		}
-		if (json_get_number(v, "happened", &happened) && happened > 0 && happened <= t)
+		if (json_get_number(v, "happened", &happened) && happened > 0 && happened <= t &&
+		    t - happened < 86400.0 * 366)
 			t = happened;
 		/* a software fault is no host's, whoever the supervisor named */
 		if (!fleet_class_host_fault(fc) && fc != FC_HANG && fc != FC_STORAGE_STALL)
