@@ -136,9 +136,11 @@ int fleet_fit(const struct fleet_history *h, const struct fleet_fit_opts *o, str
 static void class_note(const struct fleet_fit *f, int c, struct strbuf *out)
 {
 	if (!f->c[c].events)
-		strbuf_addf(out, "no fault seen: rate 0 (up to %.3g per GPU-day is as likely "
-				 "as not to show none at 95 %%)",
+		strbuf_addf(out, "no fault seen: rate 0 (the true rate may still be up to %.3g per "
+				 "GPU-day, 95 %% upper bound)",
 			    f->c[c].upper95);
+	else if (!fleet_class_host_fault(c) && !f->c[c].repair_samples)
+		strbuf_addstr(out, "not a host fault: no repair");
 	else if (!f->c[c].repair_samples)
 		strbuf_addstr(out, "repair_hours: vigil sim's default (no drain -> resume seen)");
 	else
