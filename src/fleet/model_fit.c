@@ -52,6 +52,19 @@ static void fill_model(struct fleet_fit *f, const struct fleet_history *h)
 		 f->enough_data ? "" : "TOO LITTLE DATA, not a model to trust: ", f->events,
 		 f->nodes, f->days, a, b, f->gpus_per_node, h->agent_dirs, h->slurm_files,
 		 h->journals);
+	/* the file itself says which rates are 0 for want of a fault, as far as it has room */
+	size_t len = strlen(m->source);
+	const char *sep = "; no fault seen (rate 0): ";
+	for (int c = 0; c < FC_NR; c++) {
+		if (f->c[c].events)
+			continue;
+		size_t need = strlen(sep) + strlen(fleet_class_name(c));
+		if (len + need >= sizeof(m->source))
+			break;
+		snprintf(m->source + len, sizeof(m->source) - len, "%s%s", sep, fleet_class_name(c));
+		len += need;
+		sep = ", ";
+	}
 }
 
 int fleet_fit(const struct fleet_history *h, const struct fleet_fit_opts *o, struct fleet_fit *f,

@@ -119,6 +119,7 @@ TEST(fleet_model_counts_each_fault_once_and_round_trips_through_sim)
 	CHECK(num(nv, "rate_upper95") > 0);
 	CHECK(json_get(v, "enough_data")->boolean);
 	CHECK_CONTAINS(json_get_string(v, "source"), "5 faults on 5 nodes");
+	CHECK_CONTAINS(json_get_string(v, "source"), "no fault seen (rate 0): gpu_hbm_ecc, nvlink");
 	json_free(v);
 	child_release(&c);
 
