@@ -40,6 +40,10 @@ def schema_for(args):
         return "fabric-" + words[1]
     if cmd == "sim":
         return "sim-model" if "--print-model" in args else "sim"
+    if cmd == "fleet" and len(words) > 1 and words[1] in ("model", "lemons"):
+        if words[1] == "model" and "--json" not in args:
+            return "sim-model"  # the model itself, as vigil sim --failures reads it
+        return "fleet-" + words[1]
     if cmd in ("fleet", "report", "run", "stacks"):
         return cmd
     return None

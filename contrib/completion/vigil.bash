@@ -6,7 +6,7 @@ _vigil_children() {
 	"") _vigil_r="check gather agent stress net run fleet stacks sim report diagnose fabric list help version completion" ;;
 	"stress") _vigil_r="gpu storage" ;;
 	"net") _vigil_r="nccl pairs ib" ;;
-	"fleet") _vigil_r="check" ;;
+	"fleet") _vigil_r="check model lemons" ;;
 	"diagnose") _vigil_r="steps stragglers logs hang" ;;
 	"fabric") _vigil_r="ufm links burnin" ;;
 	"fabric ufm") _vigil_r="close" ;;
@@ -32,6 +32,8 @@ _vigil_opts() {
 	"run") _vigil_r="--nodes=any --spares=any --tasks-per-node=any --run-dir=dir --max-restarts=any --step-pattern=any --hang-after=any --hang-floor=any --startup-timeout=any --slow-factor=any --check-interval=any --smoke=any --json --nccl-recorder --config=file --set=key -c=key --help -h" ;;
 	"fleet") _vigil_r="--help -h" ;;
 	"fleet check") _vigil_r="--partition=any --nodes=any --json --drain --timeout=any --parallel=any --config=file --set=key -c=key --help -h" ;;
+	"fleet model") _vigil_r="--agent-history=dir --slurm-events=file --from-slurm --journal=dir --since=any --until=any --gpus-per-node=any --fleet-nodes=any --alpha=any --without-lemons --output=file -o=file --json --help -h" ;;
+	"fleet lemons") _vigil_r="--agent-history=dir --slurm-events=file --from-slurm --journal=dir --since=any --until=any --gpus-per-node=any --fleet-nodes=any --alpha=any --top=any --json --help -h" ;;
 	"stacks") _vigil_r="--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any --interval-ms=any --no-signal --json --help -h" ;;
 	"sim") _vigil_r="--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file --checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any --repair-hours=any --check-interval=any --seed=any --json --print-model --help -h" ;;
 	"report") _vigil_r="--json --html=file --help -h @dir" ;;

@@ -10,7 +10,7 @@ function __vigil_children
 		case 'net'
 			string split ' ' -- 'nccl pairs ib'
 		case 'fleet'
-			string split ' ' -- 'check'
+			string split ' ' -- 'check model lemons'
 		case 'diagnose'
 			string split ' ' -- 'steps stragglers logs hang'
 		case 'fabric'
@@ -277,6 +277,8 @@ complete -c vigil -n '__vigil_at \'run\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'run\'' -l help
 complete -c vigil -n '__vigil_at \'run\'' -s h
 complete -c vigil -n '__vigil_at \'fleet\'' -a check
+complete -c vigil -n '__vigil_at \'fleet\'' -a model
+complete -c vigil -n '__vigil_at \'fleet\'' -a lemons
 complete -c vigil -n '__vigil_at \'fleet\'' -l help
 complete -c vigil -n '__vigil_at \'fleet\'' -s h
 complete -c vigil -n '__vigil_at \'fleet check\'' -l partition -x
@@ -290,6 +292,34 @@ complete -c vigil -n '__vigil_at \'fleet check\'' -l set -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'fleet check\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'fleet check\'' -l help
 complete -c vigil -n '__vigil_at \'fleet check\'' -s h
+complete -c vigil -n '__vigil_at \'fleet model\'' -l agent-history -r -F
+complete -c vigil -n '__vigil_at \'fleet model\'' -l slurm-events -r -F
+complete -c vigil -n '__vigil_at \'fleet model\'' -l from-slurm
+complete -c vigil -n '__vigil_at \'fleet model\'' -l journal -r -F
+complete -c vigil -n '__vigil_at \'fleet model\'' -l since -x
+complete -c vigil -n '__vigil_at \'fleet model\'' -l until -x
+complete -c vigil -n '__vigil_at \'fleet model\'' -l gpus-per-node -x
+complete -c vigil -n '__vigil_at \'fleet model\'' -l fleet-nodes -x
+complete -c vigil -n '__vigil_at \'fleet model\'' -l alpha -x
+complete -c vigil -n '__vigil_at \'fleet model\'' -l without-lemons
+complete -c vigil -n '__vigil_at \'fleet model\'' -l output -r -F
+complete -c vigil -n '__vigil_at \'fleet model\'' -s o -r -F
+complete -c vigil -n '__vigil_at \'fleet model\'' -l json
+complete -c vigil -n '__vigil_at \'fleet model\'' -l help
+complete -c vigil -n '__vigil_at \'fleet model\'' -s h
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l agent-history -r -F
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l slurm-events -r -F
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l from-slurm
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l journal -r -F
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l since -x
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l until -x
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l gpus-per-node -x
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l fleet-nodes -x
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l alpha -x
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l top -x
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l json
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -l help
+complete -c vigil -n '__vigil_at \'fleet lemons\'' -s h
 complete -c vigil -n '__vigil_at \'stacks\'' -l attempt-dir -r -F
 complete -c vigil -n '__vigil_at \'stacks\'' -l host -x
 complete -c vigil -n '__vigil_at \'stacks\'' -l job -x

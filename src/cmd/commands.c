@@ -28,7 +28,7 @@ const struct cmd_def cmd_table[] = {
 	{ "run", cmd_run, "keep a training run alive in a Slurm allocation: detect, exclude, resume",
 	  CMD_TAKES_CONFIG, NULL },
 	{ "fleet", cmd_fleet, "vigil check on every node of a Slurm cluster through srun",
-	  CMD_TAKES_CONFIG, (const char *const[]){ "check", NULL } },
+	  CMD_TAKES_CONFIG, (const char *const[]){ "check", "model", "lemons", NULL } },
 	{ "stacks", cmd_stacks, "stacks of a vigil run attempt's ranks on this host (hang evidence)",
 	  CMD_NEEDS_ROOT, NULL },
 	{ "qualify", cmd_qualify, "judge a fresh allocation: which nodes to keep, a scorecard to compare",

@@ -66,6 +66,12 @@ const struct comp_def comp_table[] = {
 	{ "fleet", "--help -h" },
 	{ "fleet check", "--partition=any --nodes=any --json --drain --timeout=any --parallel=any "
 			 "--config=file --set=key -c=key --help -h" },
+	{ "fleet model", "--agent-history=dir --slurm-events=file --from-slurm --journal=dir "
+			 "--since=any --until=any --gpus-per-node=any --fleet-nodes=any --alpha=any "
+			 "--without-lemons --output=file -o=file --json --help -h" },
+	{ "fleet lemons", "--agent-history=dir --slurm-events=file --from-slurm --journal=dir "
+			  "--since=any --until=any --gpus-per-node=any --fleet-nodes=any "
+			  "--alpha=any --top=any --json --help -h" },
 	{ "stacks", "--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any "
 		    "--interval-ms=any --no-signal --json --help -h" },
 	{ "qualify", "--budget=any --stages=any --storage=dir --train=any --gpus-per-node=any "

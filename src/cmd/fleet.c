@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "config_keys.h"
+#include "fleet_model.h"
 #include "../lib/strlist.h"
 #include "../slurm/fleet.h"
 
@@ -43,7 +44,10 @@ static const char fleet_usage[] =
 	"  0  every node healthy\n"
 	"  1  at least one node unhealthy\n"
 	"  2  usage error\n"
-	"  3  could not tell: a node unknown or unreachable, none unhealthy\n";
+	"  3  could not tell: a node unknown or unreachable, none unhealthy\n"
+	"\n"
+	"Also 'vigil fleet model' and 'vigil fleet lemons': the fleet's own failure model for\n"
+	"vigil sim and the nodes to pull before a big run (see their --help).\n";
 
 enum { OPT_PARTITION = 256, OPT_NODES, OPT_JSON, OPT_DRAIN, OPT_TIMEOUT, OPT_PARALLEL,
        OPT_CONFIG };
@@ -249,7 +253,7 @@ out:
 int cmd_fleet(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage_error("fleet", "which subcommand? (there is 'check')");
+		usage_error("fleet", "which subcommand? (there are 'check', 'model', 'lemons')");
 		return EXIT_USAGE;
 	}
 	if (is_help_arg(argv[1])) {
@@ -258,6 +262,11 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "check"))
 		return fleet_check(argc - 1, argv + 1);
-	usage_error("fleet", "unknown subcommand '%s' (there is 'check')", argv[1]);
+	if (!strcmp(argv[1], "model"))
+		return fleet_model_cmd(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "lemons"))
+		return fleet_lemons_cmd(argc - 1, argv + 1);
+	usage_error("fleet", "unknown subcommand '%s' (there are 'check', 'model', 'lemons')",
+		    argv[1]);
 	return EXIT_USAGE;
 }

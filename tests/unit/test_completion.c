@@ -277,6 +277,8 @@ TEST(completion_options_are_every_getopt_tables_options)
 		{ "fabric_ufm.c", { "fabric ufm close" } }, /* in file order */
 		{ "fabric_ufm.c", { "fabric ufm" } },
 		{ "fleet.c", { "fleet check" } },
+		{ "fleet_model.c", { "fleet model" } },
+		{ "fleet_model.c", { "fleet lemons" } },
 		{ "gather.c", { "gather" } },
 		{ "net.c", { "net nccl", "net pairs" } },
 		{ "net.c", { "net ib" } },
