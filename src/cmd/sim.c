@@ -19,7 +19,7 @@ static const char sim_usage[] =
 	"                 [--repair-hours H] [--check-interval SEC] [--seed X] [--json]\n"
 	"                 [--policy vigil|torchrun|manual]... [--schedule FILE]\n"
 	"                 [--nccl-timeout SEC] [--operator-minutes M] [--monitor-interval SEC]\n"
-	"                 [--hang-floor SEC]\n"
+	"                 [--hang-floor SEC] [--latencies NAME=SEC,...]\n"
 	"       vigil sim --print-model [--failures MODEL.json]\n"
 	"\n"
 	"Simulate a training job of N GPUs for D days: faults drawn from a failure model (by\n"
@@ -50,6 +50,8 @@ static const char sim_usage[] =
 	"  --operator-minutes M   an operator's response to a page (default 30)\n"
 	"  --monitor-interval SEC torchrun's poll of its workers (default 0.1)\n"
 	"  --hang-floor SEC       vigil's hang limit's floor (default 60)\n"
+	"  --latencies L          the simulated cluster's: check=S,stop=S,stacks=S,smoke=S,\n"
+	"                         restart-delay=S (default 2, 3, 5, 30, 2; for a replay)\n"
 	"  --json                 one JSON object (docs/schema/sim.json)\n"
 	"  --print-model          print the model as JSON and stop\n"
 	"\n"
@@ -61,7 +63,7 @@ static const char sim_usage[] =
 enum {
 	OPT_GPUS = 256, OPT_GPN, OPT_DAYS, OPT_STEP, OPT_FAILURES, OPT_CKPT_EVERY, OPT_CKPT_COST,
 	OPT_RESTART, OPT_SPARES, OPT_REPAIR, OPT_CHECK, OPT_SEED, OPT_JSON, OPT_PRINT,
-	OPT_POLICY, OPT_SCHEDULE, OPT_NCCL, OPT_OPERATOR, OPT_MONITOR, OPT_HANG_FLOOR,
+	OPT_POLICY, OPT_SCHEDULE, OPT_NCCL, OPT_OPERATOR, OPT_MONITOR, OPT_HANG_FLOOR, OPT_LAT,
 };
 
 static const struct option sim_opts[] = {
@@ -85,6 +87,7 @@ static const struct option sim_opts[] = {
 	{ "operator-minutes", required_argument, NULL, OPT_OPERATOR },
 	{ "monitor-interval", required_argument, NULL, OPT_MONITOR },
 	{ "hang-floor", required_argument, NULL, OPT_HANG_FLOOR },
+	{ "latencies", required_argument, NULL, OPT_LAT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -288,6 +291,42 @@ static void policies_text(const struct sim_result *rs, const enum sim_policy *po
 	}
 }
 
+/* --latencies check=S,stop=S,...: 0, or a usage error naming the part. */
+static int opt_latencies(const char *arg, struct sim_params *p)
+{
+	static const char *const names[] = { "check", "stop", "stacks", "smoke",
+					     "restart-delay" };
+	double *slot[] = { &p->lat_check_s, &p->lat_stop_s, &p->lat_stacks_s, &p->lat_smoke_s,
+			   &p->lat_restart_delay_s };
+	char buf[256];
+	struct strbuf got = STRBUF_INIT;
+	size_t len = strlen(arg);
+	if (!len || len >= sizeof(buf))
+		goto bad;
+	memcpy(buf, arg, len + 1);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			goto bad;
+		*eq = 0;
+		size_t i = 0;
+		while (i < 5 && strcmp(tok, names[i]))
+			i++;
+		double v;
+		if (i == 5 || !parse_double(eq + 1, &v) || !(v > 0) || v > 86400)
+			goto bad;
+		*slot[i] = v;
+	}
+	return 0;
+bad:
+	strbuf_add_excerpt(&got, arg, 64);
+	usage_error("sim", "--latencies wants NAME=SECONDS,... (check, stop, stacks, smoke, "
+		    "restart-delay; each above 0), not '%s'", got.buf);
+	strbuf_release(&got);
+	return -1;
+}
+
 /* --policy's value: one name or a comma list, added to pol (each once). */
 static int opt_policy(const char *arg, enum sim_policy *pol, size_t *npol)
 {
@@ -394,6 +433,7 @@ int cmd_sim(int argc, char **argv)
 			bad = opt_number("--monitor-interval", optarg, 0.01, 3600,
 					 &p.torchrun_monitor_s);
 			break;
+		case OPT_LAT: bad = opt_latencies(optarg, &p); break;
 		case OPT_HANG_FLOOR:
 			bad = opt_number("--hang-floor", optarg, 1, 86400, &p.hang_floor_s);
 			break;

@@ -34,6 +34,11 @@
  * rendezvous): run-faults' torchrun went from a crash to its next first step in 2.7-4.2 s of
  * which the trainer's start was ~3 s and the monitor tick 0.9-1.7 s (docs/PERFORMANCE.md) */
 #define POL_RDZV_S 1.0
+/* torchrun stops its workers with SIGTERM and waits this long before SIGKILL (the elastic
+ * agent's shutdown timeout): a rank frozen in a collective does not obey, so an attempt that
+ * hung and was then ended by another rank's crash costs it (run-faults: 30 s of its 54 s).
+ * A hang seen at NCCL's timeout is not: the watchdog aborts the rank itself. */
+#define POL_TORCHRUN_GRACE_S 30.0
 
 struct phost {
 	bool broken, lost;
@@ -64,6 +69,7 @@ struct pol {
 	bool live, hit;
 	double hit_at, seen_at;
 	double relapse_at; /* broken hosts let in fail it then (INFINITY: none) */
+	bool hung, seen_by_crash; /* a hang held it; what ended it was another rank's crash */
 	bool ended;
 };
 
@@ -127,7 +133,7 @@ static void launch(struct pol *P)
 	P->step = P->ckpt;
 	P->launches++;
 	P->live = true;
-	P->hit = false;
+	P->hit = P->hung = false;
 	find_pace(P);
 	P->next_line = P->now + P->p->restart_cost_s;
 	P->relapse_at = P->next_line + POL_RELAPSE_S;
@@ -155,12 +161,16 @@ static void strike(struct pol *P, int cls, double t)
 	double d = class_detect(P, k);
 	if (d < 0)
 		return; /* slow, sick: the run goes on */
+	if (k->seen == SIM_SEEN_HANG)
+		P->hung = true;
 	if (!P->hit) {
 		P->hit = true;
 		P->hit_at = t;
 		P->seen_at = t + d;
+		P->seen_by_crash = k->seen == SIM_SEEN_CRASH;
 	} else if (t + d < P->seen_at) {
 		P->seen_at = t + d;
+		P->seen_by_crash = k->seen == SIM_SEEN_CRASH;
 	}
 }
 
@@ -261,7 +271,7 @@ static void recover(struct pol *P)
 	if (P->now >= P->horizon)
 		return;
 	if (!P->manual)
-		P->now += POL_RDZV_S;
+		P->now += POL_RDZV_S + (P->hung && P->seen_by_crash ? POL_TORCHRUN_GRACE_S : 0);
 	if (P->now < P->horizon)
 		launch(P);
 }

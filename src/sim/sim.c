@@ -387,6 +387,8 @@ static int run_all(struct sim *S, const char *dir, struct strbuf *err)
 		if (o.detect.hang_floor_s < 2 * (p->checkpoint_cost_s + line_s))
 			o.detect.hang_floor_s = 2 * (p->checkpoint_cost_s + line_s);
 		o.detect.startup_timeout_s = 2 * p->restart_cost_s + 300;
+		if (p->lat_restart_delay_s > 0)
+			o.restart_delay_s = p->lat_restart_delay_s;
 		if (run == 1) /* the allocation's end; it stays in the world's list until then */
 			fw_fault(fw, S->horizon, FW_SIGNAL, NULL)->code = SIGTERM;
 		S->gen = run;
@@ -483,6 +485,14 @@ static int run_vigil(const struct sim_params *p, const struct sim_model *m,
 	if (!fw->ckpt_every)
 		fw->ckpt_every = 1;
 	fw->ckpt_cost_s = p->checkpoint_cost_s;
+	if (p->lat_check_s > 0)
+		fw->check_s = p->lat_check_s;
+	if (p->lat_stop_s > 0)
+		fw->stop_s = p->lat_stop_s;
+	if (p->lat_stacks_s > 0)
+		fw->evidence_s = p->lat_stacks_s;
+	if (p->lat_smoke_s > 0)
+		fw->smoke_s = p->lat_smoke_s;
 	fw->line_every = (uint64_t)ceil(SIM_LINE_EVERY_S / p->step_s);
 	fw->tick = tick;
 	fw->tick_arg = &S;

@@ -46,6 +46,10 @@ struct sim_params {
 	double nccl_timeout_s;   /* torchrun's and manual's hang detection (0: 600) */
 	double operator_minutes; /* manual's response, torchrun's to a lost node (0: 30) */
 	double torchrun_monitor_s; /* torchrun's poll of its workers (0: 0.1) */
+	/* the simulated cluster's latencies for vigil's supervisor (a replay of a testbed);
+	 * 0: world.c's (a check round 2 s, a stop 3 s, stacks 5 s, a smoke run 30 s) and
+	 * vigil run's test options' restart delay (2 s) */
+	double lat_check_s, lat_stop_s, lat_stacks_s, lat_smoke_s, lat_restart_delay_s;
 	/* the faults; NULL: drawn from seed (sim_schedule_draw) for this run */
 	const struct sim_schedule *schedule;
 };
