@@ -511,7 +511,10 @@ int cmd_sim(int argc, char **argv)
 		p.policy = pol[i];
 		if (sim_run(&p, &m, &rs[i], &err) < 0) {
 			strbuf_add_clean(&q, err.buf);
-			fprintf(stderr, "vigil sim: %s: %s\n", sim_policy_name(pol[i]), q.buf);
+			if (npol > 1)
+				fprintf(stderr, "vigil sim: %s: %s\n", sim_policy_name(pol[i]), q.buf);
+			else
+				fprintf(stderr, "vigil sim: %s\n", q.buf);
 			goto out;
 		}
 	}

@@ -233,6 +233,45 @@ TEST(sim_policy_json_per_policy_is_whole_and_deterministic)
 	child_release(&c2);
 }
 
+/* Validation 1: bench/run-faults.sh's 600 s schedule replayed with the testbed's step time,
+ * checkpoints and measured latencies (tests/data/sim/, bench/sim-run-faults.sh): vigil's ETTR
+ * within 0.02 of the 12-04 runs' (0.889, 0.913: the trainer's start ~5.5 s), torchrun's within
+ * 0.02 of 12-01's 0.685 (its start ~3 s), by the testbed's rule (time on kept steps, slow
+ * ones too). torchrun's schedule is what the testbed did to it: sick and lost only killed the
+ * rank (20 s after the Xid for sick). */
+TEST(sim_policy_replay_of_run_faults_is_near_the_testbed)
+{
+	const char *pol[] = { "vigil", "torchrun" }, *restart[] = { "5.5", "3" };
+	const double measured[] = { 0.901, 0.685 };
+	for (int i = 0; i < 2; i++) {
+		struct strbuf mp = STRBUF_INIT, sc = STRBUF_INIT;
+		test_src_path(&mp, "tests/data/sim/run-faults-model.json");
+		test_src_path(&sc, "tests/data/sim/run-faults-600-");
+		strbuf_addf(&sc, "%s.json", pol[i]);
+		const char *a[] = { "sim", "--failures", mp.buf, "--schedule", sc.buf, "--policy",
+				    pol[i], "--gpus", "4", "--gpus-per-node", "1", "--spares", "4",
+				    "--days", "0.0069444444", "--step-time", "0.212",
+				    "--checkpoint-every", "2.12", "--checkpoint-cost", "0",
+				    "--restart-cost", restart[i], "--check-interval", "2",
+				    "--hang-floor", "4", "--monitor-interval", "5", "--nccl-timeout",
+				    "1800", "--latencies",
+				    "check=0.2,stop=0.2,stacks=3,restart-delay=0.5,smoke=1", "--json",
+				    NULL };
+		struct child c;
+		sim(&c, a);
+		struct json_value *v = test_parse_json(&c);
+		double rule = (num(v, "productive_s") + num(v, "lost_seconds_by_cause.slowdown")) /
+			      num(v, "wall_s");
+		CHECK_MSG(fabs(rule - measured[i]) <= 0.02, "%s: %.3f simulated, %.3f measured",
+			  pol[i], rule, measured[i]);
+		CHECK(num(v, "interruptions") == 5);
+		json_free(v);
+		child_release(&c);
+		strbuf_release(&mp);
+		strbuf_release(&sc);
+	}
+}
+
 TEST(sim_policy_bad_options_and_schedules_exit_2)
 {
 	const char *m = model_file();
