@@ -256,6 +256,9 @@ static void result_text(const struct sim_params *p, const struct sim_model *m,
 	strbuf_addf(out, "vigil sim: %u GPUs (%u nodes of %u, %u spares), %g day%s, seed %llu\n\n",
 		    p->gpus, r->nodes, p->gpus_per_node, p->spares, p->days,
 		    p->days == 1 ? "" : "s", (unsigned long long)p->seed);
+	if (p->policy != SIM_POLICY_VIGIL)
+		strbuf_addf(out, "  policy          %s (a model of it, not vigil's supervisor: "
+			    "docs/SIM.md)\n", sim_policy_name(p->policy));
 	strbuf_addf(out, "  ETTR            %.4f   (productive %.1f h of %.1f h)\n", r->ettr,
 		    r->productive_s / 3600, r->wall_s / 3600);
 	strbuf_addf(out, "  goodput         %.4f   (spares' GPU-hours counted)\n", r->goodput);

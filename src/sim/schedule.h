@@ -40,7 +40,8 @@ void sim_schedule_draw(const struct sim_model *m, unsigned gpus, unsigned nodes,
 /* Parse a JSON list of {"at_s": S, "class": NAME, "node": SLOT}: classes by the model's
  * names, slots below nodes, at_s from 0; strict (an unknown key, a class not in the model, a
  * slot out of range is an error naming the entry). Sorted by at_s (a file in order keeps
- * it; ties otherwise by slot, then class); faults at or after horizon_s are dropped. 0, or -1 with *err. */
+ * it; ties otherwise by slot, then class); faults at or after horizon_s are dropped.
+ * 0, or -1 with *err. */
 int sim_schedule_parse(const char *text, size_t len, const struct sim_model *m, unsigned nodes,
 		       double horizon_s, struct sim_schedule *s, struct strbuf *err);
 int sim_schedule_load(const char *path, const struct sim_model *m, unsigned nodes,

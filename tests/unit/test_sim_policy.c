@@ -85,6 +85,16 @@ TEST(sim_policy_every_policy_gets_the_same_faults)
 	}
 	json_free(v);
 	child_release(&c);
+	/* the text: the first policy's table, then one line a policy */
+	a[12] = "torchrun,vigil,manual";
+	a[13] = NULL;
+	sim(&c, a);
+	CHECK_CONTAINS(c.out.buf, "  policy          torchrun (a model of it, not vigil's supervisor");
+	CHECK_CONTAINS(c.out.buf, "  policies (the same 3 faults)\n");
+	CHECK_CONTAINS(c.out.buf, "\n    torchrun ");
+	CHECK_CONTAINS(c.out.buf, "\n    vigil ");
+	CHECK_CONTAINS(c.out.buf, "\n    manual ");
+	child_release(&c);
 
 	/* drawn: vigil alone and vigil after manual and torchrun give the same figures */
 	const char *b[] = { "sim", "--failures", m, "--gpus", "64", "--days", "2", "--step-time",
