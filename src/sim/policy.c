@@ -51,7 +51,6 @@ struct phost {
 struct pol {
 	const struct sim_params *p;
 	const struct sim_model *m;
-	const struct sim_schedule *sc;
 	struct sim_result *r;
 	bool manual;
 	double nccl_s, operator_s, monitor_s;
@@ -70,7 +69,6 @@ struct pol {
 	double hit_at, seen_at;
 	double relapse_at; /* broken hosts let in fail it then (INFINITY: none) */
 	bool hung, seen_by_crash; /* a hang held it; what ended it was another rank's crash */
-	bool ended;
 };
 
 static double class_detect(struct pol *P, const struct sim_class *k)
@@ -284,7 +282,6 @@ int sim_policy_run(const struct sim_params *p, const struct sim_model *m,
 	memset(&P, 0, sizeof(P));
 	P.p = p;
 	P.m = m;
-	P.sc = s;
 	P.r = r;
 	P.manual = p->policy == SIM_POLICY_MANUAL;
 	P.nccl_s = p->nccl_timeout_s > 0 ? p->nccl_timeout_s : SIM_NCCL_TIMEOUT_S;
