@@ -17,6 +17,9 @@ static const char sim_usage[] =
 	"                 [--failures MODEL.json] [--checkpoint-every SEC]\n"
 	"                 [--checkpoint-cost SEC] [--restart-cost SEC] [--spares K]\n"
 	"                 [--repair-hours H] [--check-interval SEC] [--seed X] [--json]\n"
+	"                 [--policy vigil|torchrun|manual]... [--schedule FILE]\n"
+	"                 [--nccl-timeout SEC] [--operator-minutes M] [--monitor-interval SEC]\n"
+	"                 [--hang-floor SEC] [--latencies NAME=SEC,...]\n"
 	"       vigil sim --print-model [--failures MODEL.json]\n"
 	"\n"
 	"Simulate a training job of N GPUs for D days: faults drawn from a failure model (by\n"
@@ -38,6 +41,17 @@ static const char sim_usage[] =
 	"  --repair-hours H       every broken host's repair time (default: the model's)\n"
 	"  --check-interval SEC   the supervisor's periodic vigil check (default 300)\n"
 	"  --seed X               the generator's seed (default 1)\n"
+	"  --policy P[,P...]      who handles the faults: vigil (vigil run's supervisor),\n"
+	"                         torchrun (--max-restarts), manual (an operator); repeatable;\n"
+	"                         each gets the same faults (default vigil)\n"
+	"  --schedule FILE        replay these faults instead of drawing them: a JSON list of\n"
+	"                         {\"at_s\", \"class\", \"node\"} (node: the job's slot from 0)\n"
+	"  --nccl-timeout SEC     torchrun's and manual's hang detection (default 600)\n"
+	"  --operator-minutes M   an operator's response to a page (default 30)\n"
+	"  --monitor-interval SEC torchrun's poll of its workers (default 0.1)\n"
+	"  --hang-floor SEC       vigil's hang limit's floor (default 60)\n"
+	"  --latencies L          the simulated cluster's: check=S,stop=S,stacks=S,smoke=S,\n"
+	"                         restart-delay=S (default 2, 3, 5, 30, 2; for a replay)\n"
 	"  --json                 one JSON object (docs/schema/sim.json)\n"
 	"  --print-model          print the model as JSON and stop\n"
 	"\n"
@@ -49,6 +63,7 @@ static const char sim_usage[] =
 enum {
 	OPT_GPUS = 256, OPT_GPN, OPT_DAYS, OPT_STEP, OPT_FAILURES, OPT_CKPT_EVERY, OPT_CKPT_COST,
 	OPT_RESTART, OPT_SPARES, OPT_REPAIR, OPT_CHECK, OPT_SEED, OPT_JSON, OPT_PRINT,
+	OPT_POLICY, OPT_SCHEDULE, OPT_NCCL, OPT_OPERATOR, OPT_MONITOR, OPT_HANG_FLOOR, OPT_LAT,
 };
 
 static const struct option sim_opts[] = {
@@ -66,6 +81,13 @@ static const struct option sim_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "print-model", no_argument, NULL, OPT_PRINT },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "schedule", required_argument, NULL, OPT_SCHEDULE },
+	{ "nccl-timeout", required_argument, NULL, OPT_NCCL },
+	{ "operator-minutes", required_argument, NULL, OPT_OPERATOR },
+	{ "monitor-interval", required_argument, NULL, OPT_MONITOR },
+	{ "hang-floor", required_argument, NULL, OPT_HANG_FLOOR },
+	{ "latencies", required_argument, NULL, OPT_LAT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -94,8 +116,9 @@ static int opt_number(const char *opt, const char *arg, double lo, double hi, do
 	return -1;
 }
 
-/* The figures each policy has: at the top for the policy run, and under policies. */
-static void headline(struct json_writer *w, const struct sim_result *r)
+/* The figures each policy has: at the top for the first policy, and under policies. */
+static void headline(struct json_writer *w, const struct sim_model *m,
+		     const struct sim_result *r)
 {
 	json_key(w, "ettr");
 	json_fixed(w, r->ettr, 6);
@@ -103,29 +126,48 @@ static void headline(struct json_writer *w, const struct sim_result *r)
 	json_fixed(w, r->goodput, 6);
 	json_key(w, "interruptions");
 	json_uint(w, r->interruptions);
+	json_key(w, "interruptions_by_class");
+	json_open_object(w);
+	for (size_t i = 0; i < m->nr; i++) {
+		json_key(w, m->classes[i].name);
+		json_uint(w, r->by_class[i]);
+	}
+	json_close_object(w);
+	json_key(w, "lost_seconds_by_cause");
+	json_open_object(w);
+	for (int c = 0; c < SIM_CAUSE_NR; c++) {
+		json_key(w, sim_cause_name((enum sim_cause)c));
+		json_fixed(w, r->lost_s[c], 1);
+	}
+	json_close_object(w);
+}
+
+/* The rest of a policy's figures (under policies; at the top after the recommendations). */
+static void counts(struct json_writer *w, const struct sim_result *r)
+{
+	json_key(w, "spares_used_max");
+	json_uint(w, r->spares_used_max);
+	json_key(w, "spares_exhausted");
+	json_bool(w, r->requeues > 0);
+	json_key(w, "requeues");
+	json_uint(w, r->requeues);
+	json_key(w, "restarts");
+	json_uint(w, r->restarts);
+	json_key(w, "productive_s");
+	json_fixed(w, r->productive_s, 1);
+	json_key(w, "steps");
+	json_uint(w, r->steps);
 }
 
 static void result_json(const struct sim_params *p, const struct sim_model *m,
-			const struct sim_result *r, struct strbuf *out)
+			const struct sim_result *rs, const enum sim_policy *pol, size_t npol,
+			struct strbuf *out)
 {
+	const struct sim_result *r = &rs[0];
 	struct json_writer w;
 	json_writer_init(&w, out, true);
 	json_open_top(&w);
-	headline(&w, r);
-	json_key(&w, "interruptions_by_class");
-	json_open_object(&w);
-	for (size_t i = 0; i < m->nr; i++) {
-		json_key(&w, m->classes[i].name);
-		json_uint(&w, r->by_class[i]);
-	}
-	json_close_object(&w);
-	json_key(&w, "lost_seconds_by_cause");
-	json_open_object(&w);
-	for (int c = 0; c < SIM_CAUSE_NR; c++) {
-		json_key(&w, sim_cause_name((enum sim_cause)c));
-		json_fixed(&w, r->lost_s[c], 1);
-	}
-	json_close_object(&w);
+	headline(&w, m, r);
 	/* the sweep that finds it is not there yet: null, never a guess */
 	json_key(&w, "recommended_checkpoint_every_s");
 	json_null(&w);
@@ -149,6 +191,8 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 	json_uint(&w, r->steps);
 	json_key(&w, "check_rounds");
 	json_uint(&w, r->check_rounds);
+	json_key(&w, "faults");
+	json_uint(&w, r->faults);
 	json_key(&w, "params");
 	json_open_object(&w);
 	json_key(&w, "gpus");
@@ -178,13 +222,28 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 		json_null(&w);
 	json_key(&w, "seed");
 	json_uint(&w, p->seed);
+	json_key(&w, "policy");
+	json_string(&w, sim_policy_name(pol[0]));
+	json_key(&w, "schedule");
+	json_string(&w, p->schedule ? "scripted" : "drawn");
+	json_key(&w, "nccl_timeout_s");
+	json_double(&w, p->nccl_timeout_s);
+	json_key(&w, "operator_minutes");
+	json_double(&w, p->operator_minutes);
+	json_key(&w, "monitor_interval_s");
+	json_double(&w, p->torchrun_monitor_s);
+	json_key(&w, "hang_floor_s");
+	json_double(&w, p->hang_floor_s);
 	json_close_object(&w);
 	json_key(&w, "policies");
 	json_open_object(&w);
-	json_key(&w, "vigil"); /* the one policy so far; torchrun's and manual's come beside it */
-	json_open_object(&w);
-	headline(&w, r);
-	json_close_object(&w);
+	for (size_t i = 0; i < npol; i++) {
+		json_key(&w, sim_policy_name(pol[i]));
+		json_open_object(&w);
+		headline(&w, m, &rs[i]);
+		counts(&w, &rs[i]);
+		json_close_object(&w);
+	}
 	json_close_object(&w);
 	json_close_object(&w);
 	json_writer_finish(&w, NULL);
@@ -197,6 +256,9 @@ static void result_text(const struct sim_params *p, const struct sim_model *m,
 	strbuf_addf(out, "vigil sim: %u GPUs (%u nodes of %u, %u spares), %g day%s, seed %llu\n\n",
 		    p->gpus, r->nodes, p->gpus_per_node, p->spares, p->days,
 		    p->days == 1 ? "" : "s", (unsigned long long)p->seed);
+	if (p->policy != SIM_POLICY_VIGIL)
+		strbuf_addf(out, "  policy          %s (a model of it, not vigil's supervisor: "
+			    "docs/SIM.md)\n", sim_policy_name(p->policy));
 	strbuf_addf(out, "  ETTR            %.4f   (productive %.1f h of %.1f h)\n", r->ettr,
 		    r->productive_s / 3600, r->wall_s / 3600);
 	strbuf_addf(out, "  goodput         %.4f   (spares' GPU-hours counted)\n", r->goodput);
@@ -215,20 +277,110 @@ static void result_text(const struct sim_params *p, const struct sim_model *m,
 			    r->lost_s[c] / 3600, 100 * r->lost_s[c] / r->wall_s);
 }
 
+/* Every policy on one line each, the same faults (more than one policy). */
+static void policies_text(const struct sim_result *rs, const enum sim_policy *pol, size_t npol,
+			  struct strbuf *out)
+{
+	strbuf_addf(out, "\n  policies (the same %u faults)\n", rs[0].faults);
+	strbuf_addstr(out, "    policy       ETTR   goodput  interruptions  restarts   detection h"
+			   "  restart h  recomputation h  waiting h\n");
+	for (size_t i = 0; i < npol; i++) {
+		const struct sim_result *r = &rs[i];
+		strbuf_addf(out, "    %-9s %7.4f  %7.4f  %13u  %8u  %12.2f  %9.2f  %15.2f  %9.2f\n",
+			    sim_policy_name(pol[i]), r->ettr, r->goodput, r->interruptions,
+			    r->restarts, r->lost_s[SIM_LOST_DETECTION] / 3600,
+			    r->lost_s[SIM_LOST_RESTART] / 3600, r->lost_s[SIM_LOST_RECOMPUTE] / 3600,
+			    r->lost_s[SIM_LOST_WAITING] / 3600);
+	}
+}
+
+/* --latencies check=S,stop=S,...: 0, or a usage error naming the part. */
+static int opt_latencies(const char *arg, struct sim_params *p)
+{
+	static const char *const names[] = { "check", "stop", "stacks", "smoke",
+					     "restart-delay" };
+	double *slot[] = { &p->lat_check_s, &p->lat_stop_s, &p->lat_stacks_s, &p->lat_smoke_s,
+			   &p->lat_restart_delay_s };
+	char buf[256];
+	struct strbuf got = STRBUF_INIT;
+	size_t len = strlen(arg);
+	if (!len || len >= sizeof(buf))
+		goto bad;
+	memcpy(buf, arg, len + 1);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			goto bad;
+		*eq = 0;
+		size_t i = 0;
+		while (i < 5 && strcmp(tok, names[i]))
+			i++;
+		double v;
+		if (i == 5 || !parse_double(eq + 1, &v) || !(v > 0) || v > 86400)
+			goto bad;
+		*slot[i] = v;
+	}
+	return 0;
+bad:
+	strbuf_add_excerpt(&got, arg, 64);
+	usage_error("sim", "--latencies wants NAME=SECONDS,... (check, stop, stacks, smoke, "
+		    "restart-delay; each above 0), not '%s'", got.buf);
+	strbuf_release(&got);
+	return -1;
+}
+
+/* --policy's value: one name or a comma list, added to pol (each once). */
+static int opt_policy(const char *arg, enum sim_policy *pol, size_t *npol)
+{
+	char buf[128];
+	struct strbuf got = STRBUF_INIT;
+	size_t len = strlen(arg);
+	/* an empty name (",x", "x,", "x,,y") is a mistake, not nothing */
+	if (!len || len >= sizeof(buf) || arg[0] == ',' || arg[len - 1] == ',' ||
+	    strstr(arg, ",,"))
+		goto bad;
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		enum sim_policy x;
+		if (sim_policy_parse(tok, &x) < 0)
+			goto bad;
+		bool seen = false;
+		for (size_t i = 0; i < *npol; i++)
+			seen |= pol[i] == x;
+		if (!seen)
+			pol[(*npol)++] = x;
+	}
+	if (*npol)
+		return 0;
+bad:
+	strbuf_add_excerpt(&got, arg, 64);
+	usage_error("sim", "--policy wants vigil, torchrun or manual (or a comma list), not '%s'",
+		    got.buf);
+	strbuf_release(&got);
+	return -1;
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	struct sim_params p = {
 		.gpus = 16384, .gpus_per_node = 8, .spares = 16, .days = 54, .step_s = 10,
 		.checkpoint_every_s = 1800, .checkpoint_cost_s = 60, .restart_cost_s = 300,
 		.check_interval_s = 300, .hang_floor_s = 60, .seed = 1,
+		.nccl_timeout_s = SIM_NCCL_TIMEOUT_S, .operator_minutes = SIM_OPERATOR_MINUTES,
+		.torchrun_monitor_s = SIM_TORCHRUN_MONITOR_S,
 	};
-	const char *failures = NULL;
+	const char *failures = NULL, *schedule = NULL;
+	enum sim_policy pol[SIM_POLICY_NR];
+	size_t npol = 0;
+	struct sim_result rs[SIM_POLICY_NR];
+	struct sim_schedule sched = { 0 };
 	bool json = false, print = false;
 	int c, ret = EXIT_USAGE;
 	uint64_t u;
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, q = STRBUF_INIT;
 	struct sim_model m;
-	struct sim_result r;
 
 	optind = 1;
 	opterr = 0;
@@ -271,6 +423,23 @@ int cmd_sim(int argc, char **argv)
 			bad = opt_number("--check-interval", optarg, 1, 86400, &p.check_interval_s);
 			break;
 		case OPT_FAILURES: failures = optarg; break;
+		case OPT_SCHEDULE: schedule = optarg; break;
+		case OPT_POLICY: bad = opt_policy(optarg, pol, &npol); break;
+		case OPT_NCCL:
+			bad = opt_number("--nccl-timeout", optarg, 1, 86400, &p.nccl_timeout_s);
+			break;
+		case OPT_OPERATOR:
+			bad = opt_number("--operator-minutes", optarg, 0.1, 10080,
+					 &p.operator_minutes);
+			break;
+		case OPT_MONITOR:
+			bad = opt_number("--monitor-interval", optarg, 0.01, 3600,
+					 &p.torchrun_monitor_s);
+			break;
+		case OPT_LAT: bad = opt_latencies(optarg, &p); break;
+		case OPT_HANG_FLOOR:
+			bad = opt_number("--hang-floor", optarg, 1, 86400, &p.hang_floor_s);
+			break;
 		case OPT_JSON: json = true; break;
 		case OPT_PRINT: print = true; break;
 		case 'h':
@@ -328,19 +497,42 @@ int cmd_sim(int argc, char **argv)
 	if ((!p.tmpdir || !*p.tmpdir) && stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) &&
 	    access("/dev/shm", W_OK) == 0)
 		p.tmpdir = "/dev/shm";
-	ret = EXIT_UNKNOWN;
-	if (sim_run(&p, &m, &r, &err) < 0) {
-		strbuf_add_clean(&q, err.buf);
-		fprintf(stderr, "vigil sim: %s\n", q.buf);
-		goto out;
+	if (!npol)
+		pol[npol++] = SIM_POLICY_VIGIL;
+	if (schedule) {
+		if (sim_schedule_load(schedule, &m, p.gpus / p.gpus_per_node, p.days * 86400, &sched,
+				      &err) < 0) {
+			strbuf_add_clean(&q, err.buf);
+			fprintf(stderr, "vigil sim: %s\n", q.buf);
+			goto out;
+		}
+		p.schedule = &sched;
 	}
-	if (json)
-		result_json(&p, &m, &r, &out);
-	else
-		result_text(&p, &m, &r, &out);
+	ret = EXIT_UNKNOWN;
+	/* each policy over the same faults: the schedule is fixed by the seed (or the file) */
+	for (size_t i = 0; i < npol; i++) {
+		p.policy = pol[i];
+		if (sim_run(&p, &m, &rs[i], &err) < 0) {
+			strbuf_add_clean(&q, err.buf);
+			if (npol > 1)
+				fprintf(stderr, "vigil sim: %s: %s\n", sim_policy_name(pol[i]), q.buf);
+			else
+				fprintf(stderr, "vigil sim: %s\n", q.buf);
+			goto out;
+		}
+	}
+	p.policy = pol[0];
+	if (json) {
+		result_json(&p, &m, rs, pol, npol, &out);
+	} else {
+		result_text(&p, &m, &rs[0], &out);
+		if (npol > 1)
+			policies_text(rs, pol, npol, &out);
+	}
 	fputs(out.buf, stdout);
 	ret = EXIT_HEALTHY;
 out:
+	sim_schedule_release(&sched);
 	strbuf_release(&err);
 	strbuf_release(&out);
 	strbuf_release(&q);

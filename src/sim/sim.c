@@ -33,6 +33,26 @@ const char *sim_cause_name(enum sim_cause c)
 	return c < SIM_CAUSE_NR ? cause_names[c] : "?";
 }
 
+static const char *const policy_names[SIM_POLICY_NR] = {
+	[SIM_POLICY_VIGIL] = "vigil", [SIM_POLICY_TORCHRUN] = "torchrun",
+	[SIM_POLICY_MANUAL] = "manual",
+};
+
+const char *sim_policy_name(enum sim_policy p)
+{
+	return p < SIM_POLICY_NR ? policy_names[p] : "?";
+}
+
+int sim_policy_parse(const char *name, enum sim_policy *out)
+{
+	for (int i = 0; i < SIM_POLICY_NR; i++)
+		if (!strcmp(name, policy_names[i])) {
+			*out = (enum sim_policy)i;
+			return 0;
+		}
+	return -1;
+}
+
 /* ---- the generator ---- */
 
 static uint64_t splitmix64(uint64_t *x)
@@ -85,9 +105,9 @@ struct sim {
 	const struct sim_model *m;
 	struct sim_result *r;
 	struct fakeworld fw;
-	struct sim_rng g;
-	double rate_s; /* faults a second, the whole job */
-	double next_at, horizon;
+	const struct sim_schedule *sched; /* the faults, fixed ahead (schedule.h) */
+	size_t next;                      /* the schedule's next fault */
+	double horizon;
 	struct sim_host *h;
 	size_t nr;
 	double next_repair;
@@ -171,23 +191,15 @@ static void break_host(struct sim *S, size_t v, int c, double t)
 	}
 }
 
-/* The fault at t: its class, its victim, what it does to the step and the host. */
-static void deliver(struct sim *S, double t)
+/* The schedule's fault f: what it does to the step and the host holding its slot. */
+static void deliver(struct sim *S, const struct sim_fault_at *f0)
 {
 	struct fakeworld *fw = &S->fw;
-	double u = sim_rng_uniform(&S->g) * sim_model_total_rate(S->m), acc = 0;
-	int c = (int)S->m->nr - 1;
-	for (size_t i = 0; i < S->m->nr; i++) {
-		acc += S->m->classes[i].rate;
-		if (u < acc && S->m->classes[i].rate > 0) {
-			c = (int)i;
-			break;
-		}
-	}
-	double pick = sim_rng_uniform(&S->g);
+	double t = f0->at;
+	int c = f0->cls;
 	if (!fw->live || !fw->nr_step_hosts)
 		return; /* no job runs: no one to strike (hosts idle in the pool are not modelled) */
-	const char *vname = fw->step_hosts[(size_t)(pick * (double)fw->nr_step_hosts)];
+	const char *vname = fw->step_hosts[f0->slot % fw->nr_step_hosts];
 	size_t v = host_index(S, vname);
 	if (v == (size_t)-1)
 		return;
@@ -221,8 +233,8 @@ static void deliver(struct sim *S, double t)
 		f->tag = c + 1;
 }
 
-/* The world's clock moved: repairs due, the trainer's figures at the horizon, the faults due
- * (the next one only is drawn), fired faults dropped. */
+/* The world's clock moved: repairs due, the trainer's figures at the horizon, the schedule's
+ * faults due, fired faults dropped. */
 static void tick(struct fakeworld *fw, void *arg)
 {
 	struct sim *S = arg;
@@ -234,12 +246,12 @@ static void tick(struct fakeworld *fw, void *arg)
 		S->end_recomputed = fw->recomputed_steps;
 		S->end_slow = fw->slow_lost_s;
 	}
-	while (S->next_at <= fw->now && S->next_at < S->horizon) {
-		double t = S->next_at;
-		deliver(S, t);
-		S->next_at = t - log(1 - sim_rng_uniform(&S->g)) / S->rate_s;
-	}
-	fw->wake_at = S->next_at < S->horizon ? S->next_at : 0;
+	while (S->next < S->sched->nr && S->sched->f[S->next].at <= fw->now &&
+	       S->sched->f[S->next].at < S->horizon)
+		deliver(S, &S->sched->f[S->next++]);
+	fw->wake_at = S->next < S->sched->nr && S->sched->f[S->next].at < S->horizon
+			      ? S->sched->f[S->next].at
+			      : 0;
 	size_t k = 0;
 	for (size_t i = 0; i < fw->nr_faults; i++)
 		if (!fw->faults[i].fired)
@@ -375,6 +387,8 @@ static int run_all(struct sim *S, const char *dir, struct strbuf *err)
 		if (o.detect.hang_floor_s < 2 * (p->checkpoint_cost_s + line_s))
 			o.detect.hang_floor_s = 2 * (p->checkpoint_cost_s + line_s);
 		o.detect.startup_timeout_s = 2 * p->restart_cost_s + 300;
+		if (p->lat_restart_delay_s > 0)
+			o.restart_delay_s = p->lat_restart_delay_s;
 		if (run == 1) /* the allocation's end; it stays in the world's list until then */
 			fw_fault(fw, S->horizon, FW_SIGNAL, NULL)->code = SIGTERM;
 		S->gen = run;
@@ -411,24 +425,43 @@ static int run_all(struct sim *S, const char *dir, struct strbuf *err)
 	}
 }
 
+static int run_vigil(const struct sim_params *p, const struct sim_model *m,
+		     const struct sim_schedule *sched, struct sim_result *r, struct strbuf *err);
+
 int sim_run(const struct sim_params *p, const struct sim_model *m, struct sim_result *r,
 	    struct strbuf *err)
 {
 	memset(r, 0, sizeof(*r));
 	if (check_params(p, m, err) < 0)
 		return -1;
+	r->nodes = p->gpus / p->gpus_per_node;
+	r->wall_s = p->days * 86400;
+	r->mtbf_s = 86400 / (sim_model_total_rate(m) * p->gpus);
+	r->young_daly_s = sqrt(2 * r->mtbf_s * p->checkpoint_cost_s);
+	/* the faults are fixed before the policy runs: every policy gets the same ones */
+	struct sim_schedule drawn = { 0 };
+	const struct sim_schedule *sched = p->schedule;
+	if (!sched) {
+		sim_schedule_draw(m, p->gpus, r->nodes, r->wall_s, p->seed, &drawn);
+		sched = &drawn;
+	}
+	r->faults = (unsigned)sched->nr;
+	int ret = p->policy == SIM_POLICY_VIGIL ? run_vigil(p, m, sched, r, err)
+						: sim_policy_run(p, m, sched, r, err);
+	sim_schedule_release(&drawn);
+	return ret;
+}
+
+static int run_vigil(const struct sim_params *p, const struct sim_model *m,
+		     const struct sim_schedule *sched, struct sim_result *r, struct strbuf *err)
+{
 	struct sim S;
 	memset(&S, 0, sizeof(S));
 	S.p = p;
 	S.m = m;
 	S.r = r;
-	r->nodes = p->gpus / p->gpus_per_node;
-	r->wall_s = p->days * 86400;
+	S.sched = sched;
 	S.horizon = r->wall_s;
-	S.rate_s = sim_model_total_rate(m) * p->gpus / 86400;
-	r->mtbf_s = 1 / S.rate_s;
-	r->young_daly_s = sqrt(2 * r->mtbf_s * p->checkpoint_cost_s);
-	sim_rng_seed(&S.g, p->seed);
 	S.nr = (size_t)r->nodes + p->spares;
 
 	const char *tmp = p->tmpdir && *p->tmpdir ? p->tmpdir : "/tmp";
@@ -452,14 +485,21 @@ int sim_run(const struct sim_params *p, const struct sim_model *m, struct sim_re
 	if (!fw->ckpt_every)
 		fw->ckpt_every = 1;
 	fw->ckpt_cost_s = p->checkpoint_cost_s;
+	if (p->lat_check_s > 0)
+		fw->check_s = p->lat_check_s;
+	if (p->lat_stop_s > 0)
+		fw->stop_s = p->lat_stop_s;
+	if (p->lat_stacks_s > 0)
+		fw->evidence_s = p->lat_stacks_s;
+	if (p->lat_smoke_s > 0)
+		fw->smoke_s = p->lat_smoke_s;
 	fw->line_every = (uint64_t)ceil(SIM_LINE_EVERY_S / p->step_s);
 	fw->tick = tick;
 	fw->tick_arg = &S;
 	fw->struck = fault_struck;
 	S.h = xcalloc(S.nr, sizeof(*S.h));
 	S.next_repair = INFINITY;
-	S.next_at = -log(1 - sim_rng_uniform(&S.g)) / S.rate_s;
-	fw->wake_at = S.next_at;
+	fw->wake_at = sched->nr && sched->f[0].at < S.horizon ? sched->f[0].at : 0;
 	S.launch = fw->w.launch;
 	S.wait = fw->w.wait;
 	S.stop = fw->w.stop;

@@ -60,6 +60,7 @@ TEST_TIMEOUT(fuzz_hang_logs, 300) { run_target("hang_logs"); }
 TEST_TIMEOUT(fuzz_fleet_step_splitter, 300) { run_target("fleet_split"); }
 TEST_TIMEOUT(fuzz_replica_digests, 300) { run_target("replicas"); }
 TEST_TIMEOUT(fuzz_sim_model, 300) { run_target("sim_model"); }
+TEST_TIMEOUT(fuzz_sim_schedule, 300) { run_target("sim_schedule"); }
 TEST_TIMEOUT(fuzz_perftest_parser, 300) { run_target("perftest"); }
 TEST_TIMEOUT(fuzz_ufm_parser, 300) { run_target("ufm"); }
 TEST_TIMEOUT(fuzz_scontrol_parser, 300) { run_target("scontrol"); }
