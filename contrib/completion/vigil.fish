@@ -4,7 +4,7 @@
 function __vigil_children
 	switch "$argv[1]"
 		case ''
-			string split ' ' -- 'check gather agent stress net run fleet stacks sim report diagnose fabric list help version completion'
+			string split ' ' -- 'check gather agent stress net run fleet stacks qualify sim report diagnose fabric list help version completion'
 		case 'stress'
 			string split ' ' -- 'gpu storage'
 		case 'net'
@@ -52,7 +52,7 @@ function __vigil_checks
 end
 
 function __vigil_keys
-	for k in check.skip check.timeout core.state-dir gpu.count gpu.driver-version gpu.vbios-version gpu.nvlink-links gpu.nvlink-error-threshold gpu.nvlink-counter-interval gpu.remapped-rows-max gpu.remap-pending kernel.window kernel.strict kernel.link-flaps kernel.ce-rate kernel.allow kernel.ignore-xid pcie.ignore infiniband.hcas infiniband.ignore infiniband.include-ethernet infiniband.rate infiniband.count infiniband.error-rate infiniband.symbol-error-rate infiniband.min-rise infiniband.counter-threshold infiniband.link-downed-threshold storage.mount storage.require storage.probe storage.usage-threshold storage.probe-timeout storage.probe-size storage.probe-file system.peermem system.governor system.min-freq-ratio system.swap system.min-available slurm.on-unknown slurm.timeout slurm.scontrol slurm.sinfo slurm.srun slurm.scancel agent.interval agent.jitter agent.max-age agent.timeout agent.escalate-after agent.listen agent.socket agent.prom agent.gpu-worker agent.gpu-telemetry deep.duration fleet.timeout fleet.parallel fleet.one-step fleet.command fleet.srun-arg run.nodes run.spares run.tasks-per-node run.run-dir run.max-restarts run.step-pattern run.hang-after run.hang-floor run.startup-timeout run.slow-factor run.slow-steps run.check-interval run.check-timeout run.check-arg run.node-poll run.stacks-timeout run.smoke run.smoke-timeout run.sdc-test run.restart-delay run.grace run.master-port run.python-stacks run.drain run.nccl-recorder run.agent-cache stress.floor-fraction stress.floor-bf16 stress.floor-fp16 stress.floor-tf32 stress.floor-fp8 stress.floor-hbm-read stress.floor-hbm-write stress.floor-hbm-copy stress.outlier-margin stress.memtest-min-fraction net.floor-busbw net.floor-pair net.floor-min-bytes net.outlier-margin net.ib-floor-gbps net.ib-lat-p99-us gpu.enabled gpu.timeout kernel.enabled kernel.timeout pcie.enabled pcie.timeout infiniband.enabled infiniband.timeout storage.enabled storage.timeout system.enabled system.timeout
+	for k in check.skip check.timeout core.state-dir gpu.count gpu.driver-version gpu.vbios-version gpu.nvlink-links gpu.nvlink-error-threshold gpu.nvlink-counter-interval gpu.remapped-rows-max gpu.remap-pending kernel.window kernel.strict kernel.link-flaps kernel.ce-rate kernel.allow kernel.ignore-xid pcie.ignore infiniband.hcas infiniband.ignore infiniband.include-ethernet infiniband.rate infiniband.count infiniband.error-rate infiniband.symbol-error-rate infiniband.min-rise infiniband.counter-threshold infiniband.link-downed-threshold storage.mount storage.require storage.probe storage.usage-threshold storage.probe-timeout storage.probe-size storage.probe-file system.peermem system.governor system.min-freq-ratio system.swap system.min-available slurm.on-unknown slurm.timeout slurm.scontrol slurm.sinfo slurm.srun slurm.scancel agent.interval agent.jitter agent.max-age agent.timeout agent.escalate-after agent.listen agent.socket agent.prom agent.gpu-worker agent.gpu-telemetry deep.duration fleet.timeout fleet.parallel fleet.one-step fleet.command fleet.srun-arg qualify.storage-size qualify.storage-writers qualify.stall-ms qualify.outlier-margin qualify.expected-busbw qualify.busbw-floor qualify.port run.nodes run.spares run.tasks-per-node run.run-dir run.max-restarts run.step-pattern run.hang-after run.hang-floor run.startup-timeout run.slow-factor run.slow-steps run.check-interval run.check-timeout run.check-arg run.node-poll run.stacks-timeout run.smoke run.smoke-timeout run.sdc-test run.restart-delay run.grace run.master-port run.python-stacks run.drain run.nccl-recorder run.agent-cache stress.floor-fraction stress.floor-bf16 stress.floor-fp16 stress.floor-tf32 stress.floor-fp8 stress.floor-hbm-read stress.floor-hbm-write stress.floor-hbm-copy stress.outlier-margin stress.memtest-min-fraction net.floor-busbw net.floor-pair net.floor-min-bytes net.outlier-margin net.ib-floor-gbps net.ib-lat-p99-us gpu.enabled gpu.timeout kernel.enabled kernel.timeout pcie.enabled pcie.timeout infiniband.enabled infiniband.timeout storage.enabled storage.timeout system.enabled system.timeout
 		echo $k=
 	end
 end
@@ -66,6 +66,7 @@ complete -c vigil -n '__vigil_at \'\'' -a net -d 'active NVLink/NCCL tests: coll
 complete -c vigil -n '__vigil_at \'\'' -a run -d 'keep a training run alive in a Slurm allocation: detect, exclude, resume'
 complete -c vigil -n '__vigil_at \'\'' -a fleet -d 'vigil check on every node of a Slurm cluster through srun'
 complete -c vigil -n '__vigil_at \'\'' -a stacks -d 'stacks of a vigil run attempt\'s ranks on this host (hang evidence)'
+complete -c vigil -n '__vigil_at \'\'' -a qualify -d 'judge a fresh allocation: which nodes to keep, a scorecard to compare'
 complete -c vigil -n '__vigil_at \'\'' -a sim -d 'what failures cost a run of N GPUs: vigil run\'s supervisor, simulated'
 complete -c vigil -n '__vigil_at \'\'' -a report -d 'the timeline of a vigil run: attempts, faults, ETTR'
 complete -c vigil -n '__vigil_at \'\'' -a diagnose -d 'why is a run slow or dead: step-time patterns, stragglers, logs'
@@ -331,6 +332,23 @@ complete -c vigil -n '__vigil_at \'stacks\'' -l no-signal
 complete -c vigil -n '__vigil_at \'stacks\'' -l json
 complete -c vigil -n '__vigil_at \'stacks\'' -l help
 complete -c vigil -n '__vigil_at \'stacks\'' -s h
+complete -c vigil -n '__vigil_at \'qualify\'' -l budget -x
+complete -c vigil -n '__vigil_at \'qualify\'' -l stages -x
+complete -c vigil -n '__vigil_at \'qualify\'' -l storage -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l train -x
+complete -c vigil -n '__vigil_at \'qualify\'' -l gpus-per-node -x
+complete -c vigil -n '__vigil_at \'qualify\'' -l drain
+complete -c vigil -n '__vigil_at \'qualify\'' -l json -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l html -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l compare -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l resume -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l dir -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l from -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l config -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l set -x -a '(__vigil_keys)'
+complete -c vigil -n '__vigil_at \'qualify\'' -s c -x -a '(__vigil_keys)'
+complete -c vigil -n '__vigil_at \'qualify\'' -l help
+complete -c vigil -n '__vigil_at \'qualify\'' -s h
 complete -c vigil -n '__vigil_at \'sim\'' -l gpus -x
 complete -c vigil -n '__vigil_at \'sim\'' -l gpus-per-node -x
 complete -c vigil -n '__vigil_at \'sim\'' -l days -x

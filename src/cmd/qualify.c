@@ -389,10 +389,10 @@ static int storage_ok(const char *dir)
 
 /* ---- setup ---- */
 
-static int setup(struct qrun *r, const char *job, const char *nodelist)
+/* The configuration first, so a mistake in it is said before anything else is looked at. */
+static int load_config(struct qrun *r)
 {
-	struct strbuf err = STRBUF_INIT, tmp = STRBUF_INIT;
-	struct slurm_nodes list = { 0 };
+	struct strbuf err = STRBUF_INIT;
 	int ret = -1;
 	const char *path = r->a->config ? r->a->config : getenv("VIGIL_CONFIG");
 	if (config_load_file(&r->cfg, path && *path ? path : "/etc/vigil/vigil.conf",
@@ -421,6 +421,23 @@ static int setup(struct qrun *r, const char *job, const char *nodelist)
 	r->stall_ms = (unsigned)stall;
 	r->port = (unsigned)port;
 	r->card.outlier_margin = margin;
+	r->one_step = one_step;
+	r->expect = expect;
+	r->floor = floor;
+	ret = 0;
+	goto out;
+bad:
+	fprintf(stderr, "vigil qualify: %s\n", err.buf);
+out:
+	strbuf_release(&err);
+	return ret;
+}
+
+static int setup(struct qrun *r, const char *job, const char *nodelist)
+{
+	struct strbuf err = STRBUF_INIT, tmp = STRBUF_INIT;
+	struct slurm_nodes list = { 0 };
+	int ret = -1;
 	if (slurm_nodes_list(&r->cmds, nodelist, &list, &err) < 0) {
 		strbuf_reset(&tmp);
 		strbuf_addf(&tmp, "cannot list the allocation's nodes: %s", err.buf);
@@ -460,9 +477,9 @@ static int setup(struct qrun *r, const char *job, const char *nodelist)
 		.srun_args = (const char *const *)r->srun.items,
 		.nr_srun_args = r->srun.nr,
 		.vigil = cmd ? cmd : r->self,
-		.one_step = one_step,
-		.expected_busbw_gbps = expect,
-		.busbw_floor = floor,
+		.one_step = r->one_step,
+		.expected_busbw_gbps = r->expect,
+		.busbw_floor = r->floor,
 		.stop = &qualify_stop,
 	};
 	r->card.job_id = xstrdup(job);
@@ -585,6 +602,8 @@ static void run_stages(struct qrun *r, const bool kept[Q_NR_STAGES])
 static int qualify_run(struct qrun *r)
 {
 	struct qargs *a = r->a;
+	if (load_config(r) < 0)
+		return EXIT_USAGE;
 	const char *job = getenv("SLURM_JOB_ID");
 	const char *nodelist = getenv("SLURM_JOB_NODELIST");
 	if (!nodelist || !*nodelist)

@@ -34,6 +34,8 @@ struct qrun {
 	unsigned storage_writers, stall_ms;
 	uint64_t storage_size;
 	unsigned port;
+	bool one_step;
+	double expect, floor;
 };
 
 /* The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), 0 while none. */
