@@ -79,6 +79,7 @@ static const char css[] =
 	".h1{background:#ffb74d}.h0{background:#e57373}.hn{background:#eceff1}\n"
 	"td.outlier{outline:2px solid #b71c1c;outline-offset:-2px;font-weight:bold}\n"
 	"td.heat sup{color:#555;font-size:.75em;margin-left:2px}\n"
+	"#heat th,#heat td{white-space:nowrap}#heat td.reason{white-space:normal;min-width:24em}\n"
 	".a-keep{color:#1b5e20}.a-drain{color:#b71c1c;font-weight:bold}"
 	".a-return{color:#6a1b9a;font-weight:bold}.a-other{color:#e65100}\n"
 	".bar{display:inline-block;height:.7em;background:#90caf9;vertical-align:middle;"
@@ -389,7 +390,10 @@ static void heat_row(const struct heat *t, const struct json_value *node, struct
 	}
 	strbuf_addf(o, "<tr class=\"node%s\"><th class=\"node\">", failed ? " failed" : "");
 	h(o, json_get_string(node, "node"), NAME_MAX);
-	strbuf_addstr(o, "</th>");
+	/* the action next to the name: the table scrolls sideways past the figures */
+	strbuf_addf(o, "</th><td class=\"action a-%s\">", word_class(action, actions));
+	h(o, action, NAME_MAX);
+	strbuf_addstr(o, "</td>");
 	for (size_t j = 0; j < t->nstages; j++) {
 		const char *s = json_get_string(st, t->stages[j]);
 		strbuf_addf(o, "<td class=\"stage s-%s\">", s ? word_class(s, statuses) : "not_run");
@@ -405,11 +409,9 @@ static void heat_row(const struct heat *t, const struct json_value *node, struct
 	}
 	for (size_t k = 0; k < t->ncols; k++)
 		heat_cell(&t->cols[k], node, o);
-	strbuf_addf(o, "<td class=\"action a-%s\">", word_class(action, actions));
-	h(o, action, NAME_MAX);
-	strbuf_addstr(o, "</td>");
-	td_text(o, node, "reason", TEXT_MAX);
-	strbuf_addstr(o, "</tr>\n");
+	strbuf_addstr(o, "<td class=\"reason\">");
+	h(o, json_get_string(node, "reason"), TEXT_MAX);
+	strbuf_addstr(o, "</td></tr>\n");
 }
 
 static void heat(const struct json_value *c, struct strbuf *o)
@@ -428,7 +430,7 @@ static void heat(const struct json_value *c, struct strbuf *o)
 			 "<span class=\"h1\">3-10 % worse</span><span class=\"h0\">&gt;10 % worse"
 			 "</span><span class=\"hn\">direction unknown</span>; #rank among the "
 			 "nodes (1 is best); &#9888; an outlier.</p>\n<div class=\"wrap\">"
-			 "<table id=\"heat\">\n<tr><th>node</th>");
+			 "<table id=\"heat\">\n<tr><th>node</th><th>action</th>");
 	for (size_t j = 0; j < t->nstages; j++) {
 		strbuf_addstr(o, "<th class=\"stage\">");
 		h(o, t->stages[j], NAME_MAX);
@@ -445,7 +447,7 @@ static void heat(const struct json_value *c, struct strbuf *o)
 		strbuf_addstr(o, col->better > 0 ? " &#8593;" : col->better < 0 ? " &#8595;" : "");
 		strbuf_addstr(o, "</th>");
 	}
-	strbuf_addstr(o, "<th>action</th><th>reason</th></tr>\n");
+	strbuf_addstr(o, "<th>reason</th></tr>\n");
 	for (size_t i = 0; i < nodes->nr && i < MAX_ROWS; i++)
 		heat_row(t, nodes->items[i], o);
 	strbuf_addstr(o, "</table></div>\n");

@@ -111,8 +111,8 @@ TEST(qualify_html_card_a_has_nodes_heat_cells_and_two_plots)
 				 "TFLOP/s: 40.0 % worse than the median 686.5; rank 4 of 4; an "
 				 "outlier\">412 &#9888;<sup>#4</sup></td>");
 	CHECK_CONTAINS(html.buf, "<tr class=\"node failed\"><th class=\"node\">n2</th><td "
-				 "class=\"stage s-passed\">pass</td><td class=\"stage s-failed\">"
-				 "FAIL</td>");
+				 "class=\"action a-drain\">drain</td><td class=\"stage s-passed\">"
+				 "pass</td><td class=\"stage s-failed\">FAIL</td>");
 	CHECK_CONTAINS(html.buf, "<td class=\"action a-drain\">drain</td>");
 	CHECK_INT(count(html.buf, "<td class=\"action a-keep\">keep</td>"), 3);
 	/* fsync: lower is better, n1 3.4 % under the median is green; n4's storage red and marked */
@@ -160,7 +160,7 @@ TEST(qualify_html_escapes_hostile_names)
 	CHECK_CONTAINS(html.buf, "<th class=\"node\">&lt;script&gt;alert(1)&lt;/script&gt;</th>");
 	CHECK_CONTAINS(html.buf, "<title>vigil qualify: &quot;&gt;&lt;img src=x onerror=alert(2)&gt;");
 	CHECK_NOT_CONTAINS(html.buf, "<img");
-	CHECK_CONTAINS(html.buf, "<td>red \\x1b[31m &amp; &#39;quoted&#39;</td>");
+	CHECK_CONTAINS(html.buf, "<td class=\"reason\">red \\x1b[31m &amp; &#39;quoted&#39;</td>");
 	CHECK_CONTAINS(html.buf, "&lt;/text&gt;&lt;script&gt;x()&lt;/script&gt;");
 	json_free(card);
 	strbuf_release(&html);
@@ -238,8 +238,8 @@ TEST(qualify_html_renders_broken_cards)
 	/* the first: "-" where the figure is missing, no plot where nothing can be drawn */
 	struct json_value *card = parse(broken[0]);
 	page_of(card, &html);
-	CHECK_CONTAINS(html.buf, "<th class=\"node\">n2</th><td class=\"stage s-not_run\">-</td>"
-				 "<td class=\"n missing\">-</td>");
+	CHECK_CONTAINS(html.buf, "<th class=\"node\">n2</th><td class=\"action a-other\">-</td>"
+				 "<td class=\"stage s-not_run\">-</td><td class=\"n missing\">-</td>");
 	CHECK_CONTAINS(html.buf, "No NCCL results between nodes (the card's nccl is not a list).");
 	CHECK_CONTAINS(html.buf, "The storage stage was not run.");
 	CHECK_CONTAINS(html.buf, "The card has no cluster figures.");
