@@ -10,15 +10,15 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define MAX_FIGS 64
-#define MAX_STAGES 32
-#define MAX_OPS 16
+#define MAX_FIGS       64
+#define MAX_STAGES     32
+#define MAX_OPS	       16
 #define MAX_NODES_READ 100000
-#define NAME_MAX 80
+#define NAME_MAX       80
 
 /* The noise floors (docs/QUALIFY.md): throughput and counts of work 3 %, a tail latency or a
  * wall time of one run 10 %. */
-#define NOISE_RATE 0.03
+#define NOISE_RATE    0.03
 #define NOISE_LATENCY 0.10
 /* A figure's own spread: this many times its nodes' relative MAD. */
 #define NOISE_MADS 2.0
@@ -30,13 +30,13 @@ static const char *const winner_name[] = { "same", "old", "new", "unknown" };
 
 struct row {
 	struct strbuf figure, stat;
-	const char *unit;   /* from a card, or a literal */
-	int better;         /* +1 higher, -1 lower, 0 not known */
+	const char *unit; /* from a card, or a literal */
+	int better;	  /* +1 higher, -1 lower, 0 not known */
 	double old, new;
 	bool has_old, has_new;
-	double noise;       /* relative */
-	double floor_abs;   /* an absolute difference at or below it is noise */
-	double node_share;  /* > 0: node counts, beyond noise past this share of a cluster */
+	double noise;	   /* relative */
+	double floor_abs;  /* an absolute difference at or below it is noise */
+	double node_share; /* > 0: node counts, beyond noise past this share of a cluster */
 	size_t old_n, new_n;
 	/* derived */
 	double change_pct;
@@ -159,9 +159,9 @@ static void add_figures(struct cmp *c)
 		double so = rel_spread(c->o, names[i]), sn = rel_spread(c->n, names[i]);
 		noise = fmax(noise, NOISE_MADS * fmax(so, sn));
 		for (size_t s = 0; s < ARRAY_SIZE(stats); s++) {
-			struct row *r = add_row(c, names[i], stats[s],
-						unit ? unit : json_get_string(fo, "unit"), better,
-						noise);
+			struct row *r =
+				add_row(c, names[i], stats[s],
+					unit ? unit : json_get_string(fo, "unit"), better, noise);
 			r->has_old = card_num(fo, stats[s], &r->old);
 			r->has_new = card_num(fn, stats[s], &r->new);
 		}
@@ -215,7 +215,8 @@ static bool node_counts(const struct json_value *card, size_t *total, size_t *fa
 		const struct json_value *st = json_get(nodes->items[i], "stages");
 		bool f = false;
 		for (size_t j = 0; st && st->type == JSON_OBJECT && j < st->nr; j++)
-			f |= st->items[j]->type == JSON_STRING && !strcmp(st->items[j]->string, "failed");
+			f |= st->items[j]->type == JSON_STRING &&
+			     !strcmp(st->items[j]->string, "failed");
 		*failed += f;
 	}
 	*total = nodes->nr;
@@ -268,8 +269,8 @@ static void add_storage(struct cmp *c)
 	};
 	const struct json_value *so = json_get(c->o, "storage"), *sn = json_get(c->n, "storage");
 	for (size_t i = 0; i < ARRAY_SIZE(st); i++) {
-		struct row *r = add_row(c, "storage", st[i].stat, st[i].unit, st[i].better,
-					st[i].noise);
+		struct row *r =
+			add_row(c, "storage", st[i].stat, st[i].unit, st[i].better, st[i].noise);
 		bool fsync = !strcmp(st[i].key, "p99");
 		r->has_old = card_num(fsync ? json_get(so, "fsync_ms") : so, st[i].key, &r->old);
 		r->has_new = card_num(fsync ? json_get(sn, "fsync_ms") : sn, st[i].key, &r->new);
@@ -314,7 +315,8 @@ static void add_nccl(struct cmp *c)
 		for (size_t j = 0; a && j < a->nr; j++) {
 			const char *op = json_get_string(a->items[j], "op");
 			if (op && !strcmp(op, ops[i]) && card_num(a->items[j], "nodes", &x) &&
-			    x > best && busbw_at(c->o, ops[i], x, &v) && busbw_at(c->n, ops[i], x, &v))
+			    x > best && busbw_at(c->o, ops[i], x, &v) &&
+			    busbw_at(c->n, ops[i], x, &v))
 				best = x;
 		}
 		struct strbuf f = STRBUF_INIT, s = STRBUF_INIT;
@@ -336,7 +338,9 @@ static void add_train(struct cmp *c)
 	static const struct {
 		const char *key, *unit;
 		int better;
-	} t[] = { { "step_time_s", "s", -1 }, { "tokens_per_s", "tokens/s", 1 }, { "mfu", "fraction", 1 } };
+	} t[] = { { "step_time_s", "s", -1 },
+		  { "tokens_per_s", "tokens/s", 1 },
+		  { "mfu", "fraction", 1 } };
 	const struct json_value *to = json_get(c->o, "train"), *tn = json_get(c->n, "train");
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
 		struct row *r = add_row(c, "train", t[i].key, t[i].unit, t[i].better, NOISE_RATE);
@@ -371,7 +375,8 @@ static void judge(struct row *r)
 
 static void card_head(struct json_writer *w, const struct json_value *card)
 {
-	const struct json_value *nodes = array_of(card, "nodes"), *complete = json_get(card, "complete");
+	const struct json_value *nodes = array_of(card, "nodes"),
+				*complete = json_get(card, "complete");
 	static const char *const keys[] = { "cluster", "job_id", "time" };
 	json_open_object(w);
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
@@ -466,12 +471,15 @@ static void write_json(const struct cmp *c, const size_t sum[4], struct strbuf *
 
 static void text_head(struct strbuf *out, const char *which, const struct json_value *card)
 {
-	const struct json_value *nodes = array_of(card, "nodes"), *complete = json_get(card, "complete");
+	const struct json_value *nodes = array_of(card, "nodes"),
+				*complete = json_get(card, "complete");
 	strbuf_addf(out, "  %s: ", which);
-	strbuf_add_excerpt(out, json_get_string(card, "cluster") ? json_get_string(card, "cluster") : "-",
-			   NAME_MAX);
+	strbuf_add_excerpt(
+		out, json_get_string(card, "cluster") ? json_get_string(card, "cluster") : "-",
+		NAME_MAX);
 	strbuf_addstr(out, ", job ");
-	strbuf_add_excerpt(out, json_get_string(card, "job_id") ? json_get_string(card, "job_id") : "-",
+	strbuf_add_excerpt(out,
+			   json_get_string(card, "job_id") ? json_get_string(card, "job_id") : "-",
 			   NAME_MAX);
 	strbuf_addstr(out, ", ");
 	strbuf_add_excerpt(out, json_get_string(card, "time") ? json_get_string(card, "time") : "-",
@@ -487,8 +495,8 @@ enum { COLS = 7 };
 
 static void write_text(const struct cmp *c, const size_t sum[4], struct strbuf *out)
 {
-	static const char *const head[COLS] = { "figure", "stat", "unit", "old", "new", "change",
-						"better" };
+	static const char *const head[COLS] = { "figure", "stat",   "unit",  "old",
+						"new",	  "change", "better" };
 	static const bool right[COLS] = { false, false, false, true, true, true, false };
 	size_t nr = c->nr + 1, width[COLS] = { 0 };
 	struct strbuf *cell = xcalloc(nr * COLS, sizeof(*cell));
@@ -536,17 +544,18 @@ static void write_text(const struct cmp *c, const size_t sum[4], struct strbuf *
 		strbuf_rtrim(out);
 		strbuf_addch(out, '\n');
 	}
-	strbuf_addf(out, "\n* beyond noise (docs/QUALIFY.md, \"Comparing\"); ? a card lacks the "
-			 "figure\nnew is better in %zu, worse in %zu, the same within noise in %zu; "
-			 "%zu not comparable\n",
+	strbuf_addf(out,
+		    "\n* beyond noise (docs/QUALIFY.md, \"Comparing\"); ? a card lacks the "
+		    "figure\nnew is better in %zu, worse in %zu, the same within noise in %zu; "
+		    "%zu not comparable\n",
 		    sum[W_NEW], sum[W_OLD], sum[W_SAME], sum[W_UNKNOWN]);
 	for (size_t i = 0; i < nr * COLS; i++)
 		strbuf_release(&cell[i]);
 	free(cell);
 }
 
-int qualify_compare(const struct json_value *old_card, const struct json_value *new_card,
-		    bool json, struct strbuf *out, struct strbuf *err)
+int qualify_compare(const struct json_value *old_card, const struct json_value *new_card, bool json,
+		    struct strbuf *out, struct strbuf *err)
 {
 	struct cmp c = { .o = old_card, .n = new_card };
 	size_t sum[4] = { 0 };
@@ -566,7 +575,7 @@ int qualify_compare(const struct json_value *old_card, const struct json_value *
 	for (size_t i = 0; i < c.nr; i++) {
 		struct row *r = &c.rows[i];
 		judge(r);
-		sum[r->winner == W_UNKNOWN ? W_UNKNOWN
+		sum[r->winner == W_UNKNOWN		? W_UNKNOWN
 		    : r->winner == W_SAME || !r->beyond ? W_SAME
 							: r->winner]++;
 	}

@@ -12,11 +12,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define MAX_COLS 64     /* figure columns of the heat table */
-#define MAX_STAGES 32   /* stage columns */
-#define MAX_ROWS 20000  /* nodes, drains and the like; past it the page says how many it left */
-#define TEXT_MAX 300    /* bytes of one reason or message shown */
-#define NAME_MAX 80     /* bytes of one name shown */
+#define MAX_COLS   64	 /* figure columns of the heat table */
+#define MAX_STAGES 32	 /* stage columns */
+#define MAX_ROWS   20000 /* nodes, drains and the like; past it the page says how many it left */
+#define TEXT_MAX   300	 /* bytes of one reason or message shown */
+#define NAME_MAX   80	 /* bytes of one name shown */
 
 static void h(struct strbuf *o, const char *s, size_t max)
 {
@@ -61,7 +61,8 @@ static const struct json_value *array_of(const struct json_value *card, const ch
 static void cut_note(struct strbuf *o, size_t total, size_t shown, const char *what)
 {
 	if (total > shown)
-		strbuf_addf(o, "<p class=\"note\">%zu more %s not shown.</p>\n", total - shown, what);
+		strbuf_addf(o, "<p class=\"note\">%zu more %s not shown.</p>\n", total - shown,
+			    what);
 }
 
 static const char css[] =
@@ -101,9 +102,10 @@ static void head(const struct json_value *c, struct strbuf *o)
 	const char *verdict = json_get_string(c, "verdict");
 	char a[32], b[32];
 	double wall, budget;
-	strbuf_addstr(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-			 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-			 "<title>vigil qualify: ");
+	strbuf_addstr(o,
+		      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		      "<title>vigil qualify: ");
 	h(o, cluster, NAME_MAX);
 	strbuf_addstr(o, " (job ");
 	h(o, job, NAME_MAX);
@@ -120,7 +122,8 @@ static void head(const struct json_value *c, struct strbuf *o)
 		    card_num(c, "budget_s", &budget) ? card_fmt(b, budget) : "-");
 	const struct json_value *drain = json_get(c, "drain");
 	if (drain && drain->type == JSON_BOOL)
-		strbuf_addstr(o, drain->boolean ? ", nodes drained (--drain)" : ", nothing drained");
+		strbuf_addstr(o,
+			      drain->boolean ? ", nodes drained (--drain)" : ", nothing drained");
 	strbuf_addstr(o, ", vigil ");
 	h(o, json_get_string(c, "vigil_version"), NAME_MAX);
 	strbuf_addstr(o, "<br>\n<span id=\"reason\">");
@@ -169,7 +172,8 @@ static void stages(const struct json_value *c, struct strbuf *o)
 	const struct json_value *st = array_of(c, "stages");
 	strbuf_addstr(o, "<h2>Stages</h2>\n");
 	if (!st) {
-		strbuf_addstr(o, "<p class=\"none\" id=\"stages-none\">The card has no stages.</p>\n");
+		strbuf_addstr(o,
+			      "<p class=\"none\" id=\"stages-none\">The card has no stages.</p>\n");
 		return;
 	}
 	strbuf_addstr(o, "<table id=\"stages\">\n<tr><th>stage</th><th>status</th><th>wall (s)</th>"
@@ -186,11 +190,12 @@ static void stages(const struct json_value *c, struct strbuf *o)
 		strbuf_addstr(o, "</td>");
 		td_num(o, s, "wall_s");
 		td_num(o, s, "budget_s");
-		if (card_num(s, "wall_s", &wall) && card_num(s, "budget_s", &budget) && budget > 0 &&
-		    wall >= 0 && isfinite(wall / budget * 100)) {
+		if (card_num(s, "wall_s", &wall) && card_num(s, "budget_s", &budget) &&
+		    budget > 0 && wall >= 0 && isfinite(wall / budget * 100)) {
 			double pct = wall / budget * 100;
-			strbuf_addf(o, "<td class=\"n\"><span class=\"bar%s\" style=\"width:%.0fpx\">"
-				       "</span> %.0f %%</td>",
+			strbuf_addf(o,
+				    "<td class=\"n\"><span class=\"bar%s\" style=\"width:%.0fpx\">"
+				    "</span> %.0f %%</td>",
 				    pct > 100 ? " over" : "", fmin(pct, 100) * 1.2, pct);
 		} else {
 			strbuf_addstr(o, "<td class=\"n\">-</td>");
@@ -209,10 +214,10 @@ static void stages(const struct json_value *c, struct strbuf *o)
 
 struct col {
 	const char *name, *unit;
-	int better;         /* +1 higher is better, -1 lower, 0 the card does not say */
+	int better; /* +1 higher is better, -1 lower, 0 the card does not say */
 	double median;
 	bool has_median;
-	double *vals;       /* the nodes' values, ascending (for ranks the card lacks) */
+	double *vals; /* the nodes' values, ascending (for ranks the card lacks) */
 	size_t n;
 };
 
@@ -259,8 +264,7 @@ static int dbl_cmp(const void *a, const void *b)
 /* Columns: the cluster's figures[] in its order, then any figure only some node has; stages
  * likewise from stages[] and the nodes. Each column's node values sorted, and its median the
  * card's (or the nodes' when the card has none). */
-static void heat_columns(const struct json_value *c, const struct json_value *nodes,
-			 struct heat *t)
+static void heat_columns(const struct json_value *c, const struct json_value *nodes, struct heat *t)
 {
 	const struct json_value *figs = array_of(c, "figures"), *st = array_of(c, "stages");
 	for (size_t i = 0; figs && i < figs->nr; i++) {
@@ -270,7 +274,10 @@ static void heat_columns(const struct json_value *c, const struct json_value *no
 			continue;
 		const char *better = json_get_string(figs->items[i], "better");
 		k->unit = json_get_string(figs->items[i], "unit");
-		k->better = !better ? 0 : !strcmp(better, "higher") ? 1 : !strcmp(better, "lower") ? -1 : 0;
+		k->better = !better			? 0
+			    : !strcmp(better, "higher") ? 1
+			    : !strcmp(better, "lower")	? -1
+							: 0;
 		k->has_median = card_num(figs->items[i], "median", &k->median);
 	}
 	for (size_t i = 0; st && i < st->nr; i++) {
@@ -291,12 +298,15 @@ static void heat_columns(const struct json_value *c, const struct json_value *no
 		struct col *col = &t->cols[k];
 		col->vals = xcalloc(rows + 1, sizeof(double));
 		for (size_t i = 0; i < rows; i++)
-			if (card_num(json_get(nodes->items[i], "figures"), col->name, &col->vals[col->n]))
+			if (card_num(json_get(nodes->items[i], "figures"), col->name,
+				     &col->vals[col->n]))
 				col->n++;
 		qsort(col->vals, col->n, sizeof(double), dbl_cmp);
 		if (!col->has_median && col->n) {
-			col->median = col->n % 2 ? col->vals[col->n / 2]
-						 : (col->vals[col->n / 2 - 1] + col->vals[col->n / 2]) / 2;
+			col->median =
+				col->n % 2
+					? col->vals[col->n / 2]
+					: (col->vals[col->n / 2 - 1] + col->vals[col->n / 2]) / 2;
 			col->has_median = true;
 		}
 	}
@@ -361,7 +371,8 @@ static void heat_cell(const struct col *k, const struct json_value *node, struct
 	bool outlier = in_list(json_get(node, "outliers"), k->name);
 	size_t rank = card_num(json_get(node, "ranks"), k->name, &r) && r >= 1 && r < 1e9
 			      ? (size_t)r
-			      : k->better ? rank_of(k, v) : 0;
+		      : k->better ? rank_of(k, v)
+				  : 0;
 	strbuf_addf(o, "<td class=\"n heat h%c%s\" title=\"", level < 0 ? 'n' : '0' + level,
 		    outlier ? " outlier" : "");
 	h(o, k->name, NAME_MAX);
@@ -396,7 +407,8 @@ static void heat_row(const struct heat *t, const struct json_value *node, struct
 	strbuf_addstr(o, "</td>");
 	for (size_t j = 0; j < t->nstages; j++) {
 		const char *s = json_get_string(st, t->stages[j]);
-		strbuf_addf(o, "<td class=\"stage s-%s\">", s ? word_class(s, statuses) : "not_run");
+		strbuf_addf(o, "<td class=\"stage s-%s\">",
+			    s ? word_class(s, statuses) : "not_run");
 		if (!s)
 			strbuf_addstr(o, "-");
 		else if (!strcmp(s, "passed"))
@@ -419,7 +431,8 @@ static void heat(const struct json_value *c, struct strbuf *o)
 	const struct json_value *nodes = array_of(c, "nodes");
 	strbuf_addstr(o, "<h2>Nodes</h2>\n");
 	if (!nodes || !nodes->nr) {
-		strbuf_addstr(o, "<p class=\"none\" id=\"nodes-none\">The card has no nodes.</p>\n");
+		strbuf_addstr(o,
+			      "<p class=\"none\" id=\"nodes-none\">The card has no nodes.</p>\n");
 		return;
 	}
 	struct heat *t = xcalloc(1, sizeof(*t));
@@ -453,8 +466,9 @@ static void heat(const struct json_value *c, struct strbuf *o)
 	strbuf_addstr(o, "</table></div>\n");
 	cut_note(o, nodes->nr, MAX_ROWS, "nodes");
 	if (t->left_out)
-		strbuf_addf(o, "<p class=\"note\">%zu figure or stage names past the first %d "
-			       "figures and %d stages are not shown.</p>\n",
+		strbuf_addf(o,
+			    "<p class=\"note\">%zu figure or stage names past the first %d "
+			    "figures and %d stages are not shown.</p>\n",
 			    t->left_out, MAX_COLS, MAX_STAGES);
 	for (size_t k = 0; k < t->ncols; k++)
 		free(t->cols[k].vals);
@@ -601,7 +615,9 @@ static void to_drain(const struct json_value *c, struct strbuf *o)
 			td_text(o, e, "node", NAME_MAX);
 			td_text(o, e, "reason", TEXT_MAX);
 			strbuf_addf(o, "<td>%s</td></tr>\n",
-				    !done || done->type != JSON_BOOL ? "-" : done->boolean ? "yes" : "no");
+				    !done || done->type != JSON_BOOL ? "-"
+				    : done->boolean		     ? "yes"
+								     : "no");
 		}
 		strbuf_addstr(o, "</table>\n");
 		cut_note(o, d->nr, MAX_ROWS, "nodes to drain");
@@ -629,8 +645,7 @@ int qualify_html(const struct json_value *card, struct strbuf *out, struct strbu
 	heat(card, out);
 	distribution(card, out);
 	strbuf_addstr(out, "<h2>NCCL between nodes</h2>\n");
-	qhtml_busbw(json_get(card, "nccl"),
-		    json_get(card, "nccl_falloff_nodes"), out);
+	qhtml_busbw(json_get(card, "nccl"), json_get(card, "nccl_falloff_nodes"), out);
 	nccl_table(json_get(card, "nccl"), out);
 	storage(card, out);
 	train(card, out);

@@ -16,8 +16,8 @@ enum { W = 760, H = 320, L = 70, R = 170, T = 20, B = 45 };
 #define PLOT_W ((double)(W - L - R))
 #define PLOT_H ((double)(H - T - B))
 
-#define MAX_OPS 8
-#define MAX_OP_POINTS 64
+#define MAX_OPS	       8
+#define MAX_OP_POINTS  64
 #define MAX_CDF_POINTS 4096
 /* Past this a node count, a bandwidth or a latency in ms is no measurement, and drawing it
  * would take the axes to infinity. */
@@ -52,11 +52,13 @@ static double nice_step(double max, int n)
 
 static void svg_open(struct strbuf *o, const char *id, const char *label)
 {
-	strbuf_addf(o, "<svg id=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" "
-		       "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\">\n",
+	strbuf_addf(o,
+		    "<svg id=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" "
+		    "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\">\n",
 		    id, W, H, W, H, label);
-	strbuf_addf(o, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
-		       "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n",
+	strbuf_addf(o,
+		    "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+		    "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n",
 		    L, T, L, H - B, L, H - B, W - R, H - B);
 }
 
@@ -128,8 +130,9 @@ static void busbw_axes(const struct bx *s, const struct op *ops, size_t nr, stru
 {
 	double step = nice_step(s->ymax, 5);
 	for (double v = 0; v <= s->ymax + step * 1e-9; v += step)
-		strbuf_addf(o, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
-			       "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+		strbuf_addf(o,
+			    "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
+			    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
 			    L, bx_y(s, v), W - R, bx_y(s, v), L - 6, bx_y(s, v) + 4, v);
 	/* a tick at every node count some op was measured at */
 	double done[MAX_OPS * MAX_OP_POINTS];
@@ -143,12 +146,14 @@ static void busbw_axes(const struct bx *s, const struct op *ops, size_t nr, stru
 			if (seen)
 				continue;
 			done[nd++] = x;
-			strbuf_addf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+			strbuf_addf(o,
+				    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
 				    bx_x(s, x), H - B + 16, x);
 		}
-	strbuf_addf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">nodes</text>\n"
-		       "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" "
-		       "transform=\"rotate(-90 14 %.1f)\">busbw (GB/s)</text>\n",
+	strbuf_addf(o,
+		    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">nodes</text>\n"
+		    "<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" "
+		    "transform=\"rotate(-90 14 %.1f)\">busbw (GB/s)</text>\n",
 		    L + PLOT_W / 2, H - 6, T + PLOT_H / 2, T + PLOT_H / 2);
 }
 
@@ -176,8 +181,9 @@ static void busbw_line(const struct bx *s, const struct op *op, bool expected, c
 		char a[32], b[32];
 		if (!p->has_y)
 			continue;
-		strbuf_addf(o, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\">"
-			       "<title>",
+		strbuf_addf(o,
+			    "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\">"
+			    "<title>",
 			    bx_x(s, p->x), bx_y(s, p->y), colour);
 		html_add_text(o, op->name, 64);
 		strbuf_addf(o, " at %s nodes: %s GB/s", card_fmt(a, p->x), card_fmt(b, p->y));
@@ -187,22 +193,23 @@ static void busbw_line(const struct bx *s, const struct op *op, bool expected, c
 	}
 }
 
-void qhtml_busbw(const struct json_value *nccl, const struct json_value *falloff,
-		 struct strbuf *o)
+void qhtml_busbw(const struct json_value *nccl, const struct json_value *falloff, struct strbuf *o)
 {
 	struct op *ops = NULL;
 	size_t nr, skipped;
 	struct bx s;
 	double xmin, xmax;
 	if (!nccl || nccl->type != JSON_ARRAY) {
-		strbuf_addstr(o, "<p class=\"none\" id=\"busbw-none\">No NCCL results between nodes "
-				 "(the card's nccl is not a list).</p>\n");
+		strbuf_addstr(o,
+			      "<p class=\"none\" id=\"busbw-none\">No NCCL results between nodes "
+			      "(the card's nccl is not a list).</p>\n");
 		return;
 	}
 	ops = xcalloc(MAX_OPS, sizeof(*ops));
 	if (!read_ops(nccl, ops, &nr, &skipped, &xmin, &xmax, &s.ymax)) {
-		strbuf_addf(o, "<p class=\"none\" id=\"busbw-none\">No NCCL results between "
-			       "nodes%s.</p>\n",
+		strbuf_addf(o,
+			    "<p class=\"none\" id=\"busbw-none\">No NCCL results between "
+			    "nodes%s.</p>\n",
 			    skipped ? " that could be read" : "");
 		free(ops);
 		return;
@@ -226,28 +233,32 @@ void qhtml_busbw(const struct json_value *nccl, const struct json_value *falloff
 	double f;
 	if (falloff && falloff->type == JSON_NUMBER && isfinite(f = falloff->number) && f >= xmin &&
 	    f <= xmax)
-		strbuf_addf(o, "<line class=\"falloff\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
-			       "<text class=\"falloff\" x=\"%.1f\" y=\"%d\">falls off at %g</text>\n",
+		strbuf_addf(o,
+			    "<line class=\"falloff\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
+			    "<text class=\"falloff\" x=\"%.1f\" y=\"%d\">falls off at %g</text>\n",
 			    bx_x(&s, f), T, bx_x(&s, f), H - B, bx_x(&s, f) + 4, T + 12, f);
 	for (size_t i = 0; i < nr; i++) {
 		busbw_line(&s, &ops[i], true, palette[i], o);
 		busbw_line(&s, &ops[i], false, palette[i], o);
 		/* the legend, right of the plot */
 		double y = T + 10 + 18.0 * (double)i;
-		strbuf_addf(o, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" "
-			       "stroke-width=\"2\"/><text class=\"legend\" x=\"%d\" y=\"%.1f\">",
+		strbuf_addf(o,
+			    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" "
+			    "stroke-width=\"2\"/><text class=\"legend\" x=\"%d\" y=\"%.1f\">",
 			    W - R + 10, y, W - R + 30, y, palette[i], W - R + 36, y + 4);
 		html_add_text(o, ops[i].name, 24);
 		strbuf_addstr(o, "</text>\n");
 	}
 	double y = T + 10 + 18.0 * (double)nr;
-	strbuf_addf(o, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#555\" "
-		       "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
-		       "<text class=\"legend\" x=\"%d\" y=\"%.1f\">expected</text>\n</svg>\n",
+	strbuf_addf(o,
+		    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#555\" "
+		    "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
+		    "<text class=\"legend\" x=\"%d\" y=\"%.1f\">expected</text>\n</svg>\n",
 		    W - R + 10, y, W - R + 30, y, W - R + 36, y + 4);
 	if (skipped)
-		strbuf_addf(o, "<p class=\"note\">%zu NCCL entries could not be read or drawn "
-			       "(no op, no node count, more than %d ops or %d points per op).</p>\n",
+		strbuf_addf(o,
+			    "<p class=\"note\">%zu NCCL entries could not be read or drawn "
+			    "(no op, no node count, more than %d ops or %d points per op).</p>\n",
 			    skipped, MAX_OPS, MAX_OP_POINTS);
 	free(ops);
 }
@@ -285,12 +296,14 @@ static void cdf_axes(const struct cx *s, struct strbuf *o)
 {
 	for (double d = s->lo; d <= s->hi + 1e-9; d += 1) {
 		double ms = pow(10, d);
-		strbuf_addf(o, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
-			       "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+		strbuf_addf(o,
+			    "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
+			    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
 			    cx_x(s, ms), T, cx_x(s, ms), H - B, cx_x(s, ms), H - B + 16, ms);
 		for (int m = 2; m <= 5 && d + 1 <= s->hi + 1e-9; m += 3)
-			strbuf_addf(o, "<line class=\"grid minor\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
-				       "y2=\"%d\"/>\n",
+			strbuf_addf(o,
+				    "<line class=\"grid minor\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" "
+				    "y2=\"%d\"/>\n",
 				    cx_x(s, ms * m), T, cx_x(s, ms * m), H - B);
 	}
 	for (int q = 0; q <= 4; q++)
@@ -301,13 +314,15 @@ static void cdf_axes(const struct cx *s, struct strbuf *o)
 		const char *name;
 	} guides[] = { { 0.5, "p50" }, { 0.99, "p99" } };
 	for (size_t i = 0; i < ARRAY_SIZE(guides); i++)
-		strbuf_addf(o, "<line class=\"guide\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
-			       "stroke-dasharray=\"3 3\"/><text x=\"%d\" y=\"%.1f\">%s</text>\n",
+		strbuf_addf(o,
+			    "<line class=\"guide\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+			    "stroke-dasharray=\"3 3\"/><text x=\"%d\" y=\"%.1f\">%s</text>\n",
 			    L, cx_y(guides[i].frac), W - R, cx_y(guides[i].frac), W - R + 6,
 			    cx_y(guides[i].frac) + 4, guides[i].name);
-	strbuf_addf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">fsync latency (ms, log "
-		       "scale)</text>\n<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" "
-		       "transform=\"rotate(-90 14 %.1f)\">fraction of fsyncs</text>\n",
+	strbuf_addf(o,
+		    "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">fsync latency (ms, log "
+		    "scale)</text>\n<text x=\"14\" y=\"%.1f\" text-anchor=\"middle\" "
+		    "transform=\"rotate(-90 14 %.1f)\">fraction of fsyncs</text>\n",
 		    L + PLOT_W / 2, H - 6, T + PLOT_H / 2, T + PLOT_H / 2);
 }
 
@@ -359,15 +374,17 @@ void qhtml_fsync_cdf(const struct json_value *cdf, struct strbuf *o)
 	strbuf_addstr(o, "\"/>\n");
 	for (size_t i = 0; i < n; i++) {
 		char a[32];
-		strbuf_addf(o, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%s ms: "
-			       "%.1f %%</title></circle>\n",
+		strbuf_addf(o,
+			    "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>%s ms: "
+			    "%.1f %%</title></circle>\n",
 			    cx_x(&s, pts[i].ms), cx_y(pts[i].frac), card_fmt(a, pts[i].ms),
 			    pts[i].frac * 100);
 	}
 	strbuf_addstr(o, "</svg>\n");
 	if (skipped)
-		strbuf_addf(o, "<p class=\"note\">%zu fsync_cdf points could not be read (not "
-			       "[ms, fraction] numbers, or past %d).</p>\n",
+		strbuf_addf(o,
+			    "<p class=\"note\">%zu fsync_cdf points could not be read (not "
+			    "[ms, fraction] numbers, or past %d).</p>\n",
 			    skipped, MAX_CDF_POINTS);
 	free(pts);
 }

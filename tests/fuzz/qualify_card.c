@@ -34,7 +34,8 @@ static void check_compare(const struct json_value *a, const struct json_value *b
 		const struct json_value *rows = json_get(v, "rows"), *sum = json_get(v, "summary");
 		double n[4] = { 0 };
 		if (!v || !rows || !json_get_number(sum, "better_in", &n[0]) ||
-		    !json_get_number(sum, "worse_in", &n[1]) || !json_get_number(sum, "same", &n[2]) ||
+		    !json_get_number(sum, "worse_in", &n[1]) ||
+		    !json_get_number(sum, "same", &n[2]) ||
 		    !json_get_number(sum, "unknown", &n[3]) ||
 		    n[0] + n[1] + n[2] + n[3] != (double)rows->nr)
 			__builtin_trap();
@@ -51,9 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!card || !other)
 		goto out;
 	if (qualify_html(card, &out, NULL) == 0) {
-		static const char *const bad[] = { "<script", "<img", "<iframe", "nan,", ",nan",
-						   "nan\"", "inf,", ",inf", "inf\"", "\"nan",
-						   "\"inf", "\"-nan", "\"-inf" };
+		static const char *const bad[] = { "<script", "<img",	"<iframe", "nan,",  ",nan",
+						   "nan\"",   "inf,",	",inf",	   "inf\"", "\"nan",
+						   "\"inf",   "\"-nan", "\"-inf" };
 		for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 			if (strstr(out.buf, bad[i]))
 				__builtin_trap();
