@@ -319,17 +319,16 @@ static void add_nccl(struct cmp *c)
 			    busbw_at(c->n, ops[i], x, &v))
 				best = x;
 		}
-		struct strbuf f = STRBUF_INIT, s = STRBUF_INIT;
+		struct strbuf f = STRBUF_INIT;
 		strbuf_addf(&f, "nccl.%s", ops[i]);
 		struct row *r = add_row(c, f.buf, "busbw", "GB/s", 1, NOISE_RATE);
 		if (best > 0) {
 			strbuf_reset(&r->stat);
-			strbuf_addf(&r->stat, "busbw_at_%.0f_nodes", best);
+			strbuf_addf(&r->stat, "busbw_at_%g_nodes", best);
 			r->has_old = busbw_at(c->o, ops[i], best, &r->old);
 			r->has_new = busbw_at(c->n, ops[i], best, &r->new);
 		}
 		strbuf_release(&f);
-		strbuf_release(&s);
 	}
 }
 

@@ -44,6 +44,22 @@ static void check_compare(const struct json_value *a, const struct json_value *b
 	strbuf_release(&out);
 }
 
+/* Every coordinate attribute the page writes holds numbers only (a nan or inf there is an
+ * error in the browser); text from the card, escaped, may hold anything. */
+static bool numbers_only(const char *html)
+{
+	static const char *const attrs[] = { " x=\"",  " y=\"",	 " x1=\"", " x2=\"", " y1=\"",
+					     " y2=\"", " cx=\"", " cy=\"", " r=\"",  " points=\"" };
+	for (size_t i = 0; i < ARRAY_SIZE(attrs); i++)
+		for (const char *p = html; (p = strstr(p, attrs[i]));) {
+			p += strlen(attrs[i]);
+			size_t n = strspn(p, "0123456789.,- ");
+			if (p[n] != '"')
+				return false;
+		}
+	return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct json_value *card = json_parse((const char *)data, size, NULL);
@@ -52,12 +68,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!card || !other)
 		goto out;
 	if (qualify_html(card, &out, NULL) == 0) {
-		static const char *const bad[] = { "<script", "<img",	"<iframe", "nan,",  ",nan",
-						   "nan\"",   "inf,",	",inf",	   "inf\"", "\"nan",
-						   "\"inf",   "\"-nan", "\"-inf" };
+		static const char *const bad[] = { "<script", "<img", "<iframe" };
 		for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 			if (strstr(out.buf, bad[i]))
 				__builtin_trap();
+		if (!numbers_only(out.buf))
+			__builtin_trap();
 		if (out.len < 8 || strcmp(out.buf + out.len - 8, "</html>\n"))
 			__builtin_trap();
 	} else if (out.len) {
