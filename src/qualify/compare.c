@@ -14,7 +14,7 @@
 #define MAX_STAGES     32
 #define MAX_OPS	       16
 #define MAX_NODES_READ 100000
-#define NAME_MAX       80
+#define NAME_BYTES     80
 
 /* The noise floors (docs/QUALIFY.md): throughput and counts of work 3 %, a tail latency or a
  * wall time of one run 10 %. */
@@ -58,7 +58,7 @@ static struct row *add_row(struct cmp *c, const char *figure, const char *stat, 
 	memset(r, 0, sizeof(*r));
 	strbuf_init(&r->figure, 0);
 	strbuf_init(&r->stat, 0);
-	strbuf_add_excerpt(&r->figure, figure, NAME_MAX);
+	strbuf_add_excerpt(&r->figure, figure, NAME_BYTES);
 	strbuf_addstr(&r->stat, stat);
 	r->unit = unit;
 	r->better = better;
@@ -475,14 +475,14 @@ static void text_head(struct strbuf *out, const char *which, const struct json_v
 	strbuf_addf(out, "  %s: ", which);
 	strbuf_add_excerpt(
 		out, json_get_string(card, "cluster") ? json_get_string(card, "cluster") : "-",
-		NAME_MAX);
+		NAME_BYTES);
 	strbuf_addstr(out, ", job ");
 	strbuf_add_excerpt(out,
 			   json_get_string(card, "job_id") ? json_get_string(card, "job_id") : "-",
-			   NAME_MAX);
+			   NAME_BYTES);
 	strbuf_addstr(out, ", ");
 	strbuf_add_excerpt(out, json_get_string(card, "time") ? json_get_string(card, "time") : "-",
-			   NAME_MAX);
+			   NAME_BYTES);
 	if (nodes)
 		strbuf_addf(out, ", %zu nodes", nodes->nr);
 	if (!complete || complete->type != JSON_BOOL || !complete->boolean)

@@ -15,8 +15,8 @@
 #define MAX_COLS   64	 /* figure columns of the heat table */
 #define MAX_STAGES 32	 /* stage columns */
 #define MAX_ROWS   20000 /* nodes, drains and the like; past it the page says how many it left */
-#define TEXT_MAX   300	 /* bytes of one reason or message shown */
-#define NAME_MAX   80	 /* bytes of one name shown */
+#define TEXT_BYTES 300	 /* bytes of one reason or message shown */
+#define NAME_BYTES 80	 /* bytes of one name shown */
 
 static void h(struct strbuf *o, const char *s, size_t max)
 {
@@ -106,17 +106,17 @@ static void head(const struct json_value *c, struct strbuf *o)
 		      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 		      "<title>vigil qualify: ");
-	h(o, cluster, NAME_MAX);
+	h(o, cluster, NAME_BYTES);
 	strbuf_addstr(o, " (job ");
-	h(o, job, NAME_MAX);
+	h(o, job, NAME_BYTES);
 	strbuf_addf(o, ")</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>vigil qualify: ", css);
-	h(o, cluster, NAME_MAX);
+	h(o, cluster, NAME_BYTES);
 	strbuf_addf(o, " <span id=\"verdict\" class=\"v-%s\">", word_class(verdict, verdicts));
-	h(o, verdict, NAME_MAX);
+	h(o, verdict, NAME_BYTES);
 	strbuf_addstr(o, "</span></h1>\n<p id=\"summary\">job <b id=\"job\">");
-	h(o, job, NAME_MAX);
+	h(o, job, NAME_BYTES);
 	strbuf_addstr(o, "</b>, <span id=\"time\">");
-	h(o, json_get_string(c, "time"), NAME_MAX);
+	h(o, json_get_string(c, "time"), NAME_BYTES);
 	strbuf_addf(o, "</span>, wall %s s of a budget of %s s",
 		    card_num(c, "wall_s", &wall) ? card_fmt(a, wall) : "-",
 		    card_num(c, "budget_s", &budget) ? card_fmt(b, budget) : "-");
@@ -125,9 +125,9 @@ static void head(const struct json_value *c, struct strbuf *o)
 		strbuf_addstr(o,
 			      drain->boolean ? ", nodes drained (--drain)" : ", nothing drained");
 	strbuf_addstr(o, ", vigil ");
-	h(o, json_get_string(c, "vigil_version"), NAME_MAX);
+	h(o, json_get_string(c, "vigil_version"), NAME_BYTES);
 	strbuf_addstr(o, "<br>\n<span id=\"reason\">");
-	h(o, json_get_string(c, "reason"), TEXT_MAX);
+	h(o, json_get_string(c, "reason"), TEXT_BYTES);
 	strbuf_addstr(o, "</span></p>\n");
 }
 
@@ -152,9 +152,9 @@ static void partial(const struct json_value *c, struct strbuf *o)
 			const struct json_value *e = nr->items[i];
 			strbuf_addstr(o, "<li><b>");
 			h(o, e->type == JSON_STRING ? e->string : json_get_string(e, "stage"),
-			  NAME_MAX);
+			  NAME_BYTES);
 			strbuf_addstr(o, "</b>: ");
-			h(o, json_get_string(e, "why"), TEXT_MAX);
+			h(o, json_get_string(e, "why"), TEXT_BYTES);
 			strbuf_addstr(o, "</li>\n");
 		}
 		strbuf_addstr(o, "</ul>");
@@ -184,9 +184,9 @@ static void stages(const struct json_value *c, struct strbuf *o)
 		const char *status = json_get_string(s, "status");
 		double wall, budget;
 		strbuf_addstr(o, "<tr>");
-		td_text(o, s, "name", NAME_MAX);
+		td_text(o, s, "name", NAME_BYTES);
 		strbuf_addf(o, "<td class=\"s-%s\">", word_class(status, statuses));
-		h(o, status, NAME_MAX);
+		h(o, status, NAME_BYTES);
 		strbuf_addstr(o, "</td>");
 		td_num(o, s, "wall_s");
 		td_num(o, s, "budget_s");
@@ -203,7 +203,7 @@ static void stages(const struct json_value *c, struct strbuf *o)
 		td_num(o, s, "nodes_passed");
 		td_num(o, s, "nodes_failed");
 		td_num(o, s, "nodes_unknown");
-		td_text(o, s, "reason", TEXT_MAX);
+		td_text(o, s, "reason", TEXT_BYTES);
 		strbuf_addstr(o, "</tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
@@ -375,9 +375,9 @@ static void heat_cell(const struct col *k, const struct json_value *node, struct
 				  : 0;
 	strbuf_addf(o, "<td class=\"n heat h%c%s\" title=\"", level < 0 ? 'n' : '0' + level,
 		    outlier ? " outlier" : "");
-	h(o, k->name, NAME_MAX);
+	h(o, k->name, NAME_BYTES);
 	strbuf_addf(o, " %s ", card_fmt(a, v));
-	h(o, k->unit ? k->unit : "", NAME_MAX);
+	h(o, k->unit ? k->unit : "", NAME_BYTES);
 	if (level >= 0)
 		strbuf_addf(o, ": %.1f %% %s than the median %s", fabs(dev) * 100,
 			    dev < 0 ? "worse" : "better", card_fmt(b, k->median));
@@ -400,10 +400,10 @@ static void heat_row(const struct heat *t, const struct json_value *node, struct
 		failed |= s && !strcmp(s, "failed");
 	}
 	strbuf_addf(o, "<tr class=\"node%s\"><th class=\"node\">", failed ? " failed" : "");
-	h(o, json_get_string(node, "node"), NAME_MAX);
+	h(o, json_get_string(node, "node"), NAME_BYTES);
 	/* the action next to the name: the table scrolls sideways past the figures */
 	strbuf_addf(o, "</th><td class=\"action a-%s\">", word_class(action, actions));
-	h(o, action, NAME_MAX);
+	h(o, action, NAME_BYTES);
 	strbuf_addstr(o, "</td>");
 	for (size_t j = 0; j < t->nstages; j++) {
 		const char *s = json_get_string(st, t->stages[j]);
@@ -416,13 +416,13 @@ static void heat_row(const struct heat *t, const struct json_value *node, struct
 		else if (!strcmp(s, "failed"))
 			strbuf_addstr(o, "FAIL");
 		else
-			h(o, s, NAME_MAX);
+			h(o, s, NAME_BYTES);
 		strbuf_addstr(o, "</td>");
 	}
 	for (size_t k = 0; k < t->ncols; k++)
 		heat_cell(&t->cols[k], node, o);
 	strbuf_addstr(o, "<td class=\"reason\">");
-	h(o, json_get_string(node, "reason"), TEXT_MAX);
+	h(o, json_get_string(node, "reason"), TEXT_BYTES);
 	strbuf_addstr(o, "</td></tr>\n");
 }
 
@@ -446,16 +446,16 @@ static void heat(const struct json_value *c, struct strbuf *o)
 			 "<table id=\"heat\">\n<tr><th>node</th><th>action</th>");
 	for (size_t j = 0; j < t->nstages; j++) {
 		strbuf_addstr(o, "<th class=\"stage\">");
-		h(o, t->stages[j], NAME_MAX);
+		h(o, t->stages[j], NAME_BYTES);
 		strbuf_addstr(o, "</th>");
 	}
 	for (size_t k = 0; k < t->ncols; k++) {
 		const struct col *col = &t->cols[k];
 		strbuf_addstr(o, "<th class=\"figure\">");
-		h(o, col->name, NAME_MAX);
+		h(o, col->name, NAME_BYTES);
 		if (col->unit) {
 			strbuf_addstr(o, "<br>");
-			h(o, col->unit, NAME_MAX);
+			h(o, col->unit, NAME_BYTES);
 		}
 		strbuf_addstr(o, col->better > 0 ? " &#8593;" : col->better < 0 ? " &#8595;" : "");
 		strbuf_addstr(o, "</th>");
@@ -492,16 +492,16 @@ static void distribution(const struct json_value *c, struct strbuf *o)
 	for (size_t i = 0; i < figs->nr && i < MAX_ROWS; i++) {
 		const struct json_value *f = figs->items[i];
 		strbuf_addstr(o, "<tr>");
-		td_text(o, f, "name", NAME_MAX);
-		td_text(o, f, "unit", NAME_MAX);
-		td_text(o, f, "better", NAME_MAX);
+		td_text(o, f, "name", NAME_BYTES);
+		td_text(o, f, "unit", NAME_BYTES);
+		td_text(o, f, "better", NAME_BYTES);
 		td_num(o, f, "n");
 		td_num(o, f, "median");
 		td_num(o, f, "p5");
 		td_num(o, f, "worst");
-		td_text(o, f, "worst_node", NAME_MAX);
+		td_text(o, f, "worst_node", NAME_BYTES);
 		td_num(o, f, "best");
-		td_text(o, f, "best_node", NAME_MAX);
+		td_text(o, f, "best_node", NAME_BYTES);
 		strbuf_addstr(o, "</tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
@@ -519,14 +519,14 @@ static void nccl_table(const struct json_value *nccl, struct strbuf *o)
 		const struct json_value *e = nccl->items[i];
 		const char *status = json_get_string(e, "status");
 		strbuf_addstr(o, "<tr>");
-		td_text(o, e, "op", NAME_MAX);
+		td_text(o, e, "op", NAME_BYTES);
 		td_num(o, e, "nodes");
 		td_num(o, e, "gpus");
 		td_num(o, e, "busbw_gbps");
 		td_num(o, e, "expected_gbps");
 		td_num(o, e, "ratio");
 		strbuf_addf(o, "<td class=\"s-%s\">", word_class(status, statuses));
-		h(o, status, NAME_MAX);
+		h(o, status, NAME_BYTES);
 		strbuf_addstr(o, "</td></tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
@@ -548,7 +548,7 @@ static void storage(const struct json_value *c, struct strbuf *o)
 			 "<th>write (MiB/s)</th><th>read (MiB/s)</th><th>metadata (ops/s)</th>"
 			 "<th>fsync p50 (ms)</th><th>p99</th><th>max</th><th>stalls</th>"
 			 "<th>errors</th></tr>\n<tr>");
-	td_text(o, s, "dir", TEXT_MAX);
+	td_text(o, s, "dir", TEXT_BYTES);
 	td_num(o, s, "writers_per_node");
 	td_num(o, s, "write_mib_s");
 	td_num(o, s, "read_mib_s");
@@ -588,12 +588,12 @@ static void train(const struct json_value *c, struct strbuf *o)
 		if (is_named || (v->type != JSON_NUMBER && v->type != JSON_STRING))
 			continue;
 		strbuf_addstr(o, "<tr><th>");
-		h(o, t->keys[i], NAME_MAX);
+		h(o, t->keys[i], NAME_BYTES);
 		strbuf_addstr(o, "</th>");
 		if (v->type == JSON_NUMBER)
 			td_num(o, t, t->keys[i]);
 		else
-			td_text(o, t, t->keys[i], TEXT_MAX);
+			td_text(o, t, t->keys[i], TEXT_BYTES);
 		strbuf_addstr(o, "</tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
@@ -612,8 +612,8 @@ static void to_drain(const struct json_value *c, struct strbuf *o)
 		for (size_t i = 0; i < d->nr && i < MAX_ROWS; i++) {
 			const struct json_value *e = d->items[i], *done = json_get(e, "done");
 			strbuf_addstr(o, "<tr>");
-			td_text(o, e, "node", NAME_MAX);
-			td_text(o, e, "reason", TEXT_MAX);
+			td_text(o, e, "node", NAME_BYTES);
+			td_text(o, e, "reason", TEXT_BYTES);
 			strbuf_addf(o, "<td>%s</td></tr>\n",
 				    !done || done->type != JSON_BOOL ? "-"
 				    : done->boolean		     ? "yes"
@@ -629,7 +629,7 @@ static void to_drain(const struct json_value *c, struct strbuf *o)
 		strbuf_addstr(o, "none");
 	for (size_t i = 0; r && i < r->nr && i < MAX_ROWS; i++) {
 		strbuf_addstr(o, i ? ", <b>" : "<b>");
-		h(o, r->items[i]->type == JSON_STRING ? r->items[i]->string : NULL, NAME_MAX);
+		h(o, r->items[i]->type == JSON_STRING ? r->items[i]->string : NULL, NAME_BYTES);
 		strbuf_addstr(o, "</b>");
 	}
 	strbuf_addstr(o, ".</p>\n");
