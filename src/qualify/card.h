@@ -37,8 +37,8 @@ int qualify_html(const struct json_value *card, struct strbuf *out, struct strbu
  * *err naming the card ("the old card ...", "the new card ...") that qualify_card_check()
  * refuses (nothing is appended then).
  */
-int qualify_compare(const struct json_value *old_card, const struct json_value *new_card, bool json,
-		    struct strbuf *out, struct strbuf *err);
+int qualify_compare(const struct json_value *old_card, const struct json_value *new_card,
+		    bool json, struct strbuf *out, struct strbuf *err);
 
 /* For the two readers: a finite number at key of obj (false when absent, null, of another type
  * or not finite), and v written for a person ("-" when not finite) into buf. */
