@@ -50,7 +50,8 @@ static const char *word_class(const char *w, const char *const *known)
 
 static const char *const statuses[] = { "passed", "failed", "unknown", "skipped", "not_run", NULL };
 static const char *const verdicts[] = { "healthy", "unhealthy", "unknown", NULL };
-static const char *const actions[] = { "keep", "drain", "return", NULL };
+/* "check": a node the command could not tell about (docs/schema/qualify.json) */
+static const char *const actions[] = { "keep", "drain", "return", "check", NULL };
 
 static const struct json_value *array_of(const struct json_value *card, const char *key)
 {
@@ -82,7 +83,7 @@ static const char css[] =
 	"td.heat sup{color:#555;font-size:.75em;margin-left:2px}\n"
 	"#heat th,#heat td{white-space:nowrap}#heat td.reason{white-space:normal;min-width:24em}\n"
 	".a-keep{color:#1b5e20}.a-drain{color:#b71c1c;font-weight:bold}"
-	".a-return{color:#6a1b9a;font-weight:bold}.a-other{color:#e65100}\n"
+	".a-return{color:#6a1b9a;font-weight:bold}.a-check,.a-other{color:#e65100}\n"
 	".bar{display:inline-block;height:.7em;background:#90caf9;vertical-align:middle;"
 	"max-width:120px}.bar.over{background:#e57373}\n"
 	".key span{display:inline-block;padding:0 .5em;margin-right:.3em;border:1px solid #ccc}\n"
