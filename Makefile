@@ -51,7 +51,7 @@ Q := @
 endif
 
 LIB_SRC := $(sort $(wildcard src/lib/*.c src/core/*.c src/sys/*.c src/gpu/*.c src/logs/*.c src/checks/*.c src/stress/*.c \
-	src/slurm/*.c src/agent/*.c src/supervise/*.c src/sim/*.c src/qualify/*.c src/diagnose/*.c src/fabric/*.c src/cmd/*.c))
+	src/slurm/*.c src/agent/*.c src/supervise/*.c src/sim/*.c src/fleet/*.c src/qualify/*.c src/diagnose/*.c src/fabric/*.c src/cmd/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/vigil.o
 TEST_SRC := $(sort $(wildcard tests/*.c tests/unit/*.c))
