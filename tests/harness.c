@@ -617,6 +617,12 @@ const char *test_browser(void)
 
 void test_run_browser(const char *url, const char *opt, struct strbuf *out)
 {
+	test_run_browser_console(url, opt, out, NULL);
+}
+
+void test_run_browser_console(const char *url, const char *opt, struct strbuf *out,
+			      struct strbuf *console)
+{
 	struct strbuf profile = STRBUF_INIT, home = STRBUF_INIT, err = STRBUF_INIT;
 	strbuf_addf(&profile, "--user-data-dir=%s/chromium-profile", test_tmpdir());
 	strbuf_addf(&home, "HOME=%s", test_tmpdir());
@@ -635,6 +641,16 @@ void test_run_browser(const char *url, const char *opt, struct strbuf *out)
 		  c.exit_code, c.timed_out, c.err.buf);
 	if (out)
 		strbuf_addstr(out, c.out.buf);
+	/* the page's console reaches the browser's stderr as "[...:INFO:CONSOLE:N] "text"" */
+	for (const char *l = c.err.buf; console && *l;) {
+		size_t n = strcspn(l, "\n");
+		const char *hit = memmem(l, n, ":CONSOLE", 8);
+		if (hit) {
+			strbuf_add(console, l, n);
+			strbuf_addch(console, '\n');
+		}
+		l += n + (l[n] == '\n');
+	}
 	child_release(&c);
 	strbuf_release(&profile);
 	strbuf_release(&home);

@@ -139,6 +139,11 @@ const char *test_browser(void);
  * test's directory and a deadline; its stdout appended to *out (optional). A failure fails the
  * test. */
 void test_run_browser(const char *url, const char *opt, struct strbuf *out);
+/* The same, with what the page wrote to the browser's console (a script's error, an SVG
+ * attribute it could not parse: "Error: <polyline> attribute points: Expected number") appended
+ * to *console, one line each. */
+void test_run_browser_console(const char *url, const char *opt, struct strbuf *out,
+			      struct strbuf *console);
 
 /* Dynamic tests (the scenario runner registers one per directory). */
 void test_register_dynamic(const char *name, void (*fn)(void *), void *arg, unsigned timeout_s);

@@ -4,24 +4,14 @@
  * cannot add markup or script to the page.
  */
 #include "html.h"
+#include "../lib/html.h"
 
 #include <math.h>
 
+/* Everything from the input through the one escaping helper (src/lib/html.h). */
 static void esc(struct strbuf *out, const char *s)
 {
-	struct strbuf c = STRBUF_INIT;
-	strbuf_add_clean(&c, s);
-	for (const char *p = c.buf; *p; p++) {
-		switch (*p) {
-		case '<': strbuf_addstr(out, "&lt;"); break;
-		case '>': strbuf_addstr(out, "&gt;"); break;
-		case '&': strbuf_addstr(out, "&amp;"); break;
-		case '"': strbuf_addstr(out, "&quot;"); break;
-		case '\'': strbuf_addstr(out, "&#39;"); break;
-		default: strbuf_addch(out, *p);
-		}
-	}
-	strbuf_release(&c);
+	html_add_text(out, s, SIZE_MAX);
 }
 
 enum { W = 1000, H = 340, L = 60, R = 20, T = 20, B = 40 };

@@ -3,6 +3,7 @@
 #include "runreport_int.h"
 #include "journal.h"
 #include "../lib/fileio.h"
+#include "../lib/html.h"
 #include "../lib/json.h"
 
 #include <errno.h>
@@ -15,24 +16,6 @@
 
 
 /* ---- HTML ---- */
-
-/* Outside text into HTML: cleaned (no control bytes, valid UTF-8), then escaped. */
-static void h_text(struct strbuf *out, const char *s, size_t max)
-{
-	struct strbuf c = STRBUF_INIT;
-	strbuf_add_excerpt(&c, s ? s : "", max);
-	for (const char *p = c.buf; *p; p++) {
-		switch (*p) {
-		case '&': strbuf_addstr(out, "&amp;"); break;
-		case '<': strbuf_addstr(out, "&lt;"); break;
-		case '>': strbuf_addstr(out, "&gt;"); break;
-		case '"': strbuf_addstr(out, "&quot;"); break;
-		case '\'': strbuf_addstr(out, "&#39;"); break;
-		default: strbuf_addch(out, *p);
-		}
-	}
-	strbuf_release(&c);
-}
 
 static const struct {
 	const char *name, *colour;
@@ -104,7 +87,7 @@ static void svg_marker(struct strbuf *out, const char *shape, double x, double y
 	strbuf_addf(out, "<title>%s %s", f->cls, what);
 	if (f->host) {
 		strbuf_addstr(out, " on ");
-		h_text(out, f->host, 64);
+		html_add_text(out, f->host, 64);
 	}
 	strbuf_addf(out, " (attempt %u)</title></%s>\n", f->attempt,
 		    strcmp(shape, "circle") ? "polygon" : "circle");
@@ -169,7 +152,7 @@ static void svg(const struct run_report *r, struct strbuf *out)
 			    "<rect class=\"attempt\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			    "height=\"16\" rx=\"3\" fill=\"%s\"><title>attempt %u: ",
 			    x0, y + 2, x1 - x0 > 2 ? x1 - x0 : 2, colour_of(outcome), a->number);
-		h_text(out, outcome, 64);
+		html_add_text(out, outcome, 64);
 		strbuf_addstr(out, ", ");
 		runreport_duration(out, a->end - a->start);
 		strbuf_addstr(out, "</title></rect>\n");
@@ -289,7 +272,7 @@ static void h_cell_dur(struct strbuf *out, double s)
 static void h_cell(struct strbuf *out, const char *s, size_t max)
 {
 	strbuf_addstr(out, "<td>");
-	h_text(out, s ? s : "-", max);
+	html_add_text(out, s ? s : "-", max);
 	strbuf_addstr(out, "</td>");
 }
 
@@ -301,7 +284,7 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 			   "initial-scale=1\">\n<title>vigil report");
 	if (title) {
 		strbuf_addstr(out, ": ");
-		h_text(out, title, 200);
+		html_add_text(out, title, 200);
 	}
 	strbuf_addstr(
 		out,
@@ -321,11 +304,11 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 		"</style>\n</head>\n<body>\n<h1>vigil report</h1>\n");
 	if (title) {
 		strbuf_addstr(out, "<p class=\"run\">");
-		h_text(out, title, 1024);
+		html_add_text(out, title, 1024);
 		strbuf_addstr(out, "</p>\n");
 	}
 	strbuf_addstr(out, "<p class=\"summary\" id=\"summary\">Outcome <b id=\"outcome\">");
-	h_text(out, rr_run_outcome(r), 64);
+	html_add_text(out, rr_run_outcome(r), 64);
 	strbuf_addstr(out, "</b> &middot; wall <b id=\"wall\">");
 	runreport_duration(out, r->wall_s);
 	strbuf_addstr(out, "</b> &middot; ETTR <b id=\"ettr\">");
@@ -338,7 +321,7 @@ void runreport_html(const struct run_report *r, const char *title, struct strbuf
 	rr_add_utc(out, r->start);
 	if (r->finished && r->detail) {
 		strbuf_addstr(out, "<br>ended: ");
-		h_text(out, r->detail, 300);
+		html_add_text(out, r->detail, 300);
 	}
 	strbuf_addstr(out, "</p>\n");
 	if (r->bad_lines || r->torn_tail)

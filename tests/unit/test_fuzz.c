@@ -67,3 +67,4 @@ TEST_TIMEOUT(fuzz_scontrol_parser, 300) { run_target("scontrol"); }
 TEST_TIMEOUT(fuzz_gresconf_parser, 300) { run_target("gresconf"); }
 TEST_TIMEOUT(fuzz_fleet_history, 300) { run_target("fleet_history"); }
 TEST_TIMEOUT(fuzz_nvml_snapshot_parser, 300) { run_target("nvml_snapshot"); }
+TEST_TIMEOUT(fuzz_qualify_card, 300) { run_target("qualify_card"); }
