@@ -207,7 +207,7 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	if (getenv("QDEBUG"))
 		fprintf(stderr, "up at %llu ms\n", (unsigned long long)(mono_ms() - T0));
 	struct child c;
-	const char *full[] = { "--budget", "4", "--stages", "passive,node,storage", "--storage",
+	const char *full[] = { "--budget", "5", "--stages", "passive,node,fabric,storage", "--storage",
 			       "storage", "--drain", "--json", "card.json", "--dir", "q1", NULL };
 	qualify(&c, full, false);
 	CHECK_MSG(c.exit_code == 1, "exit %d\n%s\n%s", c.exit_code, c.out.buf, c.err.buf);
@@ -215,8 +215,8 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 		fprintf(stderr, "%s\n%s\n", c.err.buf, c.out.buf);
 	/* the plan first, a line per stage, the verdict */
 	CHECK_CONTAINS(c.err.buf, "vigil qualify: job ");
-	CHECK_CONTAINS(c.err.buf, "[1/3] passive: failed in");
-	CHECK_CONTAINS(c.err.buf, "[3/3] storage: failed in");
+	CHECK_CONTAINS(c.err.buf, "[1/4] passive: failed in");
+	CHECK_CONTAINS(c.err.buf, "[4/4] storage: failed in");
 	CHECK_CONTAINS(c.out.buf, "verdict: unhealthy: 2 of 4 nodes failed a stage (n2: passive, "
 				  "n4: storage)");
 	struct json_value *v = card("card.json");
@@ -238,6 +238,17 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_STR(stage_of(v, "storage", "status"), "failed");
 	CHECK(json_get(v, "storage")->type == JSON_OBJECT);
 	CHECK(json_get(json_get(v, "storage"), "fsync_cdf")->nr > 0);
+	/* the fabric: the three nodes that passed so far (not n2), one task a GPU, 2 then 3
+	 * nodes, all_reduce then all_gather, rank 0's busbw at the largest size */
+	const struct json_value *pts = json_get(v, "nccl");
+	CHECK(pts && pts->nr == 4);
+	CHECK_STR(json_path(v, "nccl.1.op")->string, "all_reduce");
+	CHECK_INT((int)json_path(v, "nccl.1.nodes")->number, 3);
+	CHECK_INT((int)json_path(v, "nccl.1.gpus")->number, 6);
+	CHECK_STR(json_path(v, "nccl.1.status")->string, "passed");
+	CHECK(json_path(v, "nccl.1.busbw_gbps")->number > 300);
+	CHECK_STR(json_path(v, "nccl.3.op")->string, "all_gather");
+	CHECK_STR(stage_of(v, "fabric", "status"), "passed");
 	/* the figures' spread names the worst node */
 	const struct json_value *figs = json_get(v, "figures");
 	bool seen = false;
