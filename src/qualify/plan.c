@@ -14,7 +14,7 @@
 /* passive: a vigil check round (30 s check deadline + srun); node: a short stress, pairs and
  * NCCL (check --deep's minimum useful run); fabric: two NCCL points; storage: one round of
  * the checkpoint workload; train: a job's start-up and a few steps */
-const double q_stage_min_s[Q_NR_STAGES] = { 15, 60, 30, 20, 60 };
+const double q_stage_min_s[Q_NR_STAGES] = { 15, 60, 30, 20, 30 };
 static const double weight[Q_NR_STAGES] = { 1, 5, 3, 2, 3 };
 
 double q_stage_share(enum q_stage s, const bool asked[Q_NR_STAGES], double left_s)

@@ -322,6 +322,29 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_STR(json_get_string(node(v, "n2"), "action"), "drain");
 	json_free(v);
 	child_release(&c);
+
+	/* the train stage: a trainer through vigil run for the stage's share, then SIGTERM; the
+	 * step time from its journal; n2 (its Xid) excluded by vigil run's preflight fails it */
+	strbuf_reset(&p);
+	strbuf_addf(&p, "#!/bin/sh\ni=0\nwhile [ $i -lt 2000 ]; do i=$((i+1)); "
+			"echo \"step $i loss 1.5\"; sleep 0.2; done\n");
+	exe("bin/trainer", p.buf);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/bin/trainer", test_tmpdir());
+	const char *train[] = { "--budget", "0.6", "--stages", "train", "--train", p.buf,
+				"--json", "train.json", "--dir", "q3", "-c", "run.nodes=2",
+				"-c", "run.grace=2", "-c", "run.node-poll=1", NULL };
+	qualify(&c, train, false);
+	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
+	v = card("train.json");
+	double st = -1;
+	CHECK_MSG(json_get_number(json_get(v, "train"), "step_time_s", &st) && st > 0.15 &&
+			  st < 1.5,
+		  "step time %g\n%s", st, c.err.buf);
+	CHECK_STR(json_path(node(v, "n2"), "stages.train")->string, "failed");
+	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "passed");
+	json_free(v);
+	child_release(&c);
 	strbuf_release(&p);
 	strbuf_release(&r);
 	const char *down[] = { "stop", cdir, NULL };
