@@ -32,8 +32,9 @@ static const char qualify_usage[] =
 	"  passive  'vigil check' on every node\n"
 	"  node     'vigil check --deep' on every node at once: verified GEMM, HBM, memory\n"
 	"           patterns, NVLink pairs, NCCL inside the node\n"
-	"  fabric   NCCL all_reduce and all_gather across 2, 4, 8 ... all the nodes, one task a\n"
-	"           GPU: busbw against the node count and where it falls off\n"
+	"  fabric   InfiniBand pairs ('vigil net ib') when every node has ports; NCCL all_reduce\n"
+	"           and all_gather across 2, 4, 8 ... all the nodes, one task a GPU: busbw\n"
+	"           against the node count and where it falls off\n"
 	"  storage  'vigil stress storage' on --storage DIR from every node at once: bandwidth,\n"
 	"           fsync latency, metadata, stalls (needs --storage)\n"
 	"  train    a short real job through 'vigil run' (needs --train): step time and MFU\n"
@@ -499,7 +500,7 @@ out:
 static const char *const what[Q_NR_STAGES] = {
 	"vigil check on every node",
 	"stress gpu, GPU pairs and NCCL inside each node, all nodes at once",
-	"NCCL all_reduce and all_gather across 2, 4 ... all nodes",
+	"InfiniBand pairs (where every node has ports), NCCL across 2, 4 ... all nodes",
 	"vigil stress storage from every node at once",
 	"a short job through vigil run",
 };

@@ -135,21 +135,32 @@ static void stage_fabric(struct qrun *r, double share)
 		if (q_node_status(c, &c->nodes[i]) != Q_FAILED)
 			strlist_add(&ok, c->nodes[i].name);
 	unsigned gpn = r->a->gpn ? r->a->gpn : q_gpus_per_node(c);
+	bool ib = q_nodes_have_ib(c, (const char *const *)ok.items, ok.nr);
 	struct q_stage_result *st = &c->stages[Q_FABRIC];
-	if (ok.nr < 2 || !gpn) {
+	if (ok.nr < 2 || (!gpn && !ib)) {
 		st->st = Q_SKIPPED;
 		free(st->reason);
 		st->reason = xstrdup(ok.nr < 2 ? "fewer than two nodes left to measure between"
-					       : "no GPU found on the nodes by the node stage "
-						 "(--gpus-per-node to say)");
+					       : "no GPU found by the node stage (--gpus-per-node to "
+						 "say) and no InfiniBand port by the passive stage");
 		goto out;
 	}
+	/* InfiniBand pairs first (40 % of the stage, when every node has a port), then NCCL */
+	double ib_share = ib ? (gpn ? share * 0.4 : share) : 0;
+	if (ib) {
+		qualify_say("fabric: InfiniBand pairs over %zu nodes", ok.nr);
+		const char *extra[] = { "--duration", "5" };
+		q_ib_pairs(c, &r->reach, (const char *const *)ok.items, ok.nr, extra,
+			   ARRAY_SIZE(extra), (unsigned)(ib_share * 1000));
+	}
+	if (!gpn)
+		goto done;
 	size_t counts[32], nc = 0;
 	for (size_t k = 2; k < ok.nr && nc < 31; k *= 2)
 		counts[nc++] = k;
 	counts[nc++] = ok.nr;
 	const char *ops[] = { "all_reduce", "all_gather" };
-	double each = share / (double)(nc * 2);
+	double each = (share - ib_share) / (double)(nc * 2);
 	struct strbuf rdv = STRBUF_INIT;
 	for (size_t o = 0; o < 2 && !qualify_stop; o++)
 		for (size_t i = 0; i < nc && !qualify_stop; i++) {
@@ -157,13 +168,16 @@ static void stage_fabric(struct qrun *r, double share)
 			/* the first node serves the rendezvous: a port of the job's own */
 			strbuf_addf(&rdv, "tcp://%s:%u", ok.items[0],
 				    r->port + (unsigned)(o * nc + i));
-			qualify_say("fabric: %s on %zu nodes x %u GPUs", ops[o], counts[i], gpn);
 			const char *extra[] = { "--sizes", "64M:1G", "--timeout", "60" };
 			q_fabric_point(c, &r->reach, ops[o], (const char *const *)ok.items, counts[i],
 				       gpn, rdv.buf, extra, ARRAY_SIZE(extra),
 				       (unsigned)(each * 1000));
+			const struct q_nccl_point *p = &c->nccl[c->nr_nccl - 1];
+			qualify_say("fabric: %s on %zu nodes x %u GPUs: %s, busbw %.1f GB/s", ops[o],
+				    counts[i], gpn, q_status_name(p->st), p->busbw_gbps);
 		}
 	strbuf_release(&rdv);
+done:
 	q_fabric_summarize(c);
 out:
 	strlist_release(&ok);

@@ -21,6 +21,7 @@ const struct q_fig_def q_figs[QF_NR] = {
 	[QF_HBM_COPY] = { "hbm_copy_gbps", "GB/s", Q_HIGHER, Q_NODE },
 	[QF_NVLINK_MIN] = { "nvlink_pair_min_gbps", "GB/s", Q_HIGHER, Q_NODE },
 	[QF_NCCL_LOCAL] = { "nccl_local_busbw_gbps", "GB/s", Q_HIGHER, Q_NODE },
+	[QF_IB_PAIR] = { "ib_pair_gbps", "Gb/s", Q_HIGHER, Q_FABRIC },
 	[QF_ST_WRITE] = { "storage_write_mib_s", "MiB/s", Q_HIGHER, Q_STORAGE },
 	[QF_ST_READ] = { "storage_read_mib_s", "MiB/s", Q_HIGHER, Q_STORAGE },
 	[QF_FSYNC_P50] = { "fsync_p50_ms", "ms", Q_LOWER, Q_STORAGE },
@@ -82,6 +83,12 @@ void q_card_release(struct q_card *c)
 	for (size_t i = 0; i < c->nr_nccl; i++)
 		free(c->nccl[i].reason);
 	free(c->nccl);
+	for (size_t i = 0; i < c->nr_ib; i++) {
+		free(c->ib[i].a);
+		free(c->ib[i].b);
+		free(c->ib[i].reason);
+	}
+	free(c->ib);
 	for (int s = 0; s < Q_NR_STAGES; s++) {
 		free(c->stages[s].reason);
 		free(c->not_run_why[s]);
@@ -118,6 +125,16 @@ struct q_nccl_point *q_card_add_nccl(struct q_card *c)
 	ALLOC_GROW(c->nccl, c->nr_nccl + 1, c->alloc_nccl);
 	struct q_nccl_point *p = &c->nccl[c->nr_nccl++];
 	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+struct q_ib_pair *q_card_add_ib(struct q_card *c, const char *a, const char *b)
+{
+	ALLOC_GROW(c->ib, c->nr_ib + 1, c->alloc_ib);
+	struct q_ib_pair *p = &c->ib[c->nr_ib++];
+	memset(p, 0, sizeof(*p));
+	p->a = xstrdup(a);
+	p->b = xstrdup(b);
 	return p;
 }
 
@@ -287,6 +304,15 @@ void q_figures(struct q_card *c)
 			from_active(n, n->report[Q_NODE]);
 		if (n->report[Q_STORAGE])
 			from_storage(n, n->report[Q_STORAGE]);
+	}
+	/* an IB pair's bandwidth is both its nodes' (the weakest pair a node was in) */
+	for (size_t k = 0; k < c->nr_ib; k++) {
+		const struct q_ib_pair *p = &c->ib[k];
+		struct q_node *a = q_card_node(c, p->a), *b = q_card_node(c, p->b);
+		if (p->gbps > 0 && a)
+			take(a, QF_IB_PAIR, p->gbps);
+		if (p->gbps > 0 && b)
+			take(b, QF_IB_PAIR, p->gbps);
 	}
 	for (int f = 0; f < QF_NR; f++) {
 		struct q_dist d;

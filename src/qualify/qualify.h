@@ -47,7 +47,7 @@ struct q_fig_def {
 };
 enum {
 	QF_GEMM_BF16, QF_GEMM_FP16, QF_GEMM_TF32, QF_GEMM_FP8, QF_HBM_COPY, QF_NVLINK_MIN,
-	QF_NCCL_LOCAL, QF_ST_WRITE, QF_ST_READ, QF_FSYNC_P50, QF_FSYNC_P99, QF_META,
+	QF_NCCL_LOCAL, QF_IB_PAIR, QF_ST_WRITE, QF_ST_READ, QF_FSYNC_P50, QF_FSYNC_P99, QF_META,
 	QF_NR
 };
 extern const struct q_fig_def q_figs[QF_NR];
@@ -84,6 +84,15 @@ struct q_nccl_point {
 	char *reason;
 };
 
+/* One InfiniBand pair test (the fabric stage): 'vigil net ib --srun' on nodes a and b, the
+ * client's (b's) report. */
+struct q_ib_pair {
+	char *a, *b;
+	enum q_status st;
+	double gbps; /* the weakest HCA's bandwidth; 0: none measured */
+	char *reason;
+};
+
 struct q_card {
 	char *job_id, *cluster;
 	time_t started;
@@ -96,6 +105,8 @@ struct q_card {
 	size_t nr;
 	struct q_nccl_point *nccl;
 	size_t nr_nccl, alloc_nccl;
+	struct q_ib_pair *ib;
+	size_t nr_ib, alloc_ib;
 	char *storage_dir;
 	struct json_value *train; /* the train stage's figures object, or NULL */
 	double outlier_margin;    /* fraction: a node this far from the median is an outlier */
@@ -106,6 +117,7 @@ void q_card_release(struct q_card *c);
 struct q_node *q_card_node(struct q_card *c, const char *name); /* NULL: none */
 struct q_node *q_card_add_node(struct q_card *c, const char *name);
 struct q_nccl_point *q_card_add_nccl(struct q_card *c);
+struct q_ib_pair *q_card_add_ib(struct q_card *c, const char *a, const char *b);
 
 /* A node's answer in a stage, from its report's verdict (healthy -> passed, unhealthy ->
  * failed, else unknown); report may be NULL (no answer: unknown with reason). Takes report. */

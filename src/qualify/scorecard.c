@@ -261,6 +261,27 @@ static void nccl_points(struct json_writer *w, const struct q_card *c)
 		json_null(w);
 }
 
+static void ib_pairs_json(struct json_writer *w, const struct q_card *c)
+{
+	json_key(w, "ib_pairs");
+	json_open_array(w);
+	for (size_t i = 0; i < c->nr_ib; i++) {
+		const struct q_ib_pair *p = &c->ib[i];
+		json_open_object(w);
+		json_key(w, "a");
+		json_string(w, p->a);
+		json_key(w, "b");
+		json_string(w, p->b);
+		json_key(w, "status");
+		json_string(w, q_status_name(p->st));
+		num_or_null(w, "gbps", p->gbps, p->gbps > 0);
+		json_key(w, "reason");
+		json_string(w, p->reason ? p->reason : "");
+		json_close_object(w);
+	}
+	json_close_array(w);
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -427,6 +448,7 @@ void q_card_json(const struct q_card *c, struct strbuf *out)
 	card_nodes(&w, c);
 	card_figures(&w, c);
 	nccl_points(&w, c);
+	ib_pairs_json(&w, c);
 	storage_block(&w, c);
 	json_key(&w, "train");
 	json_value_write(&w, c->train);
@@ -582,6 +604,7 @@ void q_stage_save(const struct q_card *c, enum q_stage s, struct strbuf *out)
 			json_close_object(&w);
 		}
 		json_close_array(&w);
+		ib_pairs_json(&w, c);
 	}
 	if (s == Q_STORAGE) {
 		json_key(&w, "dir");
@@ -664,6 +687,18 @@ int q_stage_load(struct q_card *c, const char *text, size_t len, enum q_stage ex
 		json_get_number(p, "expected_gbps", &q->expected_gbps);
 		int st = q_status_from_name(json_get_string(p, "status"));
 		q->st = st < 0 ? Q_UNKNOWN : (enum q_status)st;
+		q->reason = xstrdup(str_or(json_get_string(p, "reason"), ""));
+	}
+	const struct json_value *ib = json_get(v, "ib_pairs");
+	for (size_t i = 0; ib && ib->type == JSON_ARRAY && i < ib->nr; i++) {
+		const struct json_value *p = ib->items[i];
+		const char *a = json_get_string(p, "a"), *b = json_get_string(p, "b");
+		if (!a || !b)
+			continue;
+		struct q_ib_pair *q = q_card_add_ib(c, a, b);
+		int st = q_status_from_name(json_get_string(p, "status"));
+		q->st = st < 0 ? Q_UNKNOWN : (enum q_status)st;
+		json_get_number(p, "gbps", &q->gbps);
 		q->reason = xstrdup(str_or(json_get_string(p, "reason"), ""));
 	}
 	if (expect == Q_STORAGE && json_get_string(v, "dir")) {

@@ -8,12 +8,18 @@
  */
 #include "stage.h"
 #include "../lib/run.h"
+#include "../lib/run_group.h"
 #include "../lib/util.h"
 #include "../slurm/fleet_step.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
 
 static enum q_status from_fleet(enum fleet_verdict v)
 {
@@ -303,7 +309,17 @@ out:
 void q_fabric_summarize(struct q_card *c)
 {
 	struct q_stage_result *r = &c->stages[Q_FABRIC];
-	size_t bad = 0, unknown = 0;
+	size_t bad = 0, unknown = 0, ib_bad = 0, ib_unknown = 0;
+	const struct q_node *ib_first = NULL;
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct q_node *n = &c->nodes[i];
+		if (n->st[Q_FABRIC] == Q_FAILED || n->st[Q_FABRIC] == Q_UNKNOWN) {
+			ib_bad += n->st[Q_FABRIC] == Q_FAILED;
+			ib_unknown += n->st[Q_FABRIC] == Q_UNKNOWN;
+			if (!ib_first || (n->st[Q_FABRIC] == Q_FAILED && ib_first->st[Q_FABRIC] != Q_FAILED))
+				ib_first = n;
+		}
+	}
 	const struct q_nccl_point *first = NULL, *largest = NULL;
 	for (size_t i = 0; i < c->nr_nccl; i++) {
 		const struct q_nccl_point *p = &c->nccl[i];
@@ -315,12 +331,18 @@ void q_fabric_summarize(struct q_card *c)
 			largest = p;
 	}
 	struct strbuf sb = STRBUF_INIT;
-	r->st = bad ? Q_FAILED : unknown || !c->nr_nccl ? Q_UNKNOWN : Q_PASSED;
-	if (first)
+	r->st = bad || ib_bad		       ? Q_FAILED
+		: unknown || ib_unknown || (!c->nr_nccl && !c->nr_ib) ? Q_UNKNOWN
+								  : Q_PASSED;
+	if (ib_first && (ib_bad || !bad))
+		strbuf_addf(&sb, "%s: %s", ib_first->name, ib_first->reason[Q_FABRIC]);
+	else if (first)
 		strbuf_addf(&sb, "%s at %u nodes: %s", first->op, first->nodes, first->reason);
 	else if (largest)
-		strbuf_addf(&sb, "%s busbw %.1f GB/s at %u nodes", largest->op,
-			    largest->busbw_gbps, largest->nodes);
+		strbuf_addf(&sb, "%s busbw %.1f GB/s at %u nodes%s", largest->op,
+			    largest->busbw_gbps, largest->nodes, c->nr_ib ? "; IB pairs passed" : "");
+	else if (c->nr_ib)
+		strbuf_addstr(&sb, "IB pairs passed");
 	else
 		strbuf_addstr(&sb, "nothing measured");
 	free(r->reason);
@@ -359,4 +381,219 @@ unsigned q_gpus_per_node(const struct q_card *c)
 		strlist_release(&devs);
 	}
 	return least;
+}
+
+/* ---- the fabric stage: InfiniBand pairs ---- */
+
+bool q_nodes_have_ib(const struct q_card *c, const char *const *nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct q_node *x = q_card_node((struct q_card *)c, nodes[i]);
+		const struct json_value *rep = x ? x->report[Q_PASSIVE] : NULL;
+		const struct json_value *checks = rep ? json_get(rep, "checks") : NULL;
+		double active = 0;
+		for (size_t k = 0; checks && checks->type == JSON_ARRAY && k < checks->nr; k++) {
+			const char *name = json_get_string(checks->items[k], "name");
+			const struct json_value *fs = json_get(checks->items[k], "findings");
+			for (size_t j = 0; name && !strcmp(name, "infiniband") && fs &&
+					   fs->type == JSON_ARRAY && j < fs->nr;
+			     j++) {
+				const struct json_value *d = json_get(fs->items[j], "details");
+				double a;
+				if (d && json_get_number(d, "active", &a) && a > active)
+					active = a;
+			}
+		}
+		if (active < 1)
+			return false;
+	}
+	return n >= 2;
+}
+
+struct ib_job {
+	struct child c;
+	struct fleet_split split;
+	uint64_t t0;
+	struct strbuf list;
+	const char **argv;
+	struct q_ib_pair *pair;
+};
+
+static void ib_output(void *arg, int stream, const char *data, size_t len)
+{
+	struct ib_job *j = arg;
+	fleet_split_feed(&j->split, stream, data, len, mono_ms() - j->t0);
+}
+
+/* The client's report (the task that has ib_bw findings; srun orders the tasks by node, so
+ * either may be it): the weakest HCA's bandwidth, the verdict. */
+static void ib_judge(struct ib_job *j)
+{
+	struct q_ib_pair *p = j->pair;
+	struct strbuf why = STRBUF_INIT;
+	p->st = Q_UNKNOWN;
+	for (size_t t = 0; t < j->split.nr_tasks; t++) {
+		const struct fleet_task *k = &j->split.tasks[t];
+		struct json_value *rep = k->out.len ? json_parse(k->out.buf, k->out.len, NULL) : NULL;
+		const char *verdict = rep ? json_get_string(rep, "verdict") : NULL;
+		const struct json_value *checks = rep ? json_get(rep, "checks") : NULL;
+		double least = 0;
+		bool bw = false;
+		for (size_t i = 0; checks && checks->type == JSON_ARRAY && i < checks->nr; i++) {
+			const struct json_value *fs = json_get(checks->items[i], "findings");
+			for (size_t f = 0; fs && fs->type == JSON_ARRAY && f < fs->nr; f++) {
+				const char *code = json_get_string(fs->items[f], "code");
+				const struct json_value *d = json_get(fs->items[f], "details");
+				double g;
+				if (code && !strcmp(code, "ib_bw") && d &&
+				    json_get_number(d, "bw_gbps", &g) && (!bw || g < least)) {
+					least = g;
+					bw = true;
+				}
+			}
+		}
+		if (verdict && (bw || p->st == Q_UNKNOWN)) {
+			p->st = !strcmp(verdict, "healthy")     ? Q_PASSED
+				: !strcmp(verdict, "unhealthy") ? Q_FAILED
+								: Q_UNKNOWN;
+			strbuf_reset(&why);
+			strbuf_add_excerpt(&why, str_or(json_get_string(rep, "reason"), ""), 200);
+			if (bw)
+				p->gbps = least;
+		}
+		json_free(rep);
+		if (bw)
+			break;
+	}
+	if (j->c.timed_out) {
+		p->st = Q_UNKNOWN;
+		strbuf_reset(&why);
+		strbuf_addstr(&why, "no result within the stage's share of the budget");
+	} else if (!why.len) {
+		strbuf_addstr(&why, "no report from either side");
+		if (j->split.srun_error.len) {
+			strbuf_addstr(&why, ": ");
+			strbuf_add_excerpt(&why, j->split.srun_error.buf, 160);
+		}
+	}
+	free(p->reason);
+	p->reason = strbuf_detach(&why, NULL);
+}
+
+/* Run the pairs first..c->nr_ib - 1 at once (no node in two of them). */
+static void ib_round(struct q_card *c, size_t first, const struct q_reach *reach,
+		     const char *const *args, size_t nr_args, unsigned timeout_ms)
+{
+	size_t n = c->nr_ib - first;
+	struct ib_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+	struct run_group g;
+	run_group_init(&g, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct ib_job *j = &jobs[i];
+		j->pair = &c->ib[first + i];
+		strbuf_init(&j->list, 0);
+		strbuf_addf(&j->list, "--nodelist=%s,%s", j->pair->a, j->pair->b);
+		size_t k = 0;
+		j->argv = xcalloc(reach->nr_srun_args + nr_args + 16, sizeof(*j->argv));
+		j->argv[k++] = reach->srun_args[0];
+		j->argv[k++] = "--nodes=2";
+		j->argv[k++] = "--ntasks=2";
+		j->argv[k++] = "--ntasks-per-node=1";
+		j->argv[k++] = j->list.buf;
+		j->argv[k++] = "--label";
+		j->argv[k++] = reach->vigil;
+		j->argv[k++] = "net";
+		j->argv[k++] = "ib";
+		j->argv[k++] = "--srun";
+		j->argv[k++] = "--json";
+		for (size_t a = 0; a < nr_args; a++)
+			j->argv[k++] = args[a];
+		j->argv[k] = NULL;
+		fleet_split_init(&j->split, 2, 1u << 20);
+		child_init(&j->c);
+		j->c.argv = j->argv;
+		j->c.timeout_ms = timeout_ms;
+		j->c.timeout_name = "the fabric stage's share of --budget";
+		j->c.on_output = ib_output;
+		j->c.on_output_arg = j;
+		j->t0 = mono_ms();
+		if (!(reach->stop && *reach->stop))
+			run_group_add(&g, &j->c);
+	}
+	run_group_run(&g, NULL, NULL);
+	run_group_release(&g);
+	for (size_t i = 0; i < n; i++) {
+		struct ib_job *j = &jobs[i];
+		fleet_split_finish(&j->split, mono_ms() - j->t0);
+		ib_judge(j);
+		fleet_split_release(&j->split);
+		child_release(&j->c);
+		strbuf_release(&j->list);
+		free(j->argv);
+	}
+	free(jobs);
+}
+
+/* How a node did in its pairs: passed in one, failed with two peers, else unknown. */
+static void ib_node(struct q_card *c, struct q_node *n)
+{
+	size_t failed = 0, in = 0;
+	const struct q_ib_pair *bad = NULL;
+	for (size_t k = 0; k < c->nr_ib; k++) {
+		const struct q_ib_pair *p = &c->ib[k];
+		if (strcmp(p->a, n->name) && strcmp(p->b, n->name))
+			continue;
+		in++;
+		if (p->st == Q_PASSED) {
+			merge(n, Q_FABRIC, Q_PASSED, "its IB pairs passed", NULL);
+			return;
+		}
+		failed += p->st == Q_FAILED;
+		if (!bad || p->st == Q_FAILED)
+			bad = p;
+	}
+	if (!in)
+		return;
+	struct strbuf sb = STRBUF_INIT;
+	const char *peer = !strcmp(bad->a, n->name) ? bad->b : bad->a;
+	if (failed >= 2)
+		strbuf_addf(&sb, "InfiniBand failed with %zu peers; with %s: %s", failed, peer,
+			    bad->reason);
+	else
+		strbuf_addf(&sb, "InfiniBand with %s: %s (which side cannot be told)", peer,
+			    bad->reason);
+	merge(n, Q_FABRIC, failed >= 2 ? Q_FAILED : Q_UNKNOWN, sb.buf, NULL);
+	strbuf_release(&sb);
+}
+
+void q_ib_pairs(struct q_card *c, const struct q_reach *reach, const char *const *nodes,
+		size_t n, const char *const *args, size_t nr_args, unsigned timeout_ms)
+{
+	/* round 1: neighbours in pairs; round 2: each node of a pair that did not pass (and an
+	 * odd one out) against a node of a pair that did, so the weak side is the one that fails
+	 * with both its peers */
+	size_t first = c->nr_ib;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		q_card_add_ib(c, nodes[i], nodes[i + 1]);
+	ib_round(c, first, reach, args, nr_args, timeout_ms / 2);
+	struct strlist good = STRLIST_INIT, again = STRLIST_INIT;
+	for (size_t k = first; k < c->nr_ib; k++) {
+		struct strlist *to = c->ib[k].st == Q_PASSED ? &good : &again;
+		strlist_add(to, c->ib[k].a);
+		strlist_add(to, c->ib[k].b);
+	}
+	if (n % 2)
+		strlist_add(&again, nodes[n - 1]);
+	size_t second = c->nr_ib;
+	for (size_t i = 0; i < again.nr && i < good.nr; i++)
+		q_card_add_ib(c, again.items[i], good.items[i]);
+	if (c->nr_ib > second)
+		ib_round(c, second, reach, args, nr_args, timeout_ms / 2);
+	for (size_t i = 0; i < n; i++) {
+		struct q_node *x = q_card_node(c, nodes[i]);
+		if (x)
+			ib_node(c, x);
+	}
+	strlist_release(&good);
+	strlist_release(&again);
 }

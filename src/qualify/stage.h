@@ -38,6 +38,13 @@ void q_fabric_point(struct q_card *c, const struct q_reach *reach, const char *o
 		    const char *const *nodes, size_t k, unsigned gpus_per_node,
 		    const char *rendezvous, const char *const *args, size_t nr_args,
 		    unsigned timeout_ms);
+/* True when every one of nodes had an active InfiniBand port in its passive report. */
+bool q_nodes_have_ib(const struct q_card *c, const char *const *nodes, size_t n);
+/* 'vigil net ib --srun ARGS' on neighbours in pairs at once, then each node of a pair that did
+ * not pass against a node of one that did: a node fails the fabric stage when it failed with
+ * two peers, is unknown when it failed with one, passes when a pair of it passed. */
+void q_ib_pairs(struct q_card *c, const struct q_reach *reach, const char *const *nodes,
+		size_t n, const char *const *args, size_t nr_args, unsigned timeout_ms);
 /* The fabric stage's status and reason from its points; nodes get the stage's status. */
 void q_fabric_summarize(struct q_card *c);
 /* GPUs of the node with the fewest, from the node stage's reports (devices with GEMM figures);

@@ -71,21 +71,34 @@ static void cluster_up(void)
 	struct strbuf err = STRBUF_INIT, w = STRBUF_INIT;
 	snprintf(cdir, sizeof(cdir), "%s/slurm", test_tmpdir());
 	snprintf(fx, sizeof(fx), "%s/fx", test_tmpdir());
+	test_mkdir(test_tmpdir(), "fx");
 	for (int i = 1; i <= 4; i++) {
-		char rel[32];
+		char rel[32], src[600], dst[600];
+		/* every node with eight NDR ports up (a recorded sysfs) */
+		snprintf(src, sizeof(src), "%s/tests/scenarios/ib-healthy-400g/root", test_srcdir());
+		snprintf(dst, sizeof(dst), "%s/fx/n%d", test_tmpdir(), i);
+		const char *cp[] = { "cp", "-r", src, dst, NULL };
+		CHECK_INT(test_run_argv(cp, 30000, NULL), 0);
 		snprintf(rel, sizeof(rel), "fx/n%d/dev/kmsg", i);
 		test_write(test_tmpdir(), rel, i == 2 ? xid_kmsg : TEST_KMSG_CLEAN);
 		helpers(i, i == 3, NULL);
 	}
 	test_mkdir(test_tmpdir(), "storage");
 	/* each node's vigil: the passive checks on its fixture root, its own fake helpers,
-	 * and n4's storage stalling; "slowgpu" makes n1's GPU test hang (for Ctrl-C) */
+	 * and n4's storage stalling. 'vigil net ib --srun' (perftest between two hosts, tested in
+	 * test_net.c) is stood in for by its report's shape: a pair with n4 is slow */
 	strbuf_addf(&w,
 		    "#!/bin/sh\n"
 		    "n=$SLURMD_NODENAME\n"
 		    "export VIGIL_CUDA_HELPER_DIR=%s/$n/helpers\n"
 		    "case \"$1 $2\" in\n"
-		    "check*) exec %s \"$@\" --only kernel --root %s/$n ;;\n"
+		    "check*) exec %s \"$@\" --only kernel,infiniband --root %s/$n ;;\n"
+		    "'net ib') case \"$SLURM_STEP_NODELIST\" in *4*) v=unhealthy g=180;; "
+		    "*) v=healthy g=390;; esac\n"
+		    "  echo \"{\\\"schema_version\\\":1,\\\"host\\\":\\\"$n\\\",\\\"verdict\\\":"
+		    "\\\"$v\\\",\\\"reason\\\":\\\"mlx5_0 $g Gb/s\\\",\\\"checks\\\":[{\\\"name\\\":"
+		    "\\\"ib\\\",\\\"findings\\\":[{\\\"status\\\":\\\"ok\\\",\\\"code\\\":"
+		    "\\\"ib_bw\\\",\\\"details\\\":{\\\"bw_gbps\\\":$g}}]}]}\"; exit 0 ;;\n"
 		    "'stress storage') [ \"$n\" = n4 ] && exec %s \"$@\" --inject stall ;;\n"
 		    "esac\n"
 		    "exec %s \"$@\"\n",
@@ -248,7 +261,15 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_STR(json_path(v, "nccl.1.status")->string, "passed");
 	CHECK(json_path(v, "nccl.1.busbw_gbps")->number > 300);
 	CHECK_STR(json_path(v, "nccl.3.op")->string, "all_gather");
-	CHECK_STR(stage_of(v, "fabric", "status"), "passed");
+	/* IB: n1-n3 passed; n4 (odd one out) against n1 failed: one peer, so not told which */
+	CHECK_INT((int)json_get(v, "ib_pairs")->nr, 2);
+	CHECK_STR(json_path(v, "ib_pairs.0.status")->string, "passed");
+	CHECK_STR(json_path(v, "ib_pairs.1.a")->string, "n4");
+	CHECK_STR(json_path(v, "ib_pairs.1.status")->string, "failed");
+	CHECK_STR(json_path(node(v, "n4"), "stages.fabric")->string, "unknown");
+	CHECK_STR(json_path(node(v, "n3"), "stages.fabric")->string, "passed");
+	CHECK(json_get_number(json_get(node(v, "n4"), "figures"), "ib_pair_gbps", &x) && x == 180);
+	CHECK_STR(stage_of(v, "fabric", "status"), "unknown");
 	/* the figures' spread names the worst node */
 	const struct json_value *figs = json_get(v, "figures");
 	bool seen = false;
