@@ -534,6 +534,27 @@ const char *test_script(const char *name, const char *body)
 	return dir;
 }
 
+void test_slurm_up(const char *cdir, unsigned nodes, unsigned port)
+{
+	struct strbuf err = STRBUF_INIT;
+	char n[16], p[16];
+	snprintf(n, sizeof(n), "%u", nodes);
+	snprintf(p, sizeof(p), "%u", port);
+	test_slurm_guardian(cdir);
+	const char *args[] = { "start", cdir, n, p, "", "0", NULL };
+	int rc = test_slurm_cluster(args, 150000, &err);
+	if (rc != 0) {
+		static char why[1024];
+		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
+		strbuf_release(&err);
+		SKIP(why);
+	}
+	strbuf_reset(&err);
+	strbuf_addf(&err, "%s/slurm.conf", cdir);
+	setenv("SLURM_CONF", err.buf, 1);
+	strbuf_release(&err);
+}
+
 int test_run_argv(const char *const *argv, unsigned ms, struct strbuf *out)
 {
 	struct child c;

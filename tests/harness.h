@@ -131,6 +131,9 @@ int test_http(unsigned port, const char *method, const char *path, struct strbuf
 int test_run_argv(const char *const *argv, unsigned ms, struct strbuf *out);
 int test_slurm_cluster(const char *const *args, unsigned timeout_ms, struct strbuf *err_out);
 void test_slurm_guardian(const char *dir);
+/* A private cluster of n1..nNODES in cdir on ports from port, with its guardian, and
+ * SLURM_CONF pointing at it; the test is skipped, with Slurm's words, where it cannot start. */
+void test_slurm_up(const char *cdir, unsigned nodes, unsigned port);
 
 /* The headless browser the HTML pages are checked in (Debian chromium-headless-shell), or NULL
  * when it is not installed (the test skips, saying so). */

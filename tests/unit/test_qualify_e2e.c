@@ -104,23 +104,11 @@ static void cluster_up(void)
 		    "exec %s \"$@\"\n",
 		    fx, test_vigil_bin(), fx, test_vigil_bin(), test_vigil_bin());
 	exe("bin/remote-vigil", w.buf);
-	char port[16];
-	snprintf(port, sizeof(port), "%u", 50000 + (unsigned)(getpid() % 90) * 20);
-	test_slurm_guardian(cdir);
-	const char *args[] = { "start", cdir, "4", port, "", "0", NULL };
-	int rc = test_slurm_cluster(args, 150000, &err);
-	if (rc != 0) {
-		static char why[1024];
-		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
-		SKIP(why);
-	}
-	strbuf_reset(&w);
-	strbuf_addf(&w, "%s/slurm.conf", cdir);
-	setenv("SLURM_CONF", w.buf, 1);
+	test_slurm_up(cdir, 4, 50000 + (unsigned)(getpid() % 90) * 20);
 	strbuf_reset(&w);
 	const char *salloc[] = { "salloc", "--no-shell", "-N4", "--exclusive", "--no-kill",
 				 "-J", "vigil-qualify-test", NULL };
-	rc = test_run_argv(salloc, 60000, &w);
+	int rc = test_run_argv(salloc, 60000, &w);
 	const char *g = strstr(w.buf, "Granted job allocation ");
 	CHECK_MSG(rc == 0 && g, "salloc: %s", w.buf);
 	snprintf(job, sizeof(job), "%ld", strtol(g + 23, NULL, 10));

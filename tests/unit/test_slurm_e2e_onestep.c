@@ -50,19 +50,7 @@ static void cluster_up(void)
 	strbuf_reset(&w);
 	strbuf_addf(&w, "#!/bin/sh\necho \"$*\" >>%s/srun.log\nexec srun \"$@\"\n", test_tmpdir());
 	exe("bin/srun", w.buf);
-	char port[16];
-	snprintf(port, sizeof(port), "%u", 48000 + (unsigned)(getpid() % 90) * 20);
-	test_slurm_guardian(cdir);
-	const char *args[] = { "start", cdir, "4", port, "", "0", NULL };
-	int rc = test_slurm_cluster(args, 150000, &err);
-	if (rc != 0) {
-		static char why[1024];
-		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
-		SKIP(why);
-	}
-	strbuf_reset(&w);
-	strbuf_addf(&w, "%s/slurm.conf", cdir);
-	setenv("SLURM_CONF", w.buf, 1);
+	test_slurm_up(cdir, 4, 48000 + (unsigned)(getpid() % 90) * 20);
 	strbuf_release(&w);
 	strbuf_release(&err);
 }

@@ -18,25 +18,9 @@ static char cdir[512];
 
 static void cluster_up(void)
 {
-	struct strbuf p = STRBUF_INIT, err = STRBUF_INIT;
 	snprintf(cdir, sizeof(cdir), "%s/slurm", test_tmpdir());
-	char port[16];
-	/* another range than test_slurm_e2e.c's, so both can run at once */
 	/* below the ephemeral ports (32768 up) and apart from the other Slurm tests' bands */
-	snprintf(port, sizeof(port), "%u", 8000 + (unsigned)(getpid() % 100) * 20);
-	test_slurm_guardian(cdir);
-	const char *args[] = { "start", cdir, "4", port, "", "0", NULL };
-	int rc = test_slurm_cluster(args, 150000, &err);
-	if (rc != 0) {
-		static char why[1024];
-		snprintf(why, sizeof(why), "cannot start Slurm here (exit %d): %s", rc, err.buf);
-		SKIP(why);
-	}
-	strbuf_reset(&p);
-	strbuf_addf(&p, "%s/slurm.conf", cdir);
-	setenv("SLURM_CONF", p.buf, 1);
-	strbuf_release(&p);
-	strbuf_release(&err);
+	test_slurm_up(cdir, 4, 8000 + (unsigned)(getpid() % 100) * 20);
 }
 
 static const struct slurm_cmds cmds = { .scontrol = "scontrol", .sinfo = "sinfo", .srun = "srun",
