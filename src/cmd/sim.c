@@ -5,7 +5,10 @@
  */
 #include "cmd.h"
 #include "../lib/json.h"
+#include "../lib/fileio.h"
+#include "../sim/html.h"
 #include "../sim/sim.h"
+#include "../sim/sweep.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -17,6 +20,8 @@ static const char sim_usage[] =
 	"                 [--failures MODEL.json] [--checkpoint-every SEC]\n"
 	"                 [--checkpoint-cost SEC] [--restart-cost SEC] [--spares K]\n"
 	"                 [--repair-hours H] [--check-interval SEC] [--seed X] [--json]\n"
+	"                 [--replicas R] [--sweep checkpoint-every[=LIST]|spares=LIST|gpus=LIST]\n"
+	"                 [--spares-risk P] [--html FILE]\n"
 	"       vigil sim --print-model [--failures MODEL.json]\n"
 	"\n"
 	"Simulate a training job of N GPUs for D days: faults drawn from a failure model (by\n"
@@ -40,15 +45,28 @@ static const char sim_usage[] =
 	"  --seed X               the generator's seed (default 1)\n"
 	"  --json                 one JSON object (docs/schema/sim.json)\n"
 	"  --print-model          print the model as JSON and stop\n"
+	"  --replicas R           R runs, seeds X to X+R-1: means with 95 %% intervals\n"
+	"                         (Student's t) (default 1: the one run, as without)\n"
+	"  --sweep NAME=LIST      one result per value, the rest as given; NAME checkpoint-every,\n"
+	"                         spares or gpus, LIST comma separated; checkpoint-every alone:\n"
+	"                         Young/Daly's interval x 0.25 to 4 in steps of sqrt 2. Once per\n"
+	"                         NAME. recommended_checkpoint_every_s comes only from a\n"
+	"                         checkpoint-every sweep (null without)\n"
+	"  --spares-risk P        recommended_spares: the fewest spares that ran short in at most\n"
+	"                         this share of the replicas (default 0.01)\n"
+	"  --html FILE            also write one self-contained page (inline SVG) to FILE\n"
+	"                         (replaced atomically; never written through a link)\n"
 	"\n"
 	"Exit status:\n"
 	"  0  the simulation ran (or the model was printed)\n"
 	"  2  usage error: a bad option, or a model file that is not a model (the key named)\n"
-	"  3  could not run: no temporary directory, or the job could not run at all\n";
+	"  3  could not run: no temporary directory, the job could not run at all, or FILE\n"
+	"     could not be written\n";
 
 enum {
 	OPT_GPUS = 256, OPT_GPN, OPT_DAYS, OPT_STEP, OPT_FAILURES, OPT_CKPT_EVERY, OPT_CKPT_COST,
 	OPT_RESTART, OPT_SPARES, OPT_REPAIR, OPT_CHECK, OPT_SEED, OPT_JSON, OPT_PRINT,
+	OPT_REPLICAS, OPT_SWEEP, OPT_RISK, OPT_HTML,
 };
 
 static const struct option sim_opts[] = {
@@ -66,6 +84,10 @@ static const struct option sim_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "print-model", no_argument, NULL, OPT_PRINT },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
+	{ "sweep", required_argument, NULL, OPT_SWEEP },
+	{ "spares-risk", required_argument, NULL, OPT_RISK },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -106,7 +128,7 @@ static void headline(struct json_writer *w, const struct sim_result *r)
 }
 
 static void result_json(const struct sim_params *p, const struct sim_model *m,
-			const struct sim_result *r, struct strbuf *out)
+			const struct sim_result *r, const struct sim_study *st, struct strbuf *out)
 {
 	struct json_writer w;
 	json_writer_init(&w, out, true);
@@ -126,9 +148,8 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 		json_fixed(&w, r->lost_s[c], 1);
 	}
 	json_close_object(&w);
-	/* the sweep that finds it is not there yet: null, never a guess */
 	json_key(&w, "recommended_checkpoint_every_s");
-	json_null(&w);
+	sim_study_json_recommended(&w, st);
 	json_key(&w, "young_daly_checkpoint_every_s");
 	json_fixed(&w, r->young_daly_s, 1);
 	json_key(&w, "spares_used_max");
@@ -149,6 +170,8 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 	json_uint(&w, r->steps);
 	json_key(&w, "check_rounds");
 	json_uint(&w, r->check_rounds);
+	if (sim_study_extended(st))
+		sim_study_json(&w, st);
 	json_key(&w, "params");
 	json_open_object(&w);
 	json_key(&w, "gpus");
@@ -215,6 +238,57 @@ static void result_text(const struct sim_params *p, const struct sim_model *m,
 			    r->lost_s[c] / 3600, 100 * r->lost_s[c] / r->wall_s);
 }
 
+/* --replicas, --sweep, --spares-risk, --html (src/sim/sweep.c, html.c): 0 or -1 (usage). */
+static int study_option(struct sim_study *st, int c, const char *arg, const char **html)
+{
+	uint64_t u;
+	int bad = 0;
+	struct strbuf e = STRBUF_INIT;
+	switch (c) {
+	case OPT_REPLICAS:
+		bad = opt_count("--replicas", arg, 1, SIM_REPLICAS_MAX, &u);
+		st->replicas = (unsigned)u;
+		break;
+	case OPT_RISK:
+		bad = opt_number("--spares-risk", arg, 0, 1, &st->spares_risk);
+		st->risk_given = true;
+		break;
+	case OPT_SWEEP:
+		if ((bad = sim_sweep_parse(st, arg, &e)) < 0)
+			usage_error("sim", "%s", e.buf);
+		break;
+	default:
+		if (!*arg) {
+			usage_error("sim", "--html wants a file name");
+			bad = -1;
+		}
+		*html = arg;
+	}
+	strbuf_release(&e);
+	return bad;
+}
+
+/* The page (src/sim/html.c), from the JSON the run printed or would print: replaced
+ * atomically, never through a link. 0, or -1 said. */
+static int study_html(const char *html, const struct sim_params *p, const struct sim_model *m,
+		      const struct sim_result *r, const struct sim_study *st)
+{
+	struct strbuf js = STRBUF_INIT, page = STRBUF_INIT, err = STRBUF_INIT, q = STRBUF_INIT;
+	int ret = 0;
+	result_json(p, m, r, st, &js);
+	if (sim_html(js.buf, js.len, m->source, &page, &err) < 0 ||
+	    write_file_atomic(html, page.buf, page.len, 0644, &err) < 0) {
+		strbuf_add_clean(&q, err.buf);
+		fprintf(stderr, "vigil sim: %s\n", q.buf);
+		ret = -1;
+	}
+	strbuf_release(&js);
+	strbuf_release(&page);
+	strbuf_release(&err);
+	strbuf_release(&q);
+	return ret;
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	struct sim_params p = {
@@ -222,13 +296,15 @@ int cmd_sim(int argc, char **argv)
 		.checkpoint_every_s = 1800, .checkpoint_cost_s = 60, .restart_cost_s = 300,
 		.check_interval_s = 300, .hang_floor_s = 60, .seed = 1,
 	};
-	const char *failures = NULL;
+	const char *failures = NULL, *html = NULL;
 	bool json = false, print = false;
 	int c, ret = EXIT_USAGE;
 	uint64_t u;
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, q = STRBUF_INIT;
 	struct sim_model m;
 	struct sim_result r;
+	struct sim_study *study = xcalloc(1, sizeof(*study)); /* ~0.5 MiB: not the stack */
+	sim_study_init(study);
 
 	optind = 1;
 	opterr = 0;
@@ -273,6 +349,9 @@ int cmd_sim(int argc, char **argv)
 		case OPT_FAILURES: failures = optarg; break;
 		case OPT_JSON: json = true; break;
 		case OPT_PRINT: print = true; break;
+		case OPT_REPLICAS: case OPT_SWEEP: case OPT_RISK: case OPT_HTML:
+			bad = study_option(study, c, optarg, &html);
+			break;
 		case 'h':
 			fputs(sim_usage, stdout);
 			ret = EXIT_HEALTHY;
@@ -321,6 +400,10 @@ int cmd_sim(int argc, char **argv)
 		usage_error("sim", "the model has no fault at all (every rate is 0)");
 		goto out;
 	}
+	if (sim_study_check(study, &p, &err) < 0) {
+		usage_error("sim", "%s", err.buf);
+		goto out;
+	}
 	/* the run directory: TMPDIR, else tmpfs where there is one (the journal's fsyncs are
 	 * then memory's), else /tmp */
 	struct stat st;
@@ -329,18 +412,29 @@ int cmd_sim(int argc, char **argv)
 	    access("/dev/shm", W_OK) == 0)
 		p.tmpdir = "/dev/shm";
 	ret = EXIT_UNKNOWN;
-	if (sim_run(&p, &m, &r, &err) < 0) {
+	if (sim_study_run(study, &p, &m, &err) < 0) {
 		strbuf_add_clean(&q, err.buf);
 		fprintf(stderr, "vigil sim: %s\n", q.buf);
 		goto out;
 	}
-	if (json)
-		result_json(&p, &m, &r, &out);
-	else
+	r = study->base.mean; /* with one replica, the run itself */
+	if (html && study_html(html, &p, &m, &r, study) < 0)
+		goto out;
+	if (json) {
+		result_json(&p, &m, &r, study, &out);
+	} else {
 		result_text(&p, &m, &r, &out);
+		if (sim_study_extended(study))
+			sim_study_text(study, &p, &out);
+		if (html) {
+			strbuf_add_clean(&q, html);
+			strbuf_addf(&out, "\nThe page: %s\n", q.buf);
+		}
+	}
 	fputs(out.buf, stdout);
-	ret = EXIT_HEALTHY;
+	ret = fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
 out:
+	free(study);
 	strbuf_release(&err);
 	strbuf_release(&out);
 	strbuf_release(&q);
