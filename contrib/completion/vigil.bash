@@ -33,7 +33,7 @@ _vigil_opts() {
 	"fleet") _vigil_r="--help -h" ;;
 	"fleet check") _vigil_r="--partition=any --nodes=any --json --drain --timeout=any --parallel=any --config=file --set=key -c=key --help -h" ;;
 	"stacks") _vigil_r="--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any --interval-ms=any --no-signal --json --help -h" ;;
-	"sim") _vigil_r="--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file --checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any --repair-hours=any --check-interval=any --seed=any --json --print-model --help -h" ;;
+	"sim") _vigil_r="--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file --checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any --repair-hours=any --check-interval=any --seed=any --json --print-model --replicas=any --sweep=any --spares-risk=any --html=file --help -h" ;;
 	"report") _vigil_r="--json --html=file --help -h @dir" ;;
 	"diagnose") _vigil_r="--help -h" ;;
 	"diagnose steps") _vigil_r="--json --html=file --expected-mfu=any --expected-step-time=any --flops-per-token=any --peak-flops=any --step-pattern=any --help -h @file" ;;

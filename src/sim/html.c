@@ -228,7 +228,10 @@ static void lost_svg(struct strbuf *out, const struct json_value *v)
 				sum += fmax(0, bars[b].lost->items[i]->number);
 		most = fmax(most, sum);
 	}
-	double hmax = most > 0 ? most / 3600 * 1.1 : 1, plot = H - TOP - BOTTOM, bw = 90;
+	double hmax = most > 0 ? most / 3600 * 1.1 : 1, plot = H - TOP - BOTTOM,
+	       step = (W - LEFT - RIGHT - 30) / (double)nb, bw = step - 40 < 90 ? step - 40 : 90;
+	if (bw < 8)
+		bw = 8;
 	strbuf_addf(out, "<svg id=\"lost\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
 		    "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", W, H);
 	for (int i = 0; i <= 4; i++) {
@@ -239,7 +242,7 @@ static void lost_svg(struct strbuf *out, const struct json_value *v)
 			    LEFT, y, W - RIGHT, y, LEFT - 6, y + 4, h);
 	}
 	for (size_t b = 0; b < nb; b++) {
-		double x = LEFT + 30 + b * (bw + 40), y = H - BOTTOM;
+		double x = LEFT + 30 + b * step, y = H - BOTTOM;
 		for (size_t i = 0; i < bars[b].lost->nr; i++) {
 			const struct json_value *s = bars[b].lost->items[i];
 			if (s->type != JSON_NUMBER || !(s->number > 0))
