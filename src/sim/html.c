@@ -115,6 +115,8 @@ static void axes(struct strbuf *out, const struct chart *c)
 		    (TOP + bottom) / 2, (TOP + bottom) / 2);
 }
 
+/* A vertical line at x, its label on the right (row 0) or the left (row 1) of it: two marks
+ * close together do not write over each other. */
 static void mark(struct strbuf *out, const struct chart *c, double x, const char *cls,
 		 const char *colour, const char *label, int row)
 {
@@ -123,10 +125,10 @@ static void mark(struct strbuf *out, const struct chart *c, double x, const char
 	double px = cx(c, x);
 	strbuf_addf(out, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 		    "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"><title>%s %.0f s"
-		    "</title></line>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">%s "
-		    "%.0f s</text>\n",
-		    cls, px, TOP, px, H - BOTTOM, colour, label, x, px + 4, TOP + 12 + 14 * row,
-		    colour, label, x);
+		    "</title></line>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\" "
+		    "text-anchor=\"%s\">%s %.0f s</text>\n",
+		    cls, px, TOP, px, H - BOTTOM, colour, label, x, row ? px - 4 : px + 4,
+		    TOP + 12 + 14 * row, colour, row ? "end" : "start", label, x);
 }
 
 static void chart_svg(struct strbuf *out, struct chart *c, const double *marks, size_t nmarks)
@@ -322,10 +324,11 @@ static void sweep_table(struct strbuf *out, const struct json_value *v)
 static void summary(struct strbuf *out, const struct json_value *v, const char *source)
 {
 	const struct json_value *p = json_get(v, "params"), *ci = json_get(v, "ettr_ci95");
-	strbuf_addf(out, "<p class=\"run\">%.0f GPUs (nodes of %.0f, %.0f spares), %g days, "
+	double days = number(p, "days", 0);
+	strbuf_addf(out, "<p class=\"run\">%.0f GPUs (nodes of %.0f, %.0f spares), %g day%s, "
 		    "step %g s, checkpoint every %g s costing %g s, restart %g s, seed %.0f",
 		    number(p, "gpus", 0), number(p, "gpus_per_node", 0), number(p, "spares", 0),
-		    number(p, "days", 0), number(p, "step_time_s", 0),
+		    days, days == 1 ? "" : "s", number(p, "step_time_s", 0),
 		    number(p, "checkpoint_every_s", 0), number(p, "checkpoint_cost_s", 0),
 		    number(p, "restart_cost_s", 0), number(p, "seed", 0));
 	double reps = number(v, "replicas", 1);

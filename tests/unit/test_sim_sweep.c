@@ -10,6 +10,7 @@
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/lib/json.h"
+#include "../../src/sim/html.h"
 
 #include <math.h>
 #include <string.h>
@@ -407,6 +408,41 @@ TEST(sim_html_refuses_a_planted_link_and_hostile_class_names)
 	strbuf_release(&link);
 	strbuf_release(&victim);
 	strbuf_release(&got);
+}
+
+/* The page reads "policies" when it is there (the other policies' runs put their own
+ * lost_seconds_by_cause under it): one stacked bar each, their names escaped. */
+TEST(sim_html_draws_one_bar_per_policy)
+{
+	static const char js[] =
+		"{\"ettr\": 0.9, \"goodput\": 0.8, \"interruptions\": 3,"
+		" \"lost_seconds_by_cause\": {\"restart\": 100, \"detection\": 5},"
+		" \"young_daly_checkpoint_every_s\": 400, \"recommended_checkpoint_every_s\": null,"
+		" \"params\": {\"gpus\": 64, \"days\": 2},"
+		" \"policies\": {"
+		"  \"vigil\": {\"ettr\": 0.9, \"lost_seconds_by_cause\": {\"restart\": 100}},"
+		"  \"torchrun\": {\"ettr\": 0.7, \"lost_seconds_by_cause\": {\"restart\": 900,"
+		"   \"detection\": 600}},"
+		"  \"<i>x</i>\": {\"ettr\": 0.5, \"lost_seconds_by_cause\": {\"<b>odd</b>\": 7200}}}}";
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	CHECK_INT(sim_html(js, strlen(js), NULL, &out, &err), 0);
+	size_t bars = 0;
+	for (const char *p = out.buf; (p = strstr(p, "<text class=\"policy\"")); p++)
+		bars++;
+	CHECK_INT(bars, 3);
+	CHECK_CONTAINS(out.buf, ">torchrun</text>");
+	CHECK_CONTAINS(out.buf, ">&lt;i&gt;x&lt;/i&gt;</text>");
+	CHECK_CONTAINS(out.buf, "&lt;b&gt;odd&lt;/b&gt; 2.00 h");
+	CHECK_NOT_CONTAINS(out.buf, "<i>");
+	CHECK_NOT_CONTAINS(out.buf, "<b>odd");
+	/* no sweep: said, no empty chart */
+	CHECK_CONTAINS(out.buf, "No gpus sweep");
+	CHECK_NOT_CONTAINS(out.buf, "id=\"ettr-gpus\"");
+	/* not an object: refused */
+	strbuf_reset(&out);
+	CHECK_INT(sim_html("[1]", 3, NULL, &out, &err), -1);
+	strbuf_release(&out);
+	strbuf_release(&err);
 }
 
 TEST(sim_sweep_usage_errors_exit_2)
