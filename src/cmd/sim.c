@@ -242,7 +242,7 @@ static void result_text(const struct sim_params *p, const struct sim_model *m,
 /* --replicas, --sweep, --spares-risk, --html (src/sim/sweep.c, html.c): 0 or -1 (usage). */
 static int study_option(struct sim_study *st, int c, const char *arg, const char **html)
 {
-	uint64_t u;
+	uint64_t u = 1;
 	int bad = 0;
 	struct strbuf e = STRBUF_INIT;
 	switch (c) {
