@@ -143,6 +143,9 @@ void runreport_text(const struct run_report *r, const char *title, struct strbuf
 void runreport_json(const struct run_report *r, const char *title, struct strbuf *out);
 /* One self-contained HTML page: inline CSS and SVG, no script, no external resource. */
 void runreport_html(const struct run_report *r, const char *title, struct strbuf *out);
+/* Outside text into HTML (also vigil sim's page): at most max bytes, control bytes and invalid
+ * UTF-8 cleaned, & < > " ' escaped. */
+void runreport_html_text(struct strbuf *out, const char *s, size_t max);
 
 /* "1h02m03s", "4m05s", "12.3s", "-" for NAN: durations as the text and HTML show them. */
 void runreport_duration(struct strbuf *out, double s);

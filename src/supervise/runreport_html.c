@@ -34,6 +34,11 @@ static void h_text(struct strbuf *out, const char *s, size_t max)
 	strbuf_release(&c);
 }
 
+void runreport_html_text(struct strbuf *out, const char *s, size_t max)
+{
+	h_text(out, s, max);
+}
+
 static const struct {
 	const char *name, *colour;
 } palette[] = {
