@@ -474,3 +474,112 @@ TEST(sim_sweep_usage_errors_exit_2)
 	CHECK_CONTAINS(c.err.buf, "--sweep spares is given twice");
 	child_release(&c);
 }
+
+/* The policy's object under "policies" of a sim JSON. */
+static const struct json_value *policy_of(const struct json_value *v, const char *name)
+{
+	const struct json_value *p = json_get(json_get(v, "policies"), name);
+	CHECK_MSG(p && p->type == JSON_OBJECT, "no policies.%s", name);
+	return p;
+}
+
+/*
+ * --policy with --replicas and --sweep (docs/SIM.md, "Policies, replicas and sweeps
+ * together"): every policy runs the whole study over the same seeds, so under "policies" each
+ * has its own means (the mean of its own runs seed by seed), 95 % intervals, sweep rows and
+ * recommended checkpoint interval; the top level is the first policy's; the same seed gives
+ * the same bytes; a replay refuses replicas (they would all replay the same faults).
+ */
+TEST_TIMEOUT(sim_policies_with_replicas_and_sweep_each_get_ci95_and_a_recommendation, 240)
+{
+	const char *model = model_file("hosts.json", hosts_model);
+	const char *a[] = { "sim", "--failures", model, "--gpus", "64", "--spares", "4", "--days",
+			    "1", "--step-time", "60", "--checkpoint-cost", "60", "--seed", "5",
+			    "--policy", "vigil,torchrun", "--replicas", "3", "--sweep",
+			    "checkpoint-every=600,1800,3600,7200", "--json", NULL };
+	struct strbuf text = STRBUF_INIT, again = STRBUF_INIT;
+	struct json_value *v = sim_json_slow(a, &text);
+	json_free(sim_json_slow(a, &again));
+	CHECK_STR(again.buf, text.buf); /* deterministic for a seed */
+	const char *names[] = { "vigil", "torchrun" };
+	double ettr[2] = { 0, 0 };
+	for (int i = 0; i < 2; i++) {
+		const struct json_value *p = policy_of(v, names[i]);
+		CHECK_INT(num(p, "replicas"), 3);
+		ettr[i] = num(p, "ettr");
+		CHECK(ci_width(p, "ettr_ci95", ettr[i]) > 0);
+		ci_width(p, "goodput_ci95", num(p, "goodput"));
+		double rec = num(p, "recommended_checkpoint_every_s");
+		CHECK_MSG(rec >= 600 && rec <= 7200, "%s: recommended %g s", names[i], rec);
+		CHECK(json_get(p, "recommended_checkpoint_every_at_edge") != NULL);
+		CHECK(json_get(p, "recommended_spares") != NULL);
+		const struct json_value *rows = json_get(p, "sweep");
+		CHECK_MSG(rows && rows->type == JSON_ARRAY && rows->nr == 4, "%s: no 4 sweep rows",
+			  names[i]);
+		for (size_t k = 0; rows && k < rows->nr; k++) {
+			const struct json_value *r = rows->items[k];
+			CHECK_STR(json_get_string(r, "parameter"), "checkpoint_every_s");
+			ci_width(r, "ettr_ci95", num(r, "ettr"));
+		}
+		/* the 1800 s row is the base (the same seeds): the policy's own figures */
+		if (rows && rows->nr == 4)
+			CHECK_MSG(fabs(num(rows->items[1], "ettr") - ettr[i]) < 1e-9,
+				  "%s: row 1800 %.6f, the base %.6f", names[i],
+				  num(rows->items[1], "ettr"), ettr[i]);
+		/* the mean is this policy's own runs', seed by seed */
+		double sum = 0;
+		for (int s = 5; s <= 7; s++) {
+			char seed[8];
+			snprintf(seed, sizeof(seed), "%d", s);
+			const char *b[] = { "sim", "--failures", model, "--gpus", "64", "--spares",
+					    "4", "--days", "1", "--step-time", "60",
+					    "--checkpoint-cost", "60", "--seed", seed, "--policy",
+					    names[i], "--json", NULL };
+			struct json_value *one = sim_json(b, NULL);
+			sum += num(one, "ettr");
+			json_free(one);
+		}
+		CHECK_MSG(fabs(ettr[i] - sum / 3) < 2e-6, "%s: mean ETTR %.6f, its runs' %.6f",
+			  names[i], ettr[i], sum / 3);
+	}
+	/* torchrun excludes no host: on the same faults it keeps less */
+	CHECK_MSG(ettr[1] < ettr[0], "torchrun %.4f, vigil %.4f", ettr[1], ettr[0]);
+	/* the top level is the first policy's */
+	const struct json_value *pv = policy_of(v, "vigil");
+	CHECK(fabs(num(v, "ettr") - num(pv, "ettr")) < 1e-12);
+	CHECK(fabs(num(v, "recommended_checkpoint_every_s") -
+		   num(pv, "recommended_checkpoint_every_s")) < 1e-9);
+	const struct json_value *ci = json_get(v, "ettr_ci95"), *cip = json_get(pv, "ettr_ci95");
+	CHECK(ci && cip && ci->nr == 2 && cip->nr == 2 &&
+	      fabs(ci->items[0]->number - cip->items[0]->number) < 1e-12);
+	json_free(v);
+
+	/* the text: the table of means, then each policy's intervals, rows and recommendation */
+	a[21] = NULL;
+	struct child c;
+	test_run_vigil(&c, a, sim_env);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "policies (means of 3 replicas, the same faults in each)");
+	CHECK_CONTAINS(c.out.buf, "\n  policy vigil:\n");
+	CHECK_CONTAINS(c.out.buf, "\n  policy torchrun:\n");
+	const char *t = strstr(c.out.buf, "\n  policy torchrun:\n");
+	CHECK(t && strstr(t, "  sweep checkpoint-every") && strstr(t, "recommended     checkpoint"));
+	child_release(&c);
+
+	/* a replay with replicas, or with a gpus sweep: refused, said */
+	test_write(test_tmpdir(), "sched.json", "[{\"at_s\": 100, \"class\": \"gpu\", \"node\": 0}]");
+	char sched[4096];
+	snprintf(sched, sizeof(sched), "%s/sched.json", test_tmpdir());
+	const char *r[][2] = { { "--replicas", "2" }, { "--sweep", "gpus=32,64" } };
+	for (int i = 0; i < 2; i++) {
+		const char *b[] = { "sim", "--failures", model, "--gpus", "64", "--days", "0.1",
+				    "--schedule", sched, r[i][0], r[i][1], NULL };
+		test_run_vigil(&c, b, sim_env);
+		CHECK_MSG(c.exited && c.exit_code == 2, "%s with --schedule: exit %d", r[i][0],
+			  c.exit_code);
+		CHECK_CONTAINS(c.err.buf, "with --schedule");
+		child_release(&c);
+	}
+	strbuf_release(&text);
+	strbuf_release(&again);
+}
