@@ -80,6 +80,8 @@ const struct comp_def comp_table[] = {
 	{ "sim", "--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file "
 		 "--checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any "
 		 "--repair-hours=any --check-interval=any --seed=any --json --print-model "
+		 "--policy=vigil|torchrun|manual --schedule=file --nccl-timeout=any --operator-minutes=any "
+		 "--monitor-interval=any --hang-floor=any --latencies=any "
 		 "--replicas=any --sweep=any --spares-risk=any --html=file --help -h" },
 	{ "report", "--json --html=file --help -h @dir" },
 	{ "diagnose", "--help -h" },

@@ -67,6 +67,8 @@ static const char sim_usage[] =
 	"                         in steps of sqrt 2. Once per NAME. The recommended\n"
 	"                         checkpoint interval comes only from a checkpoint-every\n"
 	"                         sweep (null without one)\n"
+	"                         With several --policy, each policy runs every replica\n"
+	"                         and value on the same seeds (its own under policies)\n"
 	"  --spares-risk P        recommended spares: the fewest that ran short in at most\n"
 	"                         this share of the replicas (default 0.01)\n"
 	"  --html FILE            also write one self-contained page (inline SVG) to FILE\n"
