@@ -34,11 +34,23 @@ struct point {
 	double x, y, lo, hi;
 };
 
+#define MAX_LINES 4 /* the other policies' curves (sim has three policies) */
+
+/* Another policy's points over the same sweep (its own entry of "policies"). */
+struct line {
+	const char *name;
+	struct point p[MAX_POINTS];
+	size_t nr;
+};
+
 struct chart {
 	const char *id, *xlabel;
 	bool logx;
 	struct point p[MAX_POINTS];
 	size_t nr;
+	const char *name;           /* the first policy's (with other lines) */
+	struct line more[MAX_LINES];
+	size_t nmore;
 	double x0, x1, y0, y1;
 };
 
@@ -67,6 +79,14 @@ static void bounds(struct chart *c, const double *marks, size_t nmarks)
 		c->y0 = fmin(c->y0, c->p[i].lo);
 		c->y1 = fmax(c->y1, c->p[i].hi);
 	}
+	for (size_t l = 0; l < c->nmore; l++)
+		for (size_t i = 0; i < c->more[l].nr; i++) {
+			const struct point *q = &c->more[l].p[i];
+			c->x0 = fmin(c->x0, q->x);
+			c->x1 = fmax(c->x1, q->x);
+			c->y0 = fmin(c->y0, q->lo);
+			c->y1 = fmax(c->y1, q->hi);
+		}
 	for (size_t i = 0; i < nmarks; i++)
 		if (isfinite(marks[i]) && marks[i] > 0) {
 			c->x0 = fmin(c->x0, marks[i]);
@@ -131,28 +151,54 @@ static void mark(struct strbuf *out, const struct chart *c, double x, const char
 		    TOP + 12 + 14 * row, colour, row ? "end" : "start", label, x);
 }
 
+static const char *const line_colours[1 + MAX_LINES] = { "#1565c0", "#ef6c00", "#6a1b9a",
+							   "#2e7d32", "#5d4037" };
+
+/* One policy's curve: the line, its intervals, its points; with several, its name at the
+ * line's right end. */
+static void curve(struct strbuf *out, const struct chart *c, const struct point *pts, size_t nr,
+		  const char *name, const char *colour)
+{
+	strbuf_addf(out, "<polyline class=\"ettr\" fill=\"none\" stroke=\"%s\" "
+		    "stroke-width=\"2\" points=\"", colour);
+	for (size_t i = 0; i < nr; i++)
+		strbuf_addf(out, "%s%.1f,%.1f", i ? " " : "", cx(c, pts[i].x), cy(c, pts[i].y));
+	strbuf_addstr(out, "\"/>\n");
+	for (size_t i = 0; i < nr; i++) {
+		const struct point *p = &pts[i];
+		double x = cx(c, p->x);
+		if (p->hi > p->lo)
+			strbuf_addf(out, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+				    "y2=\"%.1f\" stroke=\"%s\"/>\n",
+				    x, cy(c, p->lo), x, cy(c, p->hi), colour);
+		strbuf_addf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+			    "fill=\"%s\"><title>", x, cy(c, p->y), colour);
+		if (name) {
+			text(out, name, 64);
+			strbuf_addstr(out, " ");
+		}
+		strbuf_addf(out, "%g: ETTR %.4f [%.4f, %.4f]</title></circle>\n", p->x, p->y,
+			    p->lo, p->hi);
+	}
+	if (name && nr) {
+		const struct point *e = &pts[nr - 1];
+		strbuf_addf(out, "<text class=\"line-name\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+			    "fill=\"%s\" text-anchor=\"end\">", cx(c, e->x) - 6, cy(c, e->y) - 8,
+			    colour);
+		text(out, name, 64);
+		strbuf_addstr(out, "</text>\n");
+	}
+}
+
 static void chart_svg(struct strbuf *out, struct chart *c, const double *marks, size_t nmarks)
 {
 	bounds(c, marks, nmarks);
 	strbuf_addf(out, "<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
 		    "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", c->id, W, H);
 	axes(out, c);
-	strbuf_addstr(out, "<polyline class=\"ettr\" fill=\"none\" stroke=\"#1565c0\" "
-		      "stroke-width=\"2\" points=\"");
-	for (size_t i = 0; i < c->nr; i++)
-		strbuf_addf(out, "%s%.1f,%.1f", i ? " " : "", cx(c, c->p[i].x), cy(c, c->p[i].y));
-	strbuf_addstr(out, "\"/>\n");
-	for (size_t i = 0; i < c->nr; i++) {
-		const struct point *p = &c->p[i];
-		double x = cx(c, p->x);
-		if (p->hi > p->lo)
-			strbuf_addf(out, "<line class=\"ci\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-				    "y2=\"%.1f\" stroke=\"#1565c0\"/>\n",
-				    x, cy(c, p->lo), x, cy(c, p->hi));
-		strbuf_addf(out, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
-			    "fill=\"#1565c0\"><title>%g: ETTR %.4f [%.4f, %.4f]</title></circle>\n",
-			    x, cy(c, p->y), p->x, p->y, p->lo, p->hi);
-	}
+	curve(out, c, c->p, c->nr, c->nmore ? c->name : NULL, line_colours[0]);
+	for (size_t l = 0; l < c->nmore; l++)
+		curve(out, c, c->more[l].p, c->more[l].nr, c->more[l].name, line_colours[1 + l]);
 }
 
 /* The rows of the sweep over key, as points; 0 when there are none. */
@@ -177,6 +223,28 @@ static size_t sweep_points(const struct json_value *v, const char *key, struct c
 		}
 	}
 	return c->nr;
+}
+
+/* The other policies' rows over key (each entry of "policies" with its own sweep, the
+ * first policy's, at the top level, left out), as more lines of c. */
+static void policy_lines(const struct json_value *v, const char *key, struct chart *c)
+{
+	const struct json_value *pol = json_get(v, "policies");
+	const char *first = json_get_string(json_get(v, "params"), "policy");
+	struct chart one;
+	c->nmore = 0;
+	c->name = first ? first : "first policy";
+	for (size_t i = 0; pol && pol->type == JSON_OBJECT && i < pol->nr; i++) {
+		if ((first && !strcmp(pol->keys[i], first)) || c->nmore == MAX_LINES)
+			continue;
+		memset(&one, 0, sizeof(one));
+		if (!sweep_points(pol->items[i], key, &one))
+			continue;
+		struct line *l = &c->more[c->nmore++];
+		l->name = pol->keys[i];
+		l->nr = one.nr;
+		memcpy(l->p, one.p, one.nr * sizeof(one.p[0]));
+	}
 }
 
 /* ---- the time lost, one stacked bar per policy ---- */
@@ -399,6 +467,7 @@ int sim_html(const char *json, size_t len, const char *model_source, struct strb
 	c.xlabel = "GPUs (log scale)";
 	c.logx = true;
 	if (sweep_points(v, "gpus", &c)) {
+		policy_lines(v, "gpus", &c);
 		chart_svg(out, &c, NULL, 0);
 		strbuf_addstr(out, "</svg>\n");
 	} else {
@@ -411,10 +480,18 @@ int sim_html(const char *json, size_t len, const char *model_source, struct strb
 	double marks[2] = { number(v, "young_daly_checkpoint_every_s", NAN),
 			    number(v, "recommended_checkpoint_every_s", NAN) };
 	if (sweep_points(v, "checkpoint_every_s", &c)) {
+		policy_lines(v, "checkpoint_every_s", &c);
 		chart_svg(out, &c, marks, 2);
 		mark(out, &c, marks[0], "young-daly", "#2e7d32", "Young/Daly", 0);
 		mark(out, &c, marks[1], "recommended", "#c62828", "recommended", 1);
 		strbuf_addstr(out, "</svg>\n");
+		if (c.nmore) { /* whose the marks are, said */
+			strbuf_addstr(out, "<p class=\"legend\">One curve per policy; the marks, the "
+				      "summary and the sweep's table are the first policy's (");
+			text(out, c.name, 64);
+			strbuf_addstr(out, "); each policy's own recommendation is under "
+				      "\"policies\" in --json.</p>\n");
+		}
 	} else {
 		strbuf_addstr(out, "<p class=\"none\">No checkpoint-every sweep: --sweep "
 			      "checkpoint-every draws it.</p>\n");

@@ -445,6 +445,44 @@ TEST(sim_html_draws_one_bar_per_policy)
 	strbuf_release(&err);
 }
 
+/* With several policies, each that has its own checkpoint-every rows draws its own curve in
+ * the chart (the first policy's from the top level), named and escaped; one without rows
+ * draws none. */
+TEST(sim_html_draws_one_checkpoint_curve_per_policy)
+{
+	static const char js[] =
+		"{\"ettr\": 0.9, \"young_daly_checkpoint_every_s\": 400,"
+		" \"recommended_checkpoint_every_s\": 450, \"params\": {\"policy\": \"vigil\"},"
+		" \"sweep\": [{\"parameter\": \"checkpoint_every_s\", \"value\": 200, \"ettr\": 0.88},"
+		"  {\"parameter\": \"checkpoint_every_s\", \"value\": 800, \"ettr\": 0.89}],"
+		" \"policies\": {"
+		"  \"vigil\": {\"ettr\": 0.9, \"sweep\": [{\"parameter\": \"checkpoint_every_s\","
+		"   \"value\": 200, \"ettr\": 0.88}]},"
+		"  \"torchrun\": {\"ettr\": 0.3, \"sweep\": ["
+		"   {\"parameter\": \"checkpoint_every_s\", \"value\": 200, \"ettr\": 0.31,"
+		"    \"ettr_ci95\": [0.2, 0.4]},"
+		"   {\"parameter\": \"checkpoint_every_s\", \"value\": 800, \"ettr\": 0.25}]},"
+		"  \"manual\": {\"ettr\": 0.5},"
+		"  \"<i>x</i>\": {\"ettr\": 0.5, \"sweep\": [{\"parameter\": \"checkpoint_every_s\","
+		"   \"value\": 400, \"ettr\": 0.6}]}}}";
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	CHECK_INT(sim_html(js, strlen(js), NULL, &out, &err), 0);
+	const char *chart = strstr(out.buf, "id=\"ettr-checkpoint\"");
+	CHECK(chart != NULL);
+	size_t lines = 0;
+	for (const char *p = chart; p && (p = strstr(p, "<polyline class=\"ettr\"")); p++)
+		lines++;
+	CHECK_INT(lines, 3); /* vigil (top level), torchrun, <i>x</i>; manual has no rows */
+	CHECK_CONTAINS(chart, ">vigil</text>");
+	CHECK_CONTAINS(chart, ">torchrun</text>");
+	CHECK_CONTAINS(chart, ">&lt;i&gt;x&lt;/i&gt;</text>");
+	CHECK_CONTAINS(chart, "torchrun 200: ETTR 0.3100 [0.2000, 0.4000]");
+	CHECK_NOT_CONTAINS(chart, ">manual</text>");
+	CHECK_NOT_CONTAINS(out.buf, "<i>");
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
 TEST(sim_sweep_usage_errors_exit_2)
 {
 	const char *bad[][4] = {
