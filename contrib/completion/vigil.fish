@@ -363,6 +363,17 @@ complete -c vigil -n '__vigil_at \'sim\'' -l check-interval -x
 complete -c vigil -n '__vigil_at \'sim\'' -l seed -x
 complete -c vigil -n '__vigil_at \'sim\'' -l json
 complete -c vigil -n '__vigil_at \'sim\'' -l print-model
+complete -c vigil -n '__vigil_at \'sim\'' -l policy -x -a 'vigil torchrun manual'
+complete -c vigil -n '__vigil_at \'sim\'' -l schedule -r -F
+complete -c vigil -n '__vigil_at \'sim\'' -l nccl-timeout -x
+complete -c vigil -n '__vigil_at \'sim\'' -l operator-minutes -x
+complete -c vigil -n '__vigil_at \'sim\'' -l monitor-interval -x
+complete -c vigil -n '__vigil_at \'sim\'' -l hang-floor -x
+complete -c vigil -n '__vigil_at \'sim\'' -l latencies -x
+complete -c vigil -n '__vigil_at \'sim\'' -l replicas -x
+complete -c vigil -n '__vigil_at \'sim\'' -l sweep -x
+complete -c vigil -n '__vigil_at \'sim\'' -l spares-risk -x
+complete -c vigil -n '__vigil_at \'sim\'' -l html -r -F
 complete -c vigil -n '__vigil_at \'sim\'' -l help
 complete -c vigil -n '__vigil_at \'sim\'' -s h
 complete -c vigil -n '__vigil_at \'report\'' -l json

@@ -79,7 +79,10 @@ const struct comp_def comp_table[] = {
 		     "--from=file --config=file --set=key -c=key --help -h" },
 	{ "sim", "--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file "
 		 "--checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any "
-		 "--repair-hours=any --check-interval=any --seed=any --json --print-model --help -h" },
+		 "--repair-hours=any --check-interval=any --seed=any --json --print-model "
+		 "--policy=vigil|torchrun|manual --schedule=file --nccl-timeout=any --operator-minutes=any "
+		 "--monitor-interval=any --hang-floor=any --latencies=any "
+		 "--replicas=any --sweep=any --spares-risk=any --html=file --help -h" },
 	{ "report", "--json --html=file --help -h @dir" },
 	{ "diagnose", "--help -h" },
 	{ "diagnose steps", COMP_DIAG_OPTS },

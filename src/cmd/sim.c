@@ -5,7 +5,10 @@
  */
 #include "cmd.h"
 #include "../lib/json.h"
+#include "../lib/fileio.h"
+#include "../sim/html.h"
 #include "../sim/sim.h"
+#include "../sim/sweep.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -20,6 +23,8 @@ static const char sim_usage[] =
 	"                 [--policy vigil|torchrun|manual]... [--schedule FILE]\n"
 	"                 [--nccl-timeout SEC] [--operator-minutes M] [--monitor-interval SEC]\n"
 	"                 [--hang-floor SEC] [--latencies NAME=SEC,...]\n"
+	"                 [--replicas R] [--sweep NAME[=LIST]]... [--spares-risk P]\n"
+	"                 [--html FILE]\n"
 	"       vigil sim --print-model [--failures MODEL.json]\n"
 	"\n"
 	"Simulate a training job of N GPUs for D days: faults drawn from a failure model (by\n"
@@ -54,16 +59,32 @@ static const char sim_usage[] =
 	"                         restart-delay=S (default 2, 3, 5, 30, 2; for a replay)\n"
 	"  --json                 one JSON object (docs/schema/sim.json)\n"
 	"  --print-model          print the model as JSON and stop\n"
+	"  --replicas R           R runs, seeds X to X+R-1: means with 95 % intervals\n"
+	"                         (Student's t) (default 1: the one run, as without)\n"
+	"  --sweep NAME=LIST      one result per value, the rest as given; NAME is\n"
+	"                         checkpoint-every, spares or gpus, LIST comma separated;\n"
+	"                         checkpoint-every alone: Young/Daly's interval x 0.25 to 4\n"
+	"                         in steps of sqrt 2. Once per NAME. The recommended\n"
+	"                         checkpoint interval comes only from a checkpoint-every\n"
+	"                         sweep (null without one)\n"
+	"                         With several --policy, each policy runs every replica\n"
+	"                         and value on the same seeds (its own under policies)\n"
+	"  --spares-risk P        recommended spares: the fewest that ran short in at most\n"
+	"                         this share of the replicas (default 0.01)\n"
+	"  --html FILE            also write one self-contained page (inline SVG) to FILE\n"
+	"                         (replaced atomically; never written through a link)\n"
 	"\n"
 	"Exit status:\n"
 	"  0  the simulation ran (or the model was printed)\n"
 	"  2  usage error: a bad option, or a model file that is not a model (the key named)\n"
-	"  3  could not run: no temporary directory, or the job could not run at all\n";
+	"  3  could not run: no temporary directory, the job could not run at all, or FILE\n"
+	"     could not be written\n";
 
 enum {
 	OPT_GPUS = 256, OPT_GPN, OPT_DAYS, OPT_STEP, OPT_FAILURES, OPT_CKPT_EVERY, OPT_CKPT_COST,
 	OPT_RESTART, OPT_SPARES, OPT_REPAIR, OPT_CHECK, OPT_SEED, OPT_JSON, OPT_PRINT,
 	OPT_POLICY, OPT_SCHEDULE, OPT_NCCL, OPT_OPERATOR, OPT_MONITOR, OPT_HANG_FLOOR, OPT_LAT,
+	OPT_REPLICAS, OPT_SWEEP, OPT_RISK, OPT_HTML,
 };
 
 static const struct option sim_opts[] = {
@@ -88,6 +109,10 @@ static const struct option sim_opts[] = {
 	{ "monitor-interval", required_argument, NULL, OPT_MONITOR },
 	{ "hang-floor", required_argument, NULL, OPT_HANG_FLOOR },
 	{ "latencies", required_argument, NULL, OPT_LAT },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
+	{ "sweep", required_argument, NULL, OPT_SWEEP },
+	{ "spares-risk", required_argument, NULL, OPT_RISK },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -161,16 +186,16 @@ static void counts(struct json_writer *w, const struct sim_result *r)
 
 static void result_json(const struct sim_params *p, const struct sim_model *m,
 			const struct sim_result *rs, const enum sim_policy *pol, size_t npol,
-			struct strbuf *out)
+			const struct sim_study *st, struct strbuf *out)
 {
 	const struct sim_result *r = &rs[0];
 	struct json_writer w;
 	json_writer_init(&w, out, true);
 	json_open_top(&w);
 	headline(&w, m, r);
-	/* the sweep that finds it is not there yet: null, never a guess */
+	/* the first policy's: from its checkpoint-every sweep only, else null (never a guess) */
 	json_key(&w, "recommended_checkpoint_every_s");
-	json_null(&w);
+	sim_study_json_recommended(&w, st);
 	json_key(&w, "young_daly_checkpoint_every_s");
 	json_fixed(&w, r->young_daly_s, 1);
 	json_key(&w, "spares_used_max");
@@ -193,6 +218,8 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 	json_uint(&w, r->check_rounds);
 	json_key(&w, "faults");
 	json_uint(&w, r->faults);
+	if (sim_study_extended(&st[0]))
+		sim_study_json(&w, &st[0]);
 	json_key(&w, "params");
 	json_open_object(&w);
 	json_key(&w, "gpus");
@@ -242,6 +269,13 @@ static void result_json(const struct sim_params *p, const struct sim_model *m,
 		json_open_object(&w);
 		headline(&w, m, &rs[i]);
 		counts(&w, &rs[i]);
+		/* each policy's own replicas, sweep rows and recommendations (the first's also
+		 * at the top level) */
+		if (sim_study_extended(&st[i])) {
+			json_key(&w, "recommended_checkpoint_every_s");
+			sim_study_json_recommended(&w, &st[i]);
+			sim_study_json(&w, &st[i]);
+		}
 		json_close_object(&w);
 	}
 	json_close_object(&w);
@@ -277,11 +311,16 @@ static void result_text(const struct sim_params *p, const struct sim_model *m,
 			    r->lost_s[c] / 3600, 100 * r->lost_s[c] / r->wall_s);
 }
 
-/* Every policy on one line each, the same faults (more than one policy). */
+/* Every policy on one line each, the same faults (more than one policy); with replicas the
+ * means, each policy over the same seeds (so the same faults replica by replica). */
 static void policies_text(const struct sim_result *rs, const enum sim_policy *pol, size_t npol,
-			  struct strbuf *out)
+			  unsigned replicas, struct strbuf *out)
 {
-	strbuf_addf(out, "\n  policies (the same %u faults)\n", rs[0].faults);
+	if (replicas > 1)
+		strbuf_addf(out, "\n  policies (means of %u replicas, the same faults in each)\n",
+			    replicas);
+	else
+		strbuf_addf(out, "\n  policies (the same %u faults)\n", rs[0].faults);
 	strbuf_addstr(out, "    policy       ETTR   goodput  interruptions  restarts   detection h"
 			   "  restart h  recomputation h  waiting h\n");
 	for (size_t i = 0; i < npol; i++) {
@@ -362,6 +401,58 @@ bad:
 	return -1;
 }
 
+/* --replicas, --sweep, --spares-risk, --html (src/sim/sweep.c, html.c): 0 or -1 (usage). */
+static int study_option(struct sim_study *st, int c, const char *arg, const char **html)
+{
+	uint64_t u = 1;
+	int bad = 0;
+	struct strbuf e = STRBUF_INIT;
+	switch (c) {
+	case OPT_REPLICAS:
+		bad = opt_count("--replicas", arg, 1, SIM_REPLICAS_MAX, &u);
+		st->replicas = (unsigned)u;
+		break;
+	case OPT_RISK:
+		bad = opt_number("--spares-risk", arg, 0, 1, &st->spares_risk);
+		st->risk_given = true;
+		break;
+	case OPT_SWEEP:
+		if ((bad = sim_sweep_parse(st, arg, &e)) < 0)
+			usage_error("sim", "%s", e.buf);
+		break;
+	default:
+		if (!*arg) {
+			usage_error("sim", "--html wants a file name");
+			bad = -1;
+		}
+		*html = arg;
+	}
+	strbuf_release(&e);
+	return bad;
+}
+
+/* The page (src/sim/html.c), from the JSON the run printed or would print: replaced
+ * atomically, never through a link. 0, or -1 said. */
+static int study_html(const char *html, const struct sim_params *p, const struct sim_model *m,
+		      const struct sim_result *rs, const enum sim_policy *pol, size_t npol,
+		      const struct sim_study *st)
+{
+	struct strbuf js = STRBUF_INIT, page = STRBUF_INIT, err = STRBUF_INIT, q = STRBUF_INIT;
+	int ret = 0;
+	result_json(p, m, rs, pol, npol, st, &js);
+	if (sim_html(js.buf, js.len, m->source, &page, &err) < 0 ||
+	    write_file_atomic(html, page.buf, page.len, 0644, &err) < 0) {
+		strbuf_add_clean(&q, err.buf);
+		fprintf(stderr, "vigil sim: %s\n", q.buf);
+		ret = -1;
+	}
+	strbuf_release(&js);
+	strbuf_release(&page);
+	strbuf_release(&err);
+	strbuf_release(&q);
+	return ret;
+}
+
 int cmd_sim(int argc, char **argv)
 {
 	struct sim_params p = {
@@ -376,11 +467,15 @@ int cmd_sim(int argc, char **argv)
 	size_t npol = 0;
 	struct sim_result rs[SIM_POLICY_NR];
 	struct sim_schedule sched = { 0 };
+	const char *html = NULL;
 	bool json = false, print = false;
 	int c, ret = EXIT_USAGE;
 	uint64_t u;
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT, q = STRBUF_INIT;
 	struct sim_model m;
+	/* one study per policy (~0.5 MiB each: not the stack); the options fill the first */
+	struct sim_study *study = xcalloc(SIM_POLICY_NR, sizeof(*study));
+	sim_study_init(&study[0]);
 
 	optind = 1;
 	opterr = 0;
@@ -442,6 +537,9 @@ int cmd_sim(int argc, char **argv)
 			break;
 		case OPT_JSON: json = true; break;
 		case OPT_PRINT: print = true; break;
+		case OPT_REPLICAS: case OPT_SWEEP: case OPT_RISK: case OPT_HTML:
+			bad = study_option(study, c, optarg, &html);
+			break;
 		case 'h':
 			fputs(sim_usage, stdout);
 			ret = EXIT_HEALTHY;
@@ -490,6 +588,10 @@ int cmd_sim(int argc, char **argv)
 		usage_error("sim", "the model has no fault at all (every rate is 0)");
 		goto out;
 	}
+	if (sim_study_check(study, &p, &err) < 0) {
+		usage_error("sim", "%s", err.buf);
+		goto out;
+	}
 	/* the run directory: TMPDIR, else tmpfs where there is one (the journal's fsyncs are
 	 * then memory's), else /tmp */
 	struct stat st;
@@ -500,6 +602,17 @@ int cmd_sim(int argc, char **argv)
 	if (!npol)
 		pol[npol++] = SIM_POLICY_VIGIL;
 	if (schedule) {
+		/* a replay's faults are the file's, whatever the seed, on the base's node slots */
+		if (study[0].replicas > 1) {
+			usage_error("sim", "--replicas with --schedule: every replica would replay "
+				    "the same faults");
+			goto out;
+		}
+		if (study[0].sweeps[SIM_SWEEP_GPUS].on) {
+			usage_error("sim", "--sweep gpus with --schedule: the replayed faults name "
+				    "the job's node slots of --gpus %u", p.gpus);
+			goto out;
+		}
 		if (sim_schedule_load(schedule, &m, p.gpus / p.gpus_per_node, p.days * 86400, &sched,
 				      &err) < 0) {
 			strbuf_add_clean(&q, err.buf);
@@ -509,10 +622,15 @@ int cmd_sim(int argc, char **argv)
 		p.schedule = &sched;
 	}
 	ret = EXIT_UNKNOWN;
-	/* each policy over the same faults: the schedule is fixed by the seed (or the file) */
+	/* each policy gets the whole study (replicas, every sweep's values) over the same seeds,
+	 * so the same faults, value by value and replica by replica (docs/SIM.md, "Policies,
+	 * replicas and sweeps together") */
+	for (size_t i = 1; i < npol; i++)
+		study[i] = study[0]; /* the options, before any ran */
 	for (size_t i = 0; i < npol; i++) {
+		struct sim_study *s = &study[i];
 		p.policy = pol[i];
-		if (sim_run(&p, &m, &rs[i], &err) < 0) {
+		if (sim_study_run(s, &p, &m, &err) < 0) {
 			strbuf_add_clean(&q, err.buf);
 			if (npol > 1)
 				fprintf(stderr, "vigil sim: %s: %s\n", sim_policy_name(pol[i]), q.buf);
@@ -520,19 +638,32 @@ int cmd_sim(int argc, char **argv)
 				fprintf(stderr, "vigil sim: %s\n", q.buf);
 			goto out;
 		}
+		rs[i] = s->base.mean; /* with one replica, the run itself */
 	}
 	p.policy = pol[0];
+	if (html && study_html(html, &p, &m, rs, pol, npol, study) < 0)
+		goto out;
 	if (json) {
-		result_json(&p, &m, rs, pol, npol, &out);
+		result_json(&p, &m, rs, pol, npol, study, &out);
 	} else {
 		result_text(&p, &m, &rs[0], &out);
 		if (npol > 1)
-			policies_text(rs, pol, npol, &out);
+			policies_text(rs, pol, npol, study[0].replicas, &out);
+		for (size_t i = 0; i < npol && sim_study_extended(&study[0]); i++) {
+			if (npol > 1)
+				strbuf_addf(&out, "\n  policy %s:\n", sim_policy_name(pol[i]));
+			sim_study_text(&study[i], &p, &out);
+		}
+		if (html) {
+			strbuf_add_clean(&q, html);
+			strbuf_addf(&out, "\nThe page: %s\n", q.buf);
+		}
 	}
 	fputs(out.buf, stdout);
-	ret = EXIT_HEALTHY;
+	ret = fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
 out:
 	sim_schedule_release(&sched);
+	free(study);
 	strbuf_release(&err);
 	strbuf_release(&out);
 	strbuf_release(&q);

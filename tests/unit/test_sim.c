@@ -1,8 +1,8 @@
 /*
  * test_sim.c: 'vigil sim' through the real binary: the same seed gives the same JSON byte for
- * byte (another seed another), Young/Daly's interval and ETTR come out of a sweep with one
- * failure class, a bad model file is refused with the key named, --print-model reads back
- * through --failures, and interruptions grow with the GPUs. Every run is the real supervisor
+ * byte (another seed another), a bad model file is refused with the key named, --print-model
+ * reads back through --failures, and interruptions grow with the GPUs (replicas, sweeps and
+ * Young/Daly: test_sim_sweep.c). Every run is the real supervisor
  * in virtual time (src/sim/); each takes a second or two under ASan.
  */
 #include "../harness.h"
@@ -104,59 +104,8 @@ TEST(sim_same_seed_same_json_another_seed_another)
 	strbuf_release(&model);
 }
 
-/*
- * Young/Daly: one class, a crash seen at once, a fixed restart. M = 7,200 s for 8 GPUs
- * (1.5 faults a GPU-day), C = 10 s: sqrt(2 M C) = 379.5 s. A sweep at half, once and twice
- * that: once is best; loss(T) = a/T + b T + c through the three points puts the optimum
- * within 10 % of sqrt(2 M C); and ETTR at T* is within 0.01 of 1 - (C/T + (T/2 + R + D)/M),
- * R and D the restart and detection per interruption the run measured.
- */
-TEST_TIMEOUT(sim_young_daly_interval_and_ettr, 120)
-{
-	test_write(test_tmpdir(), "one.json", one_class_model("software_bug", 1.5));
-	struct strbuf model = STRBUF_INIT;
-	strbuf_addf(&model, "%s/one.json", test_tmpdir());
-	const double C = 10, Ts[3] = { 190, 380, 760 };
-	double loss[3] = { 0 }, ettr[3] = { 0 }, yd = 0, M = 0, R = 0, D = 0;
-	for (int i = 0; i < 3; i++) {
-		char every[32];
-		snprintf(every, sizeof(every), "%g", Ts[i]);
-		const char *a[] = { "sim", "--failures", model.buf, "--gpus", "8", "--spares", "0",
-				    "--days", "20", "--step-time", "38", "--checkpoint-every", every,
-				    "--checkpoint-cost", "10", "--restart-cost", "30", "--seed", "1",
-				    "--json", NULL };
-		struct child c;
-		sim(&c, a);
-		struct json_value *v = test_parse_json(&c);
-		ettr[i] = num(v, "ettr");
-		loss[i] = 1 - ettr[i];
-		yd = num(v, "young_daly_checkpoint_every_s");
-		M = num(v, "mtbf_s");
-		double n = num(v, "interruptions");
-		CHECK(n > 100);
-		if (i == 1) {
-			R = num(v, "lost_seconds_by_cause.restart") / n;
-			D = num(v, "lost_seconds_by_cause.detection") / n;
-		}
-		json_free(v);
-		child_release(&c);
-	}
-	CHECK_MSG(fabs(M - 7200) < 1 && fabs(yd - sqrt(2 * 7200 * C)) < 1, "M %.1f, Young/Daly %.1f",
-		  M, yd);
-	CHECK_MSG(ettr[1] > ettr[0] && ettr[1] > ettr[2], "ETTR %.4f %.4f %.4f", ettr[0], ettr[1],
-		  ettr[2]);
-	/* a/T + b T + c through the three points: differences eliminate c */
-	double x1 = 1 / Ts[0] - 1 / Ts[1], y1 = Ts[0] - Ts[1], d1 = loss[0] - loss[1];
-	double x2 = 1 / Ts[2] - 1 / Ts[1], y2 = Ts[2] - Ts[1], d2 = loss[2] - loss[1];
-	double det = x1 * y2 - x2 * y1, a = (d1 * y2 - d2 * y1) / det, b = (x1 * d2 - x2 * d1) / det;
-	CHECK_MSG(a > 0 && b > 0, "loss(T) is not convex: a %g b %g", a, b);
-	double best = sqrt(a / b);
-	CHECK_MSG(fabs(best - yd) <= 0.1 * yd, "best interval %.0f s, Young/Daly %.0f s", best, yd);
-	double T = Ts[1], closed = 1 - (C / T + (T / 2 + R + D) / M);
-	CHECK_MSG(fabs(ettr[1] - closed) <= 0.01, "ETTR %.4f, closed form %.4f (R %.1f D %.1f)",
-		  ettr[1], closed, R, D);
-	strbuf_release(&model);
-}
+/* Young/Daly (the issue's validation 2) is tests/unit/test_sim_sweep.c's: the recommended
+ * interval of an automatic checkpoint-every sweep against sqrt(2 M C). */
 
 static void expect_refused(const char *text, const char *want)
 {
