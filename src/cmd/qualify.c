@@ -334,6 +334,32 @@ static void save_stage(struct qrun *r, enum q_stage s)
 	strbuf_release(&err);
 }
 
+/* The state directory must be a directory of ours that nobody else can write: what --resume
+ * finds there is believed (a stage kept as passed is not run again), so a directory where
+ * another user could plant a stage's record is refused, as is a link. */
+static int dir_ours(const char *path)
+{
+	struct stat st;
+	const char *why = NULL;
+	if (lstat(path, &st) < 0)
+		why = errno == ENOENT ? "it does not exist" : strerror(errno);
+	else if (S_ISLNK(st.st_mode))
+		why = "it is a symbolic link";
+	else if (!S_ISDIR(st.st_mode))
+		why = "it is not a directory";
+	else if (st.st_uid != geteuid())
+		why = "it belongs to another user";
+	else if (st.st_mode & 022)
+		why = "others can write to it (what is kept there is believed by --resume)";
+	if (!why)
+		return 0;
+	struct strbuf sb = STRBUF_INIT;
+	strbuf_add_clean(&sb, path);
+	fprintf(stderr, "vigil qualify: state directory %s: %s\n", sb.buf, why);
+	strbuf_release(&sb);
+	return -1;
+}
+
 static int state_dir(struct qrun *r, const char *job)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -342,27 +368,14 @@ static int state_dir(struct qrun *r, const char *job)
 		strbuf_addstr(&r->dir, d);
 	else
 		strbuf_addf(&r->dir, "vigil-qualify-%s", job);
-	if (r->a->resume) {
-		struct stat st;
-		if (lstat(r->dir.buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "vigil qualify: --resume %s: not a directory%s\n",
-				r->dir.buf, errno == ENOENT ? " (it does not exist)" : "");
-			return -1;
-		}
-		return 0;
-	}
+	if (r->a->resume)
+		return dir_ours(r->dir.buf);
 	if (mkdir_state_dir(r->dir.buf, 0750, &err) < 0) {
 		fprintf(stderr, "vigil qualify: %s\n", err.buf);
 		strbuf_release(&err);
 		return -1;
 	}
-	struct stat st;
-	if (lstat(r->dir.buf, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "vigil qualify: %s is not a directory (a link is refused)\n",
-			r->dir.buf);
-		return -1;
-	}
-	return 0;
+	return dir_ours(r->dir.buf);
 }
 
 /* --storage: the directory each node writes under, checked here first (the login node sees
@@ -624,7 +637,7 @@ static int qualify_run(struct qrun *r)
 	strbuf_release(&err);
 	if (a->asked[Q_STORAGE] && storage_ok(a->storage) < 0)
 		return EXIT_USAGE;
-	if (setup(r, job, nodelist) < 0 || state_dir(r, job) < 0)
+	if (state_dir(r, job) < 0 || setup(r, job, nodelist) < 0)
 		return EXIT_USAGE;
 
 	bool kept[Q_NR_STAGES] = { false };

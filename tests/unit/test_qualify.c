@@ -59,6 +59,22 @@ TEST(qualify_refuses_outside_an_allocation_and_what_cannot_run)
 		CHECK_CONTAINS(c.err.buf, bad[i].why);
 		child_release(&c);
 	}
+	/* a state directory others can write to, or a link, is not believed by --resume */
+	test_mkdir(dir, "open");
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/open", dir);
+	chmod(p.buf, 0777);
+	const char *open_dir[] = { "qualify", "--resume", p.buf, NULL };
+	qualify_in_job(&c, open_dir);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "others can write to it");
+	child_release(&c);
+	const char *link_dir[] = { "qualify", "--dir", l.buf, NULL };
+	qualify_in_job(&c, link_dir);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "it is a symbolic link");
+	child_release(&c);
+
 	const char *stage[] = { "qualify", "--stages", "passive,burn", NULL };
 	qualify_in_job(&c, stage);
 	CHECK_INT(c.exit_code, 2);
