@@ -99,10 +99,11 @@ static void cluster_up(void)
 		    "\\\"$v\\\",\\\"reason\\\":\\\"mlx5_0 $g Gb/s\\\",\\\"checks\\\":[{\\\"name\\\":"
 		    "\\\"ib\\\",\\\"findings\\\":[{\\\"status\\\":\\\"ok\\\",\\\"code\\\":"
 		    "\\\"ib_bw\\\",\\\"details\\\":{\\\"bw_gbps\\\":$g}}]}]}\"; exit 0 ;;\n"
-		    "'stress storage') [ \"$n\" = n4 ] && exec %s \"$@\" --inject stall ;;\n"
+		    "'stress storage') [ -e %s/hang-storage ] && exec sleep 120\n"
+		    "  [ \"$n\" = n4 ] && exec %s \"$@\" --inject stall ;;\n"
 		    "esac\n"
 		    "exec %s \"$@\"\n",
-		    fx, test_vigil_bin(), fx, test_vigil_bin(), test_vigil_bin());
+		    fx, test_vigil_bin(), fx, fx, test_vigil_bin(), test_vigil_bin());
 	exe("bin/remote-vigil", w.buf);
 	test_slurm_up(cdir, 4, 50000 + (unsigned)(getpid() % 90) * 20);
 	strbuf_reset(&w);
@@ -352,6 +353,25 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 		  "step time %g\n%s", st, c.err.buf);
 	CHECK_STR(json_path(node(v, "n2"), "stages.train")->string, "failed");
 	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "passed");
+	json_free(v);
+	child_release(&c);
+
+	/* the budget running out: 50 s for storage (20 s at least) and train (30 s); storage
+	 * hangs on every node for its whole share, and the train stage's 30 s are no longer
+	 * there (the round's own start and stop took some): not run, said, the partial card */
+	test_write(fx, "hang-storage", "");
+	const char *out_of_time[] = { "--budget", "0.8334", "--stages", "storage,train", "--storage",
+				      "storage", "--train", "/bin/true", "--json", "late.json",
+				      "--dir", "q4", NULL };
+	qualify(&c, out_of_time, false);
+	CHECK_MSG(c.exit_code == 3, "exit %d\n%s", c.exit_code, c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "train: not run: the budget ran out");
+	v = card("late.json");
+	CHECK(!json_get(v, "complete")->boolean);
+	CHECK_STR(stage_of(v, "storage", "status"), "unknown");
+	CHECK_STR(stage_of(v, "train", "status"), "not_run");
+	CHECK_CONTAINS(json_path(v, "not_run.0.why")->string, "the budget ran out");
+	CHECK_CONTAINS(json_get_string(node(v, "n1"), "reason"), "storage: no answer within");
 	json_free(v);
 	child_release(&c);
 	strbuf_release(&p);
