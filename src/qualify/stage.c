@@ -278,7 +278,7 @@ void q_fabric_point(struct q_card *c, const struct q_reach *reach, const char *o
 			: !strcmp(verdict, "unhealthy") ? Q_FAILED
 							: Q_UNKNOWN;
 		strbuf_add_excerpt(&why, reason, 200);
-		double bytes, bw;
+		double bytes = 0, bw = 0;
 		if (largest_busbw(rep, &bytes, &bw)) {
 			p->bytes = bytes;
 			p->busbw_gbps = bw;
