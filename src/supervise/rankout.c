@@ -131,8 +131,9 @@ static void put(struct rankout *ro, int fd, const char *data, size_t len)
 	}
 }
 
-/* The head of a line is complete enough to know its rank: write its stamp and text. */
-static void start_output(struct rankout *ro, struct rankout_stream *st, int stream)
+/* The head of a line is complete enough to know its rank: write its stamp and text, and
+ * its newline where the line ends there (nl): a line in one write, not two. */
+static void start_output(struct rankout *ro, struct rankout_stream *st, int stream, bool nl)
 {
 	size_t off = 0;
 	int rank = rankout_label(st->head.buf, st->head.len, &off);
@@ -150,6 +151,8 @@ static void start_output(struct rankout *ro, struct rankout_stream *st, int stre
 	if (rank < 0 && stream == 2)
 		strbuf_addstr(&line, "E ");
 	strbuf_add(&line, st->head.buf + off, st->head.len - off);
+	if (nl)
+		strbuf_addch(&line, '\n');
 	put(ro, fd, line.buf, line.len);
 	strbuf_release(&line);
 	if (rank >= 0) {
@@ -162,8 +165,9 @@ static void start_output(struct rankout *ro, struct rankout_stream *st, int stre
 static void end_line(struct rankout *ro, struct rankout_stream *st, int stream)
 {
 	if (!st->passthrough)
-		start_output(ro, st, stream);
-	put(ro, file_for(ro, st->rank, stream), "\n", 1);
+		start_output(ro, st, stream, true);
+	else
+		put(ro, file_for(ro, st->rank, stream), "\n", 1);
 	ro->lines++;
 	size_t off = 0;
 	int rank = rankout_label(st->head.buf, st->head.len, &off);
@@ -193,7 +197,7 @@ void rankout_feed(struct rankout *ro, int stream, const char *data, size_t len, 
 			strbuf_add(&st->head, data, seg < room ? seg : room);
 			if (seg >= room) {
 				/* the head is full: write it, pass the rest of the line through */
-				start_output(ro, st, stream);
+				start_output(ro, st, stream, false);
 				put(ro, file_for(ro, st->rank, stream), data + room, seg - room);
 				st->passthrough = true;
 			}

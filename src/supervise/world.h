@@ -112,6 +112,11 @@ struct sup_world {
 	 * false (the real world): opened, while absent, once a turn. */
 	bool no_step_file;
 
+	/* The run directory is private and temporary (vigil sim's, removed when the run ends):
+	 * the journal is lazy (journal.h: records written 64 KiB at a time, never fsync'd).
+	 * false (the real world): every record written at once, fsync'd by the journal's rule. */
+	bool journal_lazy;
+
 	/*
 	 * One smoke run of spec, within timeout_s: its exit status (0 passed), or -1 when it did
 	 * not finish by itself (not started, killed at the deadline or hung, a signal); *why
