@@ -513,7 +513,7 @@ static int run_vigil(const struct sim_params *p, const struct sim_model *m,
 	fw->w.no_step_file = true;
 	/* each run's directory is private, on /dev/shm, and removed when it ends: its journal
 	 * need not be written a record at a time nor fsync'd (world.h) */
-	fw->w.journal_lazy = true;
+	fw->w.run_dir_private = true;
 	fw->slurm_unusual_only = true;
 	/* the watch asks about the few hosts that changed, not all of them each round */
 	fw->watch_changed_only = true;

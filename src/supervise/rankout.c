@@ -65,7 +65,34 @@ int rankout_open(struct rankout *ro, const char *attempt_dir, unsigned world, ra
 	}
 	ro->fn = fn;
 	ro->arg = arg;
+	ro->pending_fd = -1;
+	strbuf_init(&ro->pending, 0);
 	return 0;
+}
+
+static void write_all(struct rankout *ro, int fd, const char *data, size_t len)
+{
+	while (fd >= 0 && len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ro->write_errors++;
+			return;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+/* A lazy rankout's gathered bytes, written to their file. */
+static void flush_pending(struct rankout *ro)
+{
+	if (ro->pending.len) {
+		write_all(ro, ro->pending_fd, ro->pending.buf, ro->pending.len);
+		strbuf_reset(&ro->pending);
+	}
+	ro->pending_fd = -1;
 }
 
 static int open_append(struct rankout *ro, const char *name)
@@ -86,6 +113,7 @@ static int open_append(struct rankout *ro, const char *name)
 
 static void close_rank_files(struct rankout *ro)
 {
+	flush_pending(ro);
 	for (unsigned i = 0; i < ro->world; i++)
 		for (int k = 0; k < 2; k++)
 			if (ro->ranks[i].fd[k] >= 0) {
@@ -118,17 +146,16 @@ static int file_for(struct rankout *ro, int rank, int stream)
 
 static void put(struct rankout *ro, int fd, const char *data, size_t len)
 {
-	while (fd >= 0 && len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ro->write_errors++;
-			return;
-		}
-		data += n;
-		len -= (size_t)n;
+	if (!ro->lazy || fd < 0) {
+		write_all(ro, fd, data, len);
+		return;
 	}
+	if (ro->pending_fd != fd)
+		flush_pending(ro);
+	ro->pending_fd = fd;
+	strbuf_add(&ro->pending, data, len);
+	if (ro->pending.len >= 65536)
+		flush_pending(ro);
 }
 
 /* The head of a line is complete enough to know its rank: write its stamp and text, and
@@ -215,12 +242,15 @@ void rankout_finish(struct rankout *ro)
 	for (int k = 0; k < 2; k++)
 		if (ro->s[k].in_line)
 			end_line(ro, &ro->s[k], k + 1);
+	flush_pending(ro);
 }
 
 void rankout_close(struct rankout *ro)
 {
+	flush_pending(ro);
 	if (ro->ranks)
 		close_rank_files(ro);
+	strbuf_release(&ro->pending);
 	if (ro->srun_fd >= 0)
 		close(ro->srun_fd);
 	if (ro->dirfd >= 0)

@@ -423,6 +423,7 @@ void sup_do_launch(struct sup *s, const struct sup_action *x)
 	}
 	if (rankout_open(&s->at.ro, s->at.attempt_dir, world, on_rank_line, s, &e) < 0)
 		goto fail;
+	s->at.ro.lazy = s->W->run_dir_private;
 	s->at.ro_open = true;
 	strlist_release(&s->at.hosts);
 	for (size_t i = 0; i < x->hosts.nr; i++)

@@ -113,9 +113,11 @@ struct sup_world {
 	bool no_step_file;
 
 	/* The run directory is private and temporary (vigil sim's, removed when the run ends):
-	 * the journal is lazy (journal.h: records written 64 KiB at a time, never fsync'd).
-	 * false (the real world): every record written at once, fsync'd by the journal's rule. */
-	bool journal_lazy;
+	 * the journal is lazy (journal.h: records written 64 KiB at a time, never fsync'd), and
+	 * so are the rank files (rankout.h: written 64 KiB at a time, not a line at a time).
+	 * false (the real world): every record and line written at once, the journal fsync'd
+	 * by its rule. */
+	bool run_dir_private;
 
 	/*
 	 * One smoke run of spec, within timeout_s: its exit status (0 passed), or -1 when it did

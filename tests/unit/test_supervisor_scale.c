@@ -123,14 +123,15 @@ TEST(supervisor_vt_watch_of_named_hosts_is_the_watch_of_all)
 	run_release(&named);
 }
 
-/* vigil sim's world: no step file looked for, a lazy journal: every step is still journaled
- * once the run ends, and the run is the same. */
+/* vigil sim's world: no step file looked for, a private run directory (a lazy journal and
+ * rank files): every step is still journaled and every line of rank 0 in its file once the
+ * run ends, and the run is the same. */
 TEST(supervisor_vt_lazy_journal_keeps_every_step)
 {
 	struct run plain, lazy;
 	run_init(&plain, "journal-plain", 4, 1);
 	run_init(&lazy, "journal-lazy", 4, 1);
-	lazy.fw.w.no_step_file = lazy.fw.w.journal_lazy = true;
+	lazy.fw.w.no_step_file = lazy.fw.w.run_dir_private = true;
 	fw_fault(&plain.fw, 40, FW_CRASH, "n2")->code = 1;
 	fw_fault(&lazy.fw, 40, FW_CRASH, "n2")->code = 1;
 	run_go(&plain);
@@ -142,6 +143,19 @@ TEST(supervisor_vt_lazy_journal_keeps_every_step)
 	CHECK_MSG(steps >= 100, "%zu step records", steps);
 	CHECK_INT(count(lazy.journal.buf, "\"kind\":\"step\""), steps);
 	CHECK_INT(count(lazy.journal.buf, "\n"), count(plain.journal.buf, "\n"));
+	/* and rank 0's file of each attempt, gathered and written at the attempt's end */
+	for (unsigned a = 0; a < 2; a++) {
+		struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+		char p[800];
+		snprintf(p, sizeof(p), "%s/attempt-%u/rank-0.out", plain.dir, a);
+		(void)read_file_bounded(p, &x, 16u << 20, NULL);
+		snprintf(p, sizeof(p), "%s/attempt-%u/rank-0.out", lazy.dir, a);
+		(void)read_file_bounded(p, &y, 16u << 20, NULL);
+		CHECK_MSG(count(x.buf, "\n") >= 10, "attempt %u: %zu lines", a, count(x.buf, "\n"));
+		CHECK_STR(y.buf, x.buf);
+		strbuf_release(&x);
+		strbuf_release(&y);
+	}
 	run_release(&plain);
 	run_release(&lazy);
 }
