@@ -184,6 +184,7 @@ static void break_host(struct sim *S, size_t v, int c, double t)
 		S->next_repair = S->h[v].repair_until;
 	if (k->check_sees && k->seen != SIM_SEEN_LOST) {
 		fh->sick = true;
+		fw_mark(&S->fw, fh);
 		snprintf(fh->reason, sizeof(fh->reason), "%s",
 			 k->check_says[0] ? k->check_says : k->name);
 	} else if (!k->check_sees) {
@@ -509,7 +510,13 @@ static int run_vigil(const struct sim_params *p, const struct sim_model *m,
 	/* no step file, and the world wakes the loop for every line, end and watch: the loop
 	 * need not turn four times a virtual second (world.h) */
 	fw->w.turn_ms = 60000;
+	fw->w.no_step_file = true;
+	/* each run's directory is private, on /dev/shm, and removed when it ends: its journal
+	 * need not be written a record at a time nor fsync'd (world.h) */
+	fw->w.run_dir_private = true;
 	fw->slurm_unusual_only = true;
+	/* the watch asks about the few hosts that changed, not all of them each round */
+	fw->watch_changed_only = true;
 	the_sim = &S;
 
 	int ret = run_all(&S, dir, err);

@@ -20,6 +20,15 @@ struct fw_host *fw_host(struct fakeworld *fw, const char *name)
 	return i == (size_t)-1 ? NULL : &fw->hosts[i];
 }
 
+void fw_mark(struct fakeworld *fw, struct fw_host *h)
+{
+	if (!h || h->marked)
+		return;
+	h->marked = true;
+	ALLOC_GROW(fw->marked, fw->nr_marked + 1, fw->alloc_marked);
+	fw->marked[fw->nr_marked++] = (size_t)(h - fw->hosts);
+}
+
 struct fw_fault *fw_fault(struct fakeworld *fw, double at, enum fw_fault_kind kind,
 			  const char *host)
 {
@@ -107,6 +116,7 @@ static void apply_state_faults(struct fakeworld *fw)
 		case FW_SICK:
 			if (h) {
 				h->sick = true;
+				fw_mark(fw, h);
 				snprintf(h->reason, sizeof(h->reason), "%s",
 					 f->text[0] ? f->text : "gpu: Xid 79 (fallen off the bus)");
 			}
@@ -119,6 +129,7 @@ static void apply_state_faults(struct fakeworld *fw)
 		case FW_SILENT:
 			if (h)
 				h->silent = true;
+			fw_mark(fw, h);
 			break;
 		case FW_SLOW:
 			if (h)
@@ -133,6 +144,7 @@ static void apply_state_faults(struct fakeworld *fw)
 		case FW_LOST:
 			if (h)
 				h->lost = true;
+			fw_mark(fw, h);
 			if (!fw->live || !h || !in_step(fw, h->name, NULL))
 				break; /* the step's side comes with the next wait */
 			continue;
@@ -209,6 +221,7 @@ static void apply_step_faults(struct fakeworld *fw, struct strbuf *out)
 		case FW_SICK: /* at a step: seen by a watch that ends in this poll */
 			if (fw_host(fw, f->host)) {
 				fw_host(fw, f->host)->sick = true;
+				fw_mark(fw, fw_host(fw, f->host));
 				snprintf(fw_host(fw, f->host)->reason, sizeof(fw->hosts->reason),
 					 "gpu: Xid 79 (fallen off the bus)");
 			}
@@ -479,6 +492,26 @@ static int fw_stop_id(void *ctx, const struct sup_options *o, const char *id, st
 	return 0;
 }
 
+/* The hosts marked that are not plainly fine now; the rest leave the list (O(marked)). */
+static int fw_watch_hosts(void *ctx, struct strlist *out)
+{
+	struct fakeworld *fw = ctx;
+	if (!fw->watch_changed_only)
+		return -1;
+	size_t keep = 0;
+	for (size_t i = 0; i < fw->nr_marked; i++) {
+		struct fw_host *h = &fw->hosts[fw->marked[i]];
+		if (!h->sick && !h->lost && !h->silent && !h->noagent) {
+			h->marked = false;
+			continue;
+		}
+		fw->marked[keep++] = fw->marked[i];
+		strlist_add(out, h->name);
+	}
+	fw->nr_marked = keep;
+	return 0;
+}
+
 /* What the watch found, as at its end (the real one's checks run during the watch). */
 static void watch_result(struct fakeworld *fw, struct sup *s)
 {
@@ -622,7 +655,8 @@ void fw_init(struct fakeworld *fw, size_t n, unsigned tasks_per_node)
 		.nodes = fw_nodes, .node_get = fw_node_get, .drain = fw_drain, .check = fw_check,
 		.launch = fw_launch, .wait = fw_wait, .step_id = fw_step_id, .stop = fw_stop,
 		.release = fw_release_step, .stop_id = fw_stop_id,
-		.watch_start = fw_watch_start, .watch_stop = fw_watch_stop, .smoke = fw_smoke,
+		.watch_start = fw_watch_start, .watch_stop = fw_watch_stop,
+		.watch_hosts = fw_watch_hosts, .smoke = fw_smoke,
 		.evidence = fw_evidence, .diagnose = fw_diagnose, .print = fw_print,
 		.journaled = fw_journaled, .fed = fw_fed,
 	};
@@ -634,6 +668,7 @@ void fw_release(struct fakeworld *fw)
 	free_step_hosts(fw);
 	free(fw->hosts);
 	free(fw->faults);
+	free(fw->marked);
 	strindex_release(&fw->index);
 	strbuf_release(&fw->watch_text);
 	strbuf_release(&fw->out);

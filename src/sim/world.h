@@ -50,6 +50,7 @@ struct fw_host {
 	double slow;       /* 0 or 1: normal */
 	char reason[512];  /* sick: what its check says */
 	char drain_reason[256];
+	bool marked;       /* in fakeworld.marked */
 };
 
 struct fakeworld {
@@ -83,6 +84,12 @@ struct fakeworld {
 	 * freeing five strings for each of 12,500 healthy nodes a round was 40 % of a vigil sim
 	 * run. The whole allocation's query is answered in full. Off: every node (the tests). */
 	bool slurm_unusual_only;
+	/* The world names to the periodic watch the hosts that may not be plainly fine
+	 * (sup_world.watch_hosts): the hosts marked since (fw_mark: made sick, lost, silent or
+	 * without an agent), less those plainly fine again. Off: it does not know (-1), the watch
+	 * asks about every host (the tests, unless they ask for it). */
+	bool watch_changed_only;
+	size_t *marked, nr_marked, alloc_marked;
 	/* called when a crash, hang or lost node of the fault list strikes the step */
 	void (*struck)(struct fakeworld *fw, const struct fw_fault *f, void *arg);
 	/* what things take */
@@ -134,6 +141,9 @@ enum { FW_IN_STOP, FW_IN_CHECK, FW_IN_SMOKE, FW_IN_EVIDENCE, FW_IN_REPORT };
 void fw_init(struct fakeworld *fw, size_t n, unsigned tasks_per_node);
 void fw_release(struct fakeworld *fw);
 struct fw_host *fw_host(struct fakeworld *fw, const char *name);
+/* h may have stopped being plainly fine: named to the watch until it is fine (every change
+ * of sick, lost, silent, noagent to true must mark, where watch_changed_only is on). */
+void fw_mark(struct fakeworld *fw, struct fw_host *h);
 struct fw_fault *fw_fault(struct fakeworld *fw, double at, enum fw_fault_kind kind,
 			  const char *host);
 /* Options of a run over every host with spares, in run_dir, with short intervals. */

@@ -115,6 +115,7 @@ int journal_open(struct journal *j, const char *path, struct strbuf *err)
 	struct stat st;
 	bool created = true;
 	memset(j, 0, sizeof(*j));
+	strbuf_init(&j->pending, 0);
 	j->fd = -1;
 	int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == EEXIST) {
@@ -176,8 +177,39 @@ int journal_append(struct journal *j, const struct journal_record *r, struct str
 	return journal_append_sync(j, r, true, err);
 }
 
+/* All of line, or -1 (*need_newline: part of a line may be there). */
+static int write_all(struct journal *j, const char *buf, size_t len, struct strbuf *err)
+{
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(j->fd, buf + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* part of a line may be there: the next record starts on a new one */
+			j->need_newline = off > 0 || j->need_newline;
+			return error_set(err, "cannot write '%s': %s", j->path,
+					 n < 0 ? strerror(errno) : "nothing written");
+		}
+		off += (size_t)n;
+	}
+	j->need_newline = false;
+	return 0;
+}
+
+/* A lazy journal's pending records, written. */
+static int flush_pending(struct journal *j, struct strbuf *err)
+{
+	if (!j->pending.len || j->fd < 0)
+		return 0;
+	int rc = write_all(j, j->pending.buf, j->pending.len, err);
+	strbuf_reset(&j->pending);
+	return rc;
+}
+
 int journal_sync(struct journal *j, struct strbuf *err)
 {
+	if (j->lazy)
+		return flush_pending(j, err);
 	if (j->fd >= 0 && j->unsynced && fsync(j->fd) < 0)
 		return error_set(err, "cannot sync '%s': %s", j->path, strerror(errno));
 	j->unsynced = false;
@@ -195,20 +227,15 @@ int journal_append_sync(struct journal *j, const struct journal_record *r, bool 
 		strbuf_addch(&line, '\n');
 	journal_format(r, &line);
 	strbuf_addch(&line, '\n');
-	for (size_t off = 0; off < line.len;) {
-		ssize_t n = write(j->fd, line.buf + off, line.len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* part of a line may be there: the next record starts on a new one */
-			j->need_newline = off > 0 || j->need_newline;
-			rc = error_set(err, "cannot write '%s': %s", j->path,
-				       n < 0 ? strerror(errno) : "nothing written");
-			goto out;
-		}
-		off += (size_t)n;
+	if (j->lazy) {
+		strbuf_add(&j->pending, line.buf, line.len);
+		j->need_newline = false;
+		if (j->pending.len >= 65536)
+			rc = flush_pending(j, err);
+		goto out;
 	}
-	j->need_newline = false;
+	if ((rc = write_all(j, line.buf, line.len, err)) < 0)
+		goto out;
 	j->unsynced = true;
 	if (sync)
 		rc = journal_sync(j, err);
@@ -220,6 +247,7 @@ out:
 void journal_close(struct journal *j)
 {
 	journal_sync(j, NULL);
+	strbuf_release(&j->pending);
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;

@@ -71,6 +71,12 @@ struct journal {
 	char *path;
 	bool need_newline; /* the file ended in a torn line: start on a fresh one */
 	bool unsynced;     /* written since the last fsync */
+	/* Private and temporary (vigil sim's run directory, removed when the run ends): records
+	 * are gathered in pending and written 64 KiB at a time and at journal_sync and
+	 * journal_close, and never fsync'd: a crash loses them, which nothing there would read.
+	 * A real run's journal is never lazy (false: every record written at once). */
+	bool lazy;
+	struct strbuf pending;
 };
 
 /*

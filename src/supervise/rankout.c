@@ -65,7 +65,34 @@ int rankout_open(struct rankout *ro, const char *attempt_dir, unsigned world, ra
 	}
 	ro->fn = fn;
 	ro->arg = arg;
+	ro->pending_fd = -1;
+	strbuf_init(&ro->pending, 0);
 	return 0;
+}
+
+static void write_all(struct rankout *ro, int fd, const char *data, size_t len)
+{
+	while (fd >= 0 && len) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ro->write_errors++;
+			return;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+}
+
+/* A lazy rankout's gathered bytes, written to their file. */
+static void flush_pending(struct rankout *ro)
+{
+	if (ro->pending.len) {
+		write_all(ro, ro->pending_fd, ro->pending.buf, ro->pending.len);
+		strbuf_reset(&ro->pending);
+	}
+	ro->pending_fd = -1;
 }
 
 static int open_append(struct rankout *ro, const char *name)
@@ -86,6 +113,7 @@ static int open_append(struct rankout *ro, const char *name)
 
 static void close_rank_files(struct rankout *ro)
 {
+	flush_pending(ro);
 	for (unsigned i = 0; i < ro->world; i++)
 		for (int k = 0; k < 2; k++)
 			if (ro->ranks[i].fd[k] >= 0) {
@@ -118,21 +146,21 @@ static int file_for(struct rankout *ro, int rank, int stream)
 
 static void put(struct rankout *ro, int fd, const char *data, size_t len)
 {
-	while (fd >= 0 && len) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ro->write_errors++;
-			return;
-		}
-		data += n;
-		len -= (size_t)n;
+	if (!ro->lazy || fd < 0) {
+		write_all(ro, fd, data, len);
+		return;
 	}
+	if (ro->pending_fd != fd)
+		flush_pending(ro);
+	ro->pending_fd = fd;
+	strbuf_add(&ro->pending, data, len);
+	if (ro->pending.len >= 65536)
+		flush_pending(ro);
 }
 
-/* The head of a line is complete enough to know its rank: write its stamp and text. */
-static void start_output(struct rankout *ro, struct rankout_stream *st, int stream)
+/* The head of a line is complete enough to know its rank: write its stamp and text, and
+ * its newline where the line ends there (nl): a line in one write, not two. */
+static void start_output(struct rankout *ro, struct rankout_stream *st, int stream, bool nl)
 {
 	size_t off = 0;
 	int rank = rankout_label(st->head.buf, st->head.len, &off);
@@ -150,6 +178,8 @@ static void start_output(struct rankout *ro, struct rankout_stream *st, int stre
 	if (rank < 0 && stream == 2)
 		strbuf_addstr(&line, "E ");
 	strbuf_add(&line, st->head.buf + off, st->head.len - off);
+	if (nl)
+		strbuf_addch(&line, '\n');
 	put(ro, fd, line.buf, line.len);
 	strbuf_release(&line);
 	if (rank >= 0) {
@@ -162,8 +192,9 @@ static void start_output(struct rankout *ro, struct rankout_stream *st, int stre
 static void end_line(struct rankout *ro, struct rankout_stream *st, int stream)
 {
 	if (!st->passthrough)
-		start_output(ro, st, stream);
-	put(ro, file_for(ro, st->rank, stream), "\n", 1);
+		start_output(ro, st, stream, true);
+	else
+		put(ro, file_for(ro, st->rank, stream), "\n", 1);
 	ro->lines++;
 	size_t off = 0;
 	int rank = rankout_label(st->head.buf, st->head.len, &off);
@@ -193,7 +224,7 @@ void rankout_feed(struct rankout *ro, int stream, const char *data, size_t len, 
 			strbuf_add(&st->head, data, seg < room ? seg : room);
 			if (seg >= room) {
 				/* the head is full: write it, pass the rest of the line through */
-				start_output(ro, st, stream);
+				start_output(ro, st, stream, false);
 				put(ro, file_for(ro, st->rank, stream), data + room, seg - room);
 				st->passthrough = true;
 			}
@@ -211,12 +242,15 @@ void rankout_finish(struct rankout *ro)
 	for (int k = 0; k < 2; k++)
 		if (ro->s[k].in_line)
 			end_line(ro, &ro->s[k], k + 1);
+	flush_pending(ro);
 }
 
 void rankout_close(struct rankout *ro)
 {
+	flush_pending(ro);
 	if (ro->ranks)
 		close_rank_files(ro);
+	strbuf_release(&ro->pending);
 	if (ro->srun_fd >= 0)
 		close(ro->srun_fd);
 	if (ro->dirfd >= 0)

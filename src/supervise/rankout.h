@@ -51,6 +51,12 @@ struct rankout {
 	void *arg;
 	uint64_t bytes, lines, write_errors, unlabelled;
 	double now_wall, now_mono; /* the time stamp of what is fed now */
+	/* A private, temporary attempt directory (vigil sim's; false in a real run: each line
+	 * is written as it comes, for `tail -f`): what goes to one file is gathered in pending
+	 * and written 64 KiB at a time, when another file is written, and before any close. */
+	bool lazy;
+	int pending_fd;
+	struct strbuf pending;
 };
 
 /* Open for an attempt directory (an existing directory, not a link) and world ranks. 0 or -1. */

@@ -282,6 +282,8 @@ void sup_progress(struct sup *s, const struct step_update *u, bool from_json)
 
 void sup_read_step_file(struct sup *s)
 {
+	if (s->W->no_step_file)
+		return; /* one failed open a turn was a tenth of a vigil sim run */
 	if (s->at.step_file_fd < 0) {
 		s->at.step_file_fd = open(s->at.step_file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (s->at.step_file_fd < 0)
@@ -421,6 +423,7 @@ void sup_do_launch(struct sup *s, const struct sup_action *x)
 	}
 	if (rankout_open(&s->at.ro, s->at.attempt_dir, world, on_rank_line, s, &e) < 0)
 		goto fail;
+	s->at.ro.lazy = s->W->run_dir_private;
 	s->at.ro_open = true;
 	strlist_release(&s->at.hosts);
 	for (size_t i = 0; i < x->hosts.nr; i++)

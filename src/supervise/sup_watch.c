@@ -21,10 +21,66 @@ static bool unreachable_streak(const struct sup *s, const char *host)
  * unreachable checks, the one it ends). It reads the run but changes nothing
  * of it: the real world runs it in a forked child, and the loop learns what it found from the
  * lines alone (sup_watch_done). */
+static int by_machine_order(const void *a, const void *b)
+{
+	const size_t *x = a, *y = b;
+	return (*x > *y) - (*x < *y);
+}
+
+/*
+ * The hosts a round asks about, in the machine's order (the order of sup_active_list, so
+ * that a round's lines come in the same order whichever way they were chosen): every active
+ * host; or, where the world names the hosts that may not be plainly fine (watch_hosts), those
+ * of them that are active, with the active hosts the run tracks itself (a streak of
+ * unreachable checks, which a healthy answer ends; no agent, asked afresh). Returns whether
+ * the world named them (*cached_round: some host is asked for its agent's cached result).
+ */
+static bool watch_hosts(struct sup *s, struct strlist *hosts, bool *cached_round)
+{
+	struct strlist named = STRLIST_INIT;
+	*cached_round = true;
+	if (!s->W->watch_hosts || s->W->watch_hosts(s->W->ctx, &named) < 0) {
+		strlist_release(&named);
+		sup_active_list(&s->m, hosts);
+		return false;
+	}
+	for (size_t i = 0; i < s->w.nr_wh; i++)
+		if (s->w.wh[i].unreachable)
+			strlist_add(&named, s->w.wh[i].name);
+	size_t from_agent = named.nr;
+	for (size_t i = 0; i < s->w.no_agent.nr; i++)
+		strlist_add(&named, s->w.no_agent.items[i]);
+	size_t *at = xcalloc(named.nr + 1, sizeof(*at)), nr = 0;
+	struct strindex fresh = { 0 }; /* the no_agent hosts: asked afresh, not cached */
+	for (size_t i = from_agent; i < named.nr; i++)
+		if (strindex_find(&fresh, named.items[i], named.items, sup_name_at) == (size_t)-1)
+			strindex_add(&fresh, named.items[i], i, named.items, sup_name_at);
+	for (size_t i = 0; i < named.nr; i++) {
+		const struct sup_host *h = sup_machine_host(&s->m, named.items[i]);
+		if (h && h->role == SUP_HOST_ACTIVE)
+			at[nr++] = (size_t)(h - s->m.hosts);
+	}
+	qsort(at, nr, sizeof(*at), by_machine_order);
+	*cached_round = false;
+	for (size_t i = 0; i < nr; i++) {
+		if (i && at[i] == at[i - 1])
+			continue;
+		const char *name = s->m.hosts[at[i]].name;
+		strlist_add(hosts, name);
+		if (strindex_find(&fresh, name, named.items, sup_name_at) == (size_t)-1)
+			*cached_round = true;
+	}
+	strindex_release(&fresh);
+	free(at);
+	strlist_release(&named);
+	return true;
+}
+
 void sup_watch_text(struct sup *s, bool checks, struct strbuf *out)
 {
 	struct strlist hosts = STRLIST_INIT;
-	sup_active_list(&s->m, &hosts);
+	bool cached_round;
+	bool named = watch_hosts(s, &hosts, &cached_round);
 	struct strbuf e = STRBUF_INIT, hl = STRBUF_INIT;
 	for (size_t i = 0; i < hosts.nr; i++)
 		strbuf_addf(&hl, "%s%s", i ? "," : "", hosts.items[i]);
@@ -35,7 +91,16 @@ void sup_watch_text(struct sup *s, bool checks, struct strbuf *out)
 				strbuf_addf(out, "%s\tlost\tSlurm: %s\n", nodes.items[i].name,
 					    nodes.items[i].state);
 	}
-	if (checks && hosts.nr) {
+	if (checks && named && !cached_round && s->o->agent_cache && s->m.nr_hosts) {
+		/* a round over every active host asks most of them for their agents' cached
+		 * results; asking none here, the world is still told of that round (its count of
+		 * rounds stays the same), with no host in it */
+		struct strbuf note = STRBUF_INIT;
+		sup_check_rows_release(s->W->check(s->W->ctx, s->o, NULL, 0, &s->alloc, true,
+						   &note), 0);
+		strbuf_release(&note);
+	}
+	if (checks && (hosts.nr || named)) {
 		struct strlist no_agent = STRLIST_INIT;
 		for (size_t i = 0; i < s->w.no_agent.nr; i++)
 			strlist_add(&no_agent, s->w.no_agent.items[i]);

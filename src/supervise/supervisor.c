@@ -602,6 +602,7 @@ int supervise_in(const struct sup_options *o, const struct sup_world *world, str
 		return 2;
 	}
 	strbuf_release(&jp);
+	s.j.lazy = s.W->run_dir_private;
 	if (sup_allocation(&s, err) < 0)
 		goto out;
 	unsigned nodes = o->nodes;

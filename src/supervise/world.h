@@ -97,6 +97,29 @@ struct sup_world {
 	void (*watch_stop)(void *ctx, struct sup *s);
 
 	/*
+	 * Optional (NULL, or -1: unknown, ask about every active host). The hosts that may not be
+	 * plainly fine (Slurm would not say plainly allocated, vigil check would not say healthy)
+	 * into *out, for the periodic watch to ask Slurm and vigil check about, with the hosts the
+	 * run itself tracks (an unreachable streak, no agent), instead of every active host: a
+	 * round in O(changed), not O(nodes); every other host is taken to answer as a plainly fine
+	 * one does (a watch has nothing to say of it). The real world cannot know this without
+	 * asking (a sick-but-running host is what the watch's check round exists to find): it has
+	 * none. vigil sim's world keeps an index of its few unusual hosts (src/sim/world.h).
+	 */
+	int (*watch_hosts)(void *ctx, struct strlist *out);
+
+	/* The world writes no step file (a simulated trainer): the loop does not look for one.
+	 * false (the real world): opened, while absent, once a turn. */
+	bool no_step_file;
+
+	/* The run directory is private and temporary (vigil sim's, removed when the run ends):
+	 * the journal is lazy (journal.h: records written 64 KiB at a time, never fsync'd), and
+	 * so are the rank files (rankout.h: written 64 KiB at a time, not a line at a time).
+	 * false (the real world): every record and line written at once, the journal fsync'd
+	 * by its rule. */
+	bool run_dir_private;
+
+	/*
 	 * One smoke run of spec, within timeout_s: its exit status (0 passed), or -1 when it did
 	 * not finish by itself (not started, killed at the deadline or hung, a signal); *why
 	 * says how it ended when it did not pass. quiet_s
