@@ -148,6 +148,7 @@ complete -c vigil -n '__vigil_at \'stress gpu\'' -l config -r -F
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l set -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'stress gpu\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l host -x
+complete -c vigil -n '__vigil_at \'stress gpu\'' -l host-from-slurmd
 complete -c vigil -n '__vigil_at \'stress gpu\'' -l help
 complete -c vigil -n '__vigil_at \'stress gpu\'' -s h
 complete -c vigil -n '__vigil_at \'stress storage\'' -l dir -r -F
@@ -169,6 +170,7 @@ complete -c vigil -n '__vigil_at \'stress storage\'' -l config -r -F
 complete -c vigil -n '__vigil_at \'stress storage\'' -l set -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'stress storage\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'stress storage\'' -l host -x
+complete -c vigil -n '__vigil_at \'stress storage\'' -l host-from-slurmd
 complete -c vigil -n '__vigil_at \'stress storage\'' -l help
 complete -c vigil -n '__vigil_at \'stress storage\'' -s h
 complete -c vigil -n '__vigil_at \'net\'' -a nccl
@@ -202,6 +204,7 @@ complete -c vigil -n '__vigil_at \'net nccl\'' -l config -r -F
 complete -c vigil -n '__vigil_at \'net nccl\'' -l set -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'net nccl\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'net nccl\'' -l host -x
+complete -c vigil -n '__vigil_at \'net nccl\'' -l host-from-slurmd
 complete -c vigil -n '__vigil_at \'net nccl\'' -l help
 complete -c vigil -n '__vigil_at \'net nccl\'' -s h
 complete -c vigil -n '__vigil_at \'net pairs\'' -l op -x
@@ -230,6 +233,7 @@ complete -c vigil -n '__vigil_at \'net pairs\'' -l config -r -F
 complete -c vigil -n '__vigil_at \'net pairs\'' -l set -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'net pairs\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'net pairs\'' -l host -x
+complete -c vigil -n '__vigil_at \'net pairs\'' -l host-from-slurmd
 complete -c vigil -n '__vigil_at \'net pairs\'' -l help
 complete -c vigil -n '__vigil_at \'net pairs\'' -s h
 complete -c vigil -n '__vigil_at \'net ib\'' -l server
@@ -256,6 +260,7 @@ complete -c vigil -n '__vigil_at \'net ib\'' -l config -r -F
 complete -c vigil -n '__vigil_at \'net ib\'' -l set -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'net ib\'' -s c -x -a '(__vigil_keys)'
 complete -c vigil -n '__vigil_at \'net ib\'' -l host -x
+complete -c vigil -n '__vigil_at \'net ib\'' -l host-from-slurmd
 complete -c vigil -n '__vigil_at \'net ib\'' -l help
 complete -c vigil -n '__vigil_at \'net ib\'' -s h
 complete -c vigil -n '__vigil_at \'run\'' -l nodes -x

@@ -20,7 +20,7 @@
 /* the options every active test takes (ACTIVE_OUT_OPTIONS in active.h) */
 #define COMP_ACTIVE_OPTS                                                                           \
 	"--json --reason --verbose -v --color=auto|always|never --config=file --set=key "          \
-	"-c=key --host=any --help -h"
+	"-c=key --host=any --host-from-slurmd --help -h"
 #define COMP_NET_OPTS                                                                              \
 	"--op=any --sizes=any --gpus=any --iters=any --warmup=any --timeout=any "                  \
 	"--single-process --rank=any --nranks=any --rendezvous=any --gpu=any --run-id=any "        \

@@ -284,6 +284,7 @@ TEST(completion_options_are_every_getopt_tables_options)
 		{ "net.c", { "net ib" } },
 		{ "report.c", { "report" } },
 		{ "sim.c", { "sim" } },
+		{ "qualify.c", { "qualify" } },
 		{ "run.c", { "run" } },
 		{ "stacks.c", { "stacks" } },
 		{ "stress.c", { "stress gpu" } },
