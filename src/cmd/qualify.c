@@ -607,9 +607,12 @@ static void run_stages(struct qrun *r, const bool kept[Q_NR_STAGES])
 		}
 		save_stage(r, s);
 		double rest = r->a->budget_s - qualify_elapsed_s(r);
-		qualify_say("[%d/%d] %s: %s in %.0f s: %s; %.0f s of the budget left", nth, total,
-		    q_stage_name(s), q_status_name(c->stages[s].st), c->stages[s].wall_s,
-		    c->stages[s].reason ? c->stages[s].reason : "", rest > 0 ? rest : 0);
+		/* the later stages take at most what is left of the budget: the estimate of the
+		 * rest is that bound (a stage ends early when its nodes answer early) */
+		qualify_say("[%d/%d] %s: %s in %.0f s: %s; %.0f s in, the rest at most %.0f s", nth,
+			    total, q_stage_name(s), q_status_name(c->stages[s].st),
+			    c->stages[s].wall_s, c->stages[s].reason ? c->stages[s].reason : "",
+			    qualify_elapsed_s(r), rest > 0 ? rest : 0);
 	}
 }
 

@@ -138,20 +138,23 @@ int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
 		.stop = reach->stop,
 	};
 	fleet_run(&f, &plan);
+	bool *seen = xcalloc(c->nr + 1, sizeof(*seen));
 	for (size_t i = 0; i < f.nr; i++) {
 		struct fleet_row *r = &f.rows[i];
 		struct q_node *n = q_card_node(c, r->node.name);
 		if (!n)
 			continue;
+		seen[n - c->nodes] = true;
 		struct json_value *rep =
 			r->report_json ? json_parse(r->report_json, strlen(r->report_json), NULL)
 				       : NULL;
 		merge(n, s, from_fleet(r->verdict), r->reason, rep);
 	}
-	/* a node of the card that Slurm did not list is not one to trust */
+	/* a node of the card that Slurm did not list this round is not one to trust */
 	for (size_t i = 0; i < c->nr; i++)
-		if (c->nodes[i].st[s] == Q_NOT_RUN)
+		if (!seen[i])
 			merge(&c->nodes[i], s, Q_UNKNOWN, "Slurm does not list this node", NULL);
+	free(seen);
 	if (f.note)
 		strbuf_addstr(err, f.note);
 	summarize(c, s);
