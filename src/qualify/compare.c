@@ -177,22 +177,30 @@ static bool stage_wall(const struct json_value *st, double *v)
 	return card_num(st, "wall_s", v);
 }
 
+/* The distinct values of key in the items of array, over both cards, first seen first. */
+static size_t union_of(const struct cmp *c, const char *array, const char *key, const char **out,
+		       size_t max)
+{
+	size_t n = 0;
+	const struct json_value *cards[] = { c->o, c->n };
+	for (size_t k = 0; k < 2; k++) {
+		const struct json_value *a = array_of(cards[k], array);
+		for (size_t i = 0; a && i < a->nr && n < max; i++) {
+			const char *v = json_get_string(a->items[i], key);
+			bool seen = !v;
+			for (size_t j = 0; j < n && !seen; j++)
+				seen = !strcmp(out[j], v);
+			if (!seen)
+				out[n++] = v;
+		}
+	}
+	return n;
+}
+
 static void add_stages(struct cmp *c)
 {
 	const char *names[MAX_STAGES];
-	size_t nn = 0;
-	const struct json_value *cards[] = { c->o, c->n };
-	for (size_t k = 0; k < 2; k++) {
-		const struct json_value *st = array_of(cards[k], "stages");
-		for (size_t i = 0; st && i < st->nr && nn < MAX_STAGES; i++) {
-			const char *name = json_get_string(st->items[i], "name");
-			bool seen = !name;
-			for (size_t j = 0; j < nn && !seen; j++)
-				seen = !strcmp(names[j], name);
-			if (!seen)
-				names[nn++] = name;
-		}
-	}
+	size_t nn = union_of(c, "stages", "name", names, MAX_STAGES);
 	for (size_t i = 0; i < nn; i++) {
 		struct strbuf f = STRBUF_INIT;
 		strbuf_addf(&f, "stage.%s", names[i]);
@@ -296,19 +304,7 @@ static bool busbw_at(const struct json_value *card, const char *op, double nodes
 static void add_nccl(struct cmp *c)
 {
 	const char *ops[MAX_OPS];
-	size_t nops = 0;
-	const struct json_value *cards[] = { c->o, c->n };
-	for (size_t k = 0; k < 2; k++) {
-		const struct json_value *a = array_of(cards[k], "nccl");
-		for (size_t i = 0; a && i < a->nr && nops < MAX_OPS; i++) {
-			const char *op = json_get_string(a->items[i], "op");
-			bool seen = !op;
-			for (size_t j = 0; j < nops && !seen; j++)
-				seen = !strcmp(ops[j], op);
-			if (!seen)
-				ops[nops++] = op;
-		}
-	}
+	size_t nops = union_of(c, "nccl", "op", ops, MAX_OPS);
 	for (size_t i = 0; i < nops; i++) {
 		const struct json_value *a = array_of(c->o, "nccl");
 		double best = 0, x, v;
