@@ -61,6 +61,9 @@ int fleet_fit(const struct fleet_history *h, const struct fleet_fit_opts *o, str
 /* The report of the fit: JSON (docs/schema/fleet-model.json, the model under "model") or a
  * table; names what was counted and every warning. */
 void fleet_fit_json(const struct fleet_fit *f, const struct fleet_history *h, struct strbuf *out);
+/* The members both reports open with: enough_data and the warnings. */
+struct json_writer;
+void fleet_fit_json_head(struct json_writer *w, const struct fleet_fit *f);
 void fleet_fit_text(const struct fleet_fit *f, const struct fleet_history *h, struct strbuf *out);
 
 struct fleet_lemon {

@@ -188,13 +188,7 @@ void fleet_lemons_json(const struct fleet_lemons *L, const struct fleet_history 
 	struct json_writer w;
 	json_writer_init(&w, out, true);
 	json_open_top(&w);
-	json_key(&w, "enough_data");
-	json_bool(&w, f->enough_data);
-	json_key(&w, "warnings");
-	json_open_array(&w);
-	for (size_t i = 0; i < f->nr_warnings; i++)
-		json_string(&w, f->warnings[i]);
-	json_close_array(&w);
+	fleet_fit_json_head(&w, f);
 	json_key(&w, "nodes");
 	json_uint(&w, f->nodes);
 	json_key(&w, "days");

@@ -161,6 +161,17 @@ static void class_note(const struct fleet_fit *f, int c, struct strbuf *out)
 			    f->c[c].repair_samples);
 }
 
+void fleet_fit_json_head(struct json_writer *w, const struct fleet_fit *f)
+{
+	json_key(w, "enough_data");
+	json_bool(w, f->enough_data);
+	json_key(w, "warnings");
+	json_open_array(w);
+	for (size_t i = 0; i < f->nr_warnings; i++)
+		json_string(w, f->warnings[i]);
+	json_close_array(w);
+}
+
 void fleet_fit_json(const struct fleet_fit *f, const struct fleet_history *h, struct strbuf *out)
 {
 	struct json_writer w;
@@ -168,13 +179,7 @@ void fleet_fit_json(const struct fleet_fit *f, const struct fleet_history *h, st
 	char a[32], b[32];
 	json_writer_init(&w, out, true);
 	json_open_top(&w);
-	json_key(&w, "enough_data");
-	json_bool(&w, f->enough_data);
-	json_key(&w, "warnings");
-	json_open_array(&w);
-	for (size_t i = 0; i < f->nr_warnings; i++)
-		json_string(&w, f->warnings[i]);
-	json_close_array(&w);
+	fleet_fit_json_head(&w, f);
 	fleet_format_time(f->start, a);
 	fleet_format_time(f->end, b);
 	json_key(&w, "since");
@@ -245,32 +250,7 @@ void fleet_fit_json(const struct fleet_fit *f, const struct fleet_history *h, st
 	json_open_object(&w);
 	json_key(&w, "schema_version");
 	json_int(&w, 1);
-	json_key(&w, "source");
-	json_string(&w, f->model.source);
-	json_key(&w, "rate_unit");
-	json_string(&w, "per_gpu_day");
-	json_key(&w, "classes");
-	json_open_array(&w);
-	for (size_t i = 0; i < f->model.nr; i++) {
-		const struct sim_class *c = &f->model.classes[i];
-		json_open_object(&w);
-		json_key(&w, "name");
-		json_string(&w, c->name);
-		json_key(&w, "rate");
-		json_double(&w, c->rate);
-		json_key(&w, "seen_as");
-		json_string(&w, sim_seen_name(c->seen));
-		json_key(&w, "host_fault");
-		json_bool(&w, c->host_fault);
-		json_key(&w, "check_sees");
-		json_bool(&w, c->check_sees);
-		json_key(&w, "repair_hours");
-		json_double(&w, c->repair_hours);
-		json_key(&w, "check_says");
-		json_string(&w, c->check_says);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
+	sim_model_members(&w, &f->model);
 	json_close_object(&w);
 	json_close_object(&w);
 	json_writer_finish(&w, NULL);

@@ -81,37 +81,42 @@ double sim_model_total_rate(const struct sim_model *m)
 	return r;
 }
 
+void sim_model_members(struct json_writer *w, const struct sim_model *m)
+{
+	json_key(w, "source");
+	json_string(w, m->source);
+	json_key(w, "rate_unit");
+	json_string(w, "per_gpu_day");
+	json_key(w, "classes");
+	json_open_array(w);
+	for (size_t i = 0; i < m->nr; i++) {
+		const struct sim_class *c = &m->classes[i];
+		json_open_object(w);
+		json_key(w, "name");
+		json_string(w, c->name);
+		json_key(w, "rate");
+		json_double(w, c->rate);
+		json_key(w, "seen_as");
+		json_string(w, sim_seen_name(c->seen));
+		json_key(w, "host_fault");
+		json_bool(w, c->host_fault);
+		json_key(w, "check_sees");
+		json_bool(w, c->check_sees);
+		json_key(w, "repair_hours");
+		json_double(w, c->repair_hours);
+		json_key(w, "check_says");
+		json_string(w, c->check_says);
+		json_close_object(w);
+	}
+	json_close_array(w);
+}
+
 void sim_model_json(const struct sim_model *m, struct strbuf *out)
 {
 	struct json_writer w;
 	json_writer_init(&w, out, true);
 	json_open_top(&w);
-	json_key(&w, "source");
-	json_string(&w, m->source);
-	json_key(&w, "rate_unit");
-	json_string(&w, "per_gpu_day");
-	json_key(&w, "classes");
-	json_open_array(&w);
-	for (size_t i = 0; i < m->nr; i++) {
-		const struct sim_class *c = &m->classes[i];
-		json_open_object(&w);
-		json_key(&w, "name");
-		json_string(&w, c->name);
-		json_key(&w, "rate");
-		json_double(&w, c->rate);
-		json_key(&w, "seen_as");
-		json_string(&w, sim_seen_name(c->seen));
-		json_key(&w, "host_fault");
-		json_bool(&w, c->host_fault);
-		json_key(&w, "check_sees");
-		json_bool(&w, c->check_sees);
-		json_key(&w, "repair_hours");
-		json_double(&w, c->repair_hours);
-		json_key(&w, "check_says");
-		json_string(&w, c->check_says);
-		json_close_object(&w);
-	}
-	json_close_array(&w);
+	sim_model_members(&w, m);
 	json_close_object(&w);
 	json_writer_finish(&w, NULL);
 	strbuf_addch(out, '\n');

@@ -60,6 +60,10 @@ void sim_model_default(struct sim_model *m);
 double sim_model_total_rate(const struct sim_model *m);
 /* The model as JSON (pretty, one trailing newline), the shape sim_model_parse() reads. */
 void sim_model_json(const struct sim_model *m, struct strbuf *out);
+/* The model's members after schema_version (source, rate_unit, classes) into an open object:
+ * the same shape where a model sits inside another document (vigil fleet model). */
+struct json_writer;
+void sim_model_members(struct json_writer *w, const struct sim_model *m);
 /* Parse a model: 0, or -1 with *err naming the key or value at fault. */
 int sim_model_parse(const char *text, size_t len, struct sim_model *m, struct strbuf *err);
 /* Read and parse a model file (at most SIM_MODEL_FILE_MAX bytes). */
