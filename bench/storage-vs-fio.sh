@@ -7,15 +7,23 @@
 #   RUNS      runs of each, medians reported (default 3); SIZE, FILE, WRITERS, BLOCK from the
 #             environment (default 1G in all, 256M files, 4 writers, 1M blocks)
 #
-# The pattern, the same for both: WRITERS jobs, each writing one file of FILE bytes
+# The pattern, the same for all: WRITERS jobs, each writing one file of FILE bytes
 # sequentially in BLOCK writes (psync, iodepth 1: one write at a time, as a simple writer),
 # O_DIRECT when vigil found the file system takes it (its figures say "direct"), an fsync
 # at the end of each file (fio's fsync_on_close=1), files not preallocated (fio's
 # fallocate=none: a checkpoint writes fresh files); then the same files read back
 # sequentially (fio: invalidate=1 drops their pages first, as vigil does when not O_DIRECT).
-# vigil also verifies every byte it reads and renames and syncs the directory; fio does
-# neither. Figures are MiB/s (2^20 bytes) over all jobs: fio's io_bytes over its group
-# runtime, vigil's write_mib_s and read_mib_s. fio is Debian's (apt-get install fio).
+# vigil also renames and syncs the directory.
+#
+# Four sides, each run in a rotating order (so that none always follows another's writes):
+#   vigil          vigil stress storage as users run it: every byte read back is compared
+#                  (figures.verify says whether inline or overlapped)
+#   vigil-nocheck  the same with --verify none: the I/O alone, fio's like
+#   fio            fio, no check of what it reads
+#   fio-crc32c     fio checking what it reads (--verify=crc32c, written with its headers):
+#                  a verified read, vigil's like
+# Figures are MiB/s (2^20 bytes) over all jobs: fio's io_bytes over its group runtime,
+# vigil's write_mib_s and read_mib_s. fio is Debian's (apt-get install fio).
 set -eu
 vigil=${1:-./vigil}
 disk=${2:-/var/tmp}
@@ -29,55 +37,102 @@ command -v python3 >/dev/null || { echo "python3 is needed to read the JSON" >&2
 
 median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
-one_fs() { # label dir
-	label=$1 dir=$2
-	: > "$tmp/v.w"; : > "$tmp/v.r"; : > "$tmp/f.w"; : > "$tmp/f.r"
-	i=0
-	while [ "$i" -lt "$runs" ]; do
-		i=$((i + 1))
-		"$vigil" stress storage --dir "$dir" --size "$size" --file-size "$file" \
-			--writers "$writers" --block "$block" --meta-files 0 --json > "$tmp/v.json" || true
-		python3 - "$tmp/v.json" "$tmp" <<'EOF'
+run_vigil() { # side dir [options]
+	side=$1 dir=$2
+	shift 2
+	"$vigil" stress storage --dir "$dir" --size "$size" --file-size "$file" \
+		--writers "$writers" --block "$block" --meta-files 0 --json "$@" > "$tmp/v.json" || true
+	python3 - "$tmp/v.json" "$tmp" "$side" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))["figures"]
-t = sys.argv[2]
-open(t + "/v.w", "a").write("%s\n" % f["write_mib_s"])
-open(t + "/v.r", "a").write("%s\n" % f["read_mib_s"])
+t, side = sys.argv[2], sys.argv[3]
+open("%s/%s.w" % (t, side), "a").write("%s\n" % f["write_mib_s"])
+open("%s/%s.r" % (t, side), "a").write("%s\n" % f["read_mib_s"])
 open(t + "/direct", "w").write("1" if f["direct"] else "0")
-EOF
-		direct=$(cat "$tmp/direct")
-		fdir="$dir/vigil-bench-fio.$$"
-		mkdir "$fdir"
-		for rw in write read; do
-			extra=""
-			[ "$rw" = write ] && extra="--fsync_on_close=1 --fallocate=none"
-			# shellcheck disable=SC2086
-			fio --name=ck --directory="$fdir" --rw=$rw --bs="$block" --size="$file" \
-				--numjobs="$writers" --ioengine=psync --iodepth=1 --direct="$direct" \
-				--invalidate=1 --group_reporting --output-format=json $extra \
-				> "$tmp/f.json"
-			python3 - "$tmp/f.json" "$rw" >> "$tmp/f.$(echo $rw | cut -c1)" <<'EOF'
+if side == "vigil":
+    open(t + "/verify", "w").write(f.get("verify", "?"))
+PY
+}
+
+run_fio() { # side dir [options for both jobs]
+	side=$1 fdir="$2/vigil-bench-fio.$$"
+	shift 2
+	direct=$(cat "$tmp/direct")
+	mkdir "$fdir"
+	for rw in write read; do
+		extra=""
+		[ "$rw" = write ] && extra="--fsync_on_close=1 --fallocate=none"
+		[ "$rw" = write ] && [ $# -gt 0 ] && extra="$extra --do_verify=0 --verify_state_save=0"
+		# shellcheck disable=SC2086
+		fio --name=ck --directory="$fdir" --rw=$rw --bs="$block" --size="$file" \
+			--numjobs="$writers" --ioengine=psync --iodepth=1 --direct="$direct" \
+			--invalidate=1 --group_reporting --output-format=json $extra "$@" \
+			> "$tmp/f.json"
+		python3 - "$tmp/f.json" "$rw" >> "$tmp/$side.$(echo $rw | cut -c1)" <<'PY'
 import json, sys
 rw = sys.argv[2]
-j = json.load(open(sys.argv[1]))["jobs"][0][rw]
+j = json.load(open(sys.argv[1]))["jobs"][0]
+if j.get("error"):
+    sys.exit("fio failed: error %s" % j["error"])
+j = j[rw]
 print(j["io_bytes"] / 1048576 / (j["runtime"] / 1000.0))
-EOF
-		done
-		rm -rf "$fdir"
+PY
 	done
-	vw=$(median < "$tmp/v.w"); vr=$(median < "$tmp/v.r")
-	fw=$(median < "$tmp/f.w"); fr=$(median < "$tmp/f.r")
-	awk -v l="$label" -v d="$direct" -v vw="$vw" -v fw="$fw" -v vr="$vr" -v fr="$fr" 'BEGIN {
-		printf "%-6s %-7s %9.0f %9.0f %6.2f   %9.0f %9.0f %6.2f\n", l, d ? "direct" : "buffered",
-			vw, fw, vw / fw, vr, fr, vr / fr }' >> "$tmp/table"
+	rm -rf "$fdir"
+}
+
+one_side() { # side dir
+	case $1 in
+	vigil) run_vigil vigil "$2" ;;
+	vigil-nocheck) run_vigil vigil-nocheck "$2" --verify none ;;
+	fio) run_fio fio "$2" ;;
+	fio-crc32c) run_fio fio-crc32c "$2" --verify=crc32c ;;
+	esac
+}
+
+sides="vigil vigil-nocheck fio fio-crc32c"
+
+one_fs() { # label dir
+	label=$1 dir=$2
+	for s in $sides; do : > "$tmp/$s.w"; : > "$tmp/$s.r"; done
+	# a probe: whether the file system takes O_DIRECT, so that fio is run the same way
+	run_vigil probe "$dir"
+	i=0
+	while [ "$i" -lt "$runs" ]; do
+		# run i starts at side i mod 4 and goes round
+		order=$(echo $sides $sides | awk -v k=$((i % 4)) '{for (n = 1; n <= 4; n++) printf "%s ", $(k + n)}')
+		for s in $order; do
+			one_side "$s" "$dir"
+		done
+		i=$((i + 1))
+	done
+	direct=$(cat "$tmp/direct"); verify=$(cat "$tmp/verify")
+	for s in $sides; do
+		printf "%s %s %s %s %s %s\n" "$label" "$s" "$direct" "$verify" \
+			"$(median < "$tmp/$s.w")" "$(median < "$tmp/$s.r")" >> "$tmp/rows"
+	done
 }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-: > "$tmp/table"
+: > "$tmp/rows"
 one_fs disk "$disk"
 one_fs tmpfs /dev/shm
 echo "vigil stress storage vs fio $(fio --version): $size in $writers files of $file, $block blocks, medians of $runs runs, $(date -u +%Y-%m-%dT%H:%MZ)"
-printf "%-6s %-7s %9s %9s %6s   %9s %9s %6s\n" fs io "vigil w" "fio w" ratio "vigil r" "fio r" ratio
-printf "%-6s %-7s %9s %9s %6s   %9s %9s %6s\n" "" "" MiB/s MiB/s "" MiB/s MiB/s ""
-cat "$tmp/table"
+awk '
+{ fs[NR] = $1; side[NR] = $2; d[$1] = $3; ver[$1] = $4; w[$1, $2] = $5; r[$1, $2] = $6 }
+END {
+	printf "%-6s %-14s %9s %9s   (MiB/s)\n", "fs", "side", "write", "read"
+	for (n = 1; n <= NR; n++)
+		printf "%-6s %-14s %9.0f %9.0f\n", fs[n], side[n], w[fs[n], side[n]], r[fs[n], side[n]]
+	print ""
+	printf "%-6s %-8s %-10s %-34s %6s %6s\n", "fs", "io", "verify", "ratio", "write", "read"
+	split("disk tmpfs", F, " ")
+	for (k = 1; k <= 2; k++) {
+		f = F[k]
+		io = d[f] ? "direct" : "buffered"
+		printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio (the goal)", w[f, "vigil"] / w[f, "fio"], r[f, "vigil"] / r[f, "fio"]
+		printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil-nocheck / fio (I/O alone)", w[f, "vigil-nocheck"] / w[f, "fio"], r[f, "vigil-nocheck"] / r[f, "fio"]
+		printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio-crc32c (both checking)", w[f, "vigil"] / w[f, "fio-crc32c"], r[f, "vigil"] / r[f, "fio-crc32c"]
+	}
+}' "$tmp/rows"

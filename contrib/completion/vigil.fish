@@ -161,6 +161,7 @@ complete -c vigil -n '__vigil_at \'stress storage\'' -l stall-ms -x
 complete -c vigil -n '__vigil_at \'stress storage\'' -l meta-files -x
 complete -c vigil -n '__vigil_at \'stress storage\'' -l buffered
 complete -c vigil -n '__vigil_at \'stress storage\'' -l inject -x -a 'stall corrupt'
+complete -c vigil -n '__vigil_at \'stress storage\'' -l verify -x -a 'auto inline overlapped none'
 complete -c vigil -n '__vigil_at \'stress storage\'' -l json
 complete -c vigil -n '__vigil_at \'stress storage\'' -l reason
 complete -c vigil -n '__vigil_at \'stress storage\'' -l verbose

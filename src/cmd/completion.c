@@ -52,7 +52,7 @@ const struct comp_def comp_table[] = {
 			"--reference=file " COMP_ACTIVE_OPTS },
 	{ "stress storage", "--dir=dir --size=any --file-size=any --writers=any --block=any "
 			    "--duration=any --stall-ms=any --meta-files=any --buffered "
-			    "--inject=stall|corrupt " COMP_ACTIVE_OPTS },
+			    "--inject=stall|corrupt --verify=auto|inline|overlapped|none " COMP_ACTIVE_OPTS },
 	{ "net", "--help -h" },
 	{ "net nccl", COMP_NET_OPTS },
 	{ "net pairs", COMP_NET_OPTS },

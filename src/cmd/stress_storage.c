@@ -39,6 +39,10 @@ static const char storage_usage[] =
 	"  --stall-ms MS       one operation slower than this is a stall (default 10000)\n"
 	"  --meta-files N      small files in the metadata burst (default 1000; 0: none)\n"
 	"  --buffered          never O_DIRECT (the page cache is dropped for the read-back)\n"
+	"  --verify MODE       how the read-back is checked: auto (default: overlapped where\n"
+	"                      each writer and its checker have a CPU, else inline), inline,\n"
+	"                      overlapped, or none (bandwidth only: the data is not judged,\n"
+	"                      so the verdict is unknown)\n"
 	"  --inject FAULT      plant one fault, stall or corrupt (checks the checkers)\n"
 	"  --config FILE       configuration file (default /etc/vigil/vigil.conf)\n"
 	"  -c, --set SEC.KEY=VALUE  one configuration setting (repeatable)\n"
@@ -69,7 +73,8 @@ enum {
 	SSOPT_STALL,
 	SSOPT_META,
 	SSOPT_BUFFERED,
-	SSOPT_INJECT
+	SSOPT_INJECT,
+	SSOPT_VERIFY
 };
 
 static const struct option ckpt_opts[] = {
@@ -83,6 +88,7 @@ static const struct option ckpt_opts[] = {
 	{ "meta-files", required_argument, NULL, SSOPT_META },
 	{ "buffered", no_argument, NULL, SSOPT_BUFFERED },
 	{ "inject", required_argument, NULL, SSOPT_INJECT },
+	{ "verify", required_argument, NULL, SSOPT_VERIFY },
 	ACTIVE_OUT_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
@@ -236,6 +242,14 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 				return -1;
 			}
 			break;
+		case SSOPT_VERIFY:
+			if (!ckpt_verify_parse(optarg, &a->o.verify)) {
+				usage_error("stress storage",
+					    "--verify wants auto, inline, overlapped or none, not '%s'",
+					    optarg);
+				return -1;
+			}
+			break;
 		case AOPT_CONFIG:
 			a->he.config_path = optarg;
 			break;
@@ -345,9 +359,12 @@ static void figures_text(const struct ckpt_result *r, const char *dir, struct st
 			    "(%llu fsyncs)\n",
 			    r->write_mib_s, r->fsync_p50_ms, r->fsync_p99_ms, r->fsync_max_ms,
 			    (unsigned long long)r->fsyncs);
-	if (r->read)
-		strbuf_addf(out, "read   %8.0f MiB/s  %.0f MiB verified\n", r->read_mib_s,
-			    (double)r->verified / 1048576);
+	if (r->read && r->verify == CKPT_VERIFY_NONE)
+		strbuf_addf(out, "read   %8.0f MiB/s  not checked (--verify none)\n",
+			    r->read_mib_s);
+	else if (r->read)
+		strbuf_addf(out, "read   %8.0f MiB/s  %.0f MiB verified (%s)\n", r->read_mib_s,
+			    (double)r->verified / 1048576, ckpt_verify_name(r->verify));
 	if (r->meta_ops)
 		strbuf_addf(out, "meta   %8.0f ops/s  (create, stat, rename, unlink)\n",
 			    r->meta_ops_s);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -452,6 +453,40 @@ static void fsync_figures(struct ckpt_result *r, struct ckpt_slot *slots, unsign
 	free(all);
 }
 
+static const char *const verify_names[] = {
+	[CKPT_VERIFY_AUTO] = "auto",
+	[CKPT_VERIFY_INLINE] = "inline",
+	[CKPT_VERIFY_OVERLAPPED] = "overlapped",
+	[CKPT_VERIFY_NONE] = "none",
+};
+
+const char *ckpt_verify_name(enum ckpt_verify v)
+{
+	return (unsigned)v < sizeof(verify_names) / sizeof(verify_names[0]) ? verify_names[v] : "?";
+}
+
+bool ckpt_verify_parse(const char *s, enum ckpt_verify *out)
+{
+	for (unsigned i = 0; i < sizeof(verify_names) / sizeof(verify_names[0]); i++)
+		if (!strcmp(s, verify_names[i])) {
+			*out = (enum ckpt_verify)i;
+			return true;
+		}
+	return false;
+}
+
+/* CPUs this process may run on (its affinity: a Slurm step or a container may hold fewer than
+ * the host has); 1 when it cannot be read */
+static unsigned usable_cpus(void)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
 void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result *r)
 {
 	uint64_t deadline = mono_ms() + o->deadline_ms;
@@ -482,6 +517,18 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 	char hex[17];
 	random_hex16(hex);
 	seed = strtoull(hex, NULL, 16);
+	bool memory_fs = !strcmp(d->fs_type, "tmpfs") || !strcmp(d->fs_type, "ramfs");
+	/*
+	 * The read-back's check beside the read, in a thread, only where every reader and its
+	 * checker can have a CPU each. On fewer, the two threads of each of n readers take turns
+	 * on the same CPUs and the hand-off costs more than the overlap gives back: on 2 CPUs
+	 * with 4 writers the overlapped read-back was 0.92x fio's and the inline one 1.00x
+	 * (docs/PERFORMANCE.md, "vigil stress storage against fio").
+	 */
+	r->verify = o->verify;
+	if (r->verify == CKPT_VERIFY_AUTO)
+		r->verify = !memory_fs && usable_cpus() >= 2 * n ? CKPT_VERIFY_OVERLAPPED
+								 : CKPT_VERIFY_INLINE;
 	for (unsigned i = 0; i < n; i++) {
 		struct ckpt_job *j = &p.jobs[i];
 		j->worker = i;
@@ -491,7 +538,7 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 		j->file_size = o->file_size;
 		j->block = o->block;
 		j->direct = d->direct;
-		j->memory_fs = !strcmp(d->fs_type, "tmpfs") || !strcmp(d->fs_type, "ramfs");
+		j->verify = r->verify;
 		j->subfd = d->subfd;
 		j->seed = seed;
 		j->stall_ns = (uint64_t)o->stall_ms * 1000000u;

@@ -29,6 +29,18 @@
 
 enum ckpt_inject { CKPT_INJECT_NONE, CKPT_INJECT_STALL, CKPT_INJECT_CORRUPT };
 
+/* How the read-back is checked (--verify). */
+enum ckpt_verify {
+	CKPT_VERIFY_AUTO,	/* overlapped where each reader and its checker have a CPU */
+	CKPT_VERIFY_INLINE,	/* by the reader, between two reads */
+	CKPT_VERIFY_OVERLAPPED, /* by a thread beside each reader, while it reads the next block */
+	CKPT_VERIFY_NONE,	/* not at all: bandwidth only, the data not judged */
+};
+
+/* "auto", "inline", "overlapped", "none"; and back (false: not one of them) */
+const char *ckpt_verify_name(enum ckpt_verify v);
+bool ckpt_verify_parse(const char *s, enum ckpt_verify *out);
+
 struct ckpt_opts {
 	uint64_t size;	    /* bytes in all, over every writer */
 	uint64_t file_size; /* bytes per shard file (the last may be shorter) */
@@ -39,6 +51,7 @@ struct ckpt_opts {
 	unsigned deadline_ms; /* the whole test */
 	bool buffered;	      /* never O_DIRECT (page cache dropped for the read-back instead) */
 	enum ckpt_inject inject;
+	enum ckpt_verify verify;
 };
 
 /* Why a DIR was refused before anything was written. */
@@ -97,6 +110,7 @@ struct ckpt_result {
 	unsigned files, writers;
 	uint32_t block;
 	bool direct;
+	enum ckpt_verify verify; /* how the read-back was checked: never AUTO here */
 	char fs_type[24];
 	char direct_note[160];
 	/* the page cache before the read-back, when not O_DIRECT: pages of the shards still

@@ -102,6 +102,13 @@ static void data_findings(const struct ckpt_result *r, struct check_result *c)
 			   (unsigned long long)r->mismatched_sectors);
 		return;
 	}
+	if (r->verify == CKPT_VERIFY_NONE && r->read_done) {
+		result_add(c, STATUS_UNKNOWN, ACTION_NONE, "storage_unverified", "",
+			   "%.0f MiB read back and not checked (--verify none): the bandwidth is "
+			   "measured, the data is not judged",
+			   (double)r->read / 1048576);
+		return;
+	}
 	if (!r->read_done || r->verified < r->bytes) {
 		f = result_add(
 			c, STATUS_UNKNOWN, ACTION_INVESTIGATE, "storage_unverified", "",
@@ -258,6 +265,8 @@ void ckpt_figures_json(const struct ckpt_result *r, struct json_writer *w)
 		json_key(w, "direct_note");
 		json_string(w, r->direct_note);
 	}
+	json_key(w, "verify");
+	json_string(w, ckpt_verify_name(r->verify));
 	json_key(w, "page_cache");
 	json_string(w, cache_state(r));
 	if (r->cache_pages) {

@@ -328,7 +328,8 @@ static void count_resident(const struct ckpt_job *j, int fd, uint64_t len)
 /*
  * The verifier: a thread of the worker that checks block k while the worker reads block k+1
  * into the other buffer. At one read in flight (a simple reader, fio's psync at iodepth 1)
- * the check would otherwise sit between two reads and the device would idle through it.
+ * the check would otherwise sit between two reads and the device would idle through it. Used
+ * where each reader and its checker can have a CPU (ckpt.c), or when --verify overlapped asks.
  */
 struct verifier {
 	const struct ckpt_job *j;
@@ -343,6 +344,7 @@ struct verifier {
 	size_t len[2];
 	unsigned cur_file;
 	bool in_run;
+	bool overlap; /* the thread runs; false: read_one checks each block itself */
 };
 
 static void *verifier_main(void *arg)
@@ -406,7 +408,7 @@ static int read_one(const struct ckpt_job *j, unsigned f, struct verifier *v, un
 		count_resident(j, fd, len);
 	for (uint64_t off = 0; off < len; off += j->block) {
 		size_t n = len - off < j->block ? (size_t)(len - off) : j->block;
-		uint8_t *buf = verifier_take(v, *k);
+		uint8_t *buf = v->overlap ? verifier_take(v, *k) : v->buf[0];
 		op_begin(sl, SOP_READ, f);
 		int r = full_io(fd, buf, n, off, true);
 		op_end(j, SOP_READ, f);
@@ -416,13 +418,15 @@ static int read_one(const struct ckpt_job *j, unsigned f, struct verifier *v, un
 			return -1;
 		}
 		sl->bytes += n;
-		if (j->memory_fs) {
-			/* the read was a copy on this CPU; handing the block to another thread
-			 * would cost a wake-up per block and buy nothing */
+		if (!v->overlap) {
+			/* checked here, between two reads: on a memory file system the read was
+			 * a copy on this CPU, and with no CPU to spare for a checker a hand-off
+			 * costs a wake-up per block and buys nothing (ckpt.c) */
 			if (f != v->cur_file)
 				v->in_run = false;
 			v->cur_file = f;
-			verify(j, f, off, buf, v->base, n, &v->in_run);
+			if (j->verify != CKPT_VERIFY_NONE)
+				verify(j, f, off, buf, v->base, n, &v->in_run);
 			continue;
 		}
 		verifier_post(v, *k, f, off, n);
@@ -441,25 +445,20 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const uint8_t *base
 	v.base = base;
 	v.buf[0] = buf;
 	v.cur_file = ~0u;
-	if (posix_memalign((void **)&v.buf[1], SECTOR, j->block)) {
-		fail(j, SOP_ALLOC, 0, ENOMEM);
-		return;
-	}
+	v.overlap = j->verify == CKPT_VERIFY_OVERLAPPED;
+	if (v.overlap && posix_memalign((void **)&v.buf[1], SECTOR, j->block))
+		v.overlap = false;
 	pthread_mutex_init(&v.mu, NULL);
 	pthread_cond_init(&v.cv, NULL);
 	pthread_t t;
-	bool threaded = !j->memory_fs && pthread_create(&t, NULL, verifier_main, &v) == 0;
+	/* no second buffer or no thread (EAGAIN): checked inline, never read unchecked */
+	if (v.overlap && pthread_create(&t, NULL, verifier_main, &v) != 0)
+		v.overlap = false;
 	unsigned k = 0;
-	for (unsigned f = j->worker; f < j->files; f += j->nworkers) {
-		if (!threaded && !j->memory_fs) {
-			/* no thread: a failed call (EAGAIN), and nothing read unverified */
-			fail(j, SOP_ALLOC, f, EAGAIN);
-			break;
-		}
+	for (unsigned f = j->worker; f < j->files; f += j->nworkers)
 		if (read_one(j, f, &v, &k) < 0)
 			break;
-	}
-	if (threaded) {
+	if (v.overlap) {
 		pthread_mutex_lock(&v.mu);
 		while (v.full[0] || v.full[1])
 			pthread_cond_wait(&v.cv, &v.mu);

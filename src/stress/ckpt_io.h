@@ -80,7 +80,7 @@ struct ckpt_job {
 	uint64_t size, file_size;
 	uint32_t block;
 	bool direct;
-	bool memory_fs; /* tmpfs, ramfs: a read is a copy, no device waits (no verifier thread) */
+	enum ckpt_verify verify; /* INLINE, OVERLAPPED (block k checked while k+1 is read) or NONE */
 	int subfd;
 	uint64_t seed;
 	uint64_t stall_ns;

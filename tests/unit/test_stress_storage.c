@@ -154,24 +154,53 @@ TEST(stress_storage_buffered_says_whether_the_page_cache_was_dropped)
 	child_release(&c);
 }
 
+/* the checker catches a flipped byte whichever way it runs: by the reader between two reads,
+ * or by a thread beside it (auto picks one by the CPUs there are; both are asked for here) */
 TEST(stress_storage_data_read_back_wrong_fails_naming_file_and_offset)
 {
-	const char *dir = mkdir_in("corrupt");
+	static const char *const modes[] = { "inline", "overlapped" };
+	for (size_t m = 0; m < ARRAY_SIZE(modes); m++) {
+		const char *dir = mkdir_in(m ? "corrupt-overlapped" : "corrupt-inline");
+		const char *args[] = { "stress",   "storage", "--dir",	  dir,	    SMALL,
+				       "--inject", "corrupt", "--verify", modes[m], "--json",
+				       NULL };
+		struct child c;
+		test_run_vigil(&c, args, NULL);
+		CHECK_MSG(c.exit_code == 1, "%s: exit %d: %s", modes[m], c.exit_code, c.out.buf);
+		struct json_value *v = test_parse_json(&c);
+		CHECK_STR(json_get_string(v, "verdict"), "unhealthy");
+		CHECK_STR(json_get_string(json_get(v, "figures"), "verify"), modes[m]);
+		const struct json_value *f = finding_of(v, "storage-data");
+		CHECK_STR(json_get_string(f, "code"), "storage_mismatch");
+		CHECK_STR(json_get_string(f, "device"), "shard-00000");
+		CHECK_STR(json_get_string(f, "action"), "INSPECT_HARDWARE");
+		double off = -1;
+		CHECK(json_get_number(json_get(f, "details"), "offset", &off));
+		CHECK_INT(off, 1 << 20); /* the sector of the byte flipped in the middle of 2 MiB */
+		CHECK(figure(v, "mismatched_sectors") >= 1);
+		json_free(v);
+		child_release(&c);
+		check_empty(dir);
+	}
+}
+
+/* --verify none measures the bandwidth and says the data was not judged: never healthy */
+TEST(stress_storage_verify_none_is_unknown_not_healthy)
+{
+	const char *dir = mkdir_in("verify-none");
 	const char *args[] = { "stress",   "storage", "--dir",	dir, SMALL,
-			       "--inject", "corrupt", "--json", NULL };
+			       "--verify", "none",    "--json", NULL };
 	struct child c;
 	test_run_vigil(&c, args, NULL);
-	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.out.buf);
+	CHECK_MSG(c.exit_code == 3, "exit %d: %s", c.exit_code, c.out.buf);
 	struct json_value *v = test_parse_json(&c);
-	CHECK_STR(json_get_string(v, "verdict"), "unhealthy");
+	CHECK_STR(json_get_string(v, "verdict"), "unknown");
+	CHECK_STR(json_get_string(json_get(v, "figures"), "verify"), "none");
+	CHECK(figure(v, "read_mib_s") > 0);
+	CHECK_INT(figure(v, "verified_bytes"), 0);
 	const struct json_value *f = finding_of(v, "storage-data");
-	CHECK_STR(json_get_string(f, "code"), "storage_mismatch");
-	CHECK_STR(json_get_string(f, "device"), "shard-00000");
-	CHECK_STR(json_get_string(f, "action"), "INSPECT_HARDWARE");
-	double off = -1;
-	CHECK(json_get_number(json_get(f, "details"), "offset", &off));
-	CHECK_INT(off, 1 << 20); /* the sector of the byte flipped in the middle of the 2 MiB */
-	CHECK(figure(v, "mismatched_sectors") >= 1);
+	CHECK_STR(json_get_string(f, "code"), "storage_unverified");
+	CHECK_CONTAINS(json_get_string(f, "message"), "--verify none");
 	json_free(v);
 	child_release(&c);
 	check_empty(dir);
@@ -363,10 +392,12 @@ TEST(stress_storage_usage_errors_exit_2)
 		{ "stress", "storage", "--dir", "/tmp", "--inject", "fire", NULL },
 		{ "stress", "storage", "--dir", "/tmp", "--size", "lots", NULL },
 		{ "stress", "storage", "--dir", "/tmp", "--size", "3M", "--block", "2M", NULL },
+		{ "stress", "storage", "--dir", "/tmp", "--verify", "some", NULL },
 	};
 	const char *says[] = {
 		"--dir DIR is required", "multiple of 4096",   "--writers",
-		"stall or corrupt",	 "--size wants bytes", "multiples of --block"
+		"stall or corrupt",	 "--size wants bytes", "multiples of --block",
+		"--verify wants auto, inline, overlapped or none"
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct child c;
