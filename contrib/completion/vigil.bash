@@ -48,7 +48,7 @@ _vigil_opts() {
 	"fabric ufm close") _vigil_r="--state=dir --help -h" ;;
 	"fabric links") _vigil_r="--json --expect=file --help -h @file" ;;
 	"fabric burnin") _vigil_r="--help -h" ;;
-	"fabric burnin plan") _vigil_r="--json --fat-tree=any --hosts-per-stage=any --output=file -o=file --help -h @file" ;;
+	"fabric burnin plan") _vigil_r="--json --fat-tree=any --hosts-per-stage=any --hosts=any --output=file -o=file --help -h @file" ;;
 	"fabric burnin run") _vigil_r="--jobid=any --stage=any --duration=any --no-cuda --port=any --timeout=any --vigil=file --json --config=file --set=key -c=key --help -h @file" ;;
 	"list") _vigil_r="--help -h" ;;
 	"help") _vigil_r="--help -h @cmd" ;;

@@ -456,6 +456,7 @@ complete -c vigil -n '__vigil_at \'fabric burnin\'' -s h
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l json
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l fat-tree -x
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l hosts-per-stage -x
+complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l hosts -x
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l output -r -F
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -s o -r -F
 complete -c vigil -n '__vigil_at \'fabric burnin plan\'' -l help

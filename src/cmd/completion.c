@@ -96,7 +96,7 @@ const struct comp_def comp_table[] = {
 	{ "fabric ufm close", "--state=dir --help -h" },
 	{ "fabric links", "--json --expect=file --help -h @file" },
 	{ "fabric burnin", "--help -h" },
-	{ "fabric burnin plan", "--json --fat-tree=any --hosts-per-stage=any --output=file -o=file "
+	{ "fabric burnin plan", "--json --fat-tree=any --hosts-per-stage=any --hosts=any --output=file -o=file "
 				"--help -h @file" },
 	{ "fabric burnin run", "--jobid=any --stage=any --duration=any --no-cuda --port=any --timeout=any "
 			       "--vigil=file --json --config=file --set=key -c=key --help -h "

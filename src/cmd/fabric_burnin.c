@@ -10,13 +10,14 @@
 #include "fabric.h"
 #include "../fabric/plan.h"
 #include "../lib/fileio.h"
+#include "../lib/strlist.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 static const char plan_usage[] =
-	"usage: vigil fabric burnin plan FILE [--hosts-per-stage N] [--json] [-o PLAN]\n"
+	"usage: vigil fabric burnin plan FILE [--hosts-per-stage N] [--hosts LIST] [--json] [-o PLAN]\n"
 	"       vigil fabric burnin plan --fat-tree SPEC [...]\n"
 	"\n"
 	"Stages of HCA pairs (host+HCA to host+HCA, each HCA in at most one pair per stage)\n"
@@ -29,11 +30,14 @@ static const char plan_usage[] =
 	"\n"
 	"  --fat-tree SPEC       the same words as a fat-tree file, comma-separated\n"
 	"  --hosts-per-stage N   at most N hosts in any stage\n"
+	"  --hosts LIST          only these hosts' HCAs (comma-separated names, as the\n"
+	"                        topology's descriptions name them: an allocation's nodes);\n"
+	"                        links they cannot reach are out of scope, not uncovered\n"
 	"  --json                the plan as JSON (what 'vigil fabric burnin run' reads)\n"
 	"  -o, --output PLAN     write the JSON plan to PLAN (replaced atomically)\n"
 	"\n"
 	"Exit status: 0 every link covered, 1 links left uncovered (down, miswired or off the\n"
-	"up/down tree), 2 usage error (a --fat-tree SPEC not understood), 3 could not tell\n"
+	"up/down tree) or a host of --hosts not in the topology, 2 usage error (a --fat-tree SPEC not understood), 3 could not tell\n"
 	"(TOPOLOGY missing, unreadable or not understood, or PLAN not written).\n";
 
 static void say_err(const char *what, const struct strbuf *err)
@@ -50,6 +54,7 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "fat-tree", required_argument, NULL, 'F' },
 		{ "hosts-per-stage", required_argument, NULL, 'H' },
+		{ "hosts", required_argument, NULL, 'L' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -57,7 +62,8 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 	bool json = false;
 	const char *spec_arg = NULL, *out_path = NULL;
 	struct plan_opts po = { 0 };
-	int c;
+	struct strlist hosts = STRLIST_INIT;
+	int c, early = -1;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -65,32 +71,50 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'F': spec_arg = optarg; break;
 		case 'o': out_path = optarg; break;
+		case 'L':
+			strlist_split(&hosts, optarg, ",");
+			if (!hosts.nr) {
+				usage_error("fabric burnin plan",
+					    "--hosts wants comma-separated host names, not '%s'",
+					    optarg);
+				early = EXIT_USAGE;
+			}
+			break;
 		case 'H': {
 			uint64_t v;
 			if (!parse_u64(optarg, &v) || !v || v > 1000000) {
 				usage_error("fabric burnin plan",
 					    "--hosts-per-stage wants a number from 1 to 1000000, not '%s'",
 					    optarg);
-				return EXIT_USAGE;
+				early = EXIT_USAGE;
+				break;
 			}
 			po.hosts_per_stage = (unsigned)v;
 			break;
 		}
 		case 'h':
 			fputs(plan_usage, stdout);
-			return EXIT_HEALTHY;
+			early = EXIT_HEALTHY;
+			break;
 		case ':':
 			usage_error("fabric burnin plan", "'%s' wants a value", argv[optind - 1]);
-			return EXIT_USAGE;
+			early = EXIT_USAGE;
+			break;
 		default:
 			usage_error("fabric burnin plan", "unknown option '%s'", argv[optind - 1]);
-			return EXIT_USAGE;
+			early = EXIT_USAGE;
+			break;
+		}
+		if (early >= 0) {
+			strlist_release(&hosts);
+			return early;
 		}
 	}
 	if ((spec_arg && optind != argc) || (!spec_arg && optind != argc - 1)) {
 		usage_error("fabric burnin plan", spec_arg ? "--fat-tree or FILE, not both" :
 			    optind >= argc ? "which fabric? name ibnetdiscover output, a fat-tree "
 			    "file, or --fat-tree SPEC" : "one FILE at a time");
+		strlist_release(&hosts);
 		return EXIT_USAGE;
 	}
 
@@ -118,6 +142,8 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 		ret = EXIT_UNKNOWN;
 		goto out;
 	}
+	po.hosts = (const char *const *)hosts.items;
+	po.nr_hosts = hosts.nr;
 	if (plan_build(&f, &po, &p, &err) < 0) {
 		say_err("unknown: ", &err);
 		ret = EXIT_UNKNOWN;
@@ -136,8 +162,9 @@ int cmd_fabric_burnin_plan(int argc, char **argv)
 	if (!json)
 		plan_write_text(&f, &p, &out);
 	fwrite(out.buf, 1, out.len, stdout);
-	ret = p.nr_uncovered ? EXIT_UNHEALTHY : EXIT_HEALTHY;
+	ret = p.nr_uncovered || p.nr_missing ? EXIT_UNHEALTHY : EXIT_HEALTHY;
 out:
+	strlist_release(&hosts);
 	plan_release(&p);
 	fabric_release(&f);
 	strbuf_release(&text);

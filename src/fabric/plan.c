@@ -265,11 +265,124 @@ static int link_order_cmp(const void *a, const void *b)
 	return x->link - y->link;
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Per node: an HCA whose host is not in o->hosts (NULL when there is no such list). */
+static bool *excluded_cas(const struct fabric *f, const struct plan_opts *o)
+{
+	if (!o || !o->nr_hosts)
+		return NULL;
+	const char **sorted = xmalloc(o->nr_hosts * sizeof(*sorted));
+	memcpy(sorted, o->hosts, o->nr_hosts * sizeof(*sorted));
+	qsort(sorted, o->nr_hosts, sizeof(*sorted), str_cmp);
+	bool *ex = xcalloc(f->nr_nodes + 1, sizeof(bool));
+	for (size_t n = 0; n < f->nr_nodes; n++) {
+		const char *h = f->nodes[n].host;
+		ex[n] = !f->nodes[n].is_switch &&
+			!bsearch(&h, sorted, o->nr_hosts, sizeof(*sorted), str_cmp);
+	}
+	free(sorted);
+	return ex;
+}
+
+/* The names of o->hosts that no planned HCA belongs to (in o's order). */
+static void find_missing(const struct fabric *f, const struct plan_opts *o, const int *host,
+			 struct plan *p)
+{
+	for (size_t i = 0; o && i < o->nr_hosts; i++) {
+		bool found = false;
+		for (size_t n = 0; n < f->nr_nodes && !found; n++)
+			found = host[n] >= 0 && !strcmp(f->nodes[n].host, o->hosts[i]);
+		if (!found) {
+			p->missing = xrealloc(p->missing, (p->nr_missing + 1) * sizeof(char *));
+			p->missing[p->nr_missing++] = xstrdup(o->hosts[i]);
+		}
+	}
+}
+
+/*
+ * With a host list: which sound links (ok[]) a pair of the listed hosts' HCAs could cross.
+ * The fabric's own tiers (a breadth-first walk up from every HCA) say which switch is above
+ * which; a switch is reached when a listed HCA lies below it, and a link from a reached switch
+ * up to one with at least two reached ones below (a route between them turns there) is in
+ * scope, as is a listed HCA's own link. Every other sound link is out of scope: oos[] set,
+ * ok[] cleared so the planner never counts on it.
+ */
+static void scope_links(const struct fabric *f, const bool *excl, bool *ok, bool *oos)
+{
+	size_t nn = f->nr_nodes;
+	int *tier = xmalloc((nn + 1) * sizeof(int)), *queue = xmalloc((nn + 1) * sizeof(int));
+	size_t *at = xcalloc(nn + 2, sizeof(size_t)), *fill = xmalloc((nn + 1) * sizeof(size_t));
+	unsigned *below = xcalloc(nn + 1, sizeof(unsigned));
+	for (size_t i = 0; i < f->nr_links; i++)
+		if (ok[i] || oos[i])
+			at[f->links[i].a + 1]++, at[f->links[i].b + 1]++;
+	for (size_t n = 0; n < nn; n++)
+		at[n + 1] += at[n];
+	int *adj = xmalloc((at[nn] + 1) * sizeof(int));
+	memcpy(fill, at, (nn + 1) * sizeof(size_t));
+	for (size_t i = 0; i < f->nr_links; i++)
+		if (ok[i] || oos[i]) {
+			adj[fill[f->links[i].a]++] = f->links[i].b;
+			adj[fill[f->links[i].b]++] = f->links[i].a;
+		}
+	size_t qh = 0, qt = 0;
+	for (size_t n = 0; n < nn; n++) {
+		tier[n] = f->nodes[n].is_switch ? -1 : 0;
+		if (!f->nodes[n].is_switch)
+			queue[qt++] = (int)n;
+	}
+	/* tiers up from every HCA (the listed or not), in the walk's order: each node's lower
+	 * neighbours are settled before it is left, so "reached" flows up in the same pass */
+	while (qh < qt) {
+		int n = queue[qh++];
+		for (size_t e = at[n]; e < at[n + 1]; e++) {
+			int m = adj[e];
+			if (tier[m] < 0 && f->nodes[m].is_switch && tier[n] < PLAN_MAX_TIERS) {
+				tier[m] = tier[n] + 1;
+				queue[qt++] = m;
+			}
+		}
+	}
+	for (size_t k = 0; k < qt; k++) {
+		int n = queue[k];
+		bool reached = f->nodes[n].is_switch ? below[n] > 0 : !excl[n];
+		if (!reached)
+			continue;
+		for (size_t e = at[n]; e < at[n + 1]; e++)
+			if (tier[adj[e]] == tier[n] + 1)
+				below[adj[e]]++;
+	}
+	for (size_t i = 0; i < f->nr_links; i++) {
+		if (!ok[i])
+			continue;
+		int a = f->links[i].a, b = f->links[i].b;
+		int lo = tier[a] <= tier[b] ? a : b, hi = lo == a ? b : a;
+		bool in = tier[lo] >= 0 && tier[hi] == tier[lo] + 1 &&
+			  (f->nodes[lo].is_switch ? below[lo] > 0 && below[hi] >= 2 : !excl[lo]);
+		if (!in) {
+			ok[i] = false;
+			oos[i] = true;
+		}
+	}
+	free(tier);
+	free(queue);
+	free(at);
+	free(fill);
+	free(below);
+	free(adj);
+}
+
 int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p,
 	       struct strbuf *err)
 {
 	memset(p, 0, sizeof(*p));
 	size_t nn = f->nr_nodes;
+	bool *excl = excluded_cas(f, o);
+	bool *oos = xcalloc(f->nr_links + 1, sizeof(bool));
 	struct planner pl = { .f = f, .p = p, .limit = o ? o->hosts_per_stage : 0 };
 	pl.tier = xmalloc((nn + 1) * sizeof(int));
 	for (size_t i = 0; i < nn; i++)
@@ -292,8 +405,14 @@ int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p
 			good = false;
 		if (!f->nodes[l->a].is_switch && !f->nodes[l->b].is_switch)
 			good = false;
+		if (excl && (excl[l->a] || excl[l->b])) {
+			oos[i] = good; /* a sound link, only not ours: out of scope */
+			good = false;
+		}
 		ok[i] = good;
 	}
+	if (excl)
+		scope_links(f, excl, ok, oos);
 	/* tiers: leaves are the switches an HCA is cabled to, then one more per hop up; a
 	 * breadth-first walk over the usable links (linear, whatever the input's shape), stopped
 	 * at PLAN_MAX_TIERS: no fat tree is that deep, and the walks down recurse once per tier */
@@ -354,8 +473,12 @@ int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p
 		q->hi_port = lo_a ? l->b_port : l->a_port;
 		q->usable = ok[i] && ta >= 0 && tb >= 0 && (ta - tb == 1 || tb - ta == 1);
 		q->tier = q->usable ? (ta > tb ? ta : tb) : 0;
+		q->out_of_scope = oos[i];
+		p->nr_out_of_scope += q->out_of_scope;
 	}
 	free(ok);
+	free(oos);
+	free(excl);
 	qsort(p->links, p->nr_links, sizeof(*p->links), link_order_cmp);
 
 	/* adjacency (CSR) */
@@ -570,8 +693,9 @@ int plan_build(const struct fabric *f, const struct plan_opts *o, struct plan *p
 	}
 	p->uncovered = xmalloc((p->nr_links + 1) * sizeof(int));
 	for (size_t i = 0; i < p->nr_links; i++)
-		if (!p->links[i].covered)
+		if (!p->links[i].covered && !p->links[i].out_of_scope)
 			p->uncovered[p->nr_uncovered++] = (int)i;
+	find_missing(f, o, pl.host, p);
 out:
 	free(pl.tier);
 	free(pl.down_at);
@@ -599,6 +723,9 @@ void plan_release(struct plan *p)
 	free(p->route);
 	free(p->stages);
 	free(p->uncovered);
+	for (size_t i = 0; i < p->nr_missing; i++)
+		free(p->missing[i]);
+	free(p->missing);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -693,8 +820,11 @@ int plan_verify(const struct fabric *f, const struct plan_opts *o, const struct 
 				       p->links[i].covered, cov[i]);
 	}
 	size_t nunc = 0;
-	for (size_t i = 0; i < p->nr_links && !rc; i++)
-		nunc += !cov[i];
+	for (size_t i = 0; i < p->nr_links && !rc; i++) {
+		if (p->links[i].out_of_scope && (cov[i] || p->links[i].usable))
+			rc = error_set(err, "link %zu: out of scope, yet usable or covered", i + 1);
+		nunc += !cov[i] && !p->links[i].out_of_scope;
+	}
 	if (!rc && nunc != p->nr_uncovered)
 		rc = error_set(err, "%zu links uncovered, the plan lists %zu", nunc,
 			       p->nr_uncovered);
@@ -748,6 +878,8 @@ void plan_write_json(const struct fabric *f, const struct plan *p, struct strbuf
 	json_open_array(&w);
 	for (size_t i = 0; i < p->nr_links; i++) {
 		const struct plan_link *l = &p->links[i];
+		if (l->out_of_scope)
+			continue; /* counted in out_of_scope; the ids of the rest stay */
 		json_open_object(&w);
 		snprintf(id, sizeof(id), "L%zu", i + 1);
 		json_key(&w, "id");
@@ -803,6 +935,13 @@ void plan_write_json(const struct fabric *f, const struct plan *p, struct strbuf
 		json_string(&w, id);
 	}
 	json_close_array(&w);
+	json_key(&w, "out_of_scope");
+	json_uint(&w, p->nr_out_of_scope);
+	json_key(&w, "missing_hosts");
+	json_open_array(&w);
+	for (size_t i = 0; i < p->nr_missing; i++)
+		json_string(&w, p->missing[i]);
+	json_close_array(&w);
 	json_close_object(&w);
 	strbuf_addch(out, '\n');
 }
@@ -824,6 +963,14 @@ void plan_write_text(const struct fabric *f, const struct plan *p, struct strbuf
 		usable += p->links[i].usable;
 	strbuf_addf(out, "%zu hosts, %zu HCAs, %zu links (%zu usable) in %u tier%s\n", p->hosts,
 		    p->hcas, p->nr_links, usable, p->tiers, p->tiers == 1 ? "" : "s");
+	if (p->nr_out_of_scope)
+		strbuf_addf(out, "%zu links out of reach of --hosts' HCAs: not planned\n",
+			    p->nr_out_of_scope);
+	for (size_t i = 0; i < p->nr_missing; i++) {
+		strbuf_addstr(out, "not in the topology (no HCA on a usable link): ");
+		strbuf_add_excerpt(out, p->missing[i], 60);
+		strbuf_addch(out, '\n');
+	}
 	strbuf_addf(out, "%zu stage%s; lower bound %u (", p->nr_stages,
 		    p->nr_stages == 1 ? "" : "s", p->lower_bound);
 	strbuf_add_clean(out, p->bound_why);

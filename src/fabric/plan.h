@@ -18,6 +18,10 @@
 
 struct plan_opts {
 	unsigned hosts_per_stage; /* 0: no limit */
+	/* only these hosts' HCAs (an allocation's nodes); nr_hosts 0: every host. The links
+	 * they cannot reach are out of scope, not uncovered: not this plan's to test */
+	const char *const *hosts;
+	size_t nr_hosts;
 };
 
 struct plan_link {
@@ -27,6 +31,7 @@ struct plan_link {
 	int tier;         /* the upper end's tier; 0 when the link cannot be used */
 	bool usable;      /* both ends agree, the link is up and on an up/down route */
 	bool covered;
+	bool out_of_scope; /* an HCA of a host not in plan_opts.hosts, or out of their reach */
 };
 
 struct plan_pair {
@@ -52,6 +57,9 @@ struct plan {
 	size_t nr_stages, alloc_stages;
 	int *uncovered;   /* plan links no stage covers (down, miswired, unreachable) */
 	size_t nr_uncovered;
+	size_t nr_out_of_scope; /* links left out by plan_opts.hosts (never in uncovered) */
+	char **missing;   /* names of plan_opts.hosts with no HCA on a usable link here */
+	size_t nr_missing;
 	unsigned lower_bound;
 	char bound_why[160]; /* which constraint set the bound */
 };

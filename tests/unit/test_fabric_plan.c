@@ -207,6 +207,72 @@ TEST(fabric_plan_links_that_cannot_carry_traffic_are_listed_uncovered)
 	strbuf_release(&path);
 }
 
+/* --hosts: an allocation's share of the fabric. Only its hosts in pairs, the links none of
+ * them can reach out of scope (counted, not listed uncovered: exit 0), a listed host the
+ * topology lacks named (exit 1); and on generated fat trees the plan still verifies */
+TEST(fabric_plan_hosts_plans_an_allocations_share_only)
+{
+	struct strbuf path = STRBUF_INIT;
+	test_src_path(&path, "tests/data/fabric/links/ibnetdiscover.txt");
+	struct child c;
+	run_plan(&c, path.buf, "--hosts", "gpu-b001,gpu-b003,gpu-b005", "--json");
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s%s", c.exit_code, c.out.buf, c.err.buf);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *stages = json_get(v, "stages"), *links = json_get(v, "links");
+	CHECK(stages && stages->nr >= 1);
+	for (size_t s = 0; stages && s < stages->nr; s++) {
+		const struct json_value *pairs = json_get(stages->items[s], "pairs");
+		for (size_t i = 0; pairs && i < pairs->nr; i++)
+			for (int e = 0; e < 2; e++) {
+				const char *h = json_get_string(pairs->items[i], e ? "b" : "a");
+				CHECK_MSG(!strcmp(h, "gpu-b001") || !strcmp(h, "gpu-b003") ||
+						  !strcmp(h, "gpu-b005"),
+					  "a pair with %s", h);
+			}
+	}
+	for (size_t i = 0; links && i < links->nr; i++) {
+		const char *a = json_get_string(links->items[i], "a");
+		CHECK_MSG(strcmp(a, "gpu-b002") && strcmp(a, "gpu-b004") && strcmp(a, "gpu-b006"),
+			  "the link of %s is planned", a);
+	}
+	double oos = 0;
+	CHECK(json_get_number(v, "out_of_scope", &oos) && oos >= 6);
+	CHECK_INT(json_get(v, "uncovered")->nr, 0);
+	CHECK_INT(json_get(v, "missing_hosts")->nr, 0);
+	json_free(v);
+	child_release(&c);
+
+	run_plan(&c, path.buf, "--hosts", "gpu-b001,gpu-b002,gpu-b099", NULL);
+	CHECK_INT(c.exit_code, 1);
+	CHECK_CONTAINS(c.out.buf, "not in the topology (no HCA on a usable link): gpu-b099");
+	CHECK_CONTAINS(c.out.buf, "links out of reach of --hosts' HCAs: not planned");
+	child_release(&c);
+	run_plan(&c, path.buf, "--hosts", ",", NULL);
+	CHECK_INT(c.exit_code, 2);
+	CHECK_CONTAINS(c.err.buf, "--hosts wants comma-separated host names");
+	child_release(&c);
+
+	static const char *const specs[] = { "hosts=64 hcas=8 radix=16 tiers=3",
+					     "hosts=100 hcas=2 radix=16 tiers=3" };
+	static const char *const some[] = { "node0002", "node0017", "node0040", "node0063" };
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		struct fabric f;
+		gen(&f, specs[i]);
+		struct plan_opts o = { .hosts = some, .nr_hosts = ARRAY_SIZE(some) };
+		struct plan p;
+		struct strbuf err = STRBUF_INIT;
+		CHECK_MSG(plan_build(&f, &o, &p, &err) == 0, "%s: %s", specs[i], err.buf);
+		CHECK_MSG(plan_verify(&f, &o, &p, &err) == 0, "%s: %s", specs[i], err.buf);
+		CHECK_INT(p.hosts, 4);
+		CHECK_INT(p.nr_missing, 0);
+		CHECK(p.nr_out_of_scope > 0);
+		plan_release(&p);
+		fabric_release(&f);
+		strbuf_release(&err);
+	}
+	strbuf_release(&path);
+}
+
 /* the shape 'vigil fabric burnin run' reads: every id a pair names is a link, each HCA once
  * per stage, the routes' links join a to b */
 TEST(fabric_plan_json_is_the_runners_shape)
