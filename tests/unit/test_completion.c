@@ -78,7 +78,7 @@ TEST(completion_bash_completes_commands_options_checks_and_keys)
 	expect_bash(path.buf, "vigil agent --root /tmp --sk", "--skip\n");
 	expect_bash(path.buf, "vigil check --color ''", "auto\nalways\nnever\n");
 	expect_bash(path.buf, "vigil fabric burnin ''", "plan\nrun\n");
-	expect_bash(path.buf, "vigil fabric burnin plan --h", "--hosts-per-stage\n--help\n");
+	expect_bash(path.buf, "vigil fabric burnin plan --h", "--hosts-per-stage\n--hosts\n--help\n");
 	expect_bash(path.buf, "vigil help fa", "fabric\n");
 	expect_bash(path.buf, "vigil help co", "completion\nconfig\n");
 	expect_bash(path.buf, "vigil completion ''", "bash\nzsh\nfish\n");
