@@ -178,6 +178,9 @@ const struct config_key config_keys_fixed[] = {
 	  "the fall-off is judged)" },
 	{ "qualify.busbw-floor", CONFIG_NUMBER, 0, 1, 0, NULL, "qualify",
 	  "a fabric point below this fraction of qualify.expected-busbw fails (default 0.8)" },
+	{ "qualify.topology", CONFIG_PATH, 0, 0, CONFIG_HOST_ONLY, NULL, "qualify",
+	  "the fabric for the burn-in step: ibnetdiscover or iblinkinfo output, or a fat-tree "
+	  "file (default: ibnetdiscover run on the first node)" },
 	{ "qualify.port", CONFIG_COUNT, 1024, 65000, 0, NULL, "qualify",
 	  "first TCP port of the fabric stage's NCCL rendezvous, one per point (default 29650)" },
 

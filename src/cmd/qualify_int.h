@@ -46,6 +46,9 @@ void qualify_say(const char *fmt, ...) PRINTF_LIKE(1, 2);
 double qualify_elapsed_s(const struct qrun *r);
 /* Run stage s on the card's nodes within share seconds (qualify_stages.c). */
 void qualify_stage_run(struct qrun *r, enum q_stage s, double share);
+/* The fabric stage's burn-in step on nodes (every one with an active IB port) within share
+ * seconds (qualify_burnin.c). */
+void qualify_burnin(struct qrun *r, const char *const *nodes, size_t n, double share);
 /* --drain: the nodes that failed (and, by slurm.on-unknown, those that could not be told). */
 void qualify_drain(struct qrun *r);
 

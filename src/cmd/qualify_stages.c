@@ -151,7 +151,10 @@ static void stage_fabric(struct qrun *r, double share)
 		qualify_say("fabric: InfiniBand pairs over %zu nodes", ok.nr);
 		const char *extra[] = { "--duration", "5" };
 		q_ib_pairs(c, &r->reach, (const char *const *)ok.items, ok.nr, extra,
-			   ARRAY_SIZE(extra), (unsigned)(ib_share * 1000));
+			   ARRAY_SIZE(extra), (unsigned)(ib_share * 500));
+		/* then one stage of the burn-in plan of the nodes' share of the fabric */
+		if (!qualify_stop)
+			qualify_burnin(r, (const char *const *)ok.items, ok.nr, ib_share / 2);
 	}
 	if (!gpn)
 		goto done;

@@ -97,6 +97,7 @@ void q_card_release(struct q_card *c)
 	free(c->cluster);
 	free(c->storage_dir);
 	json_free(c->train);
+	json_free(c->burnin);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -109,6 +109,7 @@ struct q_card {
 	size_t nr_ib, alloc_ib;
 	char *storage_dir;
 	struct json_value *train; /* the train stage's figures object, or NULL */
+	struct json_value *burnin; /* the fabric stage's burn-in step (burnin.c), or NULL */
 	double outlier_margin;    /* fraction: a node this far from the median is an outlier */
 };
 

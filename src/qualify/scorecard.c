@@ -449,6 +449,8 @@ void q_card_json(const struct q_card *c, struct strbuf *out)
 	card_figures(&w, c);
 	nccl_points(&w, c);
 	ib_pairs_json(&w, c);
+	json_key(&w, "burnin");
+	json_value_write(&w, c->burnin);
 	storage_block(&w, c);
 	json_key(&w, "train");
 	json_value_write(&w, c->train);
@@ -605,6 +607,8 @@ void q_stage_save(const struct q_card *c, enum q_stage s, struct strbuf *out)
 		}
 		json_close_array(&w);
 		ib_pairs_json(&w, c);
+		json_key(&w, "burnin");
+		json_value_write(&w, c->burnin);
 	}
 	if (s == Q_STORAGE) {
 		json_key(&w, "dir");
@@ -708,6 +712,10 @@ int q_stage_load(struct q_card *c, const char *text, size_t len, enum q_stage ex
 	if (expect == Q_TRAIN) {
 		json_free(c->train);
 		c->train = steal(v, "train");
+	}
+	if (expect == Q_FABRIC) {
+		json_free(c->burnin);
+		c->burnin = steal(v, "burnin");
 	}
 	ret = 0;
 out:

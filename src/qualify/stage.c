@@ -62,7 +62,7 @@ static int badness(enum q_status st)
 
 /* A later round of the same stage (the node stage is three: stress gpu, net pairs, net nccl):
  * its checks join the node's report, and the worse status and its reason stay. */
-static void merge(struct q_node *n, enum q_stage s, enum q_status st, const char *reason,
+void q_node_merge(struct q_node *n, enum q_stage s, enum q_status st, const char *reason,
 		  struct json_value *rep)
 {
 	if (n->st[s] == Q_NOT_RUN) {
@@ -148,12 +148,12 @@ int q_stage_fleet(struct q_card *c, enum q_stage s, const struct q_reach *reach,
 		struct json_value *rep =
 			r->report_json ? json_parse(r->report_json, strlen(r->report_json), NULL)
 				       : NULL;
-		merge(n, s, from_fleet(r->verdict), r->reason, rep);
+		q_node_merge(n, s, from_fleet(r->verdict), r->reason, rep);
 	}
 	/* a node of the card that Slurm did not list this round is not one to trust */
 	for (size_t i = 0; i < c->nr; i++)
 		if (!seen[i])
-			merge(&c->nodes[i], s, Q_UNKNOWN, "Slurm does not list this node", NULL);
+			q_node_merge(&c->nodes[i], s, Q_UNKNOWN, "Slurm does not list this node", NULL);
 	free(seen);
 	if (f.note)
 		strbuf_addstr(err, f.note);
@@ -548,7 +548,7 @@ static void ib_node(struct q_card *c, struct q_node *n)
 			continue;
 		in++;
 		if (p->st == Q_PASSED) {
-			merge(n, Q_FABRIC, Q_PASSED, "its IB pairs passed", NULL);
+			q_node_merge(n, Q_FABRIC, Q_PASSED, "its IB pairs passed", NULL);
 			return;
 		}
 		failed += p->st == Q_FAILED;
@@ -565,7 +565,7 @@ static void ib_node(struct q_card *c, struct q_node *n)
 	else
 		strbuf_addf(&sb, "InfiniBand with %s: %s (which side cannot be told)", peer,
 			    bad->reason);
-	merge(n, Q_FABRIC, failed >= 2 ? Q_FAILED : Q_UNKNOWN, sb.buf, NULL);
+	q_node_merge(n, Q_FABRIC, failed >= 2 ? Q_FAILED : Q_UNKNOWN, sb.buf, NULL);
 	strbuf_release(&sb);
 }
 

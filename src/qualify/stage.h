@@ -45,6 +45,19 @@ bool q_nodes_have_ib(const struct q_card *c, const char *const *nodes, size_t n)
  * two peers, is unknown when it failed with one, passes when a pair of it passed. */
 void q_ib_pairs(struct q_card *c, const struct q_reach *reach, const char *const *nodes,
 		size_t n, const char *const *args, size_t nr_args, unsigned timeout_ms);
+/* A later answer of node n in stage s (another round, the burn-in): its report's checks join
+ * the node's, and the worse status (failed > unknown > passed) and its reason stay. Takes rep
+ * (may be NULL). */
+void q_node_merge(struct q_node *n, enum q_stage s, enum q_status st, const char *reason,
+		  struct json_value *rep);
+/* The burn-in step of the fabric stage (burnin.c): plan is 'vigil fabric burnin plan --hosts
+ * --json', run is 'vigil fabric burnin run --stage 1 --json' (NULL when it gave none); the
+ * card's "burnin" object and each node's fabric status from its ports, HCAs and pairs. */
+void q_burnin_apply(struct q_card *c, const struct json_value *plan,
+		    const struct json_value *run, const char *plan_path);
+/* The burn-in was not run, and why (no topology, no plan): the card says so, no node is
+ * judged on it. */
+void q_burnin_not_run(struct q_card *c, const char *why);
 /* The fabric stage's status and reason from its points; nodes get the stage's status. */
 void q_fabric_summarize(struct q_card *c);
 /* GPUs of the node with the fewest, from the node stage's reports (devices with GEMM figures);

@@ -8,6 +8,7 @@
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
 #include "../../src/qualify/qualify.h"
+#include "../../src/qualify/stage.h"
 
 #include <math.h>
 #include <sys/stat.h>
@@ -183,4 +184,68 @@ TEST(qualify_from_a_card_prints_compares_and_renders)
 	CHECK_CONTAINS(c.err.buf, "is not a vigil qualify scorecard");
 	child_release(&c);
 	strbuf_release(&html);
+}
+
+/* The burn-in step's answer into the card (src/qualify/burnin.c), on the shapes 'vigil fabric
+ * burnin plan --hosts --json' and 'vigil fabric burnin run --json' write (their schemas): a
+ * port whose link_downed rose fails its node; a node in a good pair passes; a node the
+ * topology lacks is unknown; a suspect link is the fabric's and fails no node. */
+TEST(qualify_burnin_answer_judges_ports_pairs_and_missing_hosts)
+{
+	static const char plan[] =
+		"{\"schema_version\":1,\"version\":1,\"hosts\":3,\"hcas\":3,\"tiers\":2,"
+		"\"links\":[],\"lower_bound\":2,\"lower_bound_why\":\"x\",\"stages\":["
+		"{\"stage\":1,\"pairs\":[{\"a\":\"n1\",\"a_hca\":\"mlx5_0\",\"b\":\"n3\","
+		"\"b_hca\":\"mlx5_0\",\"links\":[\"L1\",\"L5\",\"L3\"]}]},"
+		"{\"stage\":2,\"pairs\":[{\"a\":\"n1\",\"a_hca\":\"mlx5_0\",\"b\":\"n4\","
+		"\"b_hca\":\"mlx5_0\",\"links\":[\"L1\",\"L6\",\"L4\"]}]}],"
+		"\"uncovered\":[],\"out_of_scope\":3,\"missing_hosts\":[\"n4\"]}";
+	static const char run[] =
+		"{\"schema_version\":1,\"stages_run\":[1],\"pairs\":[{\"stage\":1,\"a\":\"n1\","
+		"\"a_hca\":\"mlx5_0\",\"b\":\"n3\",\"b_hca\":\"mlx5_0\",\"verdict\":\"ok\","
+		"\"bw_gbps\":391.2,\"message\":\"391.2 Gb/s\"}],"
+		"\"ports\":[{\"host\":\"n3\",\"hca\":\"mlx5_0\",\"port\":1,\"verdict\":\"bad\","
+		"\"rises\":{\"link_downed\":2},\"message\":\"link_downed rose by 2\"},"
+		"{\"host\":\"n1\",\"hca\":\"mlx5_0\",\"port\":1,\"verdict\":\"ok\",\"rises\":{},"
+		"\"message\":\"\"}],"
+		"\"links\":[{\"id\":\"L5\",\"a\":\"leaf1\",\"a_hca\":null,\"a_port\":3,\"b\":\"spine1\","
+		"\"b_port\":1,\"verdict\":\"suspect\",\"pairs_good\":0,\"pairs_bad\":1,"
+		"\"pairs_unknown\":0,\"message\":\"its only pair was slow\"}],"
+		"\"hcas\":[],\"verdict\":\"act\",\"exit_code\":1}";
+	struct q_card c;
+	q_card_init(&c);
+	const char *names[] = { "n1", "n2", "n3", "n4" };
+	for (size_t i = 0; i < 4; i++)
+		q_card_add_node(&c, names[i]);
+	struct json_value *p = json_parse(plan, strlen(plan), NULL), *r = json_parse(run, strlen(run), NULL);
+	CHECK(p && r);
+	q_burnin_apply(&c, p, r, "q/burnin-plan.json");
+	CHECK_INT(q_card_node(&c, "n3")->st[Q_FABRIC], Q_FAILED);
+	CHECK_CONTAINS(q_card_node(&c, "n3")->reason[Q_FABRIC],
+		       "burn-in: mlx5_0 port 1 bad: link_downed rose by 2");
+	CHECK_INT(q_card_node(&c, "n1")->st[Q_FABRIC], Q_PASSED);
+	CHECK_INT(q_card_node(&c, "n2")->st[Q_FABRIC], Q_NOT_RUN); /* not in the burn-in */
+	CHECK_INT(q_card_node(&c, "n4")->st[Q_FABRIC], Q_UNKNOWN);
+	CHECK_CONTAINS(q_card_node(&c, "n4")->reason[Q_FABRIC], "not in the fabric's topology");
+	CHECK_STR(json_get_string(c.burnin, "status"), "failed");
+	CHECK_CONTAINS(json_get_string(c.burnin, "reason"), "stage 1 of 2: 1 of 1 pairs ok");
+	CHECK_STR(json_path(c.burnin, "links_suspect.0")->string, "L5");
+	CHECK_INT((int)json_get(c.burnin, "stages_in_plan")->number, 2);
+	CHECK_INT((int)json_get(c.burnin, "out_of_scope")->number, 3);
+	/* the card keeps it: a node with a bad port is one to drain */
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	q_card_json(&c, &out);
+	struct json_value *card = json_parse(out.buf, out.len, &err);
+	CHECK_MSG(card != NULL, "%s", err.buf);
+	CHECK_STR(json_path(card, "burnin.status")->string, "failed");
+	test_keep_json_as("qualify", out.buf, out.len);
+	json_free(card);
+	/* not run: said, and no node judged on it */
+	q_burnin_not_run(&c, "no topology: ibnetdiscover on n1 exited 2");
+	CHECK_STR(json_get_string(c.burnin, "status"), "not_run");
+	json_free(p);
+	json_free(r);
+	q_card_release(&c);
+	strbuf_release(&out);
+	strbuf_release(&err);
 }

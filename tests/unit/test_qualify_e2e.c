@@ -259,6 +259,11 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_STR(json_path(node(v, "n3"), "stages.fabric")->string, "passed");
 	CHECK(json_get_number(json_get(node(v, "n4"), "figures"), "ib_pair_gbps", &x) && x == 180);
 	CHECK_STR(stage_of(v, "fabric", "status"), "unknown");
+	/* the burn-in step: no qualify.topology and no ibnetdiscover on the nodes: not run, said
+	 * (tests/unit/test_qualify.c judges a burn-in's answer) */
+	CHECK_STR(json_path(v, "burnin.status")->string, "not_run");
+	CHECK_CONTAINS(json_path(v, "burnin.reason")->string, "no topology: ibnetdiscover on n1");
+	CHECK_CONTAINS(c.err.buf, "fabric: burn-in not run: no topology");
 	/* the figures' spread names the worst node */
 	const struct json_value *figs = json_get(v, "figures");
 	bool seen = false;
