@@ -54,8 +54,12 @@ static int run_capture(const char *const *argv, unsigned timeout_ms, size_t cap,
 		strbuf_add(out, ch.out.buf, ch.out.len);
 		*exit_code = ch.exit_code;
 		if (ch.err.len) {
+			/* the lines of its stderr on one line */
+			strbuf_rtrim(&ch.err);
+			for (size_t i = 0; i < ch.err.len; i++)
+				if (ch.err.buf[i] == '\n')
+					ch.err.buf[i] = ' ';
 			strbuf_add_excerpt(why, ch.err.buf, 300);
-			strbuf_rtrim(why);
 		}
 	}
 	child_release(&ch);

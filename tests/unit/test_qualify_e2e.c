@@ -93,7 +93,11 @@ static void cluster_up(void)
 		    "export VIGIL_CUDA_HELPER_DIR=%s/$n/helpers\n"
 		    "case \"$1 $2\" in\n"
 		    "check*) exec %s \"$@\" --only kernel,infiniband --root %s/$n ;;\n"
-		    "'net ib') case \"$SLURM_STEP_NODELIST\" in *4*) v=unhealthy g=180;; "
+		    /* the burn-in's steps run for real on the node's fixture root, perftest
+		     * faked (bin/ib_write_bw) */
+		    "'net ib') case \" $* \" in *' --counters '*|*' --server '*|*' --peer '*)\n"
+		    "  VIGIL_ROOT=%s/$n PATH=%s/ibbin:$PATH exec %s \"$@\" ;; esac\n"
+		    "  case \"$SLURM_STEP_NODELIST\" in *4*) v=unhealthy g=180;; "
 		    "*) v=healthy g=390;; esac\n"
 		    "  echo \"{\\\"schema_version\\\":1,\\\"host\\\":\\\"$n\\\",\\\"verdict\\\":"
 		    "\\\"$v\\\",\\\"reason\\\":\\\"mlx5_0 $g Gb/s\\\",\\\"checks\\\":[{\\\"name\\\":"
@@ -103,8 +107,21 @@ static void cluster_up(void)
 		    "  [ \"$n\" = n4 ] && exec %s \"$@\" --inject stall ;;\n"
 		    "esac\n"
 		    "exec %s \"$@\"\n",
-		    fx, test_vigil_bin(), fx, fx, test_vigil_bin(), test_vigil_bin());
+		    fx, test_vigil_bin(), fx, fx, test_tmpdir(), test_vigil_bin(), fx,
+		    test_vigil_bin(), test_vigil_bin());
 	exe("bin/remote-vigil", w.buf);
+	/* perftest's client prints a recorded 371 Gb/s; with FX/flap, n3's run of it raises its
+	 * mlx5_0 port 1 link_downed (1 in the fixture) to 5, as a flapping cable would */
+	strbuf_reset(&w);
+	strbuf_addf(&w,
+		    "#!/bin/sh\n"
+		    "for a in \"$@\"; do case \"$a\" in --help) echo '--out_json'; exit 0;; esac; done\n"
+		    "for last in \"$@\"; do :; done\n"
+		    "if [ -e %s/flap ] && [ \"$SLURMD_NODENAME\" = n3 ]; then echo 5 > "
+		    "\"$VIGIL_ROOT/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed\"; fi\n"
+		    "case $last in n[0-9]*) exec cat %s/tests/data/fabric/perftest/bw-host.txt;; esac\n",
+		    fx, test_srcdir());
+	exe("ibbin/ib_write_bw", w.buf);
 	test_slurm_up(cdir, 4, 50000 + (unsigned)(getpid() % 90) * 20);
 	strbuf_reset(&w);
 	const char *salloc[] = { "salloc", "--no-shell", "-N4", "--exclusive", "--no-kill",
@@ -361,7 +378,49 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	json_free(v);
 	child_release(&c);
 
-	/* the budget running out: 50 s for storage (20 s at least) and train (30 s); storage
+	/* the burn-in step on a topology of the four nodes (the recorded ibnetdiscover, its hosts
+	 * gpu-b001..b004 named n1..n4; b005 and b006 are not in the job): n2 failed the passive
+	 * stage, so n1, n3 and n4's share is planned and its first stage run for real through
+	 * srun on their fixture roots; n3's port flaps during it: n3 fails, drained by name */
+	struct strbuf topo = STRBUF_INIT, terr = STRBUF_INIT;
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/tests/data/fabric/links/ibnetdiscover.txt", test_srcdir());
+	CHECK_MSG(read_file_bounded(p.buf, &topo, 1 << 20, &terr) == 0, "%s", terr.buf);
+	for (char *s = topo.buf; (s = strstr(s, "\"gpu-b00")) != NULL; s++)
+		if (s[8] >= '1' && s[8] <= '4') {
+			memcpy(s, "\"n", 2);
+			memmove(s + 2, s + 8, strlen(s + 8) + 1);
+			topo.len -= 6;
+		}
+	test_write(test_tmpdir(), "topology.txt", topo.buf);
+	test_write(fx, "flap", "");
+	strbuf_reset(&p);
+	strbuf_addf(&p, "qualify.topology=%s/topology.txt", test_tmpdir());
+	const char *burn[] = { "--budget", "2", "--stages", "passive,fabric", "--drain", "-c", p.buf,
+			       "--json", "burnin.json", "--dir", "q5", NULL };
+	qualify(&c, burn, false);
+	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "%s\n", c.err.buf);
+	CHECK_CONTAINS(c.err.buf, "fabric: burn-in stage 1 of ");
+	v = card("burnin.json");
+	CHECK_STR(json_path(v, "burnin.status")->string, "failed");
+	CHECK_CONTAINS(json_path(v, "burnin.reason")->string, "1 ports bad");
+	CHECK(json_path(v, "burnin.pairs")->number >= 1);
+	CHECK(json_path(v, "burnin.out_of_scope")->number > 0);
+	CHECK_STR(json_path(node(v, "n3"), "stages.fabric")->string, "failed");
+	CHECK_CONTAINS(json_get_string(node(v, "n3"), "reason"),
+		       "fabric: burn-in: mlx5_0 port 1 bad");
+	CHECK_STR(json_get_string(node(v, "n3"), "action"), "drain");
+	CHECK_STR(json_get_string(node(v, "n1"), "action"), "keep");
+	node_reason("n3", &r);
+	CHECK_CONTAINS(r.buf, "vigil: qualify: fabric: burn-in: mlx5_0 port 1 bad");
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&topo);
+	strbuf_release(&terr);
+
+	/* the budget running out (last: its storage steps hang for 120 s): 50 s for storage (20 s at least) and train (30 s); storage
 	 * hangs on every node for its whole share, and the train stage's 30 s are no longer
 	 * there (the round's own start and stop took some): not run, said, the partial card */
 	test_write(fx, "hang-storage", "");
@@ -379,6 +438,7 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_CONTAINS(json_get_string(node(v, "n1"), "reason"), "storage: no answer within");
 	json_free(v);
 	child_release(&c);
+
 	strbuf_release(&p);
 	strbuf_release(&r);
 	const char *down[] = { "stop", cdir, NULL };
