@@ -69,6 +69,25 @@ static inline void fabric_fuzz_one(const uint8_t *data, size_t size, enum fabric
 			json_free(v);
 			plan_release(&p);
 		}
+		/* an allocation's share: every other HCA's host, and one the fabric lacks */
+		const char *some[9];
+		size_t ns = 0;
+		for (size_t i = 0; i < f.nr_nodes && ns < 8; i += 2)
+			if (!f.nodes[i].is_switch)
+				some[ns++] = f.nodes[i].host;
+		some[ns++] = "no-such-host";
+		struct plan_opts oh = { .hosts_per_stage = size % 5, .hosts = some, .nr_hosts = ns };
+		if (plan_build(&f, &oh, &p, &err) == 0) {
+			if (plan_verify(&f, &oh, &p, &err) != 0 || !p.nr_missing)
+				__builtin_trap();
+			strbuf_reset(&out);
+			plan_write_json(&f, &p, &out);
+			v = json_parse(out.buf, out.len, &err);
+			if (!v)
+				__builtin_trap();
+			json_free(v);
+			plan_release(&p);
+		}
 	}
 	fabric_release(&f);
 	strbuf_release(&err);
