@@ -535,6 +535,16 @@ void q_card_text(const struct q_card *c, struct strbuf *out)
 		strbuf_addf(out, "  %-10s %3u nodes %5u GPUs  %8.1f GB/s busbw  %s\n", p->op,
 			    p->nodes, p->gpus, p->busbw_gbps, q_status_name(p->st));
 	}
+	const char *bst = c->burnin ? json_get_string(c->burnin, "status") : NULL;
+	if (bst) {
+		strbuf_addstr(out, "\nInfiniBand burn-in: ");
+		strbuf_add_clean(out, bst);
+		strbuf_addstr(out, ": ");
+		strbuf_add_clean(out, json_get_string(c->burnin, "reason")
+					      ? json_get_string(c->burnin, "reason")
+					      : "");
+		strbuf_addch(out, '\n');
+	}
 	strbuf_addf(out, "\nverdict: %s: ", code == 0 ? "healthy" : code == 1 ? "unhealthy"
 									      : "unknown");
 	strbuf_add_clean(out, reason.buf);

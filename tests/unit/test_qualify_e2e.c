@@ -403,6 +403,7 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	if (getenv("QDEBUG"))
 		fprintf(stderr, "%s\n", c.err.buf);
 	CHECK_CONTAINS(c.err.buf, "fabric: burn-in stage 1 of ");
+	CHECK_CONTAINS(c.out.buf, "InfiniBand burn-in: failed: stage 1 of ");
 	v = card("burnin.json");
 	CHECK_STR(json_path(v, "burnin.status")->string, "failed");
 	CHECK_CONTAINS(json_path(v, "burnin.reason")->string, "1 ports bad");
