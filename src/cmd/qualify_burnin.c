@@ -50,6 +50,10 @@ static int run_capture(const char *const *argv, unsigned timeout_ms, size_t cap,
 	} else if (ch.timed_out || ch.signaled) {
 		child_describe(&ch, why);
 		ret = -1;
+	} else if (ch.out.len >= cap) {
+		/* a topology or report cut at the cap would be read as a smaller one */
+		strbuf_addf(why, "printed more than %zu MiB", cap >> 20);
+		ret = -1;
 	} else {
 		strbuf_add(out, ch.out.buf, ch.out.len);
 		*exit_code = ch.exit_code;
