@@ -1,0 +1,60 @@
+#!/bin/bash
+# bench/device-qualify.sh: issue 20's one real node's scorecard, on the lent GPU host, in one
+# call: Debian's Slurm and munge unpacked from build/slurm-kit.tar.gz (bench/slurm-kit.sh; the
+# host has no Slurm and cannot install one; nothing it has is replaced), vigil and its CUDA
+# helpers built there, 'vigil check' on the host, then bench/qualify-one-node.sh: the host as a
+# one-node Slurm cluster and every stage of 'vigil qualify' real on it (stress gpu, the node's
+# NCCL, storage on /var/tmp, a tiny_ddp job through vigil run with the host's PyTorch).
+# Outputs in $OUT; a summary last. BUDGET (minutes, default 4).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+OUT=${OUT:-/tmp/vigil-qualify-dev}
+mkdir -p "$OUT"
+T0=$(date +%s)
+say() { echo "== [$(($(date +%s) - T0))s] $*"; }
+say "slurm kit"
+if ! command -v slurmctld >/dev/null 2>&1 && [ -f build/slurm-kit.tar.gz ]; then
+	tar --skip-old-files -C / -xzf build/slurm-kit.tar.gz && ldconfig 2>/dev/null
+fi
+for c in munged slurmctld slurmd slurmstepd srun salloc; do
+	p=$(PATH="$PATH:/usr/sbin" command -v $c) || { echo "no $c"; continue; }
+	ldd "$p" 2>&1 | grep -q "not found" && { echo "$c lacks:"; ldd "$p" | grep "not found"; }
+done
+SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
+lib=$(find "$SITE/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
+inc=$(find "$SITE/nvidia" -name nccl.h 2>/dev/null | head -1)
+mk=(NVCC="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" DEVELOPER=0)
+if [ -n "$lib" ] && [ -n "$inc" ]; then
+	mkdir -p /tmp/nccl-home/lib /tmp/nccl-home/include
+	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so
+	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so.2
+	ln -sf "$inc" /tmp/nccl-home/include/nccl.h
+	mk+=(NCCL_HOME=/tmp/nccl-home)
+	export LD_LIBRARY_PATH="/tmp/nccl-home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+say "build"
+make -j"$(nproc)" "${mk[@]}" build/vigil build/vigil-gpu build/vigil-nccl >"$OUT/build.log" 2>&1 ||
+	{ tail -30 "$OUT/build.log"; exit 1; }
+nvidia-smi -L | tee "$OUT/gpus.txt"
+say "vigil check"
+build/vigil check -v >"$OUT/check.txt" 2>&1; echo "exit=$?" >>"$OUT/check.txt"
+tail -3 "$OUT/check.txt"
+say "qualify (budget ${BUDGET:-4} min)"
+export PATH="$PATH:/usr/sbin"
+sh bench/qualify-one-node.sh build/vigil /var/tmp "$OUT/card" "${BUDGET:-4}" >"$OUT/qualify.out" 2>"$OUT/qualify.err"
+echo "exit=$?" >>"$OUT/qualify.out"
+tail -25 "$OUT/qualify.err"
+tail -30 "$OUT/qualify.out"
+say "done"
+python3 - "$OUT/card/card.json" <<'PY' 2>&1 | tail -40
+import json, sys
+c = json.load(open(sys.argv[1]))
+print("verdict", c["verdict"], c["exit_code"], c["reason"])
+for s in c["stages"]:
+    print("stage", s["name"], s["status"], round(s.get("wall_s", 0), 1), s.get("reason", "")[:150])
+for n in c["nodes"]:
+    print("node", n["node"], n["action"], json.dumps(n.get("figures", {}))[:900])
+print("storage", json.dumps(c.get("storage"))[:400])
+print("train", json.dumps(c.get("train")))
+print("nccl", json.dumps(c.get("nccl"))[:300])
+PY
