@@ -6,6 +6,7 @@
  * rows without tokens: null, never 0. And the journal's step record itself.
  */
 #include "../harness.h"
+#include "../../src/logs/steps.h"
 #include "../../src/supervise/journal.h"
 
 #include <math.h>
@@ -180,4 +181,54 @@ TEST(journal_step_record_keeps_tokens)
 		       &out);
 	CHECK_NOT_CONTAINS(out.buf, "tokens");
 	strbuf_release(&out);
+}
+
+/* Counts that are not a step's tokens are not read as one (tests/data/realworld/qtok.md):
+ * nanotron's `consumed_tokens: 634K` (rounded to three digits), its `tokens_per_sec:` and
+ * torchtitan's `tps:` (rates), MaxText's `Tokens/s/device:` (a rate). Megatron-DeepSpeed's
+ * `consumed tokens:` and a plain `tokens=` are. */
+TEST(diag_tokens_only_counts_are_tokens)
+{
+	static const struct {
+		const char *line;
+		bool tokens;
+		uint64_t n;
+	} cases[] = {
+		{ "01/17/2024 14:02:16 [INFO|DP=0|PP=0|TP=0|node-7]: iteration: 991 / 1000 | "
+		  "consumed_tokens: 634K | elapsed_time_per_iteration_ms: 272 | tokens_per_sec: 2.35K | "
+		  "tokens_per_sec_per_gpu: 294 | global_batch_size: 20 | lm_loss: 9.63",
+		  false, 0 },
+		{ "[rank0]:[titan] 2025-06-16 22:30:50,322 - root - INFO - step: 200  loss:  6.1384  "
+		  "memory: 49.66GiB(52.28%)  tps: 5,856  tflops: 339.16  mfu: 34.29%",
+		  false, 0 },
+		{ "completed step: 9, seconds: 5.667, TFLOP/s/device: 134.924, Tokens/s/device: "
+		  "8672.758, total_weights: 196608, loss: 10.374",
+		  false, 0 },
+		{ " iteration       12/   50000 | consumed samples:         1536 | consumed tokens:"
+		  "      3145728 | elapsed time per iteration (ms): 2001.7 |",
+		  true, 3145728 },
+		{ "step=12 loss=2.5 tokens=4096", true, 4096 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct step_reading r;
+		memset(&r, 0, sizeof(r));
+		CHECK_MSG(steps_match_default(cases[i].line, strlen(cases[i].line), &r),
+			  "no step in: %s", cases[i].line);
+		CHECK_MSG(r.has_tokens == cases[i].tokens && (!r.has_tokens || r.tokens == cases[i].n),
+			  "tokens %d %llu in: %s", r.has_tokens, (unsigned long long)r.tokens,
+			  cases[i].line);
+	}
+	/* and a whole torchtitan log: tokens/s null, not its tps */
+	struct strbuf path = STRBUF_INIT;
+	test_src_path(&path, "tests/data/steps/torchtitan.log");
+	struct child c;
+	const char *args[] = { "diagnose", "steps", path.buf, "--json", NULL };
+	test_run_vigil(&c, args, NULL);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *m = member(v, "median_tokens_per_s");
+	CHECK_MSG(m && m->type == JSON_NULL, "torchtitan: median_tokens_per_s not null:\n%s",
+		  c.out.buf);
+	json_free(v);
+	child_release(&c);
+	strbuf_release(&path);
 }
