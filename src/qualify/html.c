@@ -94,11 +94,10 @@ static const char css[] =
 	"svg circle.point{fill-opacity:.85}svg .falloff{stroke:#b71c1c;fill:#b71c1c;"
 	"stroke-dasharray:2 3}\n"
 	".none,.note{color:#607d8b}\n"
-	"#compare td.win{background:#c8e6c9}#compare td.win.clear{background:#66bb6a;"
-	"font-weight:bold}#compare tr.beyond td{border-top:2px solid #e65100;border-bottom:2px "
-	"solid #e65100}#compare tr.w-unknown td.winner{color:#e65100}.key span.win{background:"
-	"#c8e6c9}.key span.win.clear{background:#66bb6a}.key span.beyond{border:2px solid "
-	"#e65100}\n";
+	"#compare tr.beyond td{background:#fff3e0}#compare tr td.win{background:#c8e6c9}"
+	"#compare tr td.win.clear{background:#66bb6a;font-weight:bold}"
+	"#compare tr.w-unknown td.winner{color:#e65100}.key span.win{background:#c8e6c9}"
+	".key span.win.clear{background:#66bb6a}.key span.beyond{background:#fff3e0}\n";
 
 /* ---- title and banner ---- */
 
