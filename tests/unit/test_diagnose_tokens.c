@@ -6,6 +6,7 @@
  * rows without tokens: null, never 0. And the journal's step record itself.
  */
 #include "../harness.h"
+#include "../../src/lib/fileio.h"
 #include "../../src/logs/steps.h"
 #include "../../src/supervise/journal.h"
 
@@ -94,6 +95,17 @@ TEST(diag_tokens_per_s_from_vigil_runs_journal)
 	CHECK_CONTAINS(c.out.buf, "tokens/s");
 	CHECK_CONTAINS(c.out.buf, "median 8");
 	child_release(&c);
+	/* and the page under its title */
+	struct strbuf page = STRBUF_INIT, html = STRBUF_INIT;
+	strbuf_addf(&page, "%s/steps.html", test_tmpdir());
+	const char *h[] = { "diagnose", "steps", p.buf, "--html", page.buf, NULL };
+	test_run_vigil(&c, h, NULL);
+	CHECK(read_file_bounded(page.buf, &html, 1 << 24, NULL) == 0);
+	CHECK_CONTAINS(html.buf, "tokens/s.</p>");
+	CHECK_CONTAINS(html.buf, "<span id=\"tokens-per-s\">8");
+	child_release(&c);
+	strbuf_release(&page);
+	strbuf_release(&html);
 	strbuf_release(&p);
 	strbuf_release(&j);
 }
