@@ -48,6 +48,8 @@ def schema_for(args):
         i = args.index("--compare-json")
         if i + 1 < len(args) and args[i + 1] == "-":
             return "qualify-compare"  # the comparison alone on stdout
+    if cmd == "qualify":
+        return "qualify"  # --json -: the card
     if cmd in ("fleet", "report", "run", "stacks"):
         return cmd
     return None

@@ -278,7 +278,13 @@ static int outputs(const struct qargs *a, const struct strbuf *card_json)
 			ret = -1;
 		}
 	}
-	bool json_on_stdout = a->compare_json && !strcmp(a->compare_json, "-");
+	/* stdout carries one thing: JSON asked for there (the card's or the comparison's), or the
+	 * text; the table would break the JSON */
+	bool json_on_stdout = (a->compare_json && !strcmp(a->compare_json, "-")) ||
+			      (a->json && !strcmp(a->json, "-"));
+	if (old && json_on_stdout && !a->compare_json)
+		fprintf(stderr, "vigil qualify: --compare: no table with --json - (stdout is the "
+				"card's JSON): --compare-json FILE writes the comparison\n");
 	if (old && !json_on_stdout) {
 		strbuf_reset(&out);
 		if (qualify_compare(old, card, false, &out, &err) < 0) {

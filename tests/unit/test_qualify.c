@@ -298,6 +298,16 @@ TEST(qualify_compare_json_file_stdout_and_page)
 	json_free(v);
 	child_release(&c);
 
+	/* --json - with --compare: stdout is the card's JSON alone, the table is not mixed in */
+	const char *card_out[] = { "qualify", "--from", b, "--compare", a, "--json", "-", NULL };
+	test_run_vigil(&c, card_out, NULL);
+	CHECK_MSG(c.exit_code == 0, "exit %d: %s", c.exit_code, c.err.buf);
+	v = test_parse_json(&c);
+	CHECK_STR(json_get_string(v, "kind"), "qualify");
+	CHECK_CONTAINS(c.err.buf, "--compare-json FILE writes the comparison");
+	json_free(v);
+	child_release(&c);
+
 	/* refused: without --compare, and two things on stdout; nothing written */
 	char none[600];
 	snprintf(none, sizeof(none), "%s/none.json", test_tmpdir());
