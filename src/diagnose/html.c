@@ -370,8 +370,9 @@ void diag_html(const struct diag_steps *steps, const struct diag_stragglers *str
 		if (steps->median_step_time > 0) {
 			strbuf_addf(o, "<p id=\"pace\">Median step %.3g s", steps->median_step_time);
 			if (steps->median_tokens_per_s > 0)
-				strbuf_addf(o, ", median <span id=\"tokens-per-s\">%.4g</span> "
-					       "tokens/s", steps->median_tokens_per_s);
+				strbuf_addf(o, ", median <span id=\"tokens-per-s\">%.*f</span> "
+					       "tokens/s", steps->median_tokens_per_s >= 100 ? 0 : 2,
+					    steps->median_tokens_per_s);
 			strbuf_addstr(o, ".</p>\n");
 		}
 		strbuf_addstr(o, "<p>Throughput, share of expected (blue: median per column; light: "

@@ -65,7 +65,7 @@ void q_train_reason(const struct q_train *t, bool excluded, struct strbuf *out)
 	}
 	strbuf_addf(out, "median step %.3g s", t->step_time_s);
 	if (t->have_tok)
-		strbuf_addf(out, ", %.4g tokens/s", t->tokens_per_s);
+		strbuf_addf(out, ", %.*f tokens/s", t->tokens_per_s >= 100 ? 0 : 2, t->tokens_per_s);
 	if (t->have_mfu)
 		strbuf_addf(out, ", MFU %.1f %%", 100 * t->mfu);
 	if (excluded)
