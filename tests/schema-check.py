@@ -44,6 +44,12 @@ def schema_for(args):
         if words[1] == "model" and "--json" not in args:
             return "sim-model"  # the model itself, as vigil sim --failures reads it
         return "fleet-" + words[1]
+    if cmd == "qualify" and "--compare-json" in args:
+        i = args.index("--compare-json")
+        if i + 1 < len(args) and args[i + 1] == "-":
+            return "qualify-compare"  # the comparison alone on stdout
+    if cmd == "qualify":
+        return "qualify"  # --json -: the card
     if cmd in ("fleet", "report", "run", "stacks"):
         return cmd
     return None

@@ -35,7 +35,7 @@ _vigil_opts() {
 	"fleet model") _vigil_r="--agent-history=dir --slurm-events=file --from-slurm --journal=dir --since=any --until=any --gpus-per-node=any --fleet-nodes=any --alpha=any --without-lemons --output=file -o=file --json --help -h" ;;
 	"fleet lemons") _vigil_r="--agent-history=dir --slurm-events=file --from-slurm --journal=dir --since=any --until=any --gpus-per-node=any --fleet-nodes=any --alpha=any --top=any --json --help -h" ;;
 	"stacks") _vigil_r="--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any --interval-ms=any --no-signal --json --help -h" ;;
-	"qualify") _vigil_r="--budget=any --stages=any --storage=dir --train=any --gpus-per-node=any --drain --json=file --html=file --compare=file --resume=dir --dir=dir --from=file --config=file --set=key -c=key --help -h" ;;
+	"qualify") _vigil_r="--budget=any --stages=any --storage=dir --train=any --gpus-per-node=any --drain --json=file --html=file --compare=file --compare-json=file --resume=dir --dir=dir --from=file --config=file --set=key -c=key --help -h" ;;
 	"sim") _vigil_r="--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file --checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any --repair-hours=any --check-interval=any --seed=any --json --print-model --policy=vigil|torchrun|manual --schedule=file --nccl-timeout=any --operator-minutes=any --monitor-interval=any --hang-floor=any --latencies=any --replicas=any --sweep=any --spares-risk=any --html=file --help -h" ;;
 	"report") _vigil_r="--json --html=file --help -h @dir" ;;
 	"diagnose") _vigil_r="--help -h" ;;

@@ -347,6 +347,7 @@ complete -c vigil -n '__vigil_at \'qualify\'' -l drain
 complete -c vigil -n '__vigil_at \'qualify\'' -l json -r -F
 complete -c vigil -n '__vigil_at \'qualify\'' -l html -r -F
 complete -c vigil -n '__vigil_at \'qualify\'' -l compare -r -F
+complete -c vigil -n '__vigil_at \'qualify\'' -l compare-json -r -F
 complete -c vigil -n '__vigil_at \'qualify\'' -l resume -r -F
 complete -c vigil -n '__vigil_at \'qualify\'' -l dir -r -F
 complete -c vigil -n '__vigil_at \'qualify\'' -l from -r -F

@@ -75,7 +75,8 @@ const struct comp_def comp_table[] = {
 	{ "stacks", "--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any "
 		    "--interval-ms=any --no-signal --json --help -h" },
 	{ "qualify", "--budget=any --stages=any --storage=dir --train=any --gpus-per-node=any "
-		     "--drain --json=file --html=file --compare=file --resume=dir --dir=dir "
+		     "--drain --json=file --html=file --compare=file --compare-json=file --resume=dir "
+		     "--dir=dir "
 		     "--from=file --config=file --set=key -c=key --help -h" },
 	{ "sim", "--gpus=any --gpus-per-node=any --days=any --step-time=any --failures=file "
 		 "--checkpoint-every=any --checkpoint-cost=any --restart-cost=any --spares=any "

@@ -23,8 +23,9 @@
 static const char qualify_usage[] =
 	"usage: vigil qualify [--budget MINUTES] [--stages LIST] [--storage DIR] [--train CMD]\n"
 	"                     [--drain] [--json FILE] [--html FILE] [--compare OLD.json]\n"
-	"                     [--resume DIR] [--dir DIR]\n"
-	"       vigil qualify --from CARD.json [--compare OLD.json] [--json FILE] [--html FILE]\n"
+	"                     [--compare-json FILE] [--resume DIR] [--dir DIR]\n"
+	"       vigil qualify --from CARD.json [--compare OLD.json [--compare-json FILE]]\n"
+	"                     [--json FILE] [--html FILE]\n"
 	"\n"
 	"Judge a fresh Slurm allocation in one command, from inside it (sbatch or salloc): which\n"
 	"nodes to keep, which to drain or hand back, and a scorecard to compare with the last\n"
@@ -37,7 +38,8 @@ static const char qualify_usage[] =
 	"           against the node count and where it falls off\n"
 	"  storage  'vigil stress storage' on --storage DIR from every node at once: bandwidth,\n"
 	"           fsync latency, metadata, stalls (needs --storage)\n"
-	"  train    a short real job through 'vigil run' (needs --train): step time and MFU\n"
+	"  train    a short real job through 'vigil run' (needs --train): step time,\n"
+	"           tokens/s (when the trainer's step lines count tokens) and MFU\n"
 	"A node that fails a stage is named with its action (and drained with --drain, reason\n"
 	"\"vigil: qualify: STAGE: ...\"); a node slower than the median of its peers by more than\n"
 	"qualify.outlier-margin in any figure is named an outlier.\n"
@@ -51,8 +53,12 @@ static const char qualify_usage[] =
 	"                      stage found on the node with the fewest)\n"
 	"  --drain             drain the nodes that failed (slurm.on-unknown for the others)\n"
 	"  --json FILE         write the scorecard as JSON (- for stdout)\n"
-	"  --html FILE         write the scorecard as one self-contained page\n"
-	"  --compare OLD.json  compare the scorecard with an older one, figure by figure\n"
+	"  --html FILE         write the scorecard as one self-contained page (with --compare,\n"
+	"                      the comparison too)\n"
+	"  --compare OLD.json  compare the scorecard with an older one, figure by figure (a\n"
+	"                      text table on stdout)\n"
+	"  --compare-json FILE write the comparison as JSON (- for stdout, instead of the\n"
+	"                      table); needs --compare\n"
 	"  --dir DIR           where each finished stage is kept (default\n"
 	"                      ./vigil-qualify-$SLURM_JOB_ID)\n"
 	"  --resume DIR        continue a qualify cut short: the stages kept in DIR are not run\n"
@@ -71,7 +77,8 @@ static const char qualify_usage[] =
 	"  3  could not tell: a node unreachable or unknown in a stage, or the run cut short\n";
 
 enum { QOPT_BUDGET = 256, QOPT_STAGES, QOPT_STORAGE, QOPT_TRAIN, QOPT_DRAIN, QOPT_JSON,
-       QOPT_HTML, QOPT_COMPARE, QOPT_RESUME, QOPT_DIR, QOPT_FROM, QOPT_GPN, QOPT_CONFIG };
+       QOPT_HTML, QOPT_COMPARE, QOPT_RESUME, QOPT_DIR, QOPT_FROM, QOPT_GPN, QOPT_CONFIG,
+       QOPT_COMPARE_JSON };
 
 static const struct option qualify_opts[] = {
 	{ "budget", required_argument, NULL, QOPT_BUDGET },
@@ -83,6 +90,7 @@ static const struct option qualify_opts[] = {
 	{ "json", required_argument, NULL, QOPT_JSON },
 	{ "html", required_argument, NULL, QOPT_HTML },
 	{ "compare", required_argument, NULL, QOPT_COMPARE },
+	{ "compare-json", required_argument, NULL, QOPT_COMPARE_JSON },
 	{ "resume", required_argument, NULL, QOPT_RESUME },
 	{ "dir", required_argument, NULL, QOPT_DIR },
 	{ "from", required_argument, NULL, QOPT_FROM },
@@ -152,6 +160,7 @@ static int parse(int argc, char **argv, struct qargs *a)
 		case QOPT_JSON: a->json = optarg; break;
 		case QOPT_HTML: a->html = optarg; break;
 		case QOPT_COMPARE: a->compare = optarg; break;
+		case QOPT_COMPARE_JSON: a->compare_json = optarg; break;
 		case QOPT_RESUME: a->resume = optarg; break;
 		case QOPT_DIR: a->dir = optarg; break;
 		case QOPT_FROM: a->from = optarg; break;
@@ -168,6 +177,14 @@ static int parse(int argc, char **argv, struct qargs *a)
 	}
 	if (optind < argc) {
 		usage_error("qualify", "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (a->compare_json && !a->compare) {
+		usage_error("qualify", "--compare-json FILE needs --compare OLD.json");
+		return -1;
+	}
+	if (a->compare_json && a->json && !strcmp(a->compare_json, "-") && !strcmp(a->json, "-")) {
+		usage_error("qualify", "--json - and --compare-json - cannot both have stdout");
 		return -1;
 	}
 	if (a->resume && a->dir) {
@@ -220,11 +237,14 @@ static struct json_value *load_card(const char *path, struct strbuf *err)
 	return v;
 }
 
-/* The card's files and the comparison: JSON, HTML, --compare to stdout. The card is passed as
- * its JSON text so that a card made now and one loaded with --from go the same way. */
+/* The card's files and the comparison: JSON, HTML (with the comparison when --compare), the
+ * comparison's table on stdout or its JSON (--compare-json). The card is passed as its JSON text
+ * so that a card made now and one loaded with --from go the same way. An old card that cannot
+ * be read is said, and the rest is written all the same (the page without the comparison). */
 static int outputs(const struct qargs *a, const struct strbuf *card_json)
 {
 	struct strbuf err = STRBUF_INIT, out = STRBUF_INIT;
+	struct json_value *old = NULL;
 	int ret = 0;
 	struct json_value *card = json_parse(card_json->buf, card_json->len, &err);
 	if (!card) {
@@ -234,28 +254,59 @@ static int outputs(const struct qargs *a, const struct strbuf *card_json)
 	}
 	if (a->json && write_out(a->json, card_json) < 0)
 		ret = -1;
+	if (a->compare) {
+		old = load_card(a->compare, &err);
+		if (old && qualify_card_check(old, &out) < 0) {
+			struct strbuf path = STRBUF_INIT;
+			strbuf_add_clean(&path, a->compare);
+			error_set(&err, "%s %s", path.buf, out.buf);
+			strbuf_release(&path);
+			json_free(old);
+			old = NULL;
+		}
+		if (!old) {
+			fprintf(stderr, "vigil qualify: --compare: %s\n", err.buf);
+			ret = -1;
+		}
+		strbuf_reset(&out);
+	}
 	if (a->html) {
-		if (qualify_html(card, &out, &err) < 0) {
+		if (qualify_html(card, old, &out, &err) < 0) {
 			fprintf(stderr, "vigil qualify: --html: %s\n", err.buf);
 			ret = -1;
 		} else if (write_out(a->html, &out) < 0) {
 			ret = -1;
 		}
 	}
-	if (a->compare) {
-		struct json_value *old = load_card(a->compare, &err);
+	/* stdout carries one thing: JSON asked for there (the card's or the comparison's), or the
+	 * text; the table would break the JSON */
+	bool json_on_stdout = (a->compare_json && !strcmp(a->compare_json, "-")) ||
+			      (a->json && !strcmp(a->json, "-"));
+	if (old && json_on_stdout && !a->compare_json)
+		fprintf(stderr, "vigil qualify: --compare: no table with --json - (stdout is the "
+				"card's JSON): --compare-json FILE writes the comparison\n");
+	if (old && !json_on_stdout) {
 		strbuf_reset(&out);
-		if (!old || qualify_compare(old, card, false, &out, &err) < 0) {
+		if (qualify_compare(old, card, false, &out, &err) < 0) {
 			fprintf(stderr, "vigil qualify: --compare: %s\n", err.buf);
 			ret = -1;
 		} else {
 			fputs("\n", stdout);
 			fwrite(out.buf, 1, out.len, stdout);
 		}
-		json_free(old);
+	}
+	if (old && a->compare_json) {
+		strbuf_reset(&out);
+		if (qualify_compare(old, card, true, &out, &err) < 0) {
+			fprintf(stderr, "vigil qualify: --compare-json: %s\n", err.buf);
+			ret = -1;
+		} else if (write_out(a->compare_json, &out) < 0) {
+			ret = -1;
+		}
 	}
 out:
 	json_free(card);
+	json_free(old);
 	strbuf_release(&err);
 	strbuf_release(&out);
 	return ret;
@@ -671,7 +722,9 @@ static int qualify_run(struct qrun *r)
 
 	struct strbuf card = STRBUF_INIT, text = STRBUF_INIT;
 	q_card_json(&r->card, &card);
-	if (!a->json || strcmp(a->json, "-")) {
+	/* stdout carries one thing: the card's text, or the JSON asked for there */
+	if ((!a->json || strcmp(a->json, "-")) &&
+	    (!a->compare_json || strcmp(a->compare_json, "-"))) {
 		q_card_text(&r->card, &text);
 		fwrite(text.buf, 1, text.len, stdout);
 	}

@@ -16,6 +16,7 @@ struct qargs {
 	double budget_s;
 	bool asked[Q_NR_STAGES], stages_given, drain;
 	const char *storage, *train, *json, *html, *compare, *resume, *dir, *from, *config;
+	const char *compare_json; /* --compare-json FILE ("-": stdout) */
 	unsigned gpn;
 	struct strlist sets;
 };

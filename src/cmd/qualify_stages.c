@@ -5,6 +5,7 @@
 #include "cmd.h"
 #include "qualify_int.h"
 #include "../lib/run.h"
+#include "../qualify/train.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -253,27 +254,10 @@ static void stage_train(struct qrun *r, double share)
 	struct json_value *steps = NULL;
 	if (child_run(&d, &err) == 0)
 		steps = json_parse(d.out.buf, d.out.len, NULL);
-	double st = 0, lvl = 0;
-	const char *metric = steps ? json_get_string(steps, "metric") : NULL;
-	bool have_st = steps && json_get_number(steps, "median_step_time", &st);
-	bool have_mfu = metric && !strcmp(metric, "mfu") &&
-			json_get_number(steps, "median_level", &lvl);
+	struct q_train tr;
+	q_train_read(steps, &tr);
 	struct strbuf t = STRBUF_INIT;
-	strbuf_addstr(&t, "{\"step_time_s\":");
-	strbuf_addstr(&t, have_st ? "" : "null");
-	if (have_st)
-		strbuf_addf(&t, "%.6g", st);
-	strbuf_addstr(&t, ",\"tokens_per_s\":null,\"mfu\":");
-	if (have_mfu)
-		strbuf_addf(&t, "%.4f", lvl);
-	else
-		strbuf_addstr(&t, "null");
-	strbuf_addf(&t, ",\"outcome\":");
-	json_quote(&t, out && json_get_string(out, "outcome") ? json_get_string(out, "outcome")
-							       : "no report from vigil run",
-		   out && json_get_string(out, "outcome") ? strlen(json_get_string(out, "outcome"))
-							  : 24);
-	strbuf_addstr(&t, "}");
+	q_train_json(&tr, out ? json_get_string(out, "outcome") : NULL, &t);
 	json_free(c->train);
 	c->train = json_parse(t.buf, t.len, NULL);
 	size_t bad = 0;
@@ -281,14 +265,11 @@ static void stage_train(struct qrun *r, double share)
 		bad += c->nodes[i].st[Q_TRAIN] == Q_FAILED;
 	for (size_t i = 0; i < c->nr; i++)
 		if (c->nodes[i].st[Q_TRAIN] == Q_NOT_RUN)
-			q_node_set(&c->nodes[i], Q_TRAIN, have_st ? Q_PASSED : Q_UNKNOWN,
-				   have_st ? "trained" : "no step seen", NULL);
-	c->stages[Q_TRAIN].st = bad ? Q_FAILED : have_st ? Q_PASSED : Q_UNKNOWN;
+			q_node_set(&c->nodes[i], Q_TRAIN, tr.have_st ? Q_PASSED : Q_UNKNOWN,
+				   tr.have_st ? "trained" : "no step seen", NULL);
+	c->stages[Q_TRAIN].st = bad ? Q_FAILED : tr.have_st ? Q_PASSED : Q_UNKNOWN;
 	strbuf_reset(&err);
-	if (have_st)
-		strbuf_addf(&err, "median step %.3g s%s", st, bad ? "; hosts excluded" : "");
-	else
-		strbuf_addstr(&err, "no training step was seen in the stage's time");
+	q_train_reason(&tr, bad, &err);
 	free(c->stages[Q_TRAIN].reason);
 	c->stages[Q_TRAIN].reason = strbuf_detach(&err, NULL);
 	json_free(out);

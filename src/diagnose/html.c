@@ -366,6 +366,15 @@ void diag_html(const struct diag_steps *steps, const struct diag_stragglers *str
 			    steps->metric_mfu ? "MFU" : "steps per second", steps->expected,
 			    steps->expected_given ? "given" : "the run's best sustained level",
 			    steps->pat_nr ? diag_pattern_name(steps->pat[0].kind) : "healthy");
+		/* the run's pace in seconds and tokens, where the rows say them */
+		if (steps->median_step_time > 0) {
+			strbuf_addf(o, "<p id=\"pace\">Median step %.3g s", steps->median_step_time);
+			if (steps->median_tokens_per_s > 0)
+				strbuf_addf(o, ", median <span id=\"tokens-per-s\">%.*f</span> "
+					       "tokens/s", steps->median_tokens_per_s >= 100 ? 0 : 2,
+					    steps->median_tokens_per_s);
+			strbuf_addstr(o, ".</p>\n");
+		}
 		strbuf_addstr(o, "<p>Throughput, share of expected (blue: median per column; light: "
 				 "lowest; red dots: drops; orange lines: change points; shaded: "
 				 "patterns; green: warm-up and pauses, expected).</p>\n");

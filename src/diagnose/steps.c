@@ -195,6 +195,7 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 		exec[n] = exec[i];
 		line[n] = line[i];
 		st[n] = st[i];
+		tok[n] = tok[i];
 		x[n++] = v;
 	}
 	s->used = n;
@@ -233,6 +234,7 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 			exec[k] = exec[i];
 			line[k] = line[i];
 			st[k] = st[i];
+			tok[k] = tok[i];
 			x[k++] = x[i];
 		}
 		free(skip);
@@ -299,6 +301,18 @@ int diag_steps_analyse(const struct diag_rows *rows, const struct diag_steps_opt
 			if (!isnan(st[i]))
 				scratch[k++] = st[i];
 		s->median_step_time = k ? diag_median(scratch, k) : 0;
+	}
+	/* tokens per second, step by step: a median of rates, so that a slow step weighs as one
+	 * step (as in the median step time), not by its length */
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			double r = tok[i] / st[i];
+			if (!isnan(tok[i]) && !isnan(st[i]) && r > 0 && isfinite(r))
+				scratch[k++] = r;
+		}
+		s->tokens_steps = k;
+		s->median_tokens_per_s = k ? diag_median(scratch, k) : 0;
 	}
 	/* the stamps' resolution against a row's time: derived step times are the difference of
 	 * two stamps over the steps between rows, each end off by up to one tick */

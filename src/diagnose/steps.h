@@ -122,6 +122,10 @@ struct diag_steps {
 	double median_level;  /* the run's median throughput, share of expected */
 	double noise;         /* robust sigma of throughput around its local level, share */
 	double median_step_time; /* seconds, 0 when unknown */
+	/* per step its tokens over its time, the median over the steps median_step_time is taken
+	 * over (warm-up and the slow last step left out); 0 when the rows carry no tokens */
+	double median_tokens_per_s;
+	size_t tokens_steps; /* the steps it is the median of */
 	/* the resolution the times (or step times) are written at, seconds (0: unknown), and as
 	 * a share of a row's time: a spread within two of these is the stamps, not the run */
 	double resolution, resolution_share;

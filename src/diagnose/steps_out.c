@@ -205,6 +205,9 @@ void diag_steps_text(const struct diag_steps *s, const struct diag_rows *rows, c
 		    100 * s->median_level);
 	if (s->median_step_time > 0)
 		strbuf_addf(o, "; median step %.3g s", s->median_step_time);
+	if (s->median_tokens_per_s > 0)
+		strbuf_addf(o, "; median %.*f tokens/s", s->median_tokens_per_s >= 100 ? 0 : 2,
+			    s->median_tokens_per_s);
 	strbuf_addch(o, '\n');
 	if (s->resolution > 0 && s->resolution_share >= 0.005)
 		strbuf_addf(o, "  %s written to %.6g s (%.1f%% of a row's time): a spread within "
@@ -311,6 +314,11 @@ void diag_steps_json(const struct diag_steps *s, const struct diag_rows *rows, c
 	json_key(&w, "median_step_time");
 	if (s->median_step_time > 0)
 		json_double(&w, s->median_step_time);
+	else
+		json_null(&w);
+	json_key(&w, "median_tokens_per_s");
+	if (s->median_tokens_per_s > 0)
+		json_double(&w, s->median_tokens_per_s);
 	else
 		json_null(&w);
 	json_key(&w, "resolution");

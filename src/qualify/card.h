@@ -27,9 +27,12 @@ int qualify_card_check(const struct json_value *card, struct strbuf *err);
 /*
  * The scorecard as one self-contained HTML page appended to out: no script, no external
  * resource; inline CSS and two inline SVG plots (busbw against node count, the fsync latency
- * CDF). 0, or -1 with *err when qualify_card_check() refuses the card (nothing is appended then).
+ * CDF). With old_card (NULL: none), a section comparing the card with it (--compare). 0, or -1
+ * with *err when qualify_card_check() refuses the card (nothing is appended then); an old card
+ * it refuses is said in the section instead.
  */
-int qualify_html(const struct json_value *card, struct strbuf *out, struct strbuf *err);
+int qualify_html(const struct json_value *card, const struct json_value *old_card,
+		 struct strbuf *out, struct strbuf *err);
 
 /*
  * Two cards side by side, figure by figure (docs/QUALIFY.md, "Comparing"): an aligned text table

@@ -1,10 +1,10 @@
 /*
  * html.c: a qualify scorecard as one self-contained HTML page (see card.h): the title with the
  * verdict, a banner when the card is partial, the stages, the per-node heat table, the cluster's
- * distribution of every figure, the two plots (html_svg.c), storage, training and the nodes to
- * drain or return. No script and nothing fetched. Every string from the card goes through
- * html_add_text() (a node may be called "<script>"), and a status or action from the card picks
- * a CSS class only from a fixed list.
+ * distribution of every figure, the two plots (html_svg.c), storage, training, the comparison
+ * with an older card (html_cmp.c) and the nodes to drain or return. No script and nothing
+ * fetched. Every string from the card goes through html_add_text() (a node may be called
+ * "<script>"), and a status or action from the card picks a CSS class only from a fixed list.
  */
 #include "html_int.h"
 #include "../lib/html.h"
@@ -93,7 +93,11 @@ static const char css[] =
 	"svg .guide{stroke:#999}svg polyline{fill:none;stroke-width:2}svg .cdf{stroke:#1565c0}"
 	"svg circle.point{fill-opacity:.85}svg .falloff{stroke:#b71c1c;fill:#b71c1c;"
 	"stroke-dasharray:2 3}\n"
-	".none,.note{color:#607d8b}\n";
+	".none,.note{color:#607d8b}\n"
+	"#compare tr.beyond td{background:#fff3e0}#compare tr td.win{background:#c8e6c9}"
+	"#compare tr td.win.clear{background:#66bb6a;font-weight:bold}"
+	"#compare tr.w-unknown td.winner{color:#e65100}.key span.win{background:#c8e6c9}"
+	".key span.win.clear{background:#66bb6a}.key span.beyond{background:#fff3e0}\n";
 
 /* ---- title and banner ---- */
 
@@ -636,7 +640,8 @@ static void to_drain(const struct json_value *c, struct strbuf *o)
 	strbuf_addstr(o, ".</p>\n");
 }
 
-int qualify_html(const struct json_value *card, struct strbuf *out, struct strbuf *err)
+int qualify_html(const struct json_value *card, const struct json_value *old_card,
+		 struct strbuf *out, struct strbuf *err)
 {
 	if (qualify_card_check(card, err))
 		return -1;
@@ -650,6 +655,8 @@ int qualify_html(const struct json_value *card, struct strbuf *out, struct strbu
 	nccl_table(json_get(card, "nccl"), out);
 	storage(card, out);
 	train(card, out);
+	if (old_card)
+		qhtml_compare(old_card, card, out);
 	to_drain(card, out);
 	strbuf_addstr(out, "<footer class=\"note\">Written by vigil from the qualify scorecard; "
 			   "the page reads nothing from elsewhere.</footer>\n</body>\n</html>\n");

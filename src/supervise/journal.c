@@ -69,6 +69,8 @@ void journal_format(const struct journal_record *r, struct strbuf *out)
 		strbuf_addf(out, ",\"step\":%llu", (unsigned long long)r->step);
 	if (r->has_loss && isfinite(r->loss))
 		strbuf_addf(out, ",\"loss\":%.9g", r->loss);
+	if (r->has_tokens)
+		strbuf_addf(out, ",\"tokens\":%llu", (unsigned long long)r->tokens);
 	if (r->has_latency) {
 		add_time(out, "happened", r->happened);
 		add_time(out, "detected", r->detected);

@@ -10,7 +10,8 @@
  *   {"t":1712345678.25,"kind":"attempt_started","attempt":1,"restarts":1,"step_id":"812.1","hosts":[..]}
  *   {"t":..,"kind":"event","attempt":1,"class":"hang","host":"n3","happened":..,"detected":..,
  *    "latency_s":12.5,"detail":".."}
- *   {"t":..,"kind":"step","attempt":1,"step":1200,"loss":2.31}
+ *   {"t":..,"kind":"step","attempt":1,"step":1200,"loss":2.31,"tokens":4194304}
+ *   (loss and tokens when the trainer's step line says them: diagnose steps reads tokens/s)
  *   {"t":..,"kind":"host_excluded","attempt":1,"host":"n3","reason":"vigil: Xid 79 ..."}
  *   {"t":..,"kind":"attempt_ended","attempt":1,"outcome":"hang","code":137}
  *   {"t":..,"kind":"run_started"} / {"t":..,"kind":"run_ended","outcome":"done"}
@@ -62,6 +63,8 @@ struct journal_record {
 	uint64_t step;
 	bool has_loss;
 	double loss;
+	bool has_tokens; /* STEP: the trainer's count, per step or a running total as it said */
+	uint64_t tokens;
 	bool has_latency; /* EVENT: when the fault happened (best known) and when it was seen */
 	double happened, detected;
 };

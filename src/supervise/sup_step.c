@@ -208,14 +208,15 @@ void sup_world_output(struct sup *s, int stream, const char *data, size_t len)
 
 /* Every step is journaled (vigil diagnose steps reads the journal as it is); fsync'd at most
  * once a second, and with the next synced record: a kill -9 loses at most a second of them. */
-static void journal_step(struct sup *s, uint64_t step, bool has_loss, double loss)
+static void journal_step(struct sup *s, const struct step_reading *sr)
 {
 	double now = sup_wall(s);
 	bool sync = now - s->at.last_step_journaled >= STEP_JOURNAL_EVERY_S;
 	if (sync)
 		s->at.last_step_journaled = now;
 	struct journal_record r = { .kind = JOURNAL_STEP, .attempt = s->m.attempt, .has_step = true,
-				    .step = step, .has_loss = has_loss, .loss = loss, .t = now };
+				    .step = sr->step, .has_loss = sr->has_loss, .loss = sr->loss,
+				    .has_tokens = sr->has_tokens, .tokens = sr->tokens, .t = now };
 	struct strbuf e = STRBUF_INIT;
 	if (journal_append_sync(&s->j, &r, sync, &e) < 0)
 		sup_say(s, "%s", e.buf);
@@ -259,7 +260,7 @@ void sup_progress(struct sup *s, const struct step_update *u, bool from_json)
 	enum sup_state st = s->m.state;
 	if (st == SUP_LAUNCHING || st == SUP_RUNNING || st == SUP_COLLECTING_EVIDENCE) {
 		sup_post(s, &e);
-		journal_step(s, u->r.step, u->r.has_loss, u->r.loss);
+		journal_step(s, &u->r);
 	}
 	struct strbuf t = STRBUF_INIT;
 	if (w == DETECT_SLOW_STEP || w == DETECT_SLOWDOWN) {

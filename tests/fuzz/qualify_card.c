@@ -1,7 +1,7 @@
 /*
  * qualify_card.c: libFuzzer target for what reads a qualify scorecard (src/qualify/card.h). For
- * any bytes that parse as JSON: qualify_html and qualify_compare (the card against itself and
- * against a fixed small card, both ways) never crash, leak or hit UB; a card they accept gives
+ * any bytes that parse as JSON: qualify_html (alone and with an old card to compare with) and
+ * qualify_compare (the card against itself and against a fixed small card, both ways) never crash, leak or hit UB; a card they accept gives
  * a whole page with no script, no tag from the input and no coordinate that is not a number;
  * the text has no raw control byte but newlines; the JSON parses and its summary adds up.
  */
@@ -60,14 +60,11 @@ static bool numbers_only(const char *html)
 	return true;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The page of card (with old: its comparison section): whole, no script, numbers only. */
+static void check_html(const struct json_value *card, const struct json_value *old)
 {
-	struct json_value *card = json_parse((const char *)data, size, NULL);
-	struct json_value *other = json_parse(fixed, sizeof(fixed) - 1, NULL);
 	struct strbuf out = STRBUF_INIT;
-	if (!card || !other)
-		goto out;
-	if (qualify_html(card, &out, NULL) == 0) {
+	if (qualify_html(card, old, &out, NULL) == 0) {
 		static const char *const bad[] = { "<script", "<img", "<iframe" };
 		for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 			if (strstr(out.buf, bad[i]))
@@ -79,12 +76,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (out.len) {
 		__builtin_trap();
 	}
+	strbuf_release(&out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct json_value *card = json_parse((const char *)data, size, NULL);
+	struct json_value *other = json_parse(fixed, sizeof(fixed) - 1, NULL);
+	if (!card || !other)
+		goto out;
+	check_html(card, NULL);
+	check_html(card, other); /* --html with --compare: the comparison section */
+	check_html(other, card);
+	check_html(card, card);
 	check_compare(card, card);
 	check_compare(card, other);
 	check_compare(other, card);
 out:
 	json_free(card);
 	json_free(other);
-	strbuf_release(&out);
 	return 0;
 }

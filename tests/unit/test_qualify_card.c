@@ -6,7 +6,8 @@
  * (and every member of card-a swapped for a value of another type), the page in a headless
  * browser with no console error; --compare of card-a against card-b.json (another provider: 8
  * nodes, faster storage, slower bf16): rows, winners, noise, summary, the text table, the JSON
- * kept for docs/schema/qualify-compare.json, and the refusal of what is not a scorecard.
+ * kept for docs/schema/qualify-compare.json, and the refusal of what is not a scorecard; the
+ * page with the comparison (--html with --compare), in the browser too.
  */
 #include "../harness.h"
 #include "../../src/qualify/card.h"
@@ -50,7 +51,7 @@ static void page_of(const struct json_value *card, struct strbuf *html)
 {
 	struct strbuf err = STRBUF_INIT;
 	strbuf_reset(html);
-	CHECK_MSG(qualify_html(card, html, &err) == 0, "qualify_html: %s", err.buf);
+	CHECK_MSG(qualify_html(card, NULL, html, &err) == 0, "qualify_html: %s", err.buf);
 	strbuf_release(&err);
 }
 
@@ -278,7 +279,7 @@ TEST(qualify_html_survives_every_member_of_another_type)
 			for (size_t k = 0; k < others->nr; k++) {
 				obj->items[i] = others->items[k];
 				strbuf_reset(&html);
-				CHECK_MSG(qualify_html(card, &html, &err) == 0, "%s.%s: %s",
+				CHECK_MSG(qualify_html(card, NULL, &html, &err) == 0, "%s.%s: %s",
 					  within[w], obj->keys[i], err.buf);
 				check_self_contained(html.buf);
 				pages++;
@@ -310,7 +311,7 @@ TEST(qualify_html_refuses_what_is_not_a_scorecard)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct json_value *v = parse(cases[i].json);
 		struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
-		CHECK_INT(qualify_html(v, &out, &err), -1);
+		CHECK_INT(qualify_html(v, NULL, &out, &err), -1);
 		CHECK_STR(err.buf, cases[i].err);
 		CHECK_STR(out.buf, "");
 		json_free(v);
@@ -319,11 +320,13 @@ TEST(qualify_html_refuses_what_is_not_a_scorecard)
 	}
 }
 
-static void browse(const char *name, const struct json_value *card, struct strbuf *dom)
+static void browse(const char *name, const struct json_value *card,
+		   const struct json_value *old, struct strbuf *dom)
 {
 	struct strbuf html = STRBUF_INIT, page = STRBUF_INIT, url = STRBUF_INIT,
-		      console = STRBUF_INIT;
-	page_of(card, &html);
+		      console = STRBUF_INIT, err = STRBUF_INIT;
+	CHECK_MSG(qualify_html(card, old, &html, &err) == 0, "qualify_html: %s", err.buf);
+	strbuf_release(&err);
 	strbuf_addf(&page, "%s/%s.html", test_tmpdir(), name);
 	CHECK_INT(write_file(page.buf, html.buf, html.len, false, NULL), 0);
 	strbuf_addf(&url, "file://%s", page.buf);
@@ -343,7 +346,7 @@ TEST_TIMEOUT(qualify_html_renders_in_a_headless_browser, 300)
 		SKIP("chromium-headless-shell is not installed (tests/setup-deps installs it)");
 	struct json_value *card = load_card("card-a.json");
 	struct strbuf dom = STRBUF_INIT;
-	browse("card-a", card, &dom);
+	browse("card-a", card, NULL, &dom);
 	/* the browser built both plots and the tables */
 	CHECK_CONTAINS(dom.buf, "<svg id=\"busbw\"");
 	CHECK_CONTAINS(dom.buf, "<svg id=\"fsync-cdf\"");
@@ -357,17 +360,86 @@ TEST_TIMEOUT(qualify_html_renders_in_a_headless_browser, 300)
 	/* a hostile name stays text: the browser finds no script element in the page */
 	set_string((struct json_value *)json_path(card, "nodes.0.node"),
 		   "<script>document.title='owned'</script>");
-	browse("hostile", card, &dom);
+	browse("hostile", card, NULL, &dom);
 	CHECK_NOT_CONTAINS(dom.buf, "<script");
 	CHECK_CONTAINS(dom.buf, "&lt;script&gt;document.title='owned'&lt;/script&gt;");
 	json_free(card);
 
 	/* the odd numbers of a broken card make no attribute the browser rejects */
 	card = parse(broken[3]);
-	browse("broken", card, &dom);
+	browse("broken", card, NULL, &dom);
 	CHECK_CONTAINS(dom.buf, "<svg id=\"busbw\"");
 	json_free(card);
+
+	/* card-b compared with card-a (--html with --compare): the section renders, no console
+	 * error, every row of the comparison there; and compared with a broken card */
+	card = load_card("card-b.json");
+	struct json_value *old = load_card("card-a.json");
+	browse("compared", card, old, &dom);
+	CHECK_CONTAINS(dom.buf, "<table id=\"compare\">");
+	CHECK_INT(count(dom.buf, "<tr class=\"w-"), 44);
+	CHECK_CONTAINS(dom.buf, "Compared with provider-a, job 4242");
+	json_free(old);
+	old = parse(broken[3]);
+	browse("compared-broken", card, old, &dom);
+	CHECK_CONTAINS(dom.buf, "<h2 id=\"compare-head\">");
+	json_free(old);
+	json_free(card);
 	strbuf_release(&dom);
+}
+
+/* The page with the comparison (--html with --compare): "Compared with" the old card's cluster,
+ * job and time; one row per comparison row, the better value marked, the rows beyond noise
+ * highlighted, unknown rows a '?' and no mark; the old card's strings escaped; an old card that
+ * is not one said in the section, the page whole. Without an old card, no section. */
+TEST(qualify_html_compared_with_an_old_card)
+{
+	struct json_value *a = load_card("card-a.json"), *b = load_card("card-b.json");
+	struct strbuf html = STRBUF_INIT, err = STRBUF_INIT;
+	CHECK_INT(qualify_html(b, a, &html, &err), 0);
+	check_self_contained(html.buf);
+	CHECK_CONTAINS(html.buf, "<h2 id=\"compare-head\">Compared with provider-a, job 4242, "
+				 "2026-12-04T10:00:00Z</h2>");
+	CHECK_CONTAINS(html.buf, "This card (provider-b, job 88120, 2026-12-11T09:30:00Z) is better "
+				 "in 19, worse in 3, the same within noise in 18; not comparable "
+				 "in 4.");
+	CHECK_INT(count(html.buf, "<tr class=\"w-"), 44);
+	/* bf16 median: the old card better, beyond noise, its value marked */
+	CHECK_CONTAINS(html.buf, "<tr class=\"w-old beyond\"><td>gemm_bf16_tflops</td><td>median"
+				 "</td><td>TFLOP/s</td><td class=\"n win clear\">686.5 &#10003;</td>"
+				 "<td class=\"n\">639.8</td>");
+	/* fp8 median: the old card by a hair, within noise: marked, not highlighted */
+	CHECK_CONTAINS(html.buf, "<tr class=\"w-old\"><td>gemm_fp8_tflops</td><td>median</td>");
+	/* storage write: the new card, beyond noise */
+	CHECK_CONTAINS(html.buf, "<tr class=\"w-new beyond\"><td>storage</td><td>write_mib_s</td>");
+	/* training only in the new card: unknown, no mark on either value */
+	CHECK_CONTAINS(html.buf, "<tr class=\"w-unknown\"><td>train</td><td>tokens_per_s</td>"
+				 "<td>tokens/s</td><td class=\"n missing\">-</td><td class=\"n\">"
+				 "56740</td><td class=\"n\">-</td><td class=\"winner\">?</td>");
+	/* marked beyond noise: the 19 rows the new card wins and the 3 the old one does */
+	CHECK_INT(count(html.buf, "<td class=\"n win clear\">"), 19 + 3);
+	strbuf_reset(&html);
+	CHECK_INT(qualify_html(b, NULL, &html, &err), 0);
+	CHECK_NOT_CONTAINS(html.buf, "compare-head");
+
+	/* the old card's strings are text */
+	set_string((struct json_value *)json_get(a, "cluster"), "<b onmouseover=x>old</b>");
+	strbuf_reset(&html);
+	CHECK_INT(qualify_html(b, a, &html, &err), 0);
+	CHECK_NOT_CONTAINS(html.buf, "<b onmouseover");
+	CHECK_CONTAINS(html.buf, "Compared with &lt;b onmouseover=x&gt;old&lt;/b&gt;");
+	/* an old card that is not one: said, the page whole */
+	struct json_value *check = parse("{\"schema_version\":1,\"kind\":\"check\"}");
+	strbuf_reset(&html);
+	CHECK_INT(qualify_html(b, check, &html, &err), 0);
+	check_self_contained(html.buf);
+	CHECK_CONTAINS(html.buf, "The comparison cannot be made: the old card is not a qualify "
+				 "scorecard: its kind is &quot;check&quot;.");
+	json_free(check);
+	json_free(a);
+	json_free(b);
+	strbuf_release(&html);
+	strbuf_release(&err);
 }
 
 /* ---- --compare ---- */

@@ -359,13 +359,19 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	 * step time from its journal; n2 (its Xid) excluded by vigil run's preflight fails it */
 	strbuf_reset(&p);
 	strbuf_addf(&p, "#!/bin/sh\ni=0\nwhile [ $i -lt 2000 ]; do i=$((i+1)); "
-			"echo \"step $i loss 1.5\"; sleep 0.2; done\n");
+			"echo \"step $i loss 1.5 tokens 4096\"; sleep 0.2; done\n");
 	exe("bin/trainer", p.buf);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/bin/trainer", test_tmpdir());
+	/* compared with card-b's training (2.31 s a step, 56740 tokens/s): --compare-json and
+	 * the page's comparison in a live run */
+	struct strbuf old_card = STRBUF_INIT;
+	test_src_path(&old_card, "tests/data/qualify/card-b.json");
 	const char *train[] = { "--budget", "0.6", "--stages", "train", "--train", p.buf,
 				"--json", "train.json", "--dir", "q3", "-c", "run.nodes=2",
-				"-c", "run.grace=2", "-c", "run.node-poll=1", NULL };
+				"-c", "run.grace=2", "-c", "run.node-poll=1", "--compare",
+				old_card.buf, "--compare-json", "train-cmp.json", "--html",
+				"train.html", NULL };
 	qualify(&c, train, false);
 	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
 	v = card("train.json");
@@ -373,9 +379,51 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_MSG(json_get_number(json_get(v, "train"), "step_time_s", &st) && st > 0.15 &&
 			  st < 1.5,
 		  "step time %g\n%s", st, c.err.buf);
+	/* its step lines' tokens, kept by vigil run's journal: 4096 a step of about 0.2 s */
+	double tps = -1;
+	CHECK_MSG(json_get_number(json_get(v, "train"), "tokens_per_s", &tps) && tps > 4096 / 1.5 &&
+			  tps < 4096 / 0.15,
+		  "tokens_per_s %g\n%s", tps, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "tokens/s");
 	CHECK_STR(json_path(node(v, "n2"), "stages.train")->string, "failed");
 	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "passed");
 	json_free(v);
+	/* the comparison: card-b's 56740 tokens/s against these ~20000, the old card better;
+	 * its 2.31 s steps against these ~0.2 s, the new one better; the table on stdout too */
+	CHECK_CONTAINS(c.out.buf, "vigil qualify compare");
+	struct strbuf text = STRBUF_INIT;
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/train-cmp.json", test_tmpdir());
+	CHECK(read_file_bounded(p.buf, &text, 1 << 22, NULL) == 0);
+	test_keep_json_as("qualify-compare", text.buf, text.len);
+	v = json_parse(text.buf, text.len, NULL);
+	CHECK_MSG(v != NULL, "train-cmp.json is not JSON: %s", text.buf);
+	const struct json_value *rows = json_get(v, "rows");
+	bool seen_tok = false, seen_st = false;
+	for (size_t i = 0; rows && i < rows->nr; i++) {
+		const struct json_value *row = rows->items[i];
+		const char *fig = json_get_string(row, "figure"), *stat = json_get_string(row, "stat");
+		if (!fig || strcmp(fig, "train") || !stat)
+			continue;
+		double o = 0, n = 0;
+		if (!strcmp(stat, "tokens_per_s")) {
+			seen_tok = json_get_number(row, "old", &o) && o == 56740 &&
+				   json_get_number(row, "new", &n) && n > 0;
+			CHECK_STR(json_get_string(row, "winner"), "old");
+		} else if (!strcmp(stat, "step_time_s")) {
+			seen_st = json_get_number(row, "new", &n) && n < 2.31;
+			CHECK_STR(json_get_string(row, "winner"), "new");
+		}
+	}
+	CHECK_MSG(seen_tok && seen_st, "no train rows with both values:\n%s", text.buf);
+	json_free(v);
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/train.html", test_tmpdir());
+	strbuf_reset(&text);
+	CHECK(read_file_bounded(p.buf, &text, 1 << 22, NULL) == 0);
+	CHECK_CONTAINS(text.buf, "<h2 id=\"compare-head\">Compared with provider-b, job 88120");
+	strbuf_release(&text);
+	strbuf_release(&old_card);
 	child_release(&c);
 
 	/* the burn-in step on a topology of the four nodes (the recorded ibnetdiscover, its hosts

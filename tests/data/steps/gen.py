@@ -160,6 +160,23 @@ def stragglers():
                                                                    dt * 1000))
 
 
+
+# Megatron-DeepSpeed's training_log (microsoft/Megatron-DeepSpeed megatron/training.py): consumed
+# tokens as a running total; 120 iterations of 2.0 s, 128 samples of 2048 tokens each. Its own
+# generator, so that the logs above keep their values.
+def megatron_deepspeed():
+    r = random.Random(32)
+    with open(out + "/megatron-deepspeed.log", "w") as f:
+        f.write("training ...\n")
+        for i in range(1, 121):
+            st = 2.0 * (1 + r.gauss(0, 0.01))
+            f.write(" iteration %8d/%8d | consumed samples: %12d | consumed tokens: %12d | "
+                    "elapsed time per iteration (ms): %.1f | learning rate: %.3E | global batch "
+                    "size:   128 | lm loss: %.6E | loss scale: 1.0 | grad norm: %.3f | actual "
+                    "seqlen:  2048 | number of skipped iterations:   0 | number of nan "
+                    "iterations:   0 | samples per second: %.3f | TFLOPs: %.2f |\n"
+                    % (i, 50000, i * 128, i * 128 * 2048, st * 1000, 3e-4 * min(1, i / 100),
+                       7.2 - i * 0.01, abs(r.gauss(0.9, 0.1)), 128 / st, 360 / st))
 megatron()
 torchtitan()
 nanogpt()
@@ -167,3 +184,4 @@ hf()
 nemo2()
 nemo1()
 stragglers()
+megatron_deepspeed()
