@@ -538,6 +538,44 @@ static void nccl_table(const struct json_value *nccl, struct strbuf *o)
 	cut_note(o, nccl->nr, MAX_ROWS, "NCCL results");
 }
 
+/* The IB pairs and the burn-in step (only when the fabric stage got to InfiniBand). */
+static void infiniband(const struct json_value *c, struct strbuf *o)
+{
+	const struct json_value *pairs = array_of(c, "ib_pairs"), *b = json_get(c, "burnin");
+	bool have_b = b && b->type == JSON_OBJECT;
+	if ((!pairs || !pairs->nr) && !have_b)
+		return;
+	strbuf_addstr(o, "<h2>InfiniBand</h2>\n");
+	if (pairs && pairs->nr) {
+		strbuf_addstr(o, "<table id=\"ib-pairs\">\n<tr><th>node</th><th>with</th>"
+				 "<th>Gb/s</th><th>status</th><th>reason</th></tr>\n");
+		for (size_t i = 0; i < pairs->nr && i < MAX_ROWS; i++) {
+			const struct json_value *e = pairs->items[i];
+			const char *status = json_get_string(e, "status");
+			strbuf_addstr(o, "<tr>");
+			td_text(o, e, "a", NAME_BYTES);
+			td_text(o, e, "b", NAME_BYTES);
+			td_num(o, e, "gbps");
+			strbuf_addf(o, "<td class=\"s-%s\">", word_class(status, statuses));
+			h(o, status, NAME_BYTES);
+			strbuf_addstr(o, "</td>");
+			td_text(o, e, "reason", TEXT_BYTES);
+			strbuf_addstr(o, "</tr>\n");
+		}
+		strbuf_addstr(o, "</table>\n");
+		cut_note(o, pairs->nr, MAX_ROWS, "IB pairs");
+	}
+	if (have_b) {
+		const char *status = json_get_string(b, "status");
+		strbuf_addf(o, "<p id=\"burnin\">Burn-in: <span class=\"s-%s\">",
+			    word_class(status, statuses));
+		h(o, status, NAME_BYTES);
+		strbuf_addstr(o, "</span>: ");
+		h(o, json_get_string(b, "reason"), TEXT_BYTES);
+		strbuf_addstr(o, "</p>\n");
+	}
+}
+
 static void storage(const struct json_value *c, struct strbuf *o)
 {
 	const struct json_value *s = json_get(c, "storage");
@@ -653,6 +691,7 @@ int qualify_html(const struct json_value *card, const struct json_value *old_car
 	strbuf_addstr(out, "<h2>NCCL between nodes</h2>\n");
 	qhtml_busbw(json_get(card, "nccl"), json_get(card, "nccl_falloff_nodes"), out);
 	nccl_table(json_get(card, "nccl"), out);
+	infiniband(card, out);
 	storage(card, out);
 	train(card, out);
 	if (old_card)

@@ -106,6 +106,12 @@ TEST(qualify_html_card_a_has_nodes_heat_cells_and_two_plots)
 		CHECK_CONTAINS(html.buf, th);
 	}
 	CHECK_INT(count(html.buf, "<td class=\"n heat "), 4 * 9);
+	/* the IB pairs and the burn-in step */
+	CHECK_CONTAINS(html.buf, "<h2>InfiniBand</h2>");
+	CHECK_CONTAINS(html.buf, "<tr><td>n1</td><td>n3</td><td class=\"n\">391.4</td>"
+				 "<td class=\"s-passed\">passed</td>");
+	CHECK_CONTAINS(html.buf, "<p id=\"burnin\">Burn-in: <span class=\"s-passed\">passed</span>: "
+				 "stage 1 of 2: 6 of 6 pairs ok");
 	/* n2's bf16 is 40 % below the median, its rank the card's, an outlier; its gpu stage failed
 	 * and it is to be drained */
 	CHECK_CONTAINS(html.buf, "<td class=\"n heat h0 outlier\" title=\"gemm_bf16_tflops 412 "
