@@ -24,12 +24,12 @@ job=$(salloc --no-shell -N1 -J vigil-qualify-bench 2>&1 | sed -n 's/.*Granted jo
 [ -n "$job" ] || { echo "salloc failed" >&2; exit 1; }
 train=""
 if python3 -c 'import torch' 2>/dev/null; then
-	train="--train python3 $src/tests/train/tiny_ddp.py --steps 400"
+	train="python3 $src/tests/train/tiny_ddp.py --steps 400"
 fi
 cd "$out"
 # the node's vigil has no fixture: the real host, under the real Slurm
 SLURM_JOB_ID=$job SLURM_JOB_NODELIST=n1 /usr/bin/time -f '%e s wall, %M KiB' \
-	"$vigil" qualify --budget "$budget" --storage "$storage" $train \
+	"$vigil" qualify --budget "$budget" --storage "$storage" ${train:+--train "$train"} \
 	--json card.json --html card.html --dir state \
 	-c qualify.storage-size=1073741824 -c qualify.storage-writers=4 || true
 echo "scorecard: $out/card.json, $out/card.html"
