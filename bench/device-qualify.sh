@@ -45,6 +45,17 @@ sh bench/qualify-one-node.sh build/vigil /var/tmp "$OUT/card" "${BUDGET:-4}" >"$
 echo "exit=$?" >>"$OUT/qualify.out"
 tail -25 "$OUT/qualify.err"
 tail -30 "$OUT/qualify.out"
+say "train stage's files"
+T="$OUT/card/state/train"
+if [ -d "$T" ]; then
+	find "$T" -maxdepth 3 | head -30
+	cp "$T/journal.jsonl" "$OUT/train-journal.jsonl" 2>/dev/null
+	cp "$T/diagnosis-steps.json" "$OUT/train-diagnosis.json" 2>/dev/null
+	for f in "$T"/attempt-0/*; do [ -f "$f" ] && cp "$f" "$OUT/train-attempt0-$(basename "$f")"; done
+	head -c 1500 "$OUT/train-journal.jsonl"; echo
+	build/vigil diagnose steps "$T/journal.jsonl" 2>&1 | tail -8
+fi
+rm -rf "$OUT/card/state"
 say "done"
 python3 - "$OUT/card/card.json" <<'PY' 2>&1 | tail -40
 import json, sys
