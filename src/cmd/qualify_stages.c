@@ -252,8 +252,15 @@ static void stage_train(struct qrun *r, double share)
 	d.timeout_ms = 60000;
 	d.out_cap = 8u << 20;
 	struct json_value *steps = NULL;
+	struct strbuf why_not = STRBUF_INIT;
 	if (child_run(&d, &err) == 0)
 		steps = json_parse(d.out.buf, d.out.len, NULL);
+	/* what diagnose steps said when it could not tell: "cannot tell from 'FILE': WHY" */
+	const char *said = strstr(d.err.buf ? d.err.buf : "", "': ");
+	if (d.err.len) {
+		strbuf_addstr(&why_not, said ? said + 3 : d.err.buf);
+		strbuf_rtrim(&why_not);
+	}
 	struct q_train tr;
 	q_train_read(steps, &tr);
 	struct strbuf t = STRBUF_INIT;
@@ -266,10 +273,12 @@ static void stage_train(struct qrun *r, double share)
 	for (size_t i = 0; i < c->nr; i++)
 		if (c->nodes[i].st[Q_TRAIN] == Q_NOT_RUN)
 			q_node_set(&c->nodes[i], Q_TRAIN, tr.have_st ? Q_PASSED : Q_UNKNOWN,
-				   tr.have_st ? "trained" : "no step seen", NULL);
+				   tr.have_st ? "trained" : why_not.len ? "no step time told" : "no step seen",
+				   NULL);
 	c->stages[Q_TRAIN].st = bad ? Q_FAILED : tr.have_st ? Q_PASSED : Q_UNKNOWN;
 	strbuf_reset(&err);
-	q_train_reason(&tr, bad, &err);
+	q_train_reason(&tr, bad, why_not.buf, &err);
+	strbuf_release(&why_not);
 	free(c->stages[Q_TRAIN].reason);
 	c->stages[Q_TRAIN].reason = strbuf_detach(&err, NULL);
 	json_free(out);

@@ -57,8 +57,14 @@ void q_train_json(const struct q_train *t, const char *outcome, struct strbuf *o
 	strbuf_addch(out, '}');
 }
 
-void q_train_reason(const struct q_train *t, bool excluded, struct strbuf *out)
+void q_train_reason(const struct q_train *t, bool excluded, const char *why_not,
+		    struct strbuf *out)
 {
+	if (!t->have_st && why_not && *why_not) {
+		strbuf_addstr(out, "no step time: vigil diagnose steps: ");
+		strbuf_add_excerpt(out, why_not, 300);
+		return;
+	}
 	if (!t->have_st) {
 		strbuf_addstr(out, "no training step was seen in the stage's time");
 		return;

@@ -20,7 +20,10 @@ void q_train_read(const struct json_value *steps, struct q_train *t);
  * run's, NULL when it reported none) appended to out as JSON. */
 void q_train_json(const struct q_train *t, const char *outcome, struct strbuf *out);
 /* The stage's reason: "median step 0.5 s, 8192 tokens/s, MFU 41.0 %" (the figures known),
- * "; hosts excluded" when some were, or that no step was seen. */
-void q_train_reason(const struct q_train *t, bool excluded, struct strbuf *out);
+ * "; hosts excluded" when some were; without a step time, why_not (what diagnose steps said,
+ * when it said something: steps may have been seen and their times not told apart) or that
+ * no step was seen. */
+void q_train_reason(const struct q_train *t, bool excluded, const char *why_not,
+		    struct strbuf *out);
 
 #endif

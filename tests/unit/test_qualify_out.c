@@ -47,7 +47,7 @@ TEST(qualify_train_figures_tokens_null_without_tokens)
 		struct strbuf card = STRBUF_INIT, reason = STRBUF_INIT;
 		q_train_read(v, &t);
 		q_train_json(&t, "done", &card);
-		q_train_reason(&t, false, &reason);
+		q_train_reason(&t, false, NULL, &reason);
 		CHECK_STR(card.buf, cases[i].card);
 		CHECK_STR(reason.buf, cases[i].reason);
 		json_free(v);
@@ -59,8 +59,15 @@ TEST(qualify_train_figures_tokens_null_without_tokens)
 	struct strbuf card = STRBUF_INIT, reason = STRBUF_INIT;
 	q_train_json(&t, NULL, &card);
 	CHECK_CONTAINS(card.buf, "\"outcome\":\"no report from vigil run\"");
-	q_train_reason(&t, true, &reason);
+	q_train_reason(&t, true, NULL, &reason);
 	CHECK_STR(reason.buf, "median step 2 s; hosts excluded");
+	/* steps seen, their times not told apart: diagnose steps' reason, not "no step seen" */
+	struct q_train none = { 0 };
+	strbuf_reset(&reason);
+	q_train_reason(&none, false, "the times are written to 0.001 s, 70% of a row's time",
+		       &reason);
+	CHECK_STR(reason.buf, "no step time: vigil diagnose steps: the times are written to 0.001 "
+			      "s, 70% of a row's time");
 	strbuf_release(&card);
 	strbuf_release(&reason);
 }
