@@ -13,6 +13,25 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Plan f with o: a plan that is built must verify, name a missing host when o lists hosts (the
+ * caller's list always holds one the fabric lacks), and write JSON that parses. */
+static inline void fuzz_plan(const struct fabric *f, const struct plan_opts *o, struct strbuf *out,
+			     struct strbuf *err)
+{
+	struct plan p;
+	if (plan_build(f, o, &p, err) != 0)
+		return;
+	if (plan_verify(f, o, &p, err) != 0 || (o->nr_hosts && !p.nr_missing))
+		__builtin_trap();
+	strbuf_reset(out);
+	plan_write_json(f, &p, out);
+	struct json_value *v = json_parse(out->buf, out->len, err);
+	if (!v)
+		__builtin_trap();
+	json_free(v);
+	plan_release(&p);
+}
+
 static inline void fabric_fuzz_one(const uint8_t *data, size_t size, enum fabric_format fmt)
 {
 	struct fabric f;
@@ -56,19 +75,8 @@ static inline void fabric_fuzz_one(const uint8_t *data, size_t size, enum fabric
 		links_write_text(&f, &s, &out);
 		links_survey_release(&s);
 
-		struct plan p;
 		struct plan_opts o = { .hosts_per_stage = size % 7 };
-		if (plan_build(&f, &o, &p, &err) == 0) {
-			if (plan_verify(&f, &o, &p, &err) != 0)
-				__builtin_trap();
-			strbuf_reset(&out);
-			plan_write_json(&f, &p, &out);
-			v = json_parse(out.buf, out.len, &err);
-			if (!v)
-				__builtin_trap();
-			json_free(v);
-			plan_release(&p);
-		}
+		fuzz_plan(&f, &o, &out, &err);
 		/* an allocation's share: every other HCA's host, and one the fabric lacks */
 		const char *some[9];
 		size_t ns = 0;
@@ -77,17 +85,7 @@ static inline void fabric_fuzz_one(const uint8_t *data, size_t size, enum fabric
 				some[ns++] = f.nodes[i].host;
 		some[ns++] = "no-such-host";
 		struct plan_opts oh = { .hosts_per_stage = size % 5, .hosts = some, .nr_hosts = ns };
-		if (plan_build(&f, &oh, &p, &err) == 0) {
-			if (plan_verify(&f, &oh, &p, &err) != 0 || !p.nr_missing)
-				__builtin_trap();
-			strbuf_reset(&out);
-			plan_write_json(&f, &p, &out);
-			v = json_parse(out.buf, out.len, &err);
-			if (!v)
-				__builtin_trap();
-			json_free(v);
-			plan_release(&p);
-		}
+		fuzz_plan(&f, &oh, &out, &err);
 	}
 	fabric_release(&f);
 	strbuf_release(&err);
