@@ -146,7 +146,8 @@ static void stage_fabric(struct qrun *r, double share)
 						 "say) and no InfiniBand port by the passive stage");
 		goto out;
 	}
-	/* InfiniBand pairs first (40 % of the stage, when every node has a port), then NCCL */
+	/* InfiniBand first (40 % of the stage when every node has a port: half for the pairs, half
+	 * for the burn-in step), then NCCL */
 	double ib_share = ib ? (gpn ? share * 0.4 : share) : 0;
 	if (ib) {
 		qualify_say("fabric: InfiniBand pairs over %zu nodes", ok.nr);
