@@ -63,7 +63,10 @@ void evidence_summarise(struct evidence *e, const struct evidence_input *in)
 				strbuf_addf(s, "%s%s", j ? ", " : "", x->reasons.items[j]);
 		}
 	} else {
-		strbuf_addstr(s, ". No suspect: the stacks agree");
+		/* "agree" only where they do: two ranks in two frames (one waiting in a
+		 * collective, one elsewhere) are a tie, not agreement */
+		strbuf_addstr(s, gn > 1 && maj < 0 ? ". No suspect: no rank stands out"
+						   : ". No suspect: the stacks agree");
 	}
 	for (size_t i = 0, k = 0; i < e->hosts_nr; i++)
 		if (e->hosts[i].doubt)

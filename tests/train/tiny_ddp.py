@@ -21,10 +21,17 @@ the optimizer step STEP, and --flip-host-file/--flip-at-step on the rank of a na
 silent data corruption the digests must catch. With --keep-ckpts every checkpoint is kept
 (ckpt-STEP.pt), and VIGIL_RESUME_BEFORE=N (vigil run after a divergence) resumes from the
 newest below N, setting the later ones aside.
+
+--backend nccl (bench/device-run-nccl.sh, on a GPU host): the model and the batches on GPU
+LOCAL_RANK mod the GPUs seen, NCCL for the collectives, vigil's NCCL flight recorder loaded by
+NCCL itself (no shim). --stop-rank R with --stop-at-step N: rank R stops (sleeps) before the
+all_reduce of step N, in the first attempt only and never in a smoke run: a rank that froze
+once, which a relaunch from the checkpoint gets past.
 """
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 
@@ -62,6 +69,14 @@ def parse_args():
                         "all_reduce of --stop-at-step (in a smoke run: of step 2): a rank "
                         "that never enters a collective")
     p.add_argument("--stop-at-step", type=int, default=0)
+    p.add_argument("--stop-rank", type=int, default=-1,
+                   help="this rank stops (sleeps) before the all_reduce of --stop-at-step, "
+                        "in attempt 0 only and not in a smoke run (a transient freeze)")
+    p.add_argument("--stop-how", choices=("sleep", "sigstop"), default="sleep",
+                   help="how a stopping rank stops: sleeps in Python, or stops itself with "
+                        "SIGSTOP (frozen: state T)")
+    p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo",
+                   help="nccl: the model on a GPU and NCCL's collectives (default gloo, CPU)")
     p.add_argument("--bad-host-file", default=None,
                    help="a file naming hosts (Slurm node names, one a line) where every "
                         "rank fails after its first step: a host that passes every check "
@@ -138,7 +153,7 @@ def checkpoint_before(ckpt_dir, before):
             os.replace(latest, latest + ".set-aside")
         return None
     path = os.path.join(ckpt_dir, "ckpt-%d.pt" % max(good))
-    state = torch.load(path)
+    state = torch.load(path, map_location="cpu")
     _write(os.path.join(ckpt_dir, CKPT_NAME), state)
     return state
     dfd = os.open(ckpt_dir, os.O_RDONLY)
@@ -175,14 +190,25 @@ def main():
         with open(args.stop_host_file) as f:
             if os.environ.get("SLURMD_NODENAME", "") in f.read().split():
                 stop_at = min(args.stop_at_step, 2) if smoke else args.stop_at_step
+    if args.stop_rank == rank and args.stop_at_step and attempt == 0 and not smoke:
+        stop_at = args.stop_at_step
 
-    dist.init_process_group(backend="gloo", init_method="env://", rank=rank, world_size=world)
+    dev = torch.device("cpu")
+    if args.backend == "nccl":
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        dev = torch.device("cuda", local % max(torch.cuda.device_count(), 1))
+        torch.cuda.set_device(dev)
+    dist.init_process_group(backend=args.backend, init_method="env://", rank=rank,
+                            world_size=world)
     # vigil's NCCL flight recorder, where vigil run loads it (gloo has no profiler plugin:
-    # the shim reports this trainer's own all_reduce calls the way NCCL would)
-    from nccl_shim import Recorder
-    rec = Recorder.from_env(rank, world)
+    # the shim reports this trainer's own all_reduce calls the way NCCL would; on NCCL the
+    # plugin sees the real calls)
+    rec = None
+    if args.backend == "gloo":
+        from nccl_shim import Recorder
+        rec = Recorder.from_env(rank, world)
 
-    model = make_model(args.seed)
+    model = make_model(args.seed).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     start = 0
     # Rank 0 reads the checkpoint and hands it to the others, so only rank 0's host needs it
@@ -197,7 +223,7 @@ def main():
     elif resume and rank == 0:
         path = os.path.join(ckpt_dir, CKPT_NAME)
         if os.path.exists(path):
-            box[0] = torch.load(path)
+            box[0] = torch.load(path, map_location="cpu")
             say("resume from %s at step %d" % (path, box[0]["step"]))
         else:
             say("resume: no checkpoint at %s, starting at step 0" % path)
@@ -225,6 +251,7 @@ def main():
     loss_val = float("nan")
     for step in range(start + 1, args.steps + 1):
         x, y = batch(args.seed, step, rank)
+        x, y = x.to(dev), y.to(dev)
         opt.zero_grad()
         loss = loss_f(ddp(x), y)
         loss.backward()
@@ -237,7 +264,10 @@ def main():
                 % (rank, step))
         avg = loss.detach().clone()
         if step == stop_at:
-            say("stopping before the all_reduce of step %d (--stop-host-file)" % step)
+            say("stopping before the all_reduce of step %d (%s)" % (
+                step, "SIGSTOP" if args.stop_how == "sigstop" else "--stop-host-file"))
+            if args.stop_how == "sigstop":
+                os.kill(os.getpid(), signal.SIGSTOP)
             while True:
                 time.sleep(3600)
         h = rec.begin(avg.numel()) if rec else None

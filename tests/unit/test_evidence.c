@@ -292,6 +292,9 @@ TEST(evidence_a_tie_has_no_majority)
 	CHECK_INT(e.py_majority, -1);
 	CHECK_INT(e.suspects_nr, 0);
 	CHECK_CONTAINS(e.summary.buf, "2 groups, no majority");
+	/* a tie is not agreement */
+	CHECK_CONTAINS(e.summary.buf, "No suspect: no rank stands out");
+	CHECK(!strstr(e.summary.buf, "agree"));
 	evidence_release(&e);
 	strbuf_release(&ja);
 }
