@@ -25,13 +25,14 @@ int sup_pyhook_install(const char *run_dir, char *dir, size_t size, struct strbu
 	return rc;
 }
 
-/* The median busy share of the ranks that were sampled (0 with none). */
+/* The median busy share of the ranks that were sampled and are not on a GPU (0 with none):
+ * a CUDA rank's busy share is no evidence (evidence.h). */
 static double evidence_median_busy(const struct evidence *ev)
 {
 	double *v = xcalloc(ev->ranks_nr + 1, sizeof(*v));
 	size_t n = 0;
 	for (size_t i = 0; i < ev->ranks_nr; i++)
-		if (ev->ranks[i].samples)
+		if (ev->ranks[i].samples && !ev->ranks[i].gpu)
 			v[n++] = ev->ranks[i].busy;
 	for (size_t i = 1; i < n; i++)
 		for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
@@ -159,7 +160,7 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 		if (r->states[EVIDENCE_T] * 2 > r->samples)
 			strbuf_addf(&why_r, "rank %ld stopped (T) in %u of %u samples", r->rank,
 				    r->states[EVIDENCE_T], r->samples);
-		else if (r->busy >= 0.8 && med <= 0.3)
+		else if (!r->gpu && r->busy >= 0.8 && med <= 0.3)
 			strbuf_addf(&why_r, "rank %ld busy in %.0f %% of samples while the median "
 				    "rank was busy in %.0f %% (the others wait for it)", r->rank,
 				    r->busy * 100, med * 100);

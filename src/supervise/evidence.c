@@ -239,6 +239,8 @@ static void read_host(struct work *w, struct evidence_host_status *h,
 		s->r.samples = get_count(o, "samples", 1e6, &x) && x >= sum ? (unsigned)x : sum;
 		if (get_count(o, "cpu_s", 1e9, &x))
 			s->r.cpu_s = x;
+		const struct json_value *gv = json_get(o, "gpu");
+		s->r.gpu = gv && gv->type == JSON_BOOL && gv->boolean;
 		if (s->r.samples)
 			s->r.busy = (double)(s->r.states[EVIDENCE_R] + s->r.states[EVIDENCE_D] +
 					     s->r.states[EVIDENCE_T]) / s->r.samples;
@@ -412,9 +414,11 @@ static void judge_ranks(struct evidence *e, const struct evidence_input *in)
 	size_t with_py = 0, with_samples = 0;
 	double margin = in->busy_margin > 0 ? in->busy_margin : 0.3;
 	double *busy = xcalloc(e->ranks_nr ? e->ranks_nr : 1, sizeof(*busy));
+	/* busy shares are compared among the ranks not on a GPU only: a CUDA rank waiting in
+	 * NCCL spins on its CPU while the rank it waits for may sleep (evidence.h) */
 	for (size_t i = 0; i < e->ranks_nr; i++) {
 		with_py += e->ranks[i].py_group >= 0;
-		if (e->ranks[i].samples)
+		if (e->ranks[i].samples && !e->ranks[i].gpu)
 			busy[with_samples++] = e->ranks[i].busy;
 	}
 	double busy_med = with_samples ? median(busy, with_samples) : 0;
@@ -440,7 +444,7 @@ static void judge_ranks(struct evidence *e, const struct evidence_input *in)
 		if (by_python && k->py_group < 0 && !stopped)
 			reason(e, k->rank, k->host, "no Python stack, while %zu other rank%s gave "
 			       "one", with_py, with_py == 1 ? "" : "s");
-		if (k->samples && !stopped && with_samples > 1 && k->busy >= 0.5 &&
+		if (k->samples && !stopped && !k->gpu && with_samples > 1 && k->busy >= 0.5 &&
 		    k->busy > busy_med + margin)
 			reason(e, k->rank, k->host, "busy (R, D or T) in %.0f%% of samples, against "
 			       "a median of %.0f%%", 100 * k->busy, 100 * busy_med);

@@ -62,6 +62,8 @@ struct evidence_rank {
 	char *host;
 	unsigned samples, states[EVIDENCE_NSTATES];
 	double cpu_s, busy;	   /* busy: (R + D + T) / samples, 0 without samples */
+	bool gpu;		   /* it maps libcuda (vigil stacks' "gpu"): a CUDA rank spins
+				    * while it waits for its GPU, so its busy share is no evidence */
 	int py_group, native_group; /* index in the groups, -1: no stack */
 	double last_output;	   /* NAN when unknown */
 	bool doubt;		   /* claimed twice (on a host or across hosts): its evidence is

@@ -51,6 +51,12 @@ void evidence_summarise(struct evidence *e, const struct evidence_input *in)
 	} else {
 		strbuf_addstr(s, ". No stacks");
 	}
+	size_t on_gpu = 0;
+	for (size_t i = 0; i < e->ranks_nr; i++)
+		on_gpu += e->ranks[i].gpu;
+	if (on_gpu)
+		strbuf_addf(s, ". Busy shares of the %zu rank%s on GPUs not compared (a rank waiting "
+			    "for its GPU spins)", on_gpu, on_gpu == 1 ? "" : "s");
 	if (e->suspects_nr) {
 		strbuf_addstr(s, ". Suspects: ");
 		for (size_t i = 0; i < e->suspects_nr; i++) {
@@ -180,6 +186,8 @@ void evidence_write_json(struct evidence *e, const struct evidence_input *in)
 		json_double(&w, k->busy);
 		json_key(&w, "cpu_s");
 		json_double(&w, k->cpu_s);
+		json_key(&w, "gpu");
+		json_bool(&w, k->gpu);
 		json_key(&w, "python_group");
 		if (k->py_group >= 0)
 			json_int(&w, k->py_group);

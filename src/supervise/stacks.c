@@ -112,6 +112,56 @@ static bool still_there(struct stacks_rank *k, struct proc_stat *st)
 	return true;
 }
 
+/*
+ * Whether the process maps NVIDIA's driver library (libcuda.so, which every CUDA program loads:
+ * PyTorch on a GPU, NCCL): 1, 0, or -1 when its maps could not be read whole. It matters for
+ * the evidence: a CUDA rank waiting for the GPU, in NCCL's all_reduce or a synchronize, spins
+ * on its CPU (R in every sample) where a gloo rank sleeps, so its busy share says nothing
+ * of who holds the others up (seen on an H200: the rank waiting in NCCL busy in 20 of 20
+ * samples, the rank that never entered asleep).
+ */
+#define STACKS_MAPS_MAX (32u << 20)
+
+static int maps_cuda(pid_t pid)
+{
+	static const char needle[] = "/libcuda.so";
+	const size_t nl = sizeof(needle) - 1;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	int fd = fsroot_open(fsroot_host, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	/* a window: the needle may straddle two reads */
+	char buf[65536 + sizeof(needle)];
+	size_t keep = 0, total = 0;
+	int found = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + keep, sizeof(buf) - keep);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			found = -1;
+			break;
+		}
+		if (n == 0)
+			break;
+		total += (size_t)n;
+		size_t have = keep + (size_t)n;
+		if (memmem(buf, have, needle, nl)) {
+			found = 1;
+			break;
+		}
+		if (total > STACKS_MAPS_MAX) {
+			found = -1;
+			break;
+		}
+		keep = have < nl - 1 ? have : nl - 1;
+		memmove(buf, buf + have - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
 static void sample(struct stacks_result *r, const struct stacks_options *o)
 {
 	long tick = sysconf(_SC_CLK_TCK);
@@ -146,6 +196,7 @@ static void sample(struct stacks_result *r, const struct stacks_options *o)
 			}
 		}
 		strbuf_release(&w);
+		k->gpu = k->gone ? -1 : maps_cuda(k->pid);
 	}
 }
 

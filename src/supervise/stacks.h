@@ -55,6 +55,8 @@ struct stacks_rank {
 	unsigned samples;	/* samples taken (fewer when it exited meanwhile) */
 	double cpu_s;		/* utime + stime over the sampling window */
 	char *wchan;		/* NULL when unknown or running */
+	int gpu;		/* 1: it maps libcuda (a CUDA process: its waits on the GPU
+				 * spin on a CPU), 0: it does not, -1: its maps unread */
 	char *py_stack;		/* the new text of its pystack file, NULL when none */
 	char *native_stack;	/* eu-stack's output, NULL when none */
 	char *ring_dir;		/* where its NCCL recorder ring is (it loads the plugin), or NULL */

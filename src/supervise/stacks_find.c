@@ -449,6 +449,7 @@ int stacks_find_ranks(struct stacks_result *r, const struct stacks_options *o,
 		k->rank = c[i].rank;
 		k->local_rank = c[i].local_rank;
 		k->pid = c[i].pid;
+		k->gpu = -1;
 		k->start_time = c[i].start;
 		k->ring_dir = c[i].ring_dir;
 		c[i].ring_dir = NULL;

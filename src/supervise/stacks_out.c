@@ -65,6 +65,11 @@ void stacks_write_json(const struct stacks_result *r, struct strbuf *out)
 		json_key(&w, "cpu_s");
 		json_double(&w, k->cpu_s);
 		json_str_or_null(&w, "wchan", k->wchan);
+		json_key(&w, "gpu");
+		if (k->gpu >= 0)
+			json_bool(&w, k->gpu == 1);
+		else
+			json_null(&w);
 		json_str_or_null(&w, "py_stack", k->py_stack);
 		json_str_or_null(&w, "native_stack", k->native_stack);
 		json_str_or_null(&w, "nccl_ring", k->nccl_ring);
@@ -107,6 +112,8 @@ void stacks_write_text(const struct stacks_result *r, struct strbuf *out)
 		strbuf_addf(out, ", pid %d: %u samples R %u S %u D %u T %u Z %u, cpu %.2f s",
 			    (int)k->pid, k->samples, k->states[STACKS_R], k->states[STACKS_S],
 			    k->states[STACKS_D], k->states[STACKS_T], k->states[STACKS_Z], k->cpu_s);
+		if (k->gpu == 1)
+			strbuf_addstr(out, ", on a GPU (maps libcuda)");
 		if (k->wchan)
 			strbuf_addf(out, ", waiting in %s", k->wchan);
 		strbuf_addch(out, '\n');

@@ -34,6 +34,9 @@ struct fake_rank {
 	const char *native;  /* eu-stack text or NULL */
 };
 
+/* every rank written says "gpu": true (vigil stacks: it maps libcuda) */
+static bool fake_on_gpu;
+
 /* checked: 1 what vigil stacks says it checked the ranks against (job, step, nothing ignored),
  * 0 none of it (an older vigil), 2 the step unknown */
 static void host_json_as(struct strbuf *out, const char *host, const struct fake_rank *r,
@@ -91,6 +94,10 @@ static void host_json_as(struct strbuf *out, const char *host, const struct fake
 			json_string(&w, r[i].native);
 		else
 			json_null(&w);
+		if (fake_on_gpu) {
+			json_key(&w, "gpu");
+			json_bool(&w, true);
+		}
 		json_close_object(&w);
 	}
 	json_close_array(&w);
@@ -491,4 +498,38 @@ TEST(evidence_duplicate_and_unverified_answers_are_doubt)
 	strbuf_release(&jc);
 	strbuf_release(&jd);
 	strbuf_release(&jf);
+}
+
+/*
+ * NCCL on GPUs (seen on an H200 under vigil run, bench/device-run-nccl.sh): rank 1 never entered
+ * the all_reduce and sleeps; rank 0 waits in it, spinning in CUDA's synchronize: R in 20 of 20
+ * samples. A gloo rank would sleep there, and "busy while the median sleeps" named rank 0, the
+ * victim. On GPUs busy shares are not compared; the same states without "gpu" still are.
+ */
+TEST(evidence_gpu_ranks_spinning_in_nccl_are_not_busy_suspects)
+{
+	const struct fake_rank a[] = { { 0, 20, 0, 0, 0, "main", NULL },
+				       { 1, 0, 20, 0, 0, "main", NULL } };
+	for (int on_gpu = 1; on_gpu >= 0; on_gpu--) {
+		struct strbuf ja = STRBUF_INIT;
+		fake_on_gpu = on_gpu;
+		host_json(&ja, "n1", a, 2);
+		fake_on_gpu = false;
+		const struct evidence_host hosts[] = { { "n1", ja.buf, ja.len } };
+		struct evidence_input in = { .hosts = hosts, .hosts_nr = 1, .world_size = 2 };
+		struct evidence e;
+		evidence_init(&e);
+		evidence_build(&e, &in);
+		if (on_gpu) {
+			CHECK_INT(e.suspects_nr, 0);
+			CHECK_CONTAINS(e.summary.buf, "Busy shares of the 2 ranks on GPUs not compared");
+			CHECK_CONTAINS(e.json.buf, "\"gpu\":true");
+		} else {
+			CHECK_INT(e.suspects_nr, 1);
+			CHECK_CONTAINS(e.summary.buf, "rank 0 on n1: busy (R, D or T) in 100% of samples");
+			CHECK(!strstr(e.summary.buf, "Busy shares"));
+		}
+		evidence_release(&e);
+		strbuf_release(&ja);
+	}
 }

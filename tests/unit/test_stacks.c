@@ -18,7 +18,11 @@
 #define PYTHON "/usr/bin/python3"
 
 static const char child_py[] =
-	"import sys, time\n"
+	"import mmap, os, sys, time\n"
+	"# VIGIL_TEST_MAP: a file this rank maps, as a CUDA program maps libcuda.so.1\n"
+	"if os.environ.get('VIGIL_TEST_MAP'):\n"
+	"    f = open(os.environ['VIGIL_TEST_MAP'], 'rb')\n"
+	"    m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)\n"
 	"def vigil_test_sits_here():\n"
 	"    open(sys.argv[1], 'w').close()\n"
 	"    while True:\n"
@@ -739,4 +743,46 @@ TEST_TIMEOUT(stacks_native_stack_of_a_rank_that_ended_meanwhile_is_dropped, 60)
 	stop_rank(&r);
 	strbuf_release(&a);
 	strbuf_release(&path);
+}
+
+/* A rank that maps libcuda.so.1 (every CUDA program does: PyTorch on a GPU, NCCL) is "gpu":
+ * true, the other false; the supervisor then reads no busy share of it as evidence, since a
+ * CUDA rank waiting for its GPU spins (test_evidence.c). */
+TEST_TIMEOUT(stacks_says_which_ranks_map_libcuda, 120)
+{
+	need_python();
+	const char *hook = install_hook();
+	struct strbuf a = STRBUF_INIT, lib = STRBUF_INIT, env = STRBUF_INIT;
+	strbuf_addf(&a, "%s/attempt-1", test_tmpdir());
+	test_mkdir(test_tmpdir(), "attempt-1");
+	test_mkdir(test_tmpdir(), "drv");
+	test_write(test_tmpdir(), "drv/libcuda.so.1", "not really NVIDIA's driver library\n");
+	strbuf_addf(&env, "VIGIL_TEST_MAP=%s/drv/libcuda.so.1", test_tmpdir());
+	struct rank_proc r0, r1;
+	start_rank(&r0, hook, a.buf, 0, env.buf);
+	start_rank(&r1, hook, a.buf, 1, NULL);
+	const char *args[] = { "stacks", "--attempt-dir", a.buf, "--json", "--samples", "2",
+			       "--job", JOB, "--step", STEP, NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_INT(c.exit_code, 0);
+	struct json_value *v = test_parse_json(&c);
+	const struct json_value *k0 = rank_entry(v, 0), *k1 = rank_entry(v, 1);
+	CHECK(k0 && json_get(k0, "gpu") && json_get(k0, "gpu")->type == JSON_BOOL &&
+	      json_get(k0, "gpu")->boolean);
+	CHECK(k1 && json_get(k1, "gpu") && json_get(k1, "gpu")->type == JSON_BOOL &&
+	      !json_get(k1, "gpu")->boolean);
+	json_free(v);
+	child_release(&c);
+	const char *targs[] = { "stacks", "--attempt-dir", a.buf, "--samples", "1",
+				"--job", JOB, "--step", STEP, NULL };
+	test_run_vigil(&c, targs, NULL);
+	CHECK_INT(c.exit_code, 0);
+	CHECK_CONTAINS(c.out.buf, "on a GPU (maps libcuda)");
+	child_release(&c);
+	stop_rank(&r0);
+	stop_rank(&r1);
+	strbuf_release(&a);
+	strbuf_release(&lib);
+	strbuf_release(&env);
 }
