@@ -31,7 +31,9 @@ static const char hang_usage[] =
 	"errors, the hosts whose output stopped first), which speak alone when no recorder file\n"
 	"exists. For each communicator: the collective the others wait in, the ranks that never\n"
 	"entered it or never finished it, its operation and size, how long the others waited; a\n"
-	"hang above NCCL (every rank idle after the same collective) is said as such.\n"
+	"hang above NCCL (every rank idle after the same collective) is said as such. A rank\n"
+	"that vigil stacks found stopped (T) inside the collective (stacks-HOST.json, kept by\n"
+	"vigil run in the attempt) is named as the culprit.\n"
 	"  --json   one JSON object: recorder (communicators, culprits, files) and logs\n"
 	"  --all    every attempt of a vigil run directory, not only the last\n"
 	"Exit: 0 nothing inside NCCL (every rank idle at the same count), 1 ranks named,\n"
@@ -95,9 +97,54 @@ fail:
 	strbuf_release(&why);
 }
 
-/* The names in dirfd, sorted: ring files, and (for the caller) attempt-N and nccl. */
-static void list_dir(int dirfd, struct strlist *rings, long *last_attempt, struct strlist *attempts,
-		     bool *has_nccl)
+/*
+ * vigil stacks' answers kept in an attempt directory by vigil run (stacks-HOST.json): the ranks
+ * stopped (T) in most samples, whose NCCL threads cannot move a collective on (hang.h). Only a
+ * regular file, not followed, at most 8 MiB, owned by this user or by the directory's owner
+ * (vigil run writes them as the job's user), and only ranks whose evidence is not in doubt;
+ * a file that fails any of this is passed over: the recorder's verdict then stands alone.
+ */
+#define STACKS_JSON_MAX (8u << 20)
+
+static void read_stacks_at(struct ring_reader *rr, int dirfd, const char *name)
+{
+	struct stat st, dst;
+	int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || fstat(dirfd, &dst) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != geteuid() && st.st_uid != dst.st_uid)) {
+		close(fd);
+		return;
+	}
+	struct strbuf sb = STRBUF_INIT;
+	if (read_fd_bounded(fd, name, &sb, STACKS_JSON_MAX, NULL) != READ_OK) {
+		strbuf_release(&sb);
+		return;
+	}
+	struct json_value *v = json_parse(sb.buf, sb.len, NULL);
+	const struct json_value *ranks = json_get(v, "ranks");
+	for (size_t i = 0; ranks && ranks->type == JSON_ARRAY && i < ranks->nr; i++) {
+		const struct json_value *k = ranks->items[i];
+		const struct json_value *doubt = json_get(k, "doubt");
+		double rank, pid, t, samples;
+		if ((doubt && doubt->type != JSON_NULL) || !json_get_number(k, "rank", &rank) ||
+		    !json_get_number(k, "pid", &pid) || !json_get_number(k, "samples", &samples) ||
+		    !json_get_number(json_get(k, "states"), "T", &t))
+			continue;
+		if (rank < 0 || rank > HANG_RANKS_MAX || pid < 1 || pid > (1 << 30) || t < 0 ||
+		    samples < 1 || samples > 1e6 || t > samples)
+			continue;
+		hang_add_stopped(rr->h, (int32_t)rank, (int32_t)pid, (unsigned)t, (unsigned)samples);
+	}
+	json_free(v);
+	strbuf_release(&sb);
+}
+
+/* The names in dirfd, sorted: ring files, vigil stacks' answers, and (for the caller)
+ * attempt-N and nccl. */
+static void list_dir(int dirfd, struct strlist *rings, struct strlist *stacks, long *last_attempt,
+		     struct strlist *attempts, bool *has_nccl)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -112,6 +159,8 @@ static void list_dir(int dirfd, struct strlist *rings, long *last_attempt, struc
 			continue;
 		if (ends_with(e->d_name, ".ring")) {
 			strlist_add(rings, e->d_name);
+		} else if (!strncmp(e->d_name, "stacks-", 7) && ends_with(e->d_name, ".json")) {
+			strlist_add(stacks, e->d_name);
 		} else if (!strcmp(e->d_name, "nccl")) {
 			*has_nccl = true;
 		} else if (!strncmp(e->d_name, "attempt-", 8)) {
@@ -132,10 +181,12 @@ static void list_dir(int dirfd, struct strlist *rings, long *last_attempt, struc
 /* Read the ring files of one directory; into nccl/ and attempt-N/ down to depth levels. */
 static void read_dir(struct ring_reader *rr, int dirfd, const char *display, int depth, bool all)
 {
-	struct strlist rings = STRLIST_INIT, attempts = STRLIST_INIT;
+	struct strlist rings = STRLIST_INIT, attempts = STRLIST_INIT, stacks = STRLIST_INIT;
 	long last = -1;
 	bool has_nccl = false;
-	list_dir(dirfd, &rings, &last, &attempts, &has_nccl);
+	list_dir(dirfd, &rings, &stacks, &last, &attempts, &has_nccl);
+	for (size_t i = 0; i < stacks.nr && i < 4096; i++)
+		read_stacks_at(rr, dirfd, stacks.items[i]);
 	struct strbuf path = STRBUF_INIT;
 	for (size_t i = 0; i < rings.nr; i++) {
 		strbuf_reset(&path);
@@ -166,6 +217,7 @@ static void read_dir(struct ring_reader *rr, int dirfd, const char *display, int
 	}
 	strbuf_release(&path);
 	strlist_release(&rings);
+	strlist_release(&stacks);
 	strlist_release(&attempts);
 }
 

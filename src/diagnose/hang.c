@@ -41,6 +41,7 @@ void hang_release(struct hang *h)
 		free(h->files[i].error);
 	}
 	free(h->files);
+	free(h->stopped);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -55,6 +56,36 @@ static void add_file(struct hang *h, const char *name, const char *why)
 void hang_add_error(struct hang *h, const char *name, const char *why)
 {
 	add_file(h, name, why);
+}
+
+void hang_add_stopped(struct hang *h, int32_t rank, int32_t pid, unsigned t, unsigned samples)
+{
+	if (rank < 0 || pid <= 0 || !samples || 2 * (uint64_t)t <= samples)
+		return;
+	ALLOC_GROW(h->stopped, h->nr_stopped + 1, h->alloc_stopped);
+	h->stopped[h->nr_stopped++] = (struct hang_stopped){ rank, pid, t, samples };
+}
+
+/* Inside the collective and stopped: the culprits are the stopped ranks, the others wait for
+ * them (hang.h). */
+static void mark_stopped(const struct hang *h, struct hang_comm *c)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < c->nr; k++)
+		for (size_t i = 0; i < h->nr_stopped; i++)
+			if (h->stopped[i].rank == c->m[k].global_rank &&
+			    h->stopped[i].pid == c->m[k].pid && c->m[k].enqueued >= c->waiting) {
+				c->m[k].stopped_t = h->stopped[i].t;
+				c->m[k].stopped_samples = h->stopped[i].samples;
+				n++;
+				break;
+			}
+	if (!n)
+		return;
+	for (size_t k = 0; k < c->nr; k++)
+		c->m[k].role = c->m[k].stopped_samples ? 4 : 0;
+	c->culprits = n;
+	c->stopped = true;
 }
 
 static struct hang_comm *comm_for(struct hang *h, uint64_t hash, const char *name)
@@ -141,7 +172,7 @@ static int cmp_member(const void *a, const void *b)
 	return (x->comm_rank > y->comm_rank) - (x->comm_rank < y->comm_rank);
 }
 
-static void finish_comm(struct hang_comm *c, double now_s)
+static void finish_comm(const struct hang *h, struct hang_comm *c, double now_s)
 {
 	qsort(c->m, c->nr, sizeof(*c->m), cmp_member);
 	/* one rank, two processes (or two owners): which is the rank cannot be told, and a
@@ -286,7 +317,9 @@ void hang_finish(struct hang *h, double now_s)
 	h->all_idle = h->nr > 0;
 	for (size_t i = 0; i < h->nr; i++) {
 		struct hang_comm *c = &h->comms[i];
-		finish_comm(c, now_s);
+		finish_comm(h, c, now_s);
+		if (c->state == HANG_STUCK_INSIDE || c->state == HANG_NEVER_FINISHED)
+			mark_stopped(h, c);
 		if (c->state != HANG_IDLE)
 			h->all_idle = false;
 		/* the most telling communicator; among equals the one waited in longest */
@@ -423,6 +456,24 @@ void hang_write_text(const struct hang *h, struct strbuf *out)
 		return;
 	}
 	size_t waiting = c->nr - c->culprits;
+	if (c->stopped) {
+		add_role_list(out, c, 4, 8);
+		strbuf_addf(out, " %s stopped (T in most of vigil stacks' samples) inside ",
+			    c->culprits > 1 ? "are" : "is");
+		add_op(out, c);
+		strbuf_addstr(out, c->state == HANG_STUCK_INSIDE
+					   ? "; every rank entered it and none finished it"
+					   : "; some ranks finished it, the stopped ones did not");
+		if (c->waited_s > 0)
+			strbuf_addf(out, " in %.*f s", c->waited_s < 10 ? 1 : 0, c->waited_s);
+		strbuf_addstr(out, ": a stopped process's NCCL threads make no progress, so the "
+				   "collective waits for it. The culprit is the stopped rank: find "
+				   "what stopped it on its host (a SIGSTOP, a debugger, a suspended "
+				   "job); the others are victims, and the fabric is not implicated.");
+		add_missing(out, c);
+		strbuf_addch(out, '\n');
+		return;
+	}
 	switch (c->state) {
 	case HANG_NEVER_ENTERED:
 	case HANG_BEHIND:
@@ -506,7 +557,7 @@ void hang_write_text(const struct hang *h, struct strbuf *out)
 static void json_member(struct json_writer *w, const struct hang_member *m)
 {
 	static const char *const roles[] = { "waiting", "never_entered", "never_finished",
-					     "gpu_never_began" };
+					     "gpu_never_began", "stopped" };
 	json_open_object(w);
 	json_key(w, "rank");
 	json_int(w, m->global_rank);
@@ -525,7 +576,7 @@ static void json_member(struct json_writer *w, const struct hang_member *m)
 	json_key(w, "completion_reported");
 	json_bool(w, m->kernel_events);
 	json_key(w, "role");
-	json_string(w, roles[m->role & 3]);
+	json_string(w, m->role >= 0 && m->role <= 4 ? roles[m->role] : "waiting");
 	json_key(w, "file");
 	json_string(w, m->file);
 	json_close_object(w);

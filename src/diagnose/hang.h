@@ -23,6 +23,12 @@
  *   never_finished  every rank entered it, some finished and some did not
  *   stuck_inside    every rank entered it and none finished: the network or a GPU, not a
  *                   missing rank (the ranks whose GPU never began it are named)
+ *
+ * A rank whose process was stopped (T, frozen as by SIGSTOP: vigil stacks saw it so in most
+ * samples, hang_add_stopped) while it was inside the collective (stuck_inside, never_finished)
+ * is the culprit, role "stopped": its NCCL threads make no progress, so the others wait for it
+ * as they would for a broken link (seen on an H200: rank 1 stopped in the middle of a DDP
+ * all_reduce, every rank inside it, none finishing). It is matched by global rank and pid.
  *   behind          completion is not reported (profiler API v1/v2, or no GPU channel events)
  *                   and some ranks enqueued fewer collectives than the others
  *   same_count      completion is not reported and every rank enqueued the same number: all
@@ -63,7 +69,9 @@ struct hang_member {
 	bool kernel_events;
 	struct nring_op *ops; /* its latest collectives on this communicator, oldest first */
 	size_t nr_ops;
-	int role; /* 0 waiting/ok, 1 never entered, 2 never finished, 3 GPU never began */
+	int role; /* 0 waiting/ok, 1 never entered, 2 never finished, 3 GPU never began,
+		   * 4 stopped (hang_add_stopped) */
+	unsigned stopped_t, stopped_samples; /* role 4: T in so many of so many samples */
 };
 
 struct hang_comm {
@@ -80,7 +88,8 @@ struct hang_comm {
 	double waited_s;      /* since the first rank enqueued it, to when the files were taken */
 	int32_t *missing;     /* comm ranks with no file */
 	size_t nr_missing, alloc_missing;
-	size_t culprits;      /* members named (role 1 or 2, or 3 when stuck inside) */
+	size_t culprits;      /* members named (role 1 or 2, or 3 when stuck inside, or 4) */
+	bool stopped;         /* the culprits are processes found stopped (role 4) */
 	size_t nr_dup;        /* comm ranks with more than one file (processes or owners) */
 	int32_t dup_rank;     /* the first of them */
 	bool min_done_all;    /* incomplete: every rank read completed all it enqueued */
@@ -91,12 +100,20 @@ struct hang_file {
 	char *error; /* NULL when read */
 };
 
+/* A process vigil stacks found stopped (T) in most samples, by global rank and pid. */
+struct hang_stopped {
+	int32_t rank, pid;
+	unsigned t, samples;
+};
+
 struct hang {
 	struct hang_comm *comms;
 	size_t nr, alloc;
 	struct hang_file *files;
 	size_t nr_files, alloc_files;
 	size_t rings; /* files read as recorder files */
+	struct hang_stopped *stopped;
+	size_t nr_stopped, alloc_stopped;
 	double now_s;
 	/* after hang_finish: the communicator that explains the hang (NULL: none) */
 	const struct hang_comm *main;
@@ -107,6 +124,9 @@ void hang_init(struct hang *h);
 void hang_release(struct hang *h);
 void hang_add_ring(struct hang *h, const char *name, const struct nring *r);
 void hang_add_error(struct hang *h, const char *name, const char *why);
+/* Rank `rank` (pid `pid`) was stopped (T) in t of samples samples (vigil stacks); before
+ * hang_finish. Taken only when t is more than half of samples. */
+void hang_add_stopped(struct hang *h, int32_t rank, int32_t pid, unsigned t, unsigned samples);
 /* now_s: wall-clock seconds the waits are counted to when a ring carries no dump time. */
 void hang_finish(struct hang *h, double now_s);
 /* True when a communicator names ranks to look at: a culprit, ranks stuck, or ranks
