@@ -15,10 +15,13 @@
 # sequentially (fio: invalidate=1 drops their pages first, as vigil does when not O_DIRECT).
 # vigil also renames and syncs the directory.
 #
-# Four sides, each run in a rotating order (so that none always follows another's writes):
+# The sides (SIDES from the environment, default the first four), each run in a rotating order
+# (so that none always follows another's writes):
 #   vigil          vigil stress storage as users run it: every byte read back is compared
 #                  (figures.verify says whether inline or overlapped)
 #   vigil-nocheck  the same with --verify none: the I/O alone, fio's like
+#   vigil-overlap  vigil with --verify overlapped (the check on a thread of its own), and
+#   vigil-inline   with --verify inline: the two ways of checking side by side
 #   fio            fio, no check of what it reads
 #   fio-crc32c     fio checking what it reads (--verify=crc32c, written with its headers):
 #                  a verified read, vigil's like
@@ -85,12 +88,15 @@ one_side() { # side dir
 	case $1 in
 	vigil) run_vigil vigil "$2" ;;
 	vigil-nocheck) run_vigil vigil-nocheck "$2" --verify none ;;
+	vigil-overlap) run_vigil vigil-overlap "$2" --verify overlapped ;;
+	vigil-inline) run_vigil vigil-inline "$2" --verify inline ;;
 	fio) run_fio fio "$2" ;;
 	fio-crc32c) run_fio fio-crc32c "$2" --verify=crc32c ;;
 	esac
 }
 
-sides="vigil vigil-nocheck fio fio-crc32c"
+sides=${SIDES:-vigil vigil-nocheck fio fio-crc32c}
+nsides=$(echo $sides | wc -w)
 
 one_fs() { # label dir
 	label=$1 dir=$2
@@ -99,8 +105,9 @@ one_fs() { # label dir
 	run_vigil probe "$dir"
 	i=0
 	while [ "$i" -lt "$runs" ]; do
-		# run i starts at side i mod 4 and goes round
-		order=$(echo $sides $sides | awk -v k=$((i % 4)) '{for (n = 1; n <= 4; n++) printf "%s ", $(k + n)}')
+		# run i starts at side i mod N and goes round
+		order=$(echo $sides $sides | awk -v k=$((i % nsides)) -v m="$nsides" \
+			'{for (n = 1; n <= m; n++) printf "%s ", $(k + n)}')
 		for s in $order; do
 			one_side "$s" "$dir"
 		done
@@ -131,8 +138,13 @@ END {
 	for (k = 1; k <= 2; k++) {
 		f = F[k]
 		io = d[f] ? "direct" : "buffered"
-		printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio (the goal)", w[f, "vigil"] / w[f, "fio"], r[f, "vigil"] / r[f, "fio"]
-		printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil-nocheck / fio (I/O alone)", w[f, "vigil-nocheck"] / w[f, "fio"], r[f, "vigil-nocheck"] / r[f, "fio"]
-		printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio-crc32c (both checking)", w[f, "vigil"] / w[f, "fio-crc32c"], r[f, "vigil"] / r[f, "fio-crc32c"]
+		for (n = 1; n <= NR; n++) {
+			if (fs[n] != f || side[n] ~ /^fio/ || !w[f, "fio"] || !r[f, "fio"])
+				continue
+			what = side[n] == "vigil" ? "vigil / fio (the goal)" : side[n] == "vigil-nocheck" ? "vigil-nocheck / fio (I/O alone)" : side[n] " / fio"
+			printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], what, w[f, side[n]] / w[f, "fio"], r[f, side[n]] / r[f, "fio"]
+		}
+		if (w[f, "vigil"] && w[f, "fio-crc32c"] && r[f, "fio-crc32c"])
+			printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio-crc32c (both checking)", w[f, "vigil"] / w[f, "fio-crc32c"], r[f, "vigil"] / r[f, "fio-crc32c"]
 	}
 }' "$tmp/rows"
