@@ -80,11 +80,9 @@ try:
 except Exception as x:
     sys.exit("no evidence: %s" % x)
 print("suspects:", json.dumps(e.get("suspects"))[:800])
-for h in e.get("hosts", []):
-    for r in h.get("ranks", []):
-        print("rank", r.get("rank"), "pid", r.get("pid"), "states", json.dumps(r.get("states")),
-              "cpu_s", r.get("cpu_s"), "wchan", r.get("wchan"), "busy", r.get("busy_share"),
-              "reasons", json.dumps(r.get("reasons"))[:300])
+for r in e.get("ranks", []):
+    print("rank", r.get("rank"), "pid", r.get("pid"), "states", json.dumps(r.get("states")),
+          "cpu_s", r.get("cpu_s"), "busy", r.get("busy"), "gpu", r.get("gpu"))
 PY
 	cp "$dir/$name.err" "$RUN/run.err"
 	tar -C "$dir" --exclude="$name/ckpt" -czf "$OUT/$name-dir.tar.gz" "$name"
