@@ -45,6 +45,44 @@ static double evidence_median_busy(const struct evidence *ev)
 	return m;
 }
 
+/*
+ * Beyond doubt, excluded at once: a rank frozen (stopped in most samples) or one busy in nearly
+ * every sample while the median rank waits (a straggler the others wait for), not on a GPU (a
+ * CUDA rank waiting for its GPU spins: evidence.h). The rest (stacks unlike the majority, silent
+ * first, no answer) is confirmed by a smoke test alone before anything is drained.
+ */
+void sup_judge_evidence(const struct evidence *ev, struct strlist *suspects, struct strlist *sick,
+			struct strlist *why)
+{
+	double med = evidence_median_busy(ev);
+	for (size_t i = 0; i < ev->ranks_nr; i++) {
+		const struct evidence_rank *r = &ev->ranks[i];
+		if (!r->host || !r->samples)
+			continue;
+		struct strbuf why_r = STRBUF_INIT;
+		if (r->states[EVIDENCE_T] * 2 > r->samples)
+			strbuf_addf(&why_r, "rank %ld stopped (T) in %u of %u samples", r->rank,
+				    r->states[EVIDENCE_T], r->samples);
+		else if (!r->gpu && r->busy >= 0.8 && med <= 0.3)
+			strbuf_addf(&why_r, "rank %ld busy in %.0f %% of samples while the median "
+				    "rank was busy in %.0f %% (the others wait for it)", r->rank,
+				    r->busy * 100, med * 100);
+		/*
+		 * Doubtful evidence (docs/SECURITY.md: another user's process claimed a rank there, a rank
+		 * was claimed twice, the ranks were not tied to the step) never drains by itself:
+		 * the host is a suspect, confirmed by a smoke test alone first.
+		 */
+		if (why_r.len && strlist_has(&ev->doubtful_hosts, r->host)) {
+			if (!strlist_has(suspects, r->host))
+				strlist_add(suspects, r->host);
+		} else if (why_r.len && !strlist_has(sick, r->host)) {
+			strlist_add(sick, r->host);
+			strlist_add(why, why_r.buf);
+		}
+		strbuf_release(&why_r);
+	}
+}
+
 void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 			  const char *step_id, char *const *hosts, size_t nr_hosts,
 			  const struct rankout *ro, unsigned world, struct strbuf *summary,
@@ -145,39 +183,7 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 	};
 	evidence_build(&ev, &in);
 	strbuf_add_clean(summary, ev.summary.buf);
-	/*
-	 * Beyond doubt, excluded at once: a rank frozen (stopped in most samples) or one busy in
-	 * nearly every sample while the median rank waits (a straggler the others wait for). The
-	 * rest (stacks unlike the majority, silent first, no answer) is confirmed by a smoke test
-	 * alone before anything is drained.
-	 */
-	double med = evidence_median_busy(&ev);
-	for (size_t i = 0; i < ev.ranks_nr; i++) {
-		const struct evidence_rank *r = &ev.ranks[i];
-		if (!r->host || !r->samples)
-			continue;
-		struct strbuf why_r = STRBUF_INIT;
-		if (r->states[EVIDENCE_T] * 2 > r->samples)
-			strbuf_addf(&why_r, "rank %ld stopped (T) in %u of %u samples", r->rank,
-				    r->states[EVIDENCE_T], r->samples);
-		else if (!r->gpu && r->busy >= 0.8 && med <= 0.3)
-			strbuf_addf(&why_r, "rank %ld busy in %.0f %% of samples while the median "
-				    "rank was busy in %.0f %% (the others wait for it)", r->rank,
-				    r->busy * 100, med * 100);
-		/*
-		 * Doubtful evidence (docs/SECURITY.md: another user's process claimed a rank there, a rank
-		 * was claimed twice, the ranks were not tied to the step) never drains by itself:
-		 * the host is a suspect, confirmed by a smoke test alone first.
-		 */
-		if (why_r.len && strlist_has(&ev.doubtful_hosts, r->host)) {
-			if (!strlist_has(suspects, r->host))
-				strlist_add(suspects, r->host);
-		} else if (why_r.len && !strlist_has(sick, r->host)) {
-			strlist_add(sick, r->host);
-			strlist_add(why, why_r.buf);
-		}
-		strbuf_release(&why_r);
-	}
+	sup_judge_evidence(&ev, suspects, sick, why);
 	for (size_t i = 0; i < ev.suspect_hosts.nr; i++)
 		if (!strlist_has(sick, ev.suspect_hosts.items[i]) &&
 		    !strlist_has(suspects, ev.suspect_hosts.items[i]))

@@ -23,6 +23,13 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 			  const char *step_id, char *const *hosts, size_t nr_hosts,
 			  const struct rankout *ro, unsigned world, struct strbuf *summary,
 			  struct strlist *suspects, struct strlist *sick, struct strlist *why);
+/* The judgement of sup_collect_evidence() on an evidence already built: into sick/why the hosts
+ * named beyond doubt (a rank frozen; a rank not on a GPU busy in 80 % of samples or more while
+ * the median rank is busy in 30 % or less), into suspects those hosts where the evidence is
+ * doubtful. */
+struct evidence;
+void sup_judge_evidence(const struct evidence *ev, struct strlist *suspects, struct strlist *sick,
+			struct strlist *why);
 /* Write the hook under run_dir; its directory (for PYTHONPATH) into dir. 0 or -1 with *err. */
 int sup_pyhook_install(const char *run_dir, char *dir, size_t size, struct strbuf *err);
 

@@ -5,6 +5,7 @@
  * "no answer".
  */
 #include "../harness.h"
+#include "../../src/supervise/collect.h"
 #include "../../src/supervise/evidence.h"
 
 #include <math.h>
@@ -531,5 +532,56 @@ TEST(evidence_gpu_ranks_spinning_in_nccl_are_not_busy_suspects)
 		}
 		evidence_release(&e);
 		strbuf_release(&ja);
+	}
+}
+
+/* What vigil run drains at once from the evidence (collect.c): a frozen rank's host; a busy
+ * rank's host while the others sleep, unless the ranks are on GPUs (a rank waiting in NCCL
+ * spins; the sleeper may be the one that never entered). */
+TEST(evidence_drains_a_busy_straggler_only_off_the_gpu)
+{
+	const struct fake_rank a[] = { { 0, 20, 0, 0, 0, "main", NULL },
+				       { 1, 0, 20, 0, 0, "main", NULL },
+				       { 2, 0, 20, 0, 0, "main", NULL } };
+	const struct fake_rank frozen[] = { { 0, 20, 0, 0, 0, "main", NULL },
+					    { 1, 0, 0, 0, 20, NULL, NULL },
+					    { 2, 20, 0, 0, 0, "main", NULL } };
+	for (int k = 0; k < 3; k++) {
+		struct strbuf j1 = STRBUF_INIT, j2 = STRBUF_INIT, j3 = STRBUF_INIT;
+		const struct fake_rank *r = k == 2 ? frozen : a;
+		fake_on_gpu = k >= 1;
+		host_json(&j1, "n1", &r[0], 1);
+		host_json(&j2, "n2", &r[1], 1);
+		host_json(&j3, "n3", &r[2], 1);
+		fake_on_gpu = false;
+		const struct evidence_host hosts[] = { { "n1", j1.buf, j1.len },
+						       { "n2", j2.buf, j2.len },
+						       { "n3", j3.buf, j3.len } };
+		struct evidence_input in = { .hosts = hosts, .hosts_nr = 3, .world_size = 3 };
+		struct evidence e;
+		evidence_init(&e);
+		evidence_build(&e, &in);
+		struct strlist suspects = STRLIST_INIT, sick = STRLIST_INIT, why = STRLIST_INIT;
+		sup_judge_evidence(&e, &suspects, &sick, &why);
+		if (k == 0) { /* gloo: rank 0 computes while the others wait asleep */
+			CHECK_INT(sick.nr, 1);
+			CHECK_STR(sick.items[0], "n1");
+			CHECK_CONTAINS(why.items[0], "rank 0 busy in 100 % of samples while the "
+						     "median rank was busy in 0 %");
+		} else if (k == 1) { /* the same states on GPUs: nobody drained */
+			CHECK_INT(sick.nr, 0);
+		} else { /* on GPUs, rank 1 frozen: its host drained, the spinning ones not */
+			CHECK_INT(sick.nr, 1);
+			CHECK_STR(sick.items[0], "n2");
+			CHECK_CONTAINS(why.items[0], "rank 1 stopped (T) in 20 of 20 samples");
+		}
+		CHECK_INT(suspects.nr, 0);
+		strlist_release(&suspects);
+		strlist_release(&sick);
+		strlist_release(&why);
+		evidence_release(&e);
+		strbuf_release(&j1);
+		strbuf_release(&j2);
+		strbuf_release(&j3);
 	}
 }
