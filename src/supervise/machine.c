@@ -469,6 +469,42 @@ static enum sup_state cancel_stopping(struct sup_machine *m, const struct sup_ev
 	return m->state;
 }
 
+/* srun refused to create a step: the allocation cannot hold what was asked (more tasks a node
+ * than its CPUs, memory or GPUs), or the job is ending. No host did anything, and a relaunch
+ * or a smoke test would be refused the same way: nothing is checked, blamed or drained; the
+ * step (srun, exiting already) is stopped and the run ends launch_refused. */
+static void note_refused(struct sup_machine *m, const struct sup_event *e, struct sup_actions *a)
+{
+	machine_record_event(m, a, "launch_refused", NULL, e->text);
+	if (!m->refused_text)
+		m->refused_text = xstrdup(e->text ? e->text : "srun refused to create the step");
+}
+
+static enum sup_state launch_refused(struct sup_machine *m, const struct sup_event *e,
+				     struct sup_actions *a)
+{
+	note_refused(m, e, a);
+	m->fault = SUP_FAULT_LAUNCH_REFUSED;
+	machine_act(a, SUP_ACT_STOP_STEP);
+	return SUP_STOPPING;
+}
+
+static enum sup_state refused_meanwhile(struct sup_machine *m, const struct sup_event *e,
+					struct sup_actions *a)
+{
+	note_refused(m, e, a); /* read while stopping for something else: the stop ends the run */
+	return m->state;
+}
+
+static enum sup_state refused_smoke(struct sup_machine *m, const struct sup_event *e,
+				    struct sup_actions *a)
+{
+	/* a smoke or determinism test's step refused: its hosts' result is unknown, and the
+	 * attempt's step would be refused as well */
+	note_refused(m, e, a);
+	return finish(m, a, SUP_FAILED, "launch_refused", m->refused_text);
+}
+
 static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
 			      struct sup_actions *a)
 {
@@ -479,6 +515,8 @@ static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
 	if (m->cancelled) /* with what cancelled it (a signal, said by its name) */
 		return finish(m, a, SUP_FAILED, "cancelled",
 			      m->cancel_text ? m->cancel_text : e->text ? e->text : "cancelled");
+	if (m->refused_text)
+		return finish(m, a, SUP_FAILED, "launch_refused", m->refused_text);
 	if (m->resumed && m->fault == SUP_FAULT_RESTART) {
 		/* the step of the supervisor before is gone: start over from the preflight */
 		m->fault = SUP_FAULT_NONE;
@@ -567,6 +605,7 @@ static enum sup_state ready(struct sup_machine *m, const struct sup_event *e,
 		[SUP_EV_DIVERGED] = over, \
 		[SUP_EV_RESTART_BUDGET_SPENT] = ignore, \
 		[SUP_EV_CANCEL] = ignore, \
+		[SUP_EV_LAUNCH_REFUSED] = over, \
 	}
 
 /* Every row names every event: a cell left out would be NULL and fail the totality test. */
@@ -590,6 +629,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_LAUNCHING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -610,6 +650,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
+		[SUP_EV_LAUNCH_REFUSED] = launch_refused,
 	},
 	[SUP_RUNNING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -630,6 +671,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_COLLECTING_EVIDENCE] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -650,6 +692,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged_meanwhile,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_STOPPING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -670,6 +713,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged_meanwhile,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_stopping,
+		[SUP_EV_LAUNCH_REFUSED] = refused_meanwhile,
 	},
 	[SUP_CHECKING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -690,6 +734,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_RELAUNCHING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -710,6 +755,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget_now,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_GROUP_TESTING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -730,6 +776,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = refused_smoke,
 	},
 	[SUP_DONE] = OVER_ROW,
 	[SUP_FAILED] = OVER_ROW,

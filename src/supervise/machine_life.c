@@ -127,6 +127,7 @@ void sup_machine_release(struct sup_machine *m)
 	strlist_release(&m->suspects);
 	strlist_release(&m->sdc_suspects);
 	free(m->cancel_text);
+	free(m->refused_text);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -205,7 +206,7 @@ const char *sup_event_name(enum sup_event_kind e)
 					 "task_exit", "node_lost", "hang", "slow_step", "slow",
 					 "host_sick", "evidence_done", "stopped", "check_done",
 					 "ready", "smoke_result", "diverged", "restart_budget_spent",
-					 "cancel" };
+					 "cancel", "launch_refused" };
 	return e < ARRAY_SIZE(n) ? n[e] : "?";
 }
 
@@ -220,6 +221,7 @@ const char *sup_action_name(enum sup_action_kind k)
 const char *sup_fault_name(enum sup_fault f)
 {
 	static const char *const n[] = { "none", "crash", "hang", "startup_timeout", "slow",
-					 "sick", "lost", "cancel", "supervisor_restart", "sdc" };
+					 "sick", "lost", "cancel", "supervisor_restart", "sdc",
+					 "launch_refused" };
 	return f < ARRAY_SIZE(n) ? n[f] : "?";
 }
