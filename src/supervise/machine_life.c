@@ -163,9 +163,12 @@ void sup_machine_resume(struct sup_machine *m, const struct journal_replay *r,
 		h->reason = xstrdup(r->excluded[i].reason ? r->excluded[i].reason : "vigil: excluded");
 	}
 	/* a run cancelled by a signal (a requeue, a preemption, the time limit, a person's
-	 * Ctrl-C) goes on when its command is run again; a run that ended on its own does not */
-	bool cancelled = r->finished && r->outcome && !strcmp(r->outcome, "cancelled");
-	if (r->finished && !cancelled) {
+	 * Ctrl-C) goes on when its command is run again, and so does one whose step srun refused
+	 * (nothing ran; the command may now ask for what the allocation holds); a run that ended
+	 * on its own does not */
+	bool goes_on = r->finished && r->outcome &&
+		       (!strcmp(r->outcome, "cancelled") || !strcmp(r->outcome, "launch_refused"));
+	if (r->finished && !goes_on) {
 		m->state = !strcmp(r->outcome ? r->outcome : "", "done") ? SUP_DONE : SUP_FAILED;
 		struct sup_action *x = machine_act(a, SUP_ACT_REPORT);
 		x->name = m->state == SUP_DONE ? "done" : "failed";

@@ -167,3 +167,27 @@ TEST(machine_refused_elsewhere_moves_nothing)
 	CHECK_STR(sup_event_name(SUP_EV_LAUNCH_REFUSED), "launch_refused");
 	CHECK_STR(sup_fault_name(SUP_FAULT_LAUNCH_REFUSED), "launch_refused");
 }
+
+/* Run again after a refusal (the same run directory, the command now asking for what the
+ * allocation holds): it goes on with a fresh preflight, as a cancelled run does. */
+TEST(machine_refused_run_goes_on_when_run_again)
+{
+	const char *text = "{\"kind\":\"run_started\",\"attempt\":0}\n"
+			   "{\"kind\":\"attempt_started\",\"attempt\":0,\"restarts\":0}\n"
+			   "{\"kind\":\"event\",\"attempt\":0,\"class\":\"launch_refused\"}\n"
+			   "{\"kind\":\"attempt_ended\",\"attempt\":0,\"outcome\":\"launch_refused\"}\n"
+			   "{\"kind\":\"run_ended\",\"attempt\":0,\"outcome\":\"launch_refused\"}\n";
+	struct journal_replay jr;
+	journal_replay_text(text, strlen(text), &jr);
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	strbuf_init(&r.d, 0);
+	sup_machine_init(&r.m, 1, 3);
+	sup_machine_resume(&r.m, &jr, &r.a);
+	describe(&r.a, 0, &r.d);
+	CHECK_STR(r.d.buf, "journal(event:supervisor_restart) preflight");
+	CHECK_INT(r.m.state, SUP_PREFLIGHT);
+	CHECK_INT(r.m.restarts, 0);
+	done(&r);
+	journal_replay_release(&jr);
+}
