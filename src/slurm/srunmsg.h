@@ -21,11 +21,11 @@
 
 #include <stddef.h>
 
-#define SRUN_MSG_LINE_MAX 1024
+#define SRUN_MSG_LINE_MAX   1024
 #define SRUN_MSG_REASON_MAX 200
 
 enum srun_msg {
-	SRUN_MSG_OTHER,   /* not about the step's creation */
+	SRUN_MSG_OTHER,	  /* not about the step's creation */
 	SRUN_MSG_REFUSED, /* srun could not create the step: it exits, no task ran */
 	SRUN_MSG_PENDING, /* step creation is held off for now; srun retries */
 };

@@ -64,6 +64,19 @@ const struct sup_action *sup_actions_find(const struct sup_actions *a, enum sup_
 	return NULL;
 }
 
+/* ---- the run's end ---- */
+
+enum sup_state machine_finish(struct sup_machine *m, struct sup_actions *a, enum sup_state to,
+			      const char *outcome, const char *why)
+{
+	struct sup_action *x = machine_record(m, a, JOURNAL_RUN_ENDED, outcome);
+	x->text = xstrdup(why);
+	x = machine_act(a, SUP_ACT_REPORT);
+	x->name = outcome;
+	x->text = xstrdup(why);
+	return to;
+}
+
 /* ---- hosts ---- */
 
 static const char *host_name_at(const void *arr, size_t i)
