@@ -554,6 +554,11 @@ static int fw_smoke(void *ctx, struct sup *s, const struct step_spec *spec, doub
 		else if (h->smoke_code && !code)
 			code = h->smoke_code;
 	}
+	if (fw->smoke_refused[0]) {
+		/* srun refuses the test's step at once: no task runs (world.h) */
+		strbuf_addstr(why, fw->smoke_refused);
+		return SUP_SMOKE_REFUSED;
+	}
 	advance(fw, fw->smoke_s < timeout_s ? fw->smoke_s : timeout_s);
 	strbuf_addf(why, "exited with %d", code);
 	return code;

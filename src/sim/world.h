@@ -125,6 +125,7 @@ struct fakeworld {
 	char evidence_sick[64], evidence_suspect[64];
 	const char *diagnose_hang, *diagnose_logs, *diagnose_steps; /* JSON; NULL: gives none */
 	const char *check_note; /* what every check round says it did beside its plan */
+	char smoke_refused[256]; /* non-empty: srun refuses every smoke step, saying this */
 
 	/* kill -9 right after the nth journal record of the run (0: never): _exit(137) */
 	unsigned die_after_journal;

@@ -46,17 +46,6 @@ static void exclude_sick(struct sup_machine *m, const struct sup_event *e, struc
 
 /* ---- transitions shared by several cells ---- */
 
-static enum sup_state finish(struct sup_machine *m, struct sup_actions *a, enum sup_state to,
-			     const char *outcome, const char *why)
-{
-	struct sup_action *x = machine_record(m, a, JOURNAL_RUN_ENDED, outcome);
-	x->text = xstrdup(why);
-	x = machine_act(a, SUP_ACT_REPORT);
-	x->name = outcome;
-	x->text = xstrdup(why);
-	return to;
-}
-
 static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
 {
 	if (m->launched_any)
@@ -115,14 +104,14 @@ static enum sup_state relaunch_or_fail(struct sup_machine *m, struct sup_actions
 	enum sup_state to;
 	if (m->budget_spent || m->restarts >= m->max_restarts) {
 		strbuf_addf(&why, "the restart budget is spent (%u restarts)", m->restarts);
-		to = finish(m, a, SUP_FAILED, "restart_budget_spent", why.buf);
+		to = machine_finish(m, a, SUP_FAILED, "restart_budget_spent", why.buf);
 		goto out;
 	}
 	refill(m, a);
 	size_t have = sup_machine_count(m, SUP_HOST_ACTIVE);
 	if (have < m->nodes) {
 		strbuf_addf(&why, "fewer than %u healthy hosts remain (%zu)", m->nodes, have);
-		to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+		to = machine_finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
 		goto out;
 	}
 	m->restarts++;
@@ -189,7 +178,7 @@ static enum sup_state preflight_ok(struct sup_machine *m, const struct sup_event
 		struct strbuf why = STRBUF_INIT;
 		strbuf_addf(&why, "fewer than %u healthy hosts (%zu)", m->nodes,
 			    sup_machine_count(m, SUP_HOST_ACTIVE));
-		enum sup_state to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+		enum sup_state to = machine_finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
 		strbuf_release(&why);
 		return to;
 	}
@@ -202,7 +191,7 @@ static enum sup_state preflight_short(struct sup_machine *m, const struct sup_ev
 	struct strbuf why = STRBUF_INIT;
 	exclude_sick(m, e, a, "failed the preflight check");
 	strbuf_addf(&why, "fewer than %u healthy hosts", m->nodes);
-	enum sup_state to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+	enum sup_state to = machine_finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
 	strbuf_release(&why);
 	return to;
 }
@@ -211,7 +200,7 @@ static enum sup_state cancel_idle(struct sup_machine *m, const struct sup_event 
 				  struct sup_actions *a)
 {
 	m->cancelled = true;
-	return finish(m, a, SUP_FAILED, "cancelled", e->text ? e->text : "cancelled");
+	return machine_finish(m, a, SUP_FAILED, "cancelled", e->text ? e->text : "cancelled");
 }
 
 static enum sup_state launched(struct sup_machine *m, const struct sup_event *e,
@@ -239,7 +228,7 @@ static enum sup_state task_exit(struct sup_machine *m, const struct sup_event *e
 		m->step_running = false;
 		struct sup_action *x = machine_record(m, a, JOURNAL_ATTEMPT_ENDED, "done");
 		x->has_code = true;
-		return finish(m, a, SUP_DONE, "done", "every task ended with status 0");
+		return machine_finish(m, a, SUP_DONE, "done", "every task ended with status 0");
 	}
 	struct strbuf t = STRBUF_INIT;
 	strbuf_addf(&t, "a task exited with status %d", e->code);
@@ -370,7 +359,7 @@ static enum sup_state budget_now(struct sup_machine *m, const struct sup_event *
 				 struct sup_actions *a)
 {
 	m->budget_spent = true;
-	return finish(m, a, SUP_FAILED, "restart_budget_spent",
+	return machine_finish(m, a, SUP_FAILED, "restart_budget_spent",
 		      e->text ? e->text : "the restart budget is spent");
 }
 
@@ -452,7 +441,7 @@ static enum sup_state lost_or_sick_meanwhile(struct sup_machine *m, const struct
 			struct strbuf why = STRBUF_INIT;
 			strbuf_addf(&why, "fewer than %u healthy hosts remain (%zu)", m->nodes,
 				    sup_machine_count(m, SUP_HOST_ACTIVE));
-			enum sup_state to = finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
+			enum sup_state to = machine_finish(m, a, SUP_FAILED, "too_few_hosts", why.buf);
 			strbuf_release(&why);
 			return to;
 		}
@@ -477,8 +466,10 @@ static enum sup_state stopped(struct sup_machine *m, const struct sup_event *e,
 	x->has_code = m->has_exit_code;
 	x->code = m->exit_code;
 	if (m->cancelled) /* with what cancelled it (a signal, said by its name) */
-		return finish(m, a, SUP_FAILED, "cancelled",
+		return machine_finish(m, a, SUP_FAILED, "cancelled",
 			      m->cancel_text ? m->cancel_text : e->text ? e->text : "cancelled");
+	if (m->refused_text)
+		return machine_finish(m, a, SUP_FAILED, "launch_refused", m->refused_text);
 	if (m->resumed && m->fault == SUP_FAULT_RESTART) {
 		/* the step of the supervisor before is gone: start over from the preflight */
 		m->fault = SUP_FAULT_NONE;
@@ -529,7 +520,7 @@ static enum sup_state smoke_result(struct sup_machine *m, const struct sup_event
 	/* code 1: the smoke test fails on most hosts alone: the command or its environment is at
 	 * fault, not a host; relaunching would only fail again */
 	if (e->code == 1)
-		return finish(m, a, SUP_FAILED, "fails_everywhere",
+		return machine_finish(m, a, SUP_FAILED, "fails_everywhere",
 			      e->text ? e->text : "the smoke test fails on most hosts alone");
 	exclude_sick(m, e, a, "failed the smoke test alone");
 	if (!e->nr_sick)
@@ -567,6 +558,7 @@ static enum sup_state ready(struct sup_machine *m, const struct sup_event *e,
 		[SUP_EV_DIVERGED] = over, \
 		[SUP_EV_RESTART_BUDGET_SPENT] = ignore, \
 		[SUP_EV_CANCEL] = ignore, \
+		[SUP_EV_LAUNCH_REFUSED] = over, \
 	}
 
 /* Every row names every event: a cell left out would be NULL and fail the totality test. */
@@ -590,6 +582,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_LAUNCHING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -610,6 +603,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
+		[SUP_EV_LAUNCH_REFUSED] = machine_launch_refused,
 	},
 	[SUP_RUNNING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -630,6 +624,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_COLLECTING_EVIDENCE] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -650,6 +645,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged_meanwhile,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_running,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_STOPPING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -670,6 +666,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = diverged_meanwhile,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_stopping,
+		[SUP_EV_LAUNCH_REFUSED] = machine_refused_meanwhile,
 	},
 	[SUP_CHECKING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -690,6 +687,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_RELAUNCHING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -710,6 +708,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget_now,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = unexpected,
 	},
 	[SUP_GROUP_TESTING] = {
 		[SUP_EV_PREFLIGHT_OK] = unexpected,
@@ -730,6 +729,7 @@ static const sup_handler table[SUP_STATE_NR][SUP_EVENT_NR] = {
 		[SUP_EV_DIVERGED] = unexpected,
 		[SUP_EV_RESTART_BUDGET_SPENT] = budget,
 		[SUP_EV_CANCEL] = cancel_idle,
+		[SUP_EV_LAUNCH_REFUSED] = machine_refused_smoke,
 	},
 	[SUP_DONE] = OVER_ROW,
 	[SUP_FAILED] = OVER_ROW,

@@ -58,6 +58,9 @@ enum sup_event_kind {
 				 * step: the step whose digests differed; text (replicas.h) */
 	SUP_EV_RESTART_BUDGET_SPENT,
 	SUP_EV_CANCEL,          /* SIGTERM, the allocation's end */
+	SUP_EV_LAUNCH_REFUSED,  /* srun could not create the step (the attempt's, or a smoke or
+				 * determinism test's): the allocation cannot hold it; text: srun's
+				 * reason and what to do (srunmsg.h). No host is at fault. */
 	SUP_EVENT_NR
 };
 
@@ -100,6 +103,7 @@ enum sup_fault {
 	SUP_FAULT_CANCEL,
 	SUP_FAULT_RESTART, /* the supervisor itself was restarted (journal replay) */
 	SUP_FAULT_SDC,     /* the data-parallel replicas' parameters differ (replicas.h) */
+	SUP_FAULT_LAUNCH_REFUSED, /* srun refused to create the step: the run ends, nobody blamed */
 };
 
 struct sup_action {
@@ -156,6 +160,7 @@ struct sup_machine {
 	bool explained;       /* a host was excluded since the attempt started */
 	bool budget_spent, cancelled, resumed;
 	char *cancel_text; /* what cancelled the run, for its report */
+	char *refused_text; /* srun refused a step: why (the run ends launch_refused) */
 	bool slow_quiet;   /* an unexplained slowdown: the next ones are noted until the step */
 	uint64_t slow_quiet_until;
 	struct strlist suspects;

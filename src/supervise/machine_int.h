@@ -20,4 +20,15 @@ struct sup_host *machine_find_host(struct sup_machine *m, const char *name);
 /* The host named name; added with that role if it is new. */
 struct sup_host *machine_add_host(struct sup_machine *m, const char *name, enum sup_role role);
 
+/* The run ends: run_ended journaled, the report with outcome and why; returns to. */
+enum sup_state machine_finish(struct sup_machine *m, struct sup_actions *a, enum sup_state to,
+			      const char *outcome, const char *why);
+/* The cells of srun's refusal (machine_refused.c): in launching, stopping, group testing. */
+enum sup_state machine_launch_refused(struct sup_machine *m, const struct sup_event *e,
+				      struct sup_actions *a);
+enum sup_state machine_refused_meanwhile(struct sup_machine *m, const struct sup_event *e,
+					 struct sup_actions *a);
+enum sup_state machine_refused_smoke(struct sup_machine *m, const struct sup_event *e,
+				     struct sup_actions *a);
+
 #endif

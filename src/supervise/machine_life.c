@@ -64,6 +64,19 @@ const struct sup_action *sup_actions_find(const struct sup_actions *a, enum sup_
 	return NULL;
 }
 
+/* ---- the run's end ---- */
+
+enum sup_state machine_finish(struct sup_machine *m, struct sup_actions *a, enum sup_state to,
+			      const char *outcome, const char *why)
+{
+	struct sup_action *x = machine_record(m, a, JOURNAL_RUN_ENDED, outcome);
+	x->text = xstrdup(why);
+	x = machine_act(a, SUP_ACT_REPORT);
+	x->name = outcome;
+	x->text = xstrdup(why);
+	return to;
+}
+
 /* ---- hosts ---- */
 
 static const char *host_name_at(const void *arr, size_t i)
@@ -127,6 +140,7 @@ void sup_machine_release(struct sup_machine *m)
 	strlist_release(&m->suspects);
 	strlist_release(&m->sdc_suspects);
 	free(m->cancel_text);
+	free(m->refused_text);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -162,9 +176,12 @@ void sup_machine_resume(struct sup_machine *m, const struct journal_replay *r,
 		h->reason = xstrdup(r->excluded[i].reason ? r->excluded[i].reason : "vigil: excluded");
 	}
 	/* a run cancelled by a signal (a requeue, a preemption, the time limit, a person's
-	 * Ctrl-C) goes on when its command is run again; a run that ended on its own does not */
-	bool cancelled = r->finished && r->outcome && !strcmp(r->outcome, "cancelled");
-	if (r->finished && !cancelled) {
+	 * Ctrl-C) goes on when its command is run again, and so does one whose step srun refused
+	 * (nothing ran; the command may now ask for what the allocation holds); a run that ended
+	 * on its own does not */
+	bool goes_on = r->finished && r->outcome &&
+		       (!strcmp(r->outcome, "cancelled") || !strcmp(r->outcome, "launch_refused"));
+	if (r->finished && !goes_on) {
 		m->state = !strcmp(r->outcome ? r->outcome : "", "done") ? SUP_DONE : SUP_FAILED;
 		struct sup_action *x = machine_act(a, SUP_ACT_REPORT);
 		x->name = m->state == SUP_DONE ? "done" : "failed";
@@ -205,7 +222,7 @@ const char *sup_event_name(enum sup_event_kind e)
 					 "task_exit", "node_lost", "hang", "slow_step", "slow",
 					 "host_sick", "evidence_done", "stopped", "check_done",
 					 "ready", "smoke_result", "diverged", "restart_budget_spent",
-					 "cancel" };
+					 "cancel", "launch_refused" };
 	return e < ARRAY_SIZE(n) ? n[e] : "?";
 }
 
@@ -220,6 +237,7 @@ const char *sup_action_name(enum sup_action_kind k)
 const char *sup_fault_name(enum sup_fault f)
 {
 	static const char *const n[] = { "none", "crash", "hang", "startup_timeout", "slow",
-					 "sick", "lost", "cancel", "supervisor_restart", "sdc" };
+					 "sick", "lost", "cancel", "supervisor_restart", "sdc",
+					 "launch_refused" };
 	return f < ARRAY_SIZE(n) ? n[f] : "?";
 }

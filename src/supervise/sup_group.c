@@ -9,12 +9,14 @@
  * diverged (run.sdc-test, default `vigil stress gpu --determinism`; sdc true). TEST_FAILED
  * when it failed: a smoke test that did not pass, a determinism test that exited 1
  * (unhealthy); TEST_UNKNOWN when a determinism test could not tell (exit 3: no reference
- * digest for a lone GPU, no driver; a usage error, a deadline, a signal).
+ * digest for a lone GPU, no driver; a usage error, a deadline, a signal); TEST_REFUSED when
+ * srun could not create the test's step (srun's reason into *refused): no task ran, so the
+ * test says nothing of its hosts (unknown), and the run ends (the allocation is the fault).
  */
-enum { TEST_PASSED, TEST_FAILED, TEST_UNKNOWN };
+enum { TEST_PASSED, TEST_FAILED, TEST_UNKNOWN, TEST_REFUSED };
 
 static int test_run(struct sup *s, const char *const *hosts, size_t n, unsigned round,
-		    size_t index, bool sdc, struct strbuf *detail)
+		    size_t index, bool sdc, struct strbuf *detail, struct strbuf *refused)
 {
 	const struct sup_options *o = s->o;
 	struct strbuf dir = STRBUF_INIT, e = STRBUF_INIT, sf = STRBUF_INIT;
@@ -55,7 +57,16 @@ static int test_run(struct sup *s, const char *const *hosts, size_t n, unsigned 
 	if (sdc)
 		quiet = 0; /* a stress test prints little until its end */
 	int rc = s->W->smoke(s->W->ctx, s, &spec, o->smoke_timeout_s, quiet, &e);
-	result = rc == 0 ? TEST_PASSED : !sdc || rc == 1 ? TEST_FAILED : TEST_UNKNOWN;
+	result = rc == 0		   ? TEST_PASSED
+		 : rc == SUP_SMOKE_REFUSED ? TEST_REFUSED
+		 : !sdc || rc == 1	   ? TEST_FAILED
+					   : TEST_UNKNOWN;
+	if (result == TEST_REFUSED) {
+		strbuf_add(refused, e.buf, e.len);
+		strbuf_reset(&e);
+		strbuf_addstr(&e, "srun refused to create its step: ");
+		strbuf_add(&e, refused->buf, refused->len);
+	}
 	strlist_release(&env);
 out:
 	strbuf_addf(detail, "%s[", detail->len ? "; " : "");
@@ -88,12 +99,15 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 	struct strbuf detail = STRBUF_INIT;
 	struct strlist bad = STRLIST_INIT, why = STRLIST_INIT;
 	bool everywhere = false;
+	struct strbuf refused = STRBUF_INIT;
 	/* a host whose replica diverged: its own determinism test, once (it repeats its work
 	 * many times itself); a failure drains it, a pass says the step itself is not
 	 * deterministic (or the replicas desynchronised), not the host */
-	for (size_t i = 0; i < x->sdc_hosts.nr && !sup_sig_seen; i++) {
+	for (size_t i = 0; i < x->sdc_hosts.nr && !sup_sig_seen && !refused.len; i++) {
 		const char *h[] = { x->sdc_hosts.items[i] };
-		int r = test_run(s, h, 1, 1, i, true, &detail);
+		int r = test_run(s, h, 1, 1, i, true, &detail, &refused);
+		if (r == TEST_REFUSED)
+			break;
 		if (r == TEST_FAILED) {
 			strlist_add(&bad, x->sdc_hosts.items[i]);
 			strlist_add(&why, "its replica's parameters diverged and it failed the "
@@ -117,12 +131,16 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 	if (n)
 		sup_say(s, "group testing %zu hosts%s", n,
 			x->confirm ? " (each suspect alone)" : "");
-	if (x->confirm) { /* with no host (only determinism tests were asked): nothing more */
+	if (refused.len) {
+		/* the allocation refused a test's step: nothing more is tested */
+	} else if (x->confirm) { /* with no host (only determinism tests were asked): nothing more */
 		/* a suspect named by evidence is tested alone, twice for a failure to count */
-		for (size_t i = 0; i < n && !sup_sig_seen; i++) {
+		for (size_t i = 0; i < n && !sup_sig_seen && !refused.len; i++) {
 			const char *h[] = { x->hosts.items[i] };
-			if (test_run(s, h, 1, 1, i, false, &detail) != TEST_PASSED &&
-			    test_run(s, h, 1, 2, i, false, &detail) != TEST_PASSED) {
+			if (test_run(s, h, 1, 1, i, false, &detail, &refused) != TEST_PASSED &&
+			    !refused.len &&
+			    test_run(s, h, 1, 2, i, false, &detail, &refused) != TEST_PASSED &&
+			    !refused.len) {
 				strlist_add(&bad, x->hosts.items[i]);
 				strlist_add(&why, "failed the smoke test alone, twice");
 			}
@@ -131,19 +149,20 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 		grouptest_init(&g, n, 2);
 		unsigned round = 0;
 		size_t k;
-		while (!sup_sig_seen && (k = grouptest_next_round(&g)) > 0) {
+		while (!sup_sig_seen && !refused.len && (k = grouptest_next_round(&g)) > 0) {
 			round++;
-			for (size_t i = 0; i < k; i++) {
+			for (size_t i = 0; i < k && !refused.len; i++) {
 				const char **h = xcalloc(g.groups[i].nr + 1, sizeof(*h));
 				for (size_t j = 0; j < g.groups[i].nr; j++)
 					h[j] = x->hosts.items[g.groups[i].hosts[j]];
-				bool failed = test_run(s, h, g.groups[i].nr, round, i, false, &detail) !=
-					      TEST_PASSED;
-				grouptest_result(&g, i, failed);
+				int r = test_run(s, h, g.groups[i].nr, round, i, false, &detail,
+						 &refused);
+				if (r != TEST_REFUSED)
+					grouptest_result(&g, i, r != TEST_PASSED);
 				free(h);
 			}
 		}
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n && !refused.len; i++)
 			if (grouptest_host(&g, i) == GT_BAD) {
 				strlist_add(&bad, x->hosts.items[i]);
 				strlist_add(&why, "group testing: made the smoke test fail, alone "
@@ -163,10 +182,21 @@ void sup_do_group_test(struct sup *s, const struct sup_action *x)
 	}
 	sup_journal_event(s, "group_test", bad.nr == 1 ? bad.items[0] : NULL, detail.buf);
 	sup_say(s, "group test: %s", detail.buf);
-	struct sup_event e = { .kind = SUP_EV_SMOKE_RESULT, .sick = (const char *const *)bad.items,
-			       .sick_reasons = (const char *const *)why.items, .nr_sick = bad.nr,
-			       .code = everywhere, .text = everywhere ? detail.buf : NULL };
-	sup_post(s, &e);
+	if (refused.len) {
+		/* the test is unknown, no host blamed: the machine ends the run */
+		struct strbuf t = STRBUF_INIT;
+		srun_refusal_describe(refused.buf, &t);
+		sup_post_simple(s, SUP_EV_LAUNCH_REFUSED, NULL, t.buf);
+		strbuf_release(&t);
+	} else {
+		struct sup_event e = { .kind = SUP_EV_SMOKE_RESULT,
+				       .sick = (const char *const *)bad.items,
+				       .sick_reasons = (const char *const *)why.items,
+				       .nr_sick = bad.nr, .code = everywhere,
+				       .text = everywhere ? detail.buf : NULL };
+		sup_post(s, &e);
+	}
+	strbuf_release(&refused);
 	strbuf_release(&detail);
 	strlist_release(&bad);
 	strlist_release(&why);

@@ -29,6 +29,7 @@
 #include "../lib/util.h"
 #include "../logs/steps.h"
 #include "../slurm/fleet.h"
+#include "../slurm/srunmsg.h"
 #include "../slurm/step.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +88,7 @@ struct sup_attempt {
 	bool has_loss;
 	double launch_wall;
 	bool launched_said;
+	bool pending_said;       /* srun's "step creation ... retrying" journaled once */
 	char pyhook_dir[4200];
 	struct strlist hosts;    /* the attempt's hosts, rank order: rank r runs on r / G */
 	struct replicas rep;     /* the ranks' parameter digests (replicas.h) */

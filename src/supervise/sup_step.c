@@ -15,6 +15,36 @@ static void on_step_json(void *arg, const struct step_update *u)
 	sup_progress(arg, u, true);
 }
 
+/*
+ * srun's lines about creating the step (srunmsg.h). A refusal ("srun: error: Unable to create
+ * step for job 1: More processors requested than permitted") comes before srun exits 1 with no
+ * task run: the allocation's answer, never a host's fault, so the machine ends the run instead
+ * of taking srun's exit for a crash. The retry line is journaled once, not acted on (srun may
+ * still get the step). true: the line was one of them.
+ */
+static bool srun_step_creation(struct sup *s, const char *line, size_t len)
+{
+	struct strbuf reason = STRBUF_INIT, t = STRBUF_INIT;
+	enum srun_msg k = srun_msg_parse(line, len, &reason);
+	if (k == SRUN_MSG_REFUSED) {
+		srun_refusal_describe(reason.buf, &t);
+		sup_say(s, "%s", t.buf);
+		s->ev.detected = s->ev.happened = sup_wall(s);
+		sup_post_simple(s, SUP_EV_LAUNCH_REFUSED, NULL, t.buf);
+	} else if (k == SRUN_MSG_PENDING && !s->at.pending_said) {
+		s->at.pending_said = true;
+		strbuf_addstr(&t, "srun is waiting to create the step");
+		if (reason.len)
+			strbuf_addf(&t, " (%s)", reason.buf);
+		strbuf_addstr(&t, "; its ranks start when Slurm allows it");
+		sup_journal_event(s, "step_pending", NULL, t.buf);
+		sup_say(s, "%s", t.buf);
+	}
+	strbuf_release(&reason);
+	strbuf_release(&t);
+	return k != SRUN_MSG_OTHER;
+}
+
 /* "srun: error: n2: task 3: Exited with exit code 1", "srun: error: n2: tasks 0-1: Killed",
  * "srun: error: Node failure on n3": the first word of a task's death, seconds before srun's
  * own exit. */
@@ -25,6 +55,8 @@ static void srun_line(struct sup *s, const char *line, size_t len)
 	memcpy(buf, line, n);
 	buf[n] = '\0';
 	const char *rest;
+	if (srun_step_creation(s, buf, n))
+		return;
 	if (!skip_prefix(buf, "srun: error: ", &rest))
 		return;
 	const char *nf;
@@ -440,6 +472,7 @@ void sup_do_launch(struct sup *s, const struct sup_action *x)
 	s->at.step_file_fd = -1;
 	s->at.has_step = false;
 	s->at.launched_said = false;
+	s->at.pending_said = false;
 	s->at.last_step_journaled = 0;
 
 	struct strlist env = STRLIST_INIT;

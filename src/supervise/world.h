@@ -31,6 +31,10 @@
 
 struct sup; /* the run (sup_int.h) */
 
+/* sup_world.smoke's answer when srun refused to create the test's step: no task ran, so the
+ * test says nothing of its hosts. */
+#define SUP_SMOKE_REFUSED (-2)
+
 /* The last signal seen (SIGTERM, SIGINT, SIGHUP), set by the world (the real one's handler). */
 extern volatile sig_atomic_t sup_sig_seen;
 
@@ -121,8 +125,10 @@ struct sup_world {
 
 	/*
 	 * One smoke run of spec, within timeout_s: its exit status (0 passed), or -1 when it did
-	 * not finish by itself (not started, killed at the deadline or hung, a signal); *why
-	 * says how it ended when it did not pass. quiet_s
+	 * not finish by itself (not started, killed at the deadline or hung, a signal), or
+	 * SUP_SMOKE_REFUSED when srun could not create its step (srunmsg.h: the allocation
+	 * cannot hold it; *why is then srun's reason alone); *why says how it ended when it did
+	 * not pass. quiet_s
 	 * (0: none): a smoke whose ranks wrote something and then nothing more for quiet_s (the
 	 * run's own hang limit) is hung: failed then, not at timeout_s.
 	 */

@@ -228,6 +228,27 @@ static uint64_t smoke_output_bytes(const struct step_spec *spec)
 	return sum;
 }
 
+/* srun's own lines of a smoke step (its stderr: the ranks write to their files): a refusal
+ * to create the step puts srun's reason alone in *why. */
+static bool smoke_refused(const struct strbuf *err, struct strbuf *why)
+{
+	const char *p = err->buf, *end = err->buf + err->len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct strbuf r = STRBUF_INIT;
+		if (srun_msg_parse(p, n, &r) == SRUN_MSG_REFUSED) {
+			strbuf_reset(why);
+			strbuf_add(why, r.buf, r.len);
+			strbuf_release(&r);
+			return true;
+		}
+		strbuf_release(&r);
+		p += n + 1;
+	}
+	return false;
+}
+
 static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, double timeout_s,
 		      double quiet_s, struct strbuf *why)
 {
@@ -262,6 +283,10 @@ static int real_smoke(void *ctx, struct sup *s, const struct step_spec *spec, do
 	else
 		child_finish(&st.child);
 	int rc = timed_out || !st.child.exited ? -1 : st.child.exit_code;
+	if (rc > 0 && smoke_refused(&st.child.err, why)) {
+		step_release(&st);
+		return SUP_SMOKE_REFUSED;
+	}
 	if (quiet)
 		strbuf_addf(why, "hung: its ranks wrote nothing for %.0f s (the run's hang limit) "
 			    "after they had started", quiet_s);

@@ -59,6 +59,7 @@ TEST_TIMEOUT(fuzz_nccl_ring_and_hang, 300) { run_target("nccl_ring"); }
 TEST_TIMEOUT(fuzz_hang_logs, 300) { run_target("hang_logs"); }
 TEST_TIMEOUT(fuzz_fleet_step_splitter, 300) { run_target("fleet_split"); }
 TEST_TIMEOUT(fuzz_replica_digests, 300) { run_target("replicas"); }
+TEST_TIMEOUT(fuzz_srun_step_lines, 300) { run_target("srunmsg"); }
 TEST_TIMEOUT(fuzz_sim_model, 300) { run_target("sim_model"); }
 TEST_TIMEOUT(fuzz_sim_schedule, 300) { run_target("sim_schedule"); }
 TEST_TIMEOUT(fuzz_perftest_parser, 300) { run_target("perftest"); }

@@ -569,6 +569,36 @@ static void sc_sdc_in_stop(struct sc *r)
 	sc_run(r);
 }
 
+/* srun refuses the attempt's step (the allocation holds fewer tasks a node than asked), after
+ * its retry line; with a signal read in the same poll; and a smoke step refused. */
+#define REFUSAL "srun: error: Unable to create step for job 4127: More processors requested than permitted\n"
+static void refused_at(struct sc *r, const char *name, bool signal)
+{
+	sc_init(r, name, 2, 1);
+	snprintf(fw_fault(&r->fw, 2.5, FW_LINES, NULL)->text, 512, "srun: Job 4127 step creation "
+		 "temporarily disabled, retrying (Requested nodes are busy)\n" REFUSAL);
+	if (signal)
+		fw_fault(&r->fw, 2.5, FW_SIGNAL, NULL)->code = SIGTERM; /* launched at 2 s */
+	sc_run(r);
+}
+static void sc_refused(struct sc *r)
+{
+	refused_at(r, "refused", false);
+}
+static void sc_refused_in_stop(struct sc *r)
+{
+	refused_at(r, "refused-stop", true);
+}
+static void sc_refused_smoke(struct sc *r)
+{
+	sc_init(r, "refused-smoke", 4, 1);
+	snprintf(r->fw.smoke_refused, sizeof(r->fw.smoke_refused),
+		 "Memory required by task is not available");
+	fw_fault(&r->fw, 40, FW_CRASH, "n1");
+	fw_fault(&r->fw, 100, FW_CRASH, "n1");
+	sc_run(r);
+}
+
 static void (*const scenarios[])(struct sc *) = {
 	sc_undisturbed, sc_crash, sc_hang, sc_startup_hang, sc_sick, sc_lost, sc_silent, sc_slow,
 	sc_group, sc_preflight_short, sc_budget, sc_cancel, sc_no_restart, sc_no_restart_waiting,
@@ -581,6 +611,7 @@ static void (*const scenarios[])(struct sc *) = {
 	sc_exit_in_evidence, sc_lost_in_evidence, sc_sick_with_slow, sc_sick_with_exit,
 	sc_slow_step_in_stop, sc_slow_in_stop, sc_crash_launching, sc_slow_everywhere,
 	sc_sdc, sc_sdc_not_confirmed, sc_sdc_launching, sc_sdc_in_evidence, sc_sdc_in_stop,
+	sc_refused, sc_refused_in_stop, sc_refused_smoke,
 };
 
 /* ---- what the user sees ---- */
@@ -1013,6 +1044,53 @@ TEST(supervisor_vt_divergence_survives_a_kill_9)
 	sc_run(&r);
 	CHECK_INT(r.rc, 0);
 	CHECK_JOURNAL(&r, "\"class\":\"resume_before\"", "before step 30");
+	sc_release(&r);
+}
+
+/* A step srun refuses is the allocation's fault: the run ends at once, nothing checked after
+ * it, nothing drained, no relaunch; the retry line before it is journaled once. */
+TEST(supervisor_vt_refused_step_ends_the_run_blaming_nobody)
+{
+	struct sc r;
+	sc_refused(&r);
+	CHECK_INT(r.rc, 1);
+	CHECK_CONTAINS(r.fw.out.buf, "vigil run: launch_refused: srun refused to create the step: "
+		       "More processors requested than permitted; the allocation cannot hold this "
+		       "step: ask for more CPUs");
+	CHECK_JOURNAL(&r, "\"class\":\"launch_refused\"", "More processors requested");
+	CHECK_JOURNAL(&r, "\"class\":\"step_pending\"", "(Requested nodes are busy)");
+	CHECK_JOURNAL(&r, "\"kind\":\"attempt_ended\"", "\"outcome\":\"launch_refused\"");
+	CHECK_JOURNAL(&r, "\"kind\":\"run_ended\"", "\"outcome\":\"launch_refused\"");
+	CHECK_MSG(!journal_line(&r, "\"class\":\"crash\"", NULL), "%s", r.journal.buf);
+	CHECK_INT(r.fw.launches, 1);
+	CHECK_INT(r.fw.drains, 0);
+	CHECK_INT(r.fw.smokes, 0);
+	CHECK_INT(r.fw.check_rounds, 1); /* the preflight's only */
+	sc_release(&r);
+	sc_refused_in_stop(&r);
+	CHECK_INT(r.rc, 1);
+	CHECK_CONTAINS(r.fw.out.buf, "vigil run: cancelled");
+	CHECK_JOURNAL(&r, "\"class\":\"launch_refused\"", NULL);
+	CHECK_INT(r.fw.drains, 0);
+	sc_release(&r);
+}
+
+/* Group testing whose smoke step srun refuses: the test says nothing of its hosts (unknown),
+ * nobody is drained (before: "made the smoke test fail, alone and in every group"). */
+TEST(supervisor_vt_refused_smoke_drains_nobody)
+{
+	struct sc r;
+	sc_refused_smoke(&r);
+	CHECK_INT(r.rc, 1);
+	CHECK_CONTAINS(r.fw.out.buf, "vigil run: launch_refused: srun refused to create the step: "
+		       "Memory required by task is not available");
+	CHECK_JOURNAL(&r, "\"class\":\"group_test\"", "could not tell (srun refused to create "
+		      "its step: Memory required by task is not available)");
+	CHECK_JOURNAL(&r, "\"kind\":\"run_ended\"", "\"outcome\":\"launch_refused\"");
+	CHECK_MSG(!journal_line(&r, "\"kind\":\"host_excluded\"", NULL), "%s", r.journal.buf);
+	CHECK_INT(r.fw.drains, 0);
+	CHECK_INT(r.fw.smokes, 1);
+	CHECK_INT(r.fw.launches, 2);
 	sc_release(&r);
 }
 
