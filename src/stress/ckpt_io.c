@@ -13,7 +13,7 @@
  * The body block is folded: 32 KiB of pseudo-random bytes (splitmix64 from the run's seed), the
  * n-th 32 KiB of the block that pattern XOR a 64-bit key of its own. Written, it is as random
  * as a whole block of splitmix64: no byte string repeats within the block, so a compressing
- * file system (LZ4, zstd, gzip) saves nothing, as before. Checked, the expected body comes
+ * file system saves nothing (LZ4, zstd, gzip), as before. Checked, the expected body comes
  * from 32 KiB that stay in the L1 cache and one key, instead of a second 1 MiB block beside
  * the one just read. On a memory file system, where the read is a copy on the reader's CPU
  * and the check a second pass over the block, that pass is the cost: over 1 MiB blocks just
