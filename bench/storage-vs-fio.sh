@@ -117,12 +117,21 @@ one_fs() { # label dir
 	for s in $sides; do
 		printf "%s %s %s %s %s %s\n" "$label" "$s" "$direct" "$verify" \
 			"$(median < "$tmp/$s.w")" "$(median < "$tmp/$s.r")" >> "$tmp/rows"
+		# paired: each run's side / that run's fio (the same round, minutes apart at
+		# most), the median of those: drift between rounds cancels
+		if [ -s "$tmp/fio.r" ]; then
+			printf "%s %s %s %s\n" "$label" "$s" \
+				"$(paste "$tmp/$s.w" "$tmp/fio.w" | awk '$2 > 0 {print $1 / $2}' | median)" \
+				"$(paste "$tmp/$s.r" "$tmp/fio.r" | awk '$2 > 0 {print $1 / $2}' | median)" \
+				>> "$tmp/paired"
+		fi
 	done
 }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/rows"
+: > "$tmp/paired"
 one_fs disk "$disk"
 one_fs tmpfs /dev/shm
 echo "vigil stress storage vs fio $(fio --version): $size in $writers files of $file, $block blocks, medians of $runs runs, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -148,3 +157,8 @@ END {
 			printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio-crc32c (both checking)", w[f, "vigil"] / w[f, "fio-crc32c"], r[f, "vigil"] / r[f, "fio-crc32c"]
 	}
 }' "$tmp/rows"
+if [ -s "$tmp/paired" ]; then
+	echo ""
+	echo "paired: the median over the runs of (side / fio in the same round)"
+	awk '$2 !~ /^fio/ { printf "%-6s %-34s %6.2f %6.2f\n", $1, $2 " / fio", $3, $4 }' "$tmp/paired"
+fi
