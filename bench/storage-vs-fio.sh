@@ -52,7 +52,7 @@ t, side = sys.argv[2], sys.argv[3]
 open("%s/%s.w" % (t, side), "a").write("%s\n" % f["write_mib_s"])
 open("%s/%s.r" % (t, side), "a").write("%s\n" % f["read_mib_s"])
 open(t + "/direct", "w").write("1" if f["direct"] else "0")
-if side == "vigil":
+if side in ("vigil", "probe"):  # what --verify auto picked
     open(t + "/verify", "w").write(f.get("verify", "?"))
 PY
 }
