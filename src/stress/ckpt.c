@@ -538,6 +538,7 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 		j->file_size = o->file_size;
 		j->block = o->block;
 		j->direct = d->direct;
+		j->huge_buf = memory_fs;
 		j->verify = r->verify;
 		j->subfd = d->subfd;
 		j->seed = seed;

@@ -217,6 +217,61 @@ static void stamp_of(const struct ckpt_job *j, unsigned file, uint64_t off, uint
 	st[1] = off ^ ((uint64_t)file << 48) ^ j->seed;
 }
 
+/*
+ * An I/O buffer of len bytes. On a memory file system (huge), in transparent huge pages where
+ * the kernel gives them (2 MiB aligned, MADV_HUGEPAGE): a read or write there is a copy
+ * between the page cache and this buffer, and on 4 KiB pages that copy walks 256 of them a MiB
+ * (+2 % for a read from tmpfs on the development VM, 15 rounds of 512 MiB, medians). Not on a
+ * device: there the buffer's pages decide how the kernel splits a direct request (one
+ * contiguous 1 MiB segment against 256 of 4 KiB), and on the development VM's virtio disk a
+ * huge-page buffer wrote 2x and read 2.3x faster than a 4 KiB-page one: a figure no
+ * application with ordinary buffers (torch.save, fio's defaults) would see. vigil measures the
+ * storage as they use it. Blocks under 512 KiB and a kernel without huge pages: a plain
+ * SECTOR-aligned buffer. Freed by io_buf_free with the same len and huge.
+ */
+#define HUGE_SZ (2u << 20)
+
+static size_t io_buf_span(size_t len)
+{
+	return (len + HUGE_SZ - 1) / HUGE_SZ * HUGE_SZ;
+}
+
+static bool io_buf_huge(size_t len, bool huge)
+{
+	return huge && len >= HUGE_SZ / 4;
+}
+
+static uint8_t *io_buf_alloc(size_t len, bool huge)
+{
+	if (!io_buf_huge(len, huge)) {
+		void *p = NULL;
+		return posix_memalign(&p, SECTOR, len) ? NULL : p;
+	}
+	size_t span = io_buf_span(len);
+	uint8_t *m = mmap(NULL, span + HUGE_SZ, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	uintptr_t a = ((uintptr_t)m + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1);
+	size_t head = a - (uintptr_t)m, tail = HUGE_SZ - head;
+	if (head)
+		munmap(m, head);
+	if (tail)
+		munmap((uint8_t *)a + span, tail);
+#ifdef MADV_HUGEPAGE
+	madvise((void *)a, span, MADV_HUGEPAGE); /* a hint: refused, the pages are 4 KiB */
+#endif
+	return (uint8_t *)a;
+}
+
+static void io_buf_free(uint8_t *p, size_t len, bool huge)
+{
+	if (p && io_buf_huge(len, huge))
+		munmap(p, io_buf_span(len));
+	else
+		free(p);
+}
+
 /* ---- the operation watch ---- */
 
 static void op_begin(struct ckpt_slot *sl, unsigned op, unsigned file)
@@ -565,7 +620,7 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const struct body *
 	v.buf[0] = buf;
 	v.cur_file = ~0u;
 	v.overlap = j->verify == CKPT_VERIFY_OVERLAPPED;
-	if (v.overlap && posix_memalign((void **)&v.buf[1], SECTOR, j->block))
+	if (v.overlap && !(v.buf[1] = io_buf_alloc(j->block, j->huge_buf)))
 		v.overlap = false;
 	pthread_mutex_init(&v.mu, NULL);
 	pthread_cond_init(&v.cv, NULL);
@@ -589,7 +644,7 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const struct body *
 	sl->t1_ns = ckpt_now_ns();
 	pthread_cond_destroy(&v.cv);
 	pthread_mutex_destroy(&v.mu);
-	free(v.buf[1]);
+	io_buf_free(v.buf[1], j->block, j->huge_buf);
 }
 
 /* ---- metadata burst ---- */
@@ -728,7 +783,7 @@ int ckpt_worker(void *arg, int out_fd)
 		fail(j, SOP_ALLOC, 0, ENOMEM);
 		return 0;
 	}
-	if (posix_memalign((void **)&buf, SECTOR, j->block)) {
+	if (!(buf = io_buf_alloc(j->block, j->huge_buf))) {
 		fail(j, SOP_ALLOC, 0, ENOMEM);
 		body_release(&body);
 		return 0;
@@ -750,6 +805,6 @@ int ckpt_worker(void *arg, int out_fd)
 	}
 	sl->done = 1;
 	body_release(&body);
-	free(buf);
+	io_buf_free(buf, j->block, j->huge_buf);
 	return 0;
 }

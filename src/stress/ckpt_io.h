@@ -80,6 +80,7 @@ struct ckpt_job {
 	uint64_t size, file_size;
 	uint32_t block;
 	bool direct;
+	bool huge_buf;		 /* I/O buffers in huge pages: on a memory file system only */
 	enum ckpt_verify verify; /* INLINE, OVERLAPPED (block k checked while k+1 is read) or NONE */
 	int subfd;
 	uint64_t seed;
