@@ -20,18 +20,9 @@ for c in munged slurmctld slurmd slurmstepd srun salloc; do
 	p=$(PATH="$PATH:/usr/sbin" command -v $c) || { echo "no $c"; continue; }
 	ldd "$p" 2>&1 | grep -q "not found" && { echo "$c lacks:"; ldd "$p" | grep "not found"; }
 done
-SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-lib=$(find "$SITE/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
-inc=$(find "$SITE/nvidia" -name nccl.h 2>/dev/null | head -1)
+. bench/nccl-home.sh
 mk=(NVCC="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" DEVELOPER=0)
-if [ -n "$lib" ] && [ -n "$inc" ]; then
-	mkdir -p /tmp/nccl-home/lib /tmp/nccl-home/include
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so.2
-	ln -sf "$inc" /tmp/nccl-home/include/nccl.h
-	mk+=(NCCL_HOME=/tmp/nccl-home)
-	export LD_LIBRARY_PATH="/tmp/nccl-home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+nccl_home && export LD_LIBRARY_PATH="/tmp/nccl-home/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 say "build"
 make -j"$(nproc)" "${mk[@]}" build/vigil build/vigil-gpu build/vigil-nccl >"$OUT/build.log" 2>&1 ||
 	{ tail -30 "$OUT/build.log"; exit 1; }

@@ -27,18 +27,10 @@ if ! command -v slurmctld >/dev/null 2>&1 && [ -f build/slurm-kit.tar.gz ]; then
 	tar --skip-old-files -C / -xzf build/slurm-kit.tar.gz && ldconfig 2>/dev/null
 fi
 export PATH="$PATH:/usr/sbin" NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+. bench/nccl-home.sh
 say "torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.nccl.version())')"
-lib=$(find "$SITE/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
-inc=$(find "$SITE/nvidia" -name nccl.h 2>/dev/null | head -1)
 mk=(NVCC=/none DEVELOPER=0)
-if [ -n "$lib" ] && [ -n "$inc" ]; then
-	mkdir -p /tmp/nccl-home/lib /tmp/nccl-home/include
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so.2
-	ln -sf "$inc" /tmp/nccl-home/include/nccl.h
-	mk+=(NCCL_HOME=/tmp/nccl-home)
-fi
+nccl_home
 say "build"
 make -j"$(nproc)" "${mk[@]}" build/vigil build/libnccl-profiler-vigil.so >"$OUT/build.log" 2>&1 ||
 	{ tail -30 "$OUT/build.log"; exit 1; }

@@ -57,23 +57,14 @@ PY
 
 say "machine: $(nvidia-smi --query-gpu=index,name,driver_version,power.limit --format=csv,noheader | tr '\n' ';')"
 nvidia-smi topo -m >"$W/topo.txt" 2>&1
-SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+. bench/nccl-home.sh
 say "torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.nccl.version())')"
 
 if has build; then
 	NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 	mk=(BUILD="$B" NVCC="$NVCC" DEVELOPER=0)
 	# NCCL: torch's own, so that vigil-nccl and torch.distributed run the same library
-	lib=$(find "$SITE/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
-	inc=$(find "$SITE/nvidia" -name nccl.h 2>/dev/null | head -1)
-	if [ -n "$lib" ] && [ -n "$inc" ]; then
-		mkdir -p /tmp/nccl-home/lib /tmp/nccl-home/include
-		ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so
-		ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so.2
-		ln -sf "$inc" /tmp/nccl-home/include/nccl.h
-		mk+=(NCCL_HOME=/tmp/nccl-home)
-		say "NCCL from torch: $lib"
-	fi
+	nccl_home
 	[ -d .vigil-dev/include ] && mk+=(CFLAGS="-O2 -g -I$PWD/.vigil-dev/include")
 	say "build: make -k -j ${mk[*]} all"
 	# the references run meanwhile (CPU work beside GPU work)

@@ -13,18 +13,10 @@ OUT=${OUT:-/tmp/vigil-trust}
 mkdir -p "$OUT"
 T0=$(date +%s)
 say() { echo "== [$(($(date +%s) - T0))s] $*"; }
-SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
-lib=$(find "$SITE/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
-inc=$(find "$SITE/nvidia" -name nccl.h 2>/dev/null | head -1)
+. bench/nccl-home.sh
 B=build/dev
 mk=(BUILD="$B" NVCC="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" DEVELOPER=0)
-if [ -n "$lib" ] && [ -n "$inc" ]; then
-	mkdir -p /tmp/nccl-home/lib /tmp/nccl-home/include
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so.2
-	ln -sf "$inc" /tmp/nccl-home/include/nccl.h
-	mk+=(NCCL_HOME=/tmp/nccl-home)
-fi
+nccl_home
 say "build"
 make -j"$(nproc)" "${mk[@]}" "$B/vigil" "$B/vigil-nccl" >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 V=$PWD/$B/vigil

@@ -26,20 +26,11 @@ if [ -n "${SRC_TAR:-}" ] && [ -f "$SRC_TAR" ]; then
 	rm -rf "$SRC" && mkdir -p "$SRC" && tar xf "$SRC_TAR" -C "$SRC"
 fi
 B=$SRC/build/dev
-SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+. bench/nccl-home.sh
 say "torch $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.nccl.version())')"
 nvidia-smi -L
-lib=$(find "$SITE/nvidia" -name 'libnccl.so*' 2>/dev/null | head -1)
-inc=$(find "$SITE/nvidia" -name nccl.h 2>/dev/null | head -1)
 mk=(BUILD="$B" NVCC="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" DEVELOPER=0)
-if [ -n "$lib" ] && [ -n "$inc" ]; then
-	mkdir -p /tmp/nccl-home/lib /tmp/nccl-home/include
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so
-	ln -sf "$lib" /tmp/nccl-home/lib/libnccl.so.2
-	ln -sf "$inc" /tmp/nccl-home/include/nccl.h
-	mk+=(NCCL_HOME=/tmp/nccl-home)
-	say "NCCL from torch: $lib"
-fi
+nccl_home
 say "build"
 (cd "$SRC" && make -j"$(nproc)" "${mk[@]}" "$B/vigil" "$B/vigil-nccl" "$B/libnccl-profiler-vigil.so") \
 	>"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }

@@ -218,7 +218,7 @@ static void stamp_of(const struct ckpt_job *j, unsigned file, uint64_t off, uint
 }
 
 /*
- * An I/O buffer of len bytes. On a memory file system (huge), in transparent huge pages where
+ * An I/O buffer of len bytes. With huge (a memory file system): in transparent huge pages where
  * the kernel gives them (2 MiB aligned, MADV_HUGEPAGE): a read or write there is a copy
  * between the page cache and this buffer, and on 4 KiB pages that copy walks 256 of them a MiB
  * (+2 % for a read from tmpfs on the development VM, 15 rounds of 512 MiB, medians). Not on a
