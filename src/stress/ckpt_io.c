@@ -124,7 +124,7 @@ static uint32_t fold_len(uint32_t block)
 
 static int body_init(struct body *b, uint32_t block, uint64_t seed)
 {
-	uint32_t p = fold_len(block), nk = block / p;
+	uint32_t p = fold_len(block), nk = (block + p - 1) / p; /* a last fold may be short */
 	memset(b, 0, sizeof(*b));
 	if (posix_memalign((void **)&b->pat, SECTOR, p) ||
 	    posix_memalign((void **)&b->block, SECTOR, block) ||

@@ -220,6 +220,27 @@ TEST(stress_storage_corrupt_found_on_tmpfs_with_huge_page_buffers)
 	}
 }
 
+/* A block that is not a whole number of 32 KiB folds (36 KiB: one fold and a short one): its
+ * last fold has a key of its own (the sanitizer build caught the read past the keys), and
+ * the flipped bytes are all found, one in that short fold */
+TEST(stress_storage_block_with_a_short_last_fold)
+{
+	const char *dir = mkdir_in("short-fold");
+	const char *args[] = { "stress",      "storage", "--dir",     dir,	   "--size",
+			       "720K",	      "--file-size", "360K",  "--writers", "2",
+			       "--block",     "36K",	 "--meta-files", "5",	   "--inject",
+			       "corrupt",     "--json",	 NULL };
+	struct child c;
+	test_run_vigil(&c, args, NULL);
+	CHECK_MSG(c.exit_code == 1, "exit %d: %s", c.exit_code, c.out.buf);
+	struct json_value *v = test_parse_json(&c);
+	CHECK_STR(json_get_string(finding_of(v, "storage-data"), "code"), "storage_mismatch");
+	CHECK_INT(figure(v, "mismatched_sectors"), 4);
+	json_free(v);
+	child_release(&c);
+	check_empty(dir);
+}
+
 /* --verify none measures the bandwidth and says the data was not judged: never healthy */
 TEST(stress_storage_verify_none_is_unknown_not_healthy)
 {
