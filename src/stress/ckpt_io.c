@@ -113,7 +113,7 @@ static uint64_t splitmix(uint64_t *s)
 
 struct body {
 	uint8_t *pat;	/* FOLD bytes, SECTOR-aligned */
-	uint64_t *key;	/* block / FOLD (at least 1) keys */
+	uint64_t *key;	/* a key per fold: block / FOLD rounded up (at least 1) */
 	uint8_t *block; /* the whole body block, as written */
 };
 
@@ -226,8 +226,9 @@ static void stamp_of(const struct ckpt_job *j, unsigned file, uint64_t off, uint
  * contiguous 1 MiB segment against 256 of 4 KiB), and on the development VM's virtio disk a
  * huge-page buffer wrote 2x and read 2.3x faster than a 4 KiB-page one: a figure no
  * application with ordinary buffers (torch.save, fio's defaults) would see. vigil measures the
- * storage as they use it. Blocks under 512 KiB and a kernel without huge pages: a plain
- * SECTOR-aligned buffer. Freed by io_buf_free with the same len and huge.
+ * storage as they use it. Blocks under 512 KiB: a plain SECTOR-aligned buffer; a kernel that
+ * refuses the advice: the same mapping in 4 KiB pages. Freed by io_buf_free with the same len
+ * and huge.
  */
 #define HUGE_SZ (2u << 20)
 
