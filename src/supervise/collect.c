@@ -85,7 +85,7 @@ void sup_judge_evidence(const struct evidence *ev, struct strlist *suspects, str
 
 void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 			  const char *step_id, char *const *hosts, size_t nr_hosts,
-			  const struct rankout *ro, unsigned world, struct strbuf *summary,
+			  const struct rankout *ro, unsigned world, bool hang, struct strbuf *summary,
 			  struct strlist *suspects, struct strlist *sick, struct strlist *why)
 {
 	struct strlist base = STRLIST_INIT, remote = STRLIST_INIT;
@@ -180,6 +180,7 @@ void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 		.rank_hosts_nr = world,
 		.now = wall_seconds(),
 		.world_size = world,
+		.hang = hang,
 	};
 	evidence_build(&ev, &in);
 	strbuf_add_clean(summary, ev.summary.buf);

@@ -13,7 +13,8 @@
 #include "../lib/strlist.h"
 
 /*
- * summary: one paragraph for the journal; suspects: hosts to confirm alone (stacks unlike the
+ * hang: the evidence of a hang (not a slowdown): Python stacks compared down to the innermost
+ * frame's line (evidence.h). summary: one paragraph for the journal; suspects: hosts to confirm alone (stacks unlike the
  * majority, silent first); sick/why: hosts named beyond doubt (a rank stopped in every sample,
  * busy far beyond its peers while they wait), with the reason. A host whose evidence is
  * doubtful (evidence.h: doubtful_hosts) is never sick here, only a suspect. step_id: the
@@ -21,7 +22,7 @@
  */
 void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 			  const char *step_id, char *const *hosts, size_t nr_hosts,
-			  const struct rankout *ro, unsigned world, struct strbuf *summary,
+			  const struct rankout *ro, unsigned world, bool hang, struct strbuf *summary,
 			  struct strlist *suspects, struct strlist *sick, struct strlist *why);
 /* The judgement of sup_collect_evidence() on an evidence already built: into sick/why the hosts
  * named beyond doubt (a rank frozen; a rank not on a GPU busy in 80 % of samples or more while

@@ -74,6 +74,7 @@ struct staged {
 struct work {
 	struct staged *s;
 	size_t nr, alloc;
+	bool lines; /* a hang: the innermost Python frame keeps its line (evidence.h) */
 };
 
 static struct evidence_rank *find_rank(struct work *w, long rank)
@@ -247,9 +248,9 @@ static void read_host(struct work *w, struct evidence_host_status *h,
 		const char *py = json_get_string(o, "py_stack");
 		const char *nat = json_get_string(o, "native_stack");
 		if (py)
-			evidence_normalise(py, false, s->r.pid, &s->py_sig, &s->py_top);
+			evidence_normalise(py, false, w->lines, s->r.pid, &s->py_sig, &s->py_top);
 		if (nat)
-			evidence_normalise(nat, true, s->r.pid, &s->nat_sig, &s->nat_top);
+			evidence_normalise(nat, true, false, s->r.pid, &s->nat_sig, &s->nat_top);
 		const char *dbt = json_get_string(o, "doubt");
 		if (dbt) {
 			struct strbuf dq = STRBUF_INIT;
@@ -489,7 +490,7 @@ static void judge_silence(struct evidence *e, const struct evidence_input *in)
 
 void evidence_build(struct evidence *e, const struct evidence_input *in)
 {
-	struct work w = { NULL, 0, 0 };
+	struct work w = { NULL, 0, 0, in->hang };
 	evidence_release(e);
 	e->hosts = xcalloc(in->hosts_nr ? in->hosts_nr : 1, sizeof(*e->hosts));
 	e->hosts_nr = in->hosts_nr;

@@ -53,6 +53,12 @@ struct evidence_input {
 	long world_size;	/* 0: unknown */
 	double silent_margin_s; /* 0: 1.0 */
 	double busy_margin;	/* 0: 0.3 */
+	/* a hang: the innermost Python frame keeps its line number in the signature. Ranks
+	 * blocked in one collective are at one line; the rank that never entered it may be in
+	 * the same function at another (on an H200: the victim in main at its loss.item(), the
+	 * culprit in main at a sleep, one group without lines). While ranks run (a slowdown),
+	 * lines move from sample to sample and are left out. */
+	bool hang;
 };
 
 enum { EVIDENCE_R, EVIDENCE_S, EVIDENCE_D, EVIDENCE_T, EVIDENCE_NSTATES };

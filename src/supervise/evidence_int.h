@@ -18,7 +18,8 @@
 char *evidence_clean_dup(const char *s, size_t max);
 /* One rank's stack text (Python or native) into its signature (the main thread's frames,
  * normalised) and its top frame; false when no thread could be read. */
-bool evidence_normalise(const char *text, bool native, long pid, char **sig, char **top);
+bool evidence_normalise(const char *text, bool native, bool innermost_line, long pid, char **sig,
+			char **top);
 /* The summary paragraph and evidence.json of a built evidence. */
 void evidence_summarise(struct evidence *e, const struct evidence_input *in);
 void evidence_write_json(struct evidence *e, const struct evidence_input *in);

@@ -36,6 +36,7 @@ static void each_line(const char *text, void (*fn)(const char *l, size_t n, void
 struct parse {
 	struct thread *t;
 	size_t nr, alloc;
+	bool lines; /* the innermost Python frame with its line: "FILE:LINE in FUNC" */
 };
 
 static struct thread *new_thread(struct parse *p)
@@ -101,6 +102,19 @@ static void py_line(const char *l, size_t n, void *arg)
 			}
 		struct strbuf fr = STRBUF_INIT;
 		strbuf_add(&fr, f, (size_t)(q - f));
+		/* faulthandler lists the most recent call first: the thread's first frame is the
+		 * innermost one */
+		bool first = !p->nr || !p->t[p->nr - 1].frames.nr;
+		if (p->lines && first) {
+			const char *d = q + 8;
+			size_t k = 0;
+			while (d + k < end && k < 10 && d[k] >= '0' && d[k] <= '9')
+				k++;
+			if (k) {
+				strbuf_addch(&fr, ':');
+				strbuf_add(&fr, d, k);
+			}
+		}
 		strbuf_addstr(&fr, " in ");
 		if (in)
 			strbuf_add(&fr, in, (size_t)(end - in));
@@ -177,9 +191,10 @@ static const struct thread *main_thread(const struct parse *p, bool native, long
 }
 
 /* signature and top of a stack text; false when it holds no frame */
-bool evidence_normalise(const char *text, bool native, long pid, char **sig, char **top)
+bool evidence_normalise(const char *text, bool native, bool innermost_line, long pid, char **sig,
+			char **top)
 {
-	struct parse p = { NULL, 0, 0 };
+	struct parse p = { NULL, 0, 0, innermost_line };
 	struct strbuf s = STRBUF_INIT;
 	each_line(text, native ? native_line : py_line, &p);
 	const struct thread *t = main_thread(&p, native, pid);

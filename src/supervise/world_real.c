@@ -303,7 +303,8 @@ static void real_evidence(void *ctx, struct sup *s, const char *step_id, char *c
 {
 	(void)ctx;
 	sup_collect_evidence(s->o, s->at.attempt_dir, step_id, hosts, nr_hosts,
-			     s->at.ro_open ? &s->at.ro : NULL, world, &out->summary,
+			     s->at.ro_open ? &s->at.ro : NULL, world,
+			     s->m.fault == SUP_FAULT_HANG || s->m.fault == SUP_FAULT_STARTUP, &out->summary,
 			     &out->suspects, &out->sick, &out->why);
 }
 

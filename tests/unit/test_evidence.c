@@ -585,3 +585,53 @@ TEST(evidence_drains_a_busy_straggler_only_off_the_gpu)
 		strbuf_release(&j3);
 	}
 }
+
+/*
+ * A hang (in.hang): the innermost Python frame keeps its line. Three ranks wait in main at the
+ * line of their loss.item(), one sleeps in main at another line (as on the H200 under NCCL):
+ * with lines it differs from the majority; as a slowdown (no lines) all four are one group.
+ */
+TEST(evidence_hang_tells_lines_of_one_function_apart)
+{
+	static const char wait_py[] = "Current thread 0x00007f0000000001 (most recent call first):\n"
+				      "  File \"/srv/train.py\", line 290 in main\n"
+				      "  File \"/srv/train.py\", line 307 in <module>\n";
+	static const char sleep_py[] = "Current thread 0x00007f0000000002 (most recent call first):\n"
+				       "  File \"/srv/train.py\", line 270 in main\n"
+				       "  File \"/srv/train.py\", line 307 in <module>\n";
+	struct strbuf j = STRBUF_INIT;
+	strbuf_addstr(&j, "{\"host\":\"n1\",\"ranks\":[");
+	for (int r = 0; r < 4; r++) {
+		struct strbuf q = STRBUF_INIT;
+		struct json_writer w;
+		json_writer_init(&w, &q, false);
+		json_string(&w, r == 2 ? sleep_py : wait_py);
+		CHECK_INT(json_writer_finish(&w, NULL), 0);
+		strbuf_addf(&j, "%s{\"rank\":%d,\"pid\":%d,\"samples\":20,\"states\":{\"R\":20,"
+			    "\"S\":0,\"D\":0,\"T\":0},\"gpu\":true,\"py_stack\":%s}",
+			    r ? "," : "", r, 100 + r, q.buf);
+		strbuf_release(&q);
+	}
+	strbuf_addstr(&j, "]}");
+	for (int hang = 1; hang >= 0; hang--) {
+		const struct evidence_host hosts[] = { { "n1", j.buf, j.len } };
+		struct evidence_input in = { .hosts = hosts, .hosts_nr = 1, .world_size = 4,
+					     .hang = hang };
+		struct evidence e;
+		evidence_init(&e);
+		evidence_build(&e, &in);
+		if (hang) {
+			CHECK_INT(e.py_nr, 2);
+			CHECK_INT(e.suspects_nr, 1);
+			CHECK_CONTAINS(e.summary.buf, "majority 3 ranks in main (train.py:290)");
+			CHECK_CONTAINS(e.summary.buf, "rank 2 on n1: its Python stack differs from the "
+						      "majority's");
+			CHECK_CONTAINS(e.summary.buf, "it is in main (train.py:270)");
+		} else {
+			CHECK_INT(e.py_nr, 1);
+			CHECK_INT(e.suspects_nr, 0);
+		}
+		evidence_release(&e);
+	}
+	strbuf_release(&j);
+}

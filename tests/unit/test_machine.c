@@ -585,7 +585,7 @@ static void collect_two(const char *ignored, struct strlist *suspects, struct st
 	char *hosts[] = { "n1", "n2" };
 	struct strlist why = STRLIST_INIT;
 	struct strbuf summary = STRBUF_INIT, p = STRBUF_INIT;
-	sup_collect_evidence(&o, adir.buf, "77.3", hosts, 2, NULL, 2, &summary, suspects, sick,
+	sup_collect_evidence(&o, adir.buf, "77.3", hosts, 2, NULL, 2, true, &summary, suspects, sick,
 			     &why);
 	strbuf_addf(&p, "%s/args", dir);
 	strbuf_reset(args);
