@@ -3,7 +3,6 @@
 #include "../lib/util.h"
 
 #include <string.h>
-#include <strings.h>
 
 /* A job id as srun prints it: digits, or a heterogeneous job's "812+0". */
 static size_t job_id_len(const char *s)
@@ -81,11 +80,7 @@ enum srun_msg srun_msg_parse(const char *line, size_t len, struct strbuf *reason
 
 static bool has(const char *s, const char *word)
 {
-	size_t n = strlen(word);
-	for (; *s; s++)
-		if (!strncasecmp(s, word, n))
-			return true;
-	return false;
+	return strcasestr(s, word) != NULL;
 }
 
 const char *srun_refusal_action(const char *reason)

@@ -25,26 +25,6 @@ int sup_pyhook_install(const char *run_dir, char *dir, size_t size, struct strbu
 	return rc;
 }
 
-/* The median busy share of the ranks that were sampled and are not on a GPU (0 with none):
- * a CUDA rank's busy share is no evidence (evidence.h). */
-static double evidence_median_busy(const struct evidence *ev)
-{
-	double *v = xcalloc(ev->ranks_nr + 1, sizeof(*v));
-	size_t n = 0;
-	for (size_t i = 0; i < ev->ranks_nr; i++)
-		if (ev->ranks[i].samples && !ev->ranks[i].gpu)
-			v[n++] = ev->ranks[i].busy;
-	for (size_t i = 1; i < n; i++)
-		for (size_t k = i; k > 0 && v[k - 1] > v[k]; k--) {
-			double t = v[k];
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
-	double m = !n ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	free(v);
-	return m;
-}
-
 /*
  * Beyond doubt, excluded at once: a rank frozen (stopped in most samples) or one busy in nearly
  * every sample while the median rank waits (a straggler the others wait for), not on a GPU (a
@@ -54,7 +34,7 @@ static double evidence_median_busy(const struct evidence *ev)
 void sup_judge_evidence(const struct evidence *ev, struct strlist *suspects, struct strlist *sick,
 			struct strlist *why)
 {
-	double med = evidence_median_busy(ev);
+	double med = ev->busy_median;
 	for (size_t i = 0; i < ev->ranks_nr; i++) {
 		const struct evidence_rank *r = &ev->ranks[i];
 		if (!r->host || !r->samples)

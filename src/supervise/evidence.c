@@ -423,6 +423,7 @@ static void judge_ranks(struct evidence *e, const struct evidence_input *in)
 			busy[with_samples++] = e->ranks[i].busy;
 	}
 	double busy_med = with_samples ? median(busy, with_samples) : 0;
+	e->busy_median = busy_med;
 	bool by_python = with_py > 0;
 	const struct evidence_group *groups = by_python ? e->py : e->native;
 	int maj = by_python ? e->py_majority : e->native_majority;

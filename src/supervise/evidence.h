@@ -119,6 +119,9 @@ struct evidence {
 	 * (an older vigil). Nothing found on such a host drains it without a smoke confirmation.
 	 */
 	struct strlist doubtful_hosts;
+	/* the median busy share of the sampled ranks not on a GPU (0 with none): the bar of the
+	 * busy rule here and of the drain in collect.c */
+	double busy_median;
 	struct strbuf summary;	      /* one paragraph, under 1 KiB, for the journal */
 	struct strbuf json;	      /* for ATTEMPT/evidence.json */
 };

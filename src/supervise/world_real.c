@@ -302,9 +302,9 @@ static void real_evidence(void *ctx, struct sup *s, const char *step_id, char *c
 			  size_t nr_hosts, unsigned world, struct sup_evidence_found *out)
 {
 	(void)ctx;
+	bool hang = s->m.fault == SUP_FAULT_HANG || s->m.fault == SUP_FAULT_STARTUP;
 	sup_collect_evidence(s->o, s->at.attempt_dir, step_id, hosts, nr_hosts,
-			     s->at.ro_open ? &s->at.ro : NULL, world,
-			     s->m.fault == SUP_FAULT_HANG || s->m.fault == SUP_FAULT_STARTUP, &out->summary,
+			     s->at.ro_open ? &s->at.ro : NULL, world, hang, &out->summary,
 			     &out->suspects, &out->sick, &out->why);
 }
 
