@@ -11,6 +11,7 @@
 #include "../lib/run.h"
 #include "../lib/strlist.h"
 #include "../qualify/card.h"
+#include "../qualify/train.h"
 #include "qualify_int.h"
 
 #include <errno.h>
@@ -22,7 +23,7 @@
 
 static const char qualify_usage[] =
 	"usage: vigil qualify [--budget MINUTES] [--stages LIST] [--storage DIR] [--train CMD]\n"
-	"                     [--drain] [--json FILE] [--html FILE] [--compare OLD.json]\n"
+	"                     [--train-groups N|switch] [--drain] [--json FILE] [--html FILE] [--compare OLD.json]\n"
 	"                     [--compare-json FILE] [--resume DIR] [--dir DIR]\n"
 	"       vigil qualify --from CARD.json [--compare OLD.json [--compare-json FILE]]\n"
 	"                     [--json FILE] [--html FILE]\n"
@@ -49,6 +50,9 @@ static const char qualify_usage[] =
 	"                      --storage, train with --train)\n"
 	"  --storage DIR       the shared file system to test (each node writes under it)\n"
 	"  --train CMD         the training command, words split on blanks (no shell)\n"
+	"  --train-groups N|switch  half of the train stage runs CMD on each group of nodes at\n"
+	"                      once: N groups of consecutive nodes, or one a leaf switch (Slurm's\n"
+	"                      topology); a slow group's nodes are outliers in train_step_s\n"
 	"  --gpus-per-node N   tasks a node in the fabric stage (default: the GPUs the node\n"
 	"                      stage found on the node with the fewest)\n"
 	"  --drain             drain the nodes that failed (slurm.on-unknown for the others)\n"
@@ -78,13 +82,14 @@ static const char qualify_usage[] =
 
 enum { QOPT_BUDGET = 256, QOPT_STAGES, QOPT_STORAGE, QOPT_TRAIN, QOPT_DRAIN, QOPT_JSON,
        QOPT_HTML, QOPT_COMPARE, QOPT_RESUME, QOPT_DIR, QOPT_FROM, QOPT_GPN, QOPT_CONFIG,
-       QOPT_COMPARE_JSON };
+       QOPT_COMPARE_JSON, QOPT_TRAIN_GROUPS };
 
 static const struct option qualify_opts[] = {
 	{ "budget", required_argument, NULL, QOPT_BUDGET },
 	{ "stages", required_argument, NULL, QOPT_STAGES },
 	{ "storage", required_argument, NULL, QOPT_STORAGE },
 	{ "train", required_argument, NULL, QOPT_TRAIN },
+	{ "train-groups", required_argument, NULL, QOPT_TRAIN_GROUPS },
 	{ "gpus-per-node", required_argument, NULL, QOPT_GPN },
 	{ "drain", no_argument, NULL, QOPT_DRAIN },
 	{ "json", required_argument, NULL, QOPT_JSON },
@@ -149,6 +154,15 @@ static int parse(int argc, char **argv, struct qargs *a)
 			break;
 		case QOPT_STORAGE: a->storage = optarg; break;
 		case QOPT_TRAIN: a->train = optarg; break;
+		case QOPT_TRAIN_GROUPS:
+			if (strcmp(optarg, "switch") &&
+			    (!parse_u64(optarg, &v) || v < 2 || v > Q_TRAIN_GROUPS_MAX)) {
+				usage_error("qualify", "--train-groups wants 'switch' or a count from 2 "
+						       "to %d, not '%s'", Q_TRAIN_GROUPS_MAX, optarg);
+				return -1;
+			}
+			a->train_groups = optarg;
+			break;
 		case QOPT_GPN:
 			if (!parse_u64(optarg, &v) || !v || v > 64) {
 				usage_error("qualify", "--gpus-per-node wants 1 to 64");
@@ -202,6 +216,10 @@ static int parse(int argc, char **argv, struct qargs *a)
 	}
 	if (a->asked[Q_TRAIN] && !a->train) {
 		usage_error("qualify", "the train stage needs --train CMD");
+		return -1;
+	}
+	if (a->train_groups && !a->train) {
+		usage_error("qualify", "--train-groups needs --train CMD");
 		return -1;
 	}
 	return 0;
@@ -466,7 +484,7 @@ static int load_config(struct qrun *r)
 	for (size_t i = 0; i < r->a->sets.nr; i++)
 		if (config_set(&r->cfg, r->a->sets.items[i], &err) < 0)
 			goto bad;
-	uint64_t writers, stall, size, port;
+	uint64_t writers, stall, size, port, mport;
 	double margin, expect, floor;
 	bool one_step;
 	if (config_keys_validate(&r->cfg, &err) < 0 ||
@@ -475,6 +493,7 @@ static int load_config(struct qrun *r)
 	    config_get_u64(&r->cfg, "qualify", "storage-writers", 8, &writers, &err) < 0 ||
 	    config_get_u64(&r->cfg, "qualify", "stall-ms", 10000, &stall, &err) < 0 ||
 	    config_get_u64(&r->cfg, "qualify", "port", 29650, &port, &err) < 0 ||
+	    config_get_u64(&r->cfg, "run", "master-port", 29500, &mport, &err) < 0 ||
 	    config_get_double(&r->cfg, "qualify", "outlier-margin", 0.10, &margin, &err) < 0 ||
 	    config_get_double(&r->cfg, "qualify", "expected-busbw", 0, &expect, &err) < 0 ||
 	    config_get_double(&r->cfg, "qualify", "busbw-floor", 0.8, &floor, &err) < 0 ||
@@ -485,6 +504,7 @@ static int load_config(struct qrun *r)
 	r->storage_writers = (unsigned)writers;
 	r->stall_ms = (unsigned)stall;
 	r->port = (unsigned)port;
+	r->master_port = (unsigned)mport;
 	r->card.outlier_margin = margin;
 	r->one_step = one_step;
 	r->expect = expect;

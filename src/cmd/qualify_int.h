@@ -17,6 +17,7 @@ struct qargs {
 	bool asked[Q_NR_STAGES], stages_given, drain;
 	const char *storage, *train, *json, *html, *compare, *resume, *dir, *from, *config;
 	const char *compare_json; /* --compare-json FILE ("-": stdout) */
+	const char *train_groups; /* --train-groups: NULL, "switch" or a count (2 to 64) */
 	unsigned gpn;
 	struct strlist sets;
 };
@@ -35,6 +36,7 @@ struct qrun {
 	unsigned storage_writers, stall_ms;
 	uint64_t storage_size;
 	unsigned port;
+	unsigned master_port; /* run.master-port: the train groups' ports follow it */
 	bool one_step;
 	double expect, floor;
 };
@@ -47,6 +49,8 @@ void qualify_say(const char *fmt, ...) PRINTF_LIKE(1, 2);
 double qualify_elapsed_s(const struct qrun *r);
 /* Run stage s on the card's nodes within share seconds (qualify_stages.c). */
 void qualify_stage_run(struct qrun *r, enum q_stage s, double share);
+/* The train stage within share seconds (qualify_train.c). */
+void qualify_train(struct qrun *r, double share);
 /* The fabric stage's burn-in step on nodes (every one with an active IB port) within share
  * seconds (qualify_burnin.c). */
 void qualify_burnin(struct qrun *r, const char *const *nodes, size_t n, double share);

@@ -5,16 +5,11 @@
 #include "cmd.h"
 #include "qualify_int.h"
 #include "../lib/run.h"
-#include "../qualify/train.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 
 void qualify_say(const char *fmt, ...)
@@ -188,113 +183,6 @@ out:
 	strlist_release(&ok);
 }
 
-/* The train stage: 'vigil run' over the allocation for its share, SIGTERM at the end (a run
- * cancelled is how this stage ends), then the step rows of its journal read by 'vigil diagnose
- * steps'. A host that vigil run excluded fails the stage, with vigil run's reason. */
-static void stage_train(struct qrun *r, double share)
-{
-	struct q_card *c = &r->card;
-	struct strbuf rd = STRBUF_INIT, err = STRBUF_INIT, jr = STRBUF_INIT;
-	struct strlist argv = STRLIST_INIT, words = STRLIST_INIT;
-	strbuf_addf(&rd, "%s/train", r->dir.buf);
-	strlist_add(&argv, r->self);
-	strlist_add(&argv, "run");
-	strlist_add(&argv, "--run-dir");
-	strlist_add(&argv, rd.buf);
-	strlist_add(&argv, "--json");
-	for (size_t i = 0; i < r->a->sets.nr; i++) {
-		strlist_add(&argv, "-c");
-		strlist_add(&argv, r->a->sets.items[i]);
-	}
-	if (r->a->config) {
-		strlist_add(&argv, "--config");
-		strlist_add(&argv, r->a->config);
-	}
-	strlist_add(&argv, "--");
-	strlist_split(&words, r->a->train, " \t");
-	for (size_t i = 0; i < words.nr; i++)
-		if (*words.items[i])
-			strlist_add(&argv, words.items[i]);
-	struct child ch;
-	child_init(&ch);
-	ch.argv = (const char *const *)argv.items;
-	ch.out_cap = 1u << 20;
-	if (child_start(&ch, &err) < 0) {
-		c->stages[Q_TRAIN].st = Q_UNKNOWN;
-		c->stages[Q_TRAIN].reason = strbuf_detach(&err, NULL);
-		goto out;
-	}
-	uint64_t end = mono_ms() + (uint64_t)(share * 1000 * 0.85), hard = 0;
-	while (!child_poll(&ch, 200)) {
-		uint64_t now = mono_ms();
-		if (!hard && (now >= end || qualify_stop)) {
-			child_kill(&ch, SIGTERM); /* vigil run stops its job and writes its end */
-			hard = now + (uint64_t)(share * 1000 * 0.15);
-		} else if (hard && now >= hard) {
-			child_kill(&ch, SIGKILL);
-		}
-	}
-	child_finish(&ch);
-	struct json_value *out = json_parse(ch.out.buf, ch.out.len, NULL);
-	const struct json_value *ex = out ? json_get(out, "excluded") : NULL;
-	for (size_t i = 0; ex && ex->type == JSON_ARRAY && i < ex->nr; i++) {
-		struct q_node *n = q_card_node(c, str_or(json_get_string(ex->items[i], "host"), ""));
-		if (n)
-			q_node_set(n, Q_TRAIN, Q_FAILED,
-				   str_or(json_get_string(ex->items[i], "reason"), "excluded by vigil run"),
-				   NULL);
-	}
-	/* the steps: vigil diagnose steps on the journal */
-	struct child d;
-	strbuf_addf(&jr, "%s/journal.jsonl", rd.buf);
-	const char *dargv[] = { r->self, "diagnose", "steps", jr.buf, "--json", NULL };
-	child_init(&d);
-	d.argv = dargv;
-	d.timeout_ms = 60000;
-	d.out_cap = 8u << 20;
-	struct json_value *steps = NULL;
-	struct strbuf why_not = STRBUF_INIT;
-	if (child_run(&d, &err) == 0)
-		steps = json_parse(d.out.buf, d.out.len, NULL);
-	/* what diagnose steps said when it could not tell: "cannot tell from 'FILE': WHY" */
-	const char *said = strstr(d.err.buf ? d.err.buf : "", "': ");
-	if (d.err.len) {
-		strbuf_addstr(&why_not, said ? said + 3 : d.err.buf);
-		strbuf_rtrim(&why_not);
-	}
-	struct q_train tr;
-	q_train_read(steps, &tr);
-	struct strbuf t = STRBUF_INIT;
-	q_train_json(&tr, out ? json_get_string(out, "outcome") : NULL, &t);
-	json_free(c->train);
-	c->train = json_parse(t.buf, t.len, NULL);
-	size_t bad = 0;
-	for (size_t i = 0; i < c->nr; i++)
-		bad += c->nodes[i].st[Q_TRAIN] == Q_FAILED;
-	for (size_t i = 0; i < c->nr; i++)
-		if (c->nodes[i].st[Q_TRAIN] == Q_NOT_RUN)
-			q_node_set(&c->nodes[i], Q_TRAIN, tr.have_st ? Q_PASSED : Q_UNKNOWN,
-				   tr.have_st ? "trained" : why_not.len ? "no step time told" : "no step seen",
-				   NULL);
-	c->stages[Q_TRAIN].st = bad ? Q_FAILED : tr.have_st ? Q_PASSED : Q_UNKNOWN;
-	strbuf_reset(&err);
-	q_train_reason(&tr, bad, why_not.buf, &err);
-	strbuf_release(&why_not);
-	free(c->stages[Q_TRAIN].reason);
-	c->stages[Q_TRAIN].reason = strbuf_detach(&err, NULL);
-	json_free(out);
-	json_free(steps);
-	child_release(&d);
-	strbuf_release(&t);
-out:
-	child_release(&ch);
-	strlist_release(&argv);
-	strlist_release(&words);
-	strbuf_release(&rd);
-	strbuf_release(&err);
-	strbuf_release(&jr);
-}
-
 void qualify_stage_run(struct qrun *r, enum q_stage s, double share)
 {
 	switch (s) {
@@ -302,7 +190,7 @@ void qualify_stage_run(struct qrun *r, enum q_stage s, double share)
 	case Q_NODE: stage_node(r, share); break;
 	case Q_FABRIC: stage_fabric(r, share); break;
 	case Q_STORAGE: stage_storage(r, share); break;
-	case Q_TRAIN: stage_train(r, share); break;
+	case Q_TRAIN: qualify_train(r, share); break;
 	case Q_NR_STAGES: break;
 	}
 }

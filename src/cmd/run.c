@@ -6,6 +6,7 @@
 #include "common.h"
 #include "config_keys.h"
 #include "../lib/strlist.h"
+#include "../logs/gresconf.h"
 #include "../logs/steps.h"
 #include "../supervise/supervisor.h"
 
@@ -13,7 +14,7 @@
 #include <unistd.h>
 
 static const char run_usage[] =
-	"usage: vigil run [--nodes N] [--spares S] [--tasks-per-node G] [--run-dir DIR]\n"
+	"usage: vigil run [--nodes N] [--spares S] [--hosts LIST] [--tasks-per-node G] [--run-dir DIR]\n"
 	"                 [--max-restarts R] [--step-pattern REGEX] [--hang-after K]\n"
 	"                 [--hang-floor SEC] [--startup-timeout SEC] [--slow-factor F]\n"
 	"                 [--check-interval SEC] [--smoke CMD] [--json] [options] -- CMD [ARGS...]\n"
@@ -30,6 +31,8 @@ static const char run_usage[] =
 	"\n"
 	"  --nodes N             hosts the run uses (default: the allocation minus the spares)\n"
 	"  --spares S            hosts kept aside to replace sick ones (default 0)\n"
+	"  --hosts LIST          use only these hosts of the allocation (a Slurm hostlist:\n"
+	"                        n[1-4],gpu7); the others are left alone\n"
 	"  --tasks-per-node G    ranks on each host (default 1)\n"
 	"  --run-dir DIR         the run's directory (default ./vigil-run-$SLURM_JOB_ID)\n"
 	"  --max-restarts R      relaunches allowed (default 10)\n"
@@ -58,11 +61,12 @@ static const char run_usage[] =
 
 enum { OPT_NODES = 256, OPT_SPARES, OPT_TPN, OPT_RUN_DIR, OPT_MAX_RESTARTS, OPT_STEP_PATTERN,
        OPT_HANG_AFTER, OPT_HANG_FLOOR, OPT_STARTUP, OPT_SLOW, OPT_CHECK_INTERVAL, OPT_SMOKE,
-       OPT_JSON, OPT_CONFIG, OPT_NCCL_RECORDER };
+       OPT_JSON, OPT_CONFIG, OPT_NCCL_RECORDER, OPT_HOSTS };
 
 static const struct option run_opts[] = {
 	{ "nodes", required_argument, NULL, OPT_NODES },
 	{ "spares", required_argument, NULL, OPT_SPARES },
+	{ "hosts", required_argument, NULL, OPT_HOSTS },
 	{ "tasks-per-node", required_argument, NULL, OPT_TPN },
 	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 	{ "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
@@ -163,6 +167,7 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case OPT_NODES: set_opt(&opts, "nodes", optarg); break;
 		case OPT_SPARES: set_opt(&opts, "spares", optarg); break;
+		case OPT_HOSTS: set_opt(&opts, "hosts", optarg); break;
 		case OPT_TPN: set_opt(&opts, "tasks-per-node", optarg); break;
 		case OPT_RUN_DIR: set_opt(&opts, "run-dir", optarg); break;
 		case OPT_MAX_RESTARTS: set_opt(&opts, "max-restarts", optarg); break;
@@ -276,6 +281,16 @@ int cmd_run(int argc, char **argv)
 		o.nccl_recorder = recorder_path.buf;
 	}
 	o.scancel = config_get(&cfg, "slurm", "scancel");
+	o.hosts = config_get(&cfg, "run", "hosts");
+	uint64_t nr_hosts;
+	if (o.hosts && (hostlist_count(o.hosts, &nr_hosts, &err) < 0 || !nr_hosts)) {
+		struct strbuf q = STRBUF_INIT;
+		strbuf_add_clean(&q, o.hosts);
+		usage_error("run", "--hosts wants a Slurm hostlist (n[1-4],gpu7), not '%s'%s%s", q.buf,
+			    err.len ? ": " : "", err.buf);
+		strbuf_release(&q);
+		goto out;
+	}
 	o.step_pattern = config_get(&cfg, "run", "step-pattern");
 	if (o.step_pattern) {
 		/* a bad pattern is a usage error now, not a failed attempt later */

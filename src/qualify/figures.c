@@ -27,6 +27,7 @@ const struct q_fig_def q_figs[QF_NR] = {
 	[QF_FSYNC_P50] = { "fsync_p50_ms", "ms", Q_LOWER, Q_STORAGE },
 	[QF_FSYNC_P99] = { "fsync_p99_ms", "ms", Q_LOWER, Q_STORAGE },
 	[QF_META] = { "meta_ops_s", "ops/s", Q_HIGHER, Q_STORAGE },
+	[QF_TRAIN_STEP] = { "train_step_s", "s", Q_LOWER, Q_TRAIN },
 };
 
 static const char *const stage_names[Q_NR_STAGES] = { "passive", "node", "fabric", "storage",
@@ -231,6 +232,15 @@ static void from_storage(struct q_node *n, const struct json_value *rep)
 	}
 }
 
+/* The train stage's report of a node trained in a group (--train-groups): its group's median
+ * step time, {"group": ..., "figures": {"step_time_s": ...}}. Only a positive time counts. */
+static void from_train(struct q_node *n, const struct json_value *rep)
+{
+	double v;
+	if (json_get_number(json_get(rep, "figures"), "step_time_s", &v) && v > 0)
+		take(n, QF_TRAIN_STEP, v);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -305,6 +315,8 @@ void q_figures(struct q_card *c)
 			from_active(n, n->report[Q_NODE]);
 		if (n->report[Q_STORAGE])
 			from_storage(n, n->report[Q_STORAGE]);
+		if (n->report[Q_TRAIN])
+			from_train(n, n->report[Q_TRAIN]);
 	}
 	/* an IB pair's bandwidth is both its nodes' (the weakest pair a node was in) */
 	for (size_t k = 0; k < c->nr_ib; k++) {

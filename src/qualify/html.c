@@ -640,6 +640,35 @@ static void train(const struct json_value *c, struct strbuf *o)
 		strbuf_addstr(o, "</tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
+	/* --train-groups: the same job on each group at once */
+	const struct json_value *g = array_of(t, "groups");
+	if (!g)
+		return;
+	strbuf_addstr(o, "<h3>By node group</h3>\n<table id=\"train-groups\">\n<tr><th>group</th>"
+			 "<th>nodes</th><th>step_time_s</th><th>tokens_per_s</th><th>mfu</th>"
+			 "<th>outcome</th></tr>\n");
+	for (size_t i = 0; i < g->nr && i < MAX_ROWS; i++) {
+		const struct json_value *e = g->items[i], *hs = json_get(e, "hosts");
+		strbuf_addstr(o, "<tr>");
+		td_text(o, e, "name", NAME_BYTES);
+		strbuf_addstr(o, "<td>");
+		for (size_t k = 0; hs && hs->type == JSON_ARRAY && k < hs->nr && k < 16; k++) {
+			if (k)
+				strbuf_addstr(o, ", ");
+			h(o, hs->items[k]->type == JSON_STRING ? hs->items[k]->string : "?",
+			  NAME_BYTES);
+		}
+		if (hs && hs->type == JSON_ARRAY && hs->nr > 16)
+			strbuf_addf(o, " and %zu more", hs->nr - 16);
+		strbuf_addstr(o, "</td>");
+		td_num(o, e, "step_time_s");
+		td_num(o, e, "tokens_per_s");
+		td_num(o, e, "mfu");
+		td_text(o, e, "outcome", TEXT_BYTES);
+		strbuf_addstr(o, "</tr>\n");
+	}
+	strbuf_addstr(o, "</table>\n");
+	cut_note(o, g->nr, g->nr < MAX_ROWS ? g->nr : MAX_ROWS, "groups");
 }
 
 static void to_drain(const struct json_value *c, struct strbuf *o)

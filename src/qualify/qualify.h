@@ -48,7 +48,7 @@ struct q_fig_def {
 enum {
 	QF_GEMM_BF16, QF_GEMM_FP16, QF_GEMM_TF32, QF_GEMM_FP8, QF_HBM_COPY, QF_NVLINK_MIN,
 	QF_NCCL_LOCAL, QF_IB_PAIR, QF_ST_WRITE, QF_ST_READ, QF_FSYNC_P50, QF_FSYNC_P99, QF_META,
-	QF_NR
+	QF_TRAIN_STEP, QF_NR
 };
 extern const struct q_fig_def q_figs[QF_NR];
 

@@ -8,6 +8,7 @@
 #define VIGIL_QUALIFY_TRAIN_H
 
 #include "../lib/json.h"
+#include "../lib/strlist.h"
 
 struct q_train {
 	bool have_st, have_tok, have_mfu;
@@ -25,5 +26,37 @@ void q_train_json(const struct q_train *t, const char *outcome, struct strbuf *o
  * no step was seen. */
 void q_train_reason(const struct q_train *t, bool excluded, const char *why_not,
 		    struct strbuf *out);
+
+/* ---- node groups: the same job on each group at once (--train-groups) ---- */
+
+#define Q_TRAIN_GROUPS_MAX 64
+
+struct q_group {
+	char *name;           /* "1", "2" ... or the leaf switch's name */
+	struct strlist hosts; /* in the order of the nodes given */
+};
+struct q_groups {
+	struct q_group *items;
+	size_t nr;
+};
+
+/* n nodes into k groups of consecutive nodes (names often follow the racks), sizes differing by
+ * one at most; k > n gives n groups of one. */
+void q_groups_split(const char *const *nodes, size_t n, unsigned k, struct q_groups *out);
+/*
+ * The nodes grouped by what 'scontrol show topology' printed (text): a group a leaf switch
+ * ("SwitchName=X Level=0 ... Nodes=EXPR", topology/tree) or a block ("BlockName=X BlockIndex=I
+ * Nodes=EXPR", topology/block), named so, in the order of their first node; switches above
+ * the leaves are passed over. A node under no leaf or block goes to *left. -1 with *err when
+ * the text names no leaf and no block, or one of them badly (a name that is not a plain word,
+ * a hostlist that does not parse), or more than Q_TRAIN_GROUPS_MAX groups hold the nodes.
+ */
+int q_groups_topology(const char *text, const char *const *nodes, size_t n,
+		      struct q_groups *out, struct strlist *left, struct strbuf *err);
+void q_groups_release(struct q_groups *g);
+/* One group's object of the card's train.groups: {"name", "hosts", "step_time_s",
+ * "tokens_per_s", "mfu", "outcome"}, appended to out. */
+void q_train_group_json(const struct q_group *g, const struct q_train *t, const char *outcome,
+			struct strbuf *out);
 
 #endif

@@ -378,6 +378,12 @@ out:
 	return ret;
 }
 
+int slurm_topology(const struct slurm_cmds *c, struct strbuf *out, struct strbuf *err)
+{
+	const char *argv[] = { c->scontrol, "show", "topology", NULL };
+	return slurm_run(c, argv, out, err);
+}
+
 int slurm_node_get(const struct slurm_cmds *c, const char *name, struct slurm_node *out,
 		   struct strbuf *err)
 {

@@ -124,6 +124,10 @@ int slurm_cmds_from_config(const struct config *cfg, struct slurm_cmds *c, struc
  * failed, timed out, or the node is not known). */
 int slurm_node_get(const struct slurm_cmds *c, const char *name, struct slurm_node *out,
 		   struct strbuf *err);
+/* 'scontrol show topology' into *out: the tree plugin's "SwitchName=leaf1 Level=0 LinkSpeed=1
+ * Nodes=n[1-2]" lines, the block plugin's "BlockName=b1 BlockIndex=0 Nodes=..."; empty when
+ * the cluster has none (scontrol then says so on stderr and exits 0). */
+int slurm_topology(const struct slurm_cmds *c, struct strbuf *out, struct strbuf *err);
 /* Every node, or those of a hostlist expression (NULL: all). */
 int slurm_nodes_list(const struct slurm_cmds *c, const char *hostlist, struct slurm_nodes *out,
 		     struct strbuf *err);

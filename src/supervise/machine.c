@@ -59,7 +59,7 @@ static enum sup_state launch(struct sup_machine *m, struct sup_actions *a)
 	strlist_release(&m->sdc_suspects);
 	for (size_t i = 0; i < m->nr_hosts; i++)
 		if (m->hosts[i].role == SUP_HOST_ACTIVE)
-			m->hosts[i].was_active = true;
+			m->hosts[i].was_active = m->hosts[i].ran = true;
 	struct sup_action *x = machine_record(m, a, JOURNAL_ATTEMPT_STARTED, NULL);
 	active_hosts(m, &x->hosts);
 	x = machine_act(a, SUP_ACT_LAUNCH);

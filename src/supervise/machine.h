@@ -140,6 +140,7 @@ struct sup_host {
 	enum sup_role role;
 	char *reason;     /* why excluded */
 	bool was_active;  /* ran in an attempt: a spare takes its place when it leaves */
+	bool ran;         /* ran in an attempt this process launched (never reset) */
 };
 
 struct sup_machine {

@@ -15,6 +15,7 @@
 struct sup_options {
 	const char *job_id;        /* SLURM_JOB_ID */
 	const char *nodelist;      /* the allocation's nodes (a Slurm hostlist) */
+	const char *hosts;         /* NULL, or the only ones of them to use (a hostlist) */
 	unsigned nodes;            /* N; 0: the allocation minus the spares */
 	unsigned spares;
 	unsigned tasks_per_node;   /* G */

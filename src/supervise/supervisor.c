@@ -1,6 +1,7 @@
 /* supervisor.c: the loop of `vigil run`: events from the world, actions into it (supervisor.h). */
 #include "supervisor.h"
 #include "sup_int.h"
+#include "../logs/gresconf.h"
 
 volatile sig_atomic_t sup_sig_seen;
 
@@ -492,6 +493,47 @@ static void run_loop(struct sup *s)
 
 /* ---- setup and the whole run ---- */
 
+/* --hosts: the allocation narrowed to the nodes the hostlist names, every one of which must be
+ * in it (a host outside it could not be given a step: said now, not at the launch). */
+static int only_hosts(struct sup *s, struct strbuf *err)
+{
+	struct strbuf e = STRBUF_INIT;
+	uint64_t want = 0;
+	size_t kept = 0;
+	if (hostlist_count(s->o->hosts, &want, &e) < 0)
+		goto bad;
+	for (size_t i = 0; i < s->alloc.nr; i++) {
+		int m = hostlist_match(s->o->hosts, s->alloc.items[i].name, &e);
+		if (m < 0)
+			goto bad;
+		if (m) {
+			struct slurm_node t = s->alloc.items[kept];
+			s->alloc.items[kept++] = s->alloc.items[i];
+			s->alloc.items[i] = t;
+		}
+	}
+	for (size_t i = kept; i < s->alloc.nr; i++)
+		slurm_node_release(&s->alloc.items[i]);
+	s->alloc.nr = kept;
+	if (kept != want) {
+		strbuf_addstr(err, "--hosts '");
+		strbuf_add_clean(err, s->o->hosts);
+		strbuf_addf(err, "' names %llu hosts, %zu of them in the allocation (",
+			    (unsigned long long)want, kept);
+		strbuf_add_clean(err, s->o->nodelist);
+		strbuf_addch(err, ')');
+		strbuf_release(&e);
+		return -1;
+	}
+	strbuf_release(&e);
+	return 0;
+bad:
+	strbuf_addstr(err, "--hosts: ");
+	strbuf_add(err, e.buf, e.len);
+	strbuf_release(&e);
+	return -1;
+}
+
 int sup_allocation(struct sup *s, struct strbuf *err)
 {
 	struct strbuf e = STRBUF_INIT;
@@ -513,7 +555,7 @@ int sup_allocation(struct sup *s, struct strbuf *err)
 		strbuf_addstr(err, "the allocation has no nodes");
 		return -1;
 	}
-	return 0;
+	return s->o->hosts ? only_hosts(s, err) : 0;
 }
 
 static void final_report(struct sup *s)
@@ -553,6 +595,12 @@ static void final_report(struct sup *s)
 			json_string(&w, s->m.hosts[i].reason ? s->m.hosts[i].reason : "");
 			json_close_object(&w);
 		}
+		json_close_array(&w);
+		json_key(&w, "ran_on");
+		json_open_array(&w);
+		for (size_t i = 0; i < s->m.nr_hosts; i++)
+			if (s->m.hosts[i].ran)
+				json_string(&w, s->m.hosts[i].name);
 		json_close_array(&w);
 		json_close_object(&w);
 		json_writer_finish(&w, NULL);

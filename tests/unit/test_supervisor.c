@@ -628,6 +628,39 @@ TEST(supervisor_vt_undisturbed)
 	sc_release(&r);
 }
 
+/* --hosts: the run keeps to the hosts named (the others of the allocation are left alone:
+ * qualify's train groups run side by side in one allocation), its spares among them; a host
+ * named that the allocation lacks is refused before anything starts. */
+TEST(supervisor_vt_hosts_narrow_the_allocation)
+{
+	struct sc r;
+	sc_init(&r, "hosts", 6, 0);
+	r.o.hosts = "n[4-6]";
+	r.o.nodes = 2;
+	r.o.spares = 1;
+	fw_fault(&r.fw, 45, FW_SICK, "n4");
+	sc_run(&r);
+	CHECK_MSG(r.rc == 0, "exit %d: %s\n%s", r.rc, r.err.buf, r.fw.out.buf);
+	CHECK_INT(r.fw.launches, 2);
+	CHECK_INT((int)r.fw.nr_step_hosts, 2);
+	for (size_t i = 0; i < r.fw.nr_step_hosts; i++)
+		CHECK_MSG(strcmp(r.fw.step_hosts[i], "n4") > 0, "step on %s", r.fw.step_hosts[i]);
+	CHECK_JOURNAL(&r, "\"kind\":\"run_ended\"", "\"outcome\":\"done\"");
+	CHECK_CONTAINS(r.journal.buf, "\"n5\""); /* hosts are named so in the journal */
+	CHECK_NOT_CONTAINS(r.journal.buf, "\"n1\"");
+	CHECK_NOT_CONTAINS(r.journal.buf, "\"n3\"");
+	sc_release(&r);
+
+	sc_init(&r, "hosts-out", 4, 0);
+	r.o.hosts = "n[3-5]";
+	r.o.nodes = 2;
+	sc_run(&r);
+	CHECK_INT(r.rc, 2);
+	CHECK_CONTAINS(r.err.buf, "--hosts 'n[3-5]' names 3 hosts, 2 of them in the allocation (n[1-4])");
+	CHECK_INT(r.fw.launches, 0);
+	sc_release(&r);
+}
+
 /* A check round that fell back to one srun a node says so in the journal, from the preflight
  * and from the periodic watch (which may run in another process) alike. */
 TEST(supervisor_vt_check_round_fallback_is_journaled)
