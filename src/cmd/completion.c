@@ -59,7 +59,7 @@ const struct comp_def comp_table[] = {
 	{ "net ib", "--server --peer=any --srun --nodes=any --hca=any --gpus=any --no-cuda "
 		    "--no-latency --duration=any --size=any --port=any --timeout=any "
 		    "--connect-wait=any --counters --root=dir " COMP_ACTIVE_OPTS },
-	{ "run", "--nodes=any --spares=any --tasks-per-node=any --run-dir=dir --max-restarts=any "
+	{ "run", "--nodes=any --spares=any --hosts=any --tasks-per-node=any --run-dir=dir --max-restarts=any "
 		 "--step-pattern=any --hang-after=any --hang-floor=any --startup-timeout=any "
 		 "--slow-factor=any --check-interval=any --smoke=any --json --nccl-recorder "
 		 "--config=file --set=key -c=key --help -h" },
@@ -74,7 +74,8 @@ const struct comp_def comp_table[] = {
 			  "--alpha=any --top=any --json --help -h" },
 	{ "stacks", "--attempt-dir=dir --host=any --job=any --step=any --uid=any --samples=any "
 		    "--interval-ms=any --no-signal --json --help -h" },
-	{ "qualify", "--budget=any --stages=any --storage=dir --train=any --gpus-per-node=any "
+	{ "qualify", "--budget=any --stages=any --storage=dir --train=any --train-groups=any "
+		     "--gpus-per-node=any "
 		     "--drain --json=file --html=file --compare=file --compare-json=file --resume=dir "
 		     "--dir=dir "
 		     "--from=file --config=file --set=key -c=key --help -h" },

@@ -188,7 +188,7 @@ const struct config_key config_keys_fixed[] = {
 	  "hosts a run uses (default: the allocation minus the spares)" },
 	{ "run.spares", CONFIG_COUNT, 0, 65536, 0, NULL, "run",
 	  "hosts kept aside to replace sick ones (default 0)" },
-	{ "run.hosts", CONFIG_STRING, 0, 0, 0, NULL, "run",
+	{ "run.hosts", CONFIG_STRING, 0, 0, CONFIG_HOST_ONLY, NULL, "run",
 	  "use only these hosts of the allocation, a Slurm hostlist (default: all of it)" },
 	{ "run.tasks-per-node", CONFIG_COUNT, 1, 1024, 0, NULL, "run",
 	  "ranks on each host (default 1)" },

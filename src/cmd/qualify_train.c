@@ -14,6 +14,7 @@
 #include "../slurm/fleet_step.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One 'vigil run' of the stage: the allocation's (g NULL) or a group's. */
@@ -269,6 +270,8 @@ static int form_groups(struct qrun *r, struct q_groups *g, struct strbuf *err)
 		q_groups_split((const char *const *)ok.items, ok.nr,
 			       (unsigned)strtoul(r->a->train_groups, NULL, 10), g);
 	} else {
+		/* Slurm cuts each line to SLURM_TOPO_LEN bytes, Nodes= first */
+		unsetenv("SLURM_TOPO_LEN");
 		if (slurm_topology(&r->cmds, &text, err) < 0)
 			goto out;
 		if (!text.len) {

@@ -197,7 +197,8 @@ int q_groups_topology(const char *text, const char *const *nodes, size_t n,
 			if (m < 0) {
 				strbuf_addf(err, "scontrol show topology: line %zu: Nodes=", lines);
 				strbuf_add_clean(err, expr.buf);
-				strbuf_addf(err, ": %s", e.buf);
+				strbuf_addstr(err, ": ");
+				strbuf_add_clean(err, e.buf);
 				goto out;
 			}
 			if (m)
@@ -232,6 +233,11 @@ int q_groups_topology(const char *text, const char *const *nodes, size_t n,
 		strlist_add(&out->items[map[at[i]]].hosts, nodes[i]);
 	}
 	free(map);
+	if (!out->nr) {
+		strbuf_addstr(err, "no leaf switch or block of scontrol show topology holds any of "
+				   "the nodes");
+		goto out;
+	}
 	ret = 0;
 out:
 	if (ret < 0)

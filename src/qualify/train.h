@@ -49,7 +49,8 @@ void q_groups_split(const char *const *nodes, size_t n, unsigned k, struct q_gro
  * Nodes=EXPR", topology/block), named so, in the order of their first node; switches above
  * the leaves are passed over. A node under no leaf or block goes to *left. -1 with *err when
  * the text names no leaf and no block, or one of them badly (a name that is not a plain word,
- * a hostlist that does not parse), or more than Q_TRAIN_GROUPS_MAX groups hold the nodes.
+ * a hostlist that does not parse), when none holds any of the nodes, or when more than
+ * Q_TRAIN_GROUPS_MAX groups hold them.
  */
 int q_groups_topology(const char *text, const char *const *nodes, size_t n,
 		      struct q_groups *out, struct strlist *left, struct strbuf *err);

@@ -122,6 +122,11 @@ static void cluster_up(void)
 		    "case $last in n[0-9]*) exec cat %s/tests/data/fabric/perftest/bw-host.txt;; esac\n",
 		    fx, test_srcdir());
 	exe("ibbin/ib_write_bw", w.buf);
+	/* Slurm's tree topology: n1 and n2 under leaf1, n3 and n4 under leaf2 (the train
+	 * stage's groups with --train-groups switch) */
+	test_write(test_tmpdir(), "slurm/topology.conf",
+		   "SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-4]\n"
+		   "SwitchName=spine Switches=leaf[1-2]\n");
 	test_slurm_up(cdir, 4, 50000 + (unsigned)(getpid() % 90) * 20);
 	strbuf_reset(&w);
 	const char *salloc[] = { "salloc", "--no-shell", "-N4", "--exclusive", "--no-kill",
@@ -355,11 +360,15 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	json_free(v);
 	child_release(&c);
 
-	/* the train stage: a trainer through vigil run for the stage's share, then SIGTERM; the
-	 * step time from its journal; n2 (its Xid) excluded by vigil run's preflight fails it */
+	/* the train stage: a trainer through vigil run for half the stage's share, then SIGTERM;
+	 * the step time from its journal; n2 (its Xid) excluded by vigil run's preflight fails
+	 * it. Then (--train-groups switch) the same trainer on each leaf switch's nodes at once:
+	 * leaf1 (n1 alone, n2 failed) steps at 0.4 s, leaf2 (n3, n4) at 0.2 s: n1 is the
+	 * outlier in train_step_s */
 	strbuf_reset(&p);
-	strbuf_addf(&p, "#!/bin/sh\ni=0\nwhile [ $i -lt 2000 ]; do i=$((i+1)); "
-			"echo \"step $i loss 1.5 tokens 4096\"; sleep 0.2; done\n");
+	strbuf_addf(&p, "#!/bin/sh\nd=0.2; [ \"$SLURMD_NODENAME\" = n1 ] && d=0.4\ni=0\n"
+			"while [ $i -lt 2000 ]; do i=$((i+1)); "
+			"echo \"step $i loss 1.5 tokens 4096\"; sleep $d; done\n");
 	exe("bin/trainer", p.buf);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/bin/trainer", test_tmpdir());
@@ -371,8 +380,10 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 				"--json", "train.json", "--dir", "q3", "-c", "run.nodes=2",
 				"-c", "run.grace=2", "-c", "run.node-poll=1", "--compare",
 				old_card.buf, "--compare-json", "train-cmp.json", "--html",
-				"train.html", NULL };
+				"train.html", "--train-groups", "switch", NULL };
 	qualify(&c, train, false);
+	if (getenv("QDEBUG"))
+		fprintf(stderr, "%s\n%s\n", c.err.buf, c.out.buf);
 	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
 	v = card("train.json");
 	double st = -1;
@@ -387,6 +398,30 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_CONTAINS(c.out.buf, "tokens/s");
 	CHECK_STR(json_path(node(v, "n2"), "stages.train")->string, "failed");
 	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "passed");
+	/* the groups: leaf1 (n1) slower than leaf2 (n3, n4); n4, not in the whole run (run.nodes
+	 * 2), trained in its group */
+	const struct json_value *gs = json_path(v, "train.groups");
+	CHECK_MSG(gs && gs->type == JSON_ARRAY && gs->nr == 2, "train.groups:\n%s", c.err.buf);
+	if (gs && gs->nr == 2) {
+		CHECK_STR(json_get_string(gs->items[0], "name"), "leaf1");
+		CHECK_STR(json_get_string(gs->items[1], "name"), "leaf2");
+		CHECK_INT((int)json_get(gs->items[0], "hosts")->nr, 1);
+		CHECK_INT((int)json_get(gs->items[1], "hosts")->nr, 2);
+		double s1 = 0, s2 = 0;
+		CHECK(json_get_number(gs->items[0], "step_time_s", &s1));
+		CHECK(json_get_number(gs->items[1], "step_time_s", &s2));
+		CHECK_MSG(s1 > 1.4 * s2, "leaf1 %g s, leaf2 %g s", s1, s2);
+	}
+	CHECK_STR(json_path(node(v, "n4"), "stages.train")->string, "passed");
+	CHECK(json_path(node(v, "n1"), "figures.train_step_s") != NULL);
+	CHECK(json_path(node(v, "n4"), "figures.train_step_s") != NULL);
+	const struct json_value *ol = json_get(node(v, "n1"), "outliers");
+	bool n1_out = false;
+	for (size_t i = 0; ol && ol->type == JSON_ARRAY && i < ol->nr; i++)
+		n1_out |= ol->items[i]->type == JSON_STRING &&
+			  !strcmp(ol->items[i]->string, "train_step_s");
+	CHECK_MSG(n1_out, "n1 is not an outlier in train_step_s:\n%s", c.out.buf);
+	CHECK_CONTAINS(stage_of(v, "train", "reason"), "; groups: leaf1 ");
 	json_free(v);
 	/* the comparison: card-b's 56740 tokens/s against these ~20000, the old card better;
 	 * its 2.31 s steps against these ~0.2 s, the new one better; the table on stdout too */
@@ -422,6 +457,7 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	strbuf_reset(&text);
 	CHECK(read_file_bounded(p.buf, &text, 1 << 22, NULL) == 0);
 	CHECK_CONTAINS(text.buf, "<h2 id=\"compare-head\">Compared with provider-b, job 88120");
+	CHECK_CONTAINS(text.buf, "<table id=\"train-groups\">");
 	strbuf_release(&text);
 	strbuf_release(&old_card);
 	child_release(&c);

@@ -101,6 +101,8 @@ TEST(qualify_groups_refuse_topology_they_cannot_read)
 		{ "SwitchName=a Level=0 Nodes=n1\nSwitchName=$(reboot) Level=0 Nodes=n2\n",
 		  "line 2 names a switch or block that is not a plain word" },
 		{ "SwitchName=a Level=0 LinkSpeed=1 Nodes=n[1-\n", "line 1: Nodes=n[1-: " },
+		{ "SwitchName=a Level=0 LinkSpeed=1 Nodes=x[1-3]\n",
+		  "no leaf switch or block of scontrol show topology holds any of the nodes" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct q_groups g;
