@@ -71,6 +71,8 @@ void journal_format(const struct journal_record *r, struct strbuf *out)
 		strbuf_addf(out, ",\"loss\":%.9g", r->loss);
 	if (r->has_tokens)
 		strbuf_addf(out, ",\"tokens\":%llu", (unsigned long long)r->tokens);
+	if (r->has_mfu && isfinite(r->mfu) && r->mfu >= 0 && r->mfu <= 1)
+		strbuf_addf(out, ",\"mfu\":%.6g", r->mfu);
 	if (r->has_latency) {
 		add_time(out, "happened", r->happened);
 		add_time(out, "detected", r->detected);

@@ -65,6 +65,8 @@ struct journal_record {
 	double loss;
 	bool has_tokens; /* STEP: the trainer's count, per step or a running total as it said */
 	uint64_t tokens;
+	bool has_mfu;    /* STEP: the MFU the trainer printed, 0..1 (nanoGPT's, torchtitan's) */
+	double mfu;
 	bool has_latency; /* EVENT: when the fault happened (best known) and when it was seen */
 	double happened, detected;
 };

@@ -248,7 +248,8 @@ static void journal_step(struct sup *s, const struct step_reading *sr)
 		s->at.last_step_journaled = now;
 	struct journal_record r = { .kind = JOURNAL_STEP, .attempt = s->m.attempt, .has_step = true,
 				    .step = sr->step, .has_loss = sr->has_loss, .loss = sr->loss,
-				    .has_tokens = sr->has_tokens, .tokens = sr->tokens, .t = now };
+				    .has_tokens = sr->has_tokens, .tokens = sr->tokens,
+				    .has_mfu = sr->has_mfu, .mfu = sr->mfu, .t = now };
 	struct strbuf e = STRBUF_INIT;
 	if (journal_append_sync(&s->j, &r, sync, &e) < 0)
 		sup_say(s, "%s", e.buf);

@@ -13,6 +13,7 @@
 #include "../harness.h"
 #include "../../src/lib/fileio.h"
 
+#include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -368,7 +369,7 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	strbuf_reset(&p);
 	strbuf_addf(&p, "#!/bin/sh\nd=0.2; [ \"$SLURMD_NODENAME\" = n1 ] && d=0.4\ni=0\n"
 			"while [ $i -lt 2000 ]; do i=$((i+1)); "
-			"echo \"step $i loss 1.5 tokens 4096\"; sleep $d; done\n");
+			"echo \"step $i loss 1.5 tokens 4096 mfu 38.5%%\"; sleep $d; done\n");
 	exe("bin/trainer", p.buf);
 	strbuf_reset(&p);
 	strbuf_addf(&p, "%s/bin/trainer", test_tmpdir());
@@ -396,6 +397,11 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 			  tps < 4096 / 0.15,
 		  "tokens_per_s %g\n%s", tps, c.err.buf);
 	CHECK_CONTAINS(c.out.buf, "tokens/s");
+	/* the MFU its step lines print (nanoGPT's "mfu 38.50%" shape), kept by the journal */
+	double mfu = -1;
+	CHECK_MSG(json_get_number(json_get(v, "train"), "mfu", &mfu) && fabs(mfu - 0.385) < 1e-3,
+		  "mfu %g\n%s", mfu, c.err.buf);
+	CHECK_CONTAINS(c.out.buf, "MFU 38.5 %");
 	CHECK_STR(json_path(node(v, "n2"), "stages.train")->string, "failed");
 	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "passed");
 	/* the groups: leaf1 (n1) slower than leaf2 (n3, n4); n4, not in the whole run (run.nodes
@@ -411,6 +417,7 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 		CHECK(json_get_number(gs->items[0], "step_time_s", &s1));
 		CHECK(json_get_number(gs->items[1], "step_time_s", &s2));
 		CHECK_MSG(s1 > 1.4 * s2, "leaf1 %g s, leaf2 %g s", s1, s2);
+		CHECK(json_get_number(gs->items[1], "mfu", &mfu) && fabs(mfu - 0.385) < 1e-3);
 	}
 	CHECK_STR(json_path(node(v, "n4"), "stages.train")->string, "passed");
 	CHECK(json_path(node(v, "n1"), "figures.train_step_s") != NULL);
