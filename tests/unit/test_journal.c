@@ -9,6 +9,7 @@
 #include "../../src/supervise/machine.h"
 #include "../../src/lib/fileio.h"
 
+#include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -218,6 +219,28 @@ TEST(journal_lines_are_bounded)
 	strbuf_release(&big);
 	strbuf_release(&line);
 	strbuf_release(&err);
+}
+
+/* A step record keeps the trainer's tokens and MFU (0 to 1); an MFU out of range or not a
+ * number is left out, never written as a figure diagnose steps would read. */
+TEST(journal_step_keeps_tokens_and_only_a_real_mfu)
+{
+	struct strbuf line = STRBUF_INIT;
+	journal_format(&(struct journal_record){ .kind = JOURNAL_STEP, .has_step = true,
+						 .step = 12, .has_tokens = true, .tokens = 4096,
+						 .has_mfu = true, .mfu = 0.3429 },
+		       &line);
+	CHECK_CONTAINS(line.buf, "\"step\":12,\"tokens\":4096,\"mfu\":0.3429");
+	const double bad[] = { -0.1, 1.5, NAN, INFINITY };
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		strbuf_reset(&line);
+		journal_format(&(struct journal_record){ .kind = JOURNAL_STEP, .has_step = true,
+							 .step = 12, .has_mfu = true,
+							 .mfu = bad[i] },
+			       &line);
+		CHECK_NOT_CONTAINS(line.buf, "mfu");
+	}
+	strbuf_release(&line);
 }
 
 TEST(journal_refuses_planted_files)
