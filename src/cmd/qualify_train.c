@@ -336,8 +336,17 @@ void qualify_train(struct qrun *r, double share)
 					continue; /* it never started: its error is its reason */
 				trun_read(r, &gr[k]);
 			}
-			for (size_t k = 0; k < ng; k++)
+			for (size_t k = 0; k < ng; k++) {
 				apply_group(c, &gr[k]);
+				struct strbuf line = STRBUF_INIT;
+				q_train_reason(&gr[k].tr, false, gr[k].why_not.buf, &line);
+				qualify_say("train: group %s (%zu node%s, %s%s): %s", groups.items[k].name,
+					    groups.items[k].hosts.nr,
+					    groups.items[k].hosts.nr == 1 ? "" : "s",
+					    groups.items[k].hosts.items[0],
+					    groups.items[k].hosts.nr > 1 ? ", ..." : "", line.buf);
+				strbuf_release(&line);
+			}
 		} else {
 			qualify_say("train: no groups: %s", gwhy.buf);
 		}
