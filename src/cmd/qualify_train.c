@@ -13,9 +13,11 @@
 #include "../qualify/train.h"
 #include "../slurm/fleet_step.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* One 'vigil run' of the stage: the allocation's (g NULL) or a group's. */
 struct trun {
@@ -42,6 +44,24 @@ static void trun_start(struct qrun *r, struct trun *t, const struct q_group *g, 
 		strbuf_addf(&t->dir, "%s/train-group-%zu", r->dir.buf, k + 1);
 	else
 		strbuf_addf(&t->dir, "%s/train", r->dir.buf);
+	/* a run directory of an earlier try (a stage cut short, then --resume): set aside, so
+	 * that this run starts afresh rather than vigil run resuming (or only reporting) that
+	 * one, and the steps and hosts it tells are this run's */
+	struct stat st;
+	if (lstat(t->dir.buf, &st) == 0) {
+		struct strbuf old = STRBUF_INIT;
+		for (unsigned i = 1; i < 1000; i++) {
+			strbuf_reset(&old);
+			strbuf_addf(&old, "%s.%u", t->dir.buf, i);
+			if (lstat(old.buf, &st) != 0 && errno == ENOENT) {
+				if (rename(t->dir.buf, old.buf) == 0)
+					qualify_say("train: an earlier run's directory kept as %s",
+						    old.buf);
+				break;
+			}
+		}
+		strbuf_release(&old);
+	}
 	strlist_add(&t->argv, r->self);
 	strlist_add(&t->argv, "run");
 	strlist_add(&t->argv, "--run-dir");

@@ -382,7 +382,16 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 				"-c", "run.grace=2", "-c", "run.node-poll=1", "--compare",
 				old_card.buf, "--compare-json", "train-cmp.json", "--html",
 				"train.html", "--train-groups", "switch", NULL };
+	/* a train run directory left by an earlier try (a finished run's journal): set aside, or
+	 * vigil run would only report that run and this stage would time nothing */
+	test_write(test_tmpdir(), "q3/train/journal.jsonl",
+		   "{\"t\":1,\"kind\":\"run_started\",\"attempt\":0}\n"
+		   "{\"t\":2,\"kind\":\"run_ended\",\"attempt\":0,\"outcome\":\"done\"}\n");
 	qualify(&c, train, false);
+	CHECK_CONTAINS(c.err.buf, "train: an earlier run's directory kept as ");
+	strbuf_reset(&p);
+	strbuf_addf(&p, "%s/q3/train.1/journal.jsonl", test_tmpdir());
+	CHECK_MSG(access(p.buf, F_OK) == 0, "no %s", p.buf);
 	if (getenv("QDEBUG"))
 		fprintf(stderr, "%s\n%s\n", c.err.buf, c.out.buf);
 	CHECK_MSG(c.exit_code == 1, "exit %d\n%s", c.exit_code, c.err.buf);
