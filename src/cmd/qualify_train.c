@@ -84,6 +84,8 @@ static void trun_start(struct qrun *r, struct trun *t, const struct q_group *g, 
 		strlist_add(&t->argv, "--nodes");
 		strbuf_addf(&t->port, "%zu", g->hosts.nr);
 		strlist_add(&t->argv, t->port.buf);
+		strlist_add(&t->argv, "--spares");
+		strlist_add(&t->argv, "0");
 		strbuf_reset(&t->port);
 		/* 16 apart: vigil run's attempt a uses its port + a, so the groups' ports meet only
 		 * after 16 restarts; kept within run.master-port's range */

@@ -385,6 +385,11 @@ TEST_TIMEOUT(qualify_html_renders_in_a_headless_browser, 300)
 	CHECK_CONTAINS(dom.buf, "<table id=\"compare\">");
 	CHECK_INT(count(dom.buf, "<tr class=\"w-"), 44);
 	CHECK_CONTAINS(dom.buf, "Compared with provider-a, job 4242");
+	/* --train-groups: the groups' table, its words escaped */
+	CHECK_CONTAINS(dom.buf, "<table id=\"train-groups\">");
+	CHECK_CONTAINS(dom.buf, "<td>leaf-a</td><td>b-gpu-001, b-gpu-002, b-gpu-003, b-gpu-004</td>");
+	CHECK_CONTAINS(dom.buf, "&lt;i&gt;leaf-b&lt;/i&gt;");
+	CHECK_CONTAINS(dom.buf, "&lt;b&gt;b-gpu-008&lt;/b&gt;");
 	json_free(old);
 	old = parse(broken[3]);
 	browse("compared-broken", card, old, &dom);
