@@ -220,13 +220,35 @@ static void apply_whole(struct q_card *c, const struct trun *t)
 {
 	fail_excluded(c, t, "");
 	bool told = t->out && json_get(t->out, "ran_on");
+	double attempts = 0;
+	struct strbuf none = STRBUF_INIT;
+	if (!told && !t->err.len) {
+		/* it ended before its report (a usage or set-up error, exit 2): its own words */
+		strbuf_addstr(&none, "vigil run gave no report");
+		struct strbuf said = STRBUF_INIT;
+		strbuf_add(&said, t->ch.err.buf ? t->ch.err.buf : "", t->ch.err.len);
+		strbuf_trim(&said);
+		const char *last = strrchr(said.buf ? said.buf : "", '\n');
+		if (said.len) {
+			strbuf_addstr(&none, ": ");
+			strbuf_add_excerpt(&none, last ? last + 1 : said.buf, 300);
+		}
+		strbuf_release(&said);
+	} else if (told && (!json_get_number(t->out, "attempts", &attempts) || attempts < 1)) {
+		/* no attempt launched (stopped in the preflight, too few healthy hosts): nobody
+		 * was left out of a run, there was none */
+		strbuf_addstr(&none, "vigil run launched no attempt: ");
+		strbuf_add_excerpt(&none, str_or(json_get_string(t->out, "detail"),
+						 str_or(outcome_of(t), "no outcome")), 300);
+	}
 	for (size_t i = 0; i < c->nr; i++) {
 		struct q_node *n = &c->nodes[i];
 		if (n->st[Q_TRAIN] != Q_NOT_RUN)
 			continue;
-		if (!told)
+		if (!told || none.len)
 			q_node_set(n, Q_TRAIN, Q_UNKNOWN,
-				   t->err.len ? t->err.buf : "vigil run gave no report", NULL);
+				   none.len ? none.buf
+				   : t->err.len ? t->err.buf : "vigil run gave no report", NULL);
 		else if (!ran_on(t, n->name))
 			q_node_set(n, Q_TRAIN, Q_SKIPPED, "not in the run (run.nodes, or a spare)",
 				   NULL);
@@ -236,6 +258,7 @@ static void apply_whole(struct q_card *c, const struct trun *t)
 				   : t->why_not.len ? "no step time told" : "no step seen",
 				   NULL);
 	}
+	strbuf_release(&none);
 }
 
 /* A group's run: its step time becomes its nodes' train_step_s (their train report's

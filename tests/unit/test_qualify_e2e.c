@@ -478,6 +478,22 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	strbuf_release(&old_card);
 	child_release(&c);
 
+	/* a trainer vigil run refuses (not an executable): it ends before its report, and every
+	 * node is unknown in the train stage with vigil run's own words, none trained or skipped */
+	const char *no_trainer[] = { "--budget", "0.6", "--stages", "train", "--train",
+				     "/nonexistent/trainer", "--json", "notrain.json", "--dir", "q6",
+				     NULL };
+	qualify(&c, no_trainer, false);
+	CHECK_MSG(c.exit_code == 3, "exit %d\n%s", c.exit_code, c.err.buf);
+	v = card("notrain.json");
+	CHECK_STR(stage_of(v, "train", "status"), "unknown");
+	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "unknown");
+	CHECK_CONTAINS(json_get_string(node(v, "n3"), "reason"),
+		       "vigil run gave no report: vigil run: command not found: "
+		       "'/nonexistent/trainer'");
+	json_free(v);
+	child_release(&c);
+
 	/* the burn-in step on a topology of the four nodes (the recorded ibnetdiscover, its hosts
 	 * gpu-b001..b004 named n1..n4; b005 and b006 are not in the job): n2 failed the passive
 	 * stage, so n1, n3 and n4's share is planned and its first stage run for real through
