@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 static const char run_usage[] =
-	"usage: vigil run [--nodes N] [--spares S] [--hosts LIST] [--tasks-per-node G] [--run-dir DIR]\n"
-	"                 [--max-restarts R] [--step-pattern REGEX] [--hang-after K]\n"
-	"                 [--hang-floor SEC] [--startup-timeout SEC] [--slow-factor F]\n"
-	"                 [--check-interval SEC] [--smoke CMD] [--json] [options] -- CMD [ARGS...]\n"
+	"usage: vigil run [--nodes N] [--spares S] [--hosts LIST] [--tasks-per-node G]\n"
+	"                 [--run-dir DIR] [--max-restarts R] [--step-pattern REGEX]\n"
+	"                 [--hang-after K] [--hang-floor SEC] [--startup-timeout SEC]\n"
+	"                 [--slow-factor F] [--check-interval SEC] [--smoke CMD] [--json]\n"
+	"                 [options] -- CMD [ARGS...]\n"
 	"\n"
 	"Keep a training run alive inside a Slurm allocation (sbatch or salloc; allocate with\n"
 	"--no-kill, so that a lost node does not end the whole job). vigil checks every node,\n"
