@@ -2,7 +2,8 @@
 # bench/device-storage.sh: bench/storage-vs-fio.sh on the lent GPU host (16 CPUs: vigil's
 # read-back check overlapped), in one call. The host has no fio: fio 3.33's source (the version
 # Debian 12 ships) is carried in build/fio-src and built there without its optional engines.
-# SIZE, FILE, RUNS from the environment; WRITERS_LIST (default "4"): one pass a writer count
+# FILE (default 512M), RUNS from the environment; WRITERS_LIST (default "4"): one pass a writer
+# count, each moving WRITERS x FILE
 # ("4 1" adds the single-writer pass, where the read-back check's cost on one CPU shows whole:
 # on the development VM a single reader's checked tmpfs read was 0.85-0.87 of its unchecked one
 # in a micro run, 2026-12-05). Outputs in $OUT.
@@ -25,7 +26,8 @@ for w in ${WRITERS_LIST:-4}; do
 	say "storage vs fio, $w writers"
 	f="$OUT/storage-vs-fio.txt"
 	[ "$w" = 4 ] || f="$OUT/storage-vs-fio-w$w.txt"
-	WRITERS=$w SIZE=${SIZE:-2G} FILE=${FILE:-512M} sh bench/storage-vs-fio.sh build/vigil /var/tmp \
+	mb=$(echo "${FILE:-512M}" | sed 's/[Mm]$//')
+	WRITERS=$w SIZE=$((w * mb))M FILE=${mb}M sh bench/storage-vs-fio.sh build/vigil /var/tmp \
 		"${RUNS:-5}" 2>&1 | tee "$f"
 done
 say "done"

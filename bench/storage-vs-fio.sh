@@ -37,6 +37,16 @@ writers=${WRITERS:-4}
 block=${BLOCK:-1M}
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is needed to read the JSON" >&2; exit 2; }
+# fio moves WRITERS x FILE (one file a job), vigil SIZE: they must be the same work
+python3 - "$size" "$file" "$writers" <<'PY' || exit 2
+import sys
+def b(v):
+    m = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return int(v[:-1]) * m[v[-1].upper()] if v[-1].upper() in m else int(v)
+size, file, w = b(sys.argv[1]), b(sys.argv[2]), int(sys.argv[3])
+if size != file * w:
+    sys.exit("SIZE (%s) must be WRITERS x FILE (%d x %s): fio writes one FILE a job" % (sys.argv[1], w, sys.argv[2]))
+PY
 
 median() { sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
