@@ -12,6 +12,11 @@
 
 
 
+static const char *str_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
 void qualify_say(const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT, clean = STRBUF_INIT;
@@ -79,7 +84,13 @@ static void stage_node(struct qrun *r, double share)
 	add_num(&args, "%.0f", gpu * 0.6 > 5 ? gpu * 0.6 : 5);
 	strlist_add(&args, "--timeout");
 	add_num(&args, "%.0f", gpu - 2 > 5 ? gpu - 2 : 5);
+	double t0 = qualify_elapsed_s(r);
 	round_of(r, Q_NODE, &args, gpu);
+	/* a line a round: the stage is minutes long on a real cluster */
+	if (!qualify_stop)
+		qualify_say("node: stress gpu in %.0f s: %s; GPU pairs and NCCL next, at most %.0f s",
+			    qualify_elapsed_s(r) - t0, str_or(r->card.stages[Q_NODE].reason, "?"),
+			    2 * rest);
 	const char *net[] = { "pairs", "nccl" };
 	for (size_t i = 0; i < 2 && !qualify_stop; i++) {
 		strlist_release(&args);
@@ -90,7 +101,11 @@ static void stage_node(struct qrun *r, double share)
 			strlist_add(&args, "--deadline");
 			add_num(&args, "%.0f", rest - 2 > 5 ? rest - 2 : 5);
 		}
+		t0 = qualify_elapsed_s(r);
 		round_of(r, Q_NODE, &args, rest);
+		if (i == 0 && !qualify_stop)
+			qualify_say("node: GPU pairs in %.0f s: %s", qualify_elapsed_s(r) - t0,
+				    str_or(r->card.stages[Q_NODE].reason, "?"));
 	}
 	strlist_release(&args);
 }

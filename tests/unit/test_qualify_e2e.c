@@ -242,6 +242,9 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	CHECK_CONTAINS(c.err.buf, "vigil qualify: job ");
 	CHECK_CONTAINS(c.err.buf, "[1/4] passive: failed in");
 	CHECK_CONTAINS(c.err.buf, "[4/4] storage: failed in");
+	/* the node stage's rounds each say when they end */
+	CHECK_CONTAINS(c.err.buf, "vigil qualify: node: stress gpu in ");
+	CHECK_CONTAINS(c.err.buf, "vigil qualify: node: GPU pairs in ");
 	CHECK_CONTAINS(c.out.buf, "verdict: unhealthy: 2 of 4 nodes failed a stage (n2: passive, "
 				  "n4: storage)");
 	struct json_value *v = card("card.json");
