@@ -8,6 +8,7 @@
  */
 #include "../harness.h"
 #include "../../src/qualify/qualify.h"
+#include "../../src/qualify/stage.h"
 #include "../../src/qualify/train.h"
 
 static const char *const four[] = { "n1", "n2", "n3", "n4" };
@@ -212,4 +213,42 @@ TEST(qualify_train_groups_option_refusals)
 	CHECK_INT(c.exit_code, 2);
 	CHECK_CONTAINS(c.err.buf, "--hosts wants a Slurm hostlist (n[1-4],gpu7), not 'n[1-'");
 	child_release(&c);
+}
+
+/* The train stage kept for --resume (its groups in the card's train, each node's group report)
+ * reads back whole: the same train_step_s and the same groups. */
+TEST(qualify_groups_kept_train_stage_reads_back_whole)
+{
+	struct q_card a, b;
+	q_card_init(&a);
+	q_card_init(&b);
+	a.job_id = xstrdup("77");
+	const char *rep = "{\"group\":\"leaf2\",\"figures\":{\"step_time_s\":0.205}}";
+	q_node_set(q_card_add_node(&a, "n3"), Q_TRAIN, Q_PASSED, "trained",
+		   json_parse(rep, strlen(rep), NULL));
+	q_node_set(q_card_add_node(&a, "n2"), Q_TRAIN, Q_FAILED, "group leaf1: vigil: preflight",
+		   NULL);
+	const char *train = "{\"step_time_s\":0.4,\"tokens_per_s\":null,\"mfu\":0.385,"
+			    "\"outcome\":\"cancelled\",\"groups\":[{\"name\":\"leaf2\","
+			    "\"hosts\":[\"n3\"],\"step_time_s\":0.205,\"tokens_per_s\":null,"
+			    "\"mfu\":0.385,\"outcome\":\"cancelled\"}]}";
+	a.train = json_parse(train, strlen(train), NULL);
+	a.stages[Q_TRAIN].st = Q_FAILED;
+	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
+	q_stage_save(&a, Q_TRAIN, &doc);
+	q_card_add_node(&b, "n3");
+	q_card_add_node(&b, "n2");
+	CHECK_MSG(q_stage_load(&b, doc.buf, doc.len, Q_TRAIN, &err) == 0, "%s", err.buf);
+	q_figures(&b);
+	CHECK(b.nodes[0].have[QF_TRAIN_STEP] && b.nodes[0].fig[QF_TRAIN_STEP] == 0.205);
+	CHECK_INT(b.nodes[1].st[Q_TRAIN], Q_FAILED);
+	CHECK(b.train != NULL);
+	const struct json_value *g = json_get(b.train, "groups");
+	CHECK(g && g->type == JSON_ARRAY && g->nr == 1);
+	if (g && g->nr == 1)
+		CHECK_STR(json_get_string(g->items[0], "name"), "leaf2");
+	q_card_release(&a);
+	q_card_release(&b);
+	strbuf_release(&doc);
+	strbuf_release(&err);
 }
