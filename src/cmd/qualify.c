@@ -23,8 +23,9 @@
 
 static const char qualify_usage[] =
 	"usage: vigil qualify [--budget MINUTES] [--stages LIST] [--storage DIR] [--train CMD]\n"
-	"                     [--train-groups N|switch] [--drain] [--json FILE] [--html FILE] [--compare OLD.json]\n"
-	"                     [--compare-json FILE] [--resume DIR] [--dir DIR]\n"
+	"                     [--train-groups N|size=K|switch] [--drain] [--json FILE]\n"
+	"                     [--html FILE] [--compare OLD.json] [--compare-json FILE]\n"
+	"                     [--resume DIR] [--dir DIR]\n"
 	"       vigil qualify --from CARD.json [--compare OLD.json [--compare-json FILE]]\n"
 	"                     [--json FILE] [--html FILE]\n"
 	"\n"
@@ -50,9 +51,10 @@ static const char qualify_usage[] =
 	"                      --storage, train with --train)\n"
 	"  --storage DIR       the shared file system to test (each node writes under it)\n"
 	"  --train CMD         the training command, words split on blanks (no shell)\n"
-	"  --train-groups N|switch  half of the train stage runs CMD on each group of nodes at\n"
-	"                      once: N groups of consecutive nodes, or one a leaf switch (Slurm's\n"
-	"                      topology); a slow group's nodes are outliers in train_step_s\n"
+	"  --train-groups N|size=K|switch  half of the train stage runs CMD on each group of\n"
+	"                      nodes at once: N groups of consecutive nodes, groups of K nodes (a\n"
+	"                      trainer of a fixed size), or one a leaf switch (Slurm's topology);\n"
+	"                      a slow group's nodes are outliers in train_step_s\n"
 	"  --gpus-per-node N   tasks a node in the fabric stage (default: the GPUs the node\n"
 	"                      stage found on the node with the fewest)\n"
 	"  --drain             drain the nodes that failed (slurm.on-unknown for the others)\n"
@@ -156,9 +158,12 @@ static int parse(int argc, char **argv, struct qargs *a)
 		case QOPT_TRAIN: a->train = optarg; break;
 		case QOPT_TRAIN_GROUPS:
 			if (strcmp(optarg, "switch") &&
+			    (!starts_with(optarg, "size=") || !parse_u64(optarg + 5, &v) || !v ||
+			     v > 65536) &&
 			    (!parse_u64(optarg, &v) || v < 2 || v > Q_TRAIN_GROUPS_MAX)) {
-				usage_error("qualify", "--train-groups wants 'switch' or a count from 2 "
-						       "to %d, not '%s'", Q_TRAIN_GROUPS_MAX, optarg);
+				usage_error("qualify", "--train-groups wants a count from 2 to %d, "
+						       "'size=K' (groups of K nodes) or 'switch', not "
+						       "'%s'", Q_TRAIN_GROUPS_MAX, optarg);
 				return -1;
 			}
 			a->train_groups = optarg;

@@ -311,7 +311,14 @@ static int form_groups(struct qrun *r, struct q_groups *g, struct strbuf *err)
 		if (q_node_status(c, &c->nodes[i]) != Q_FAILED && c->nodes[i].st[Q_TRAIN] != Q_FAILED)
 			strlist_add(&ok, c->nodes[i].name);
 	memset(g, 0, sizeof(*g));
-	if (strcmp(r->a->train_groups, "switch")) {
+	if (starts_with(r->a->train_groups, "size=")) {
+		q_groups_of_size((const char *const *)ok.items, ok.nr,
+				 (unsigned)strtoul(r->a->train_groups + 5, NULL, 10), g, &left);
+		if (left.nr)
+			qualify_say("train: %zu node%s left over, not in a group of %s (%s%s)",
+				    left.nr, left.nr == 1 ? "" : "s", r->a->train_groups + 5,
+				    left.items[0], left.nr > 1 ? ", ..." : "");
+	} else if (strcmp(r->a->train_groups, "switch")) {
 		q_groups_split((const char *const *)ok.items, ok.nr,
 			       (unsigned)strtoul(r->a->train_groups, NULL, 10), g);
 	} else {
@@ -334,7 +341,8 @@ static int form_groups(struct qrun *r, struct q_groups *g, struct strbuf *err)
 	}
 	if (g->nr < 2) {
 		strbuf_addf(err, "%s", g->nr ? "the nodes left make one group only"
-					     : "no node left to group");
+				       : ok.nr ? "too few nodes left for a group"
+					       : "no node left to group");
 		q_groups_release(g);
 		goto out;
 	}

@@ -109,6 +109,22 @@ void q_groups_split(const char *const *nodes, size_t n, unsigned k, struct q_gro
 	}
 }
 
+void q_groups_of_size(const char *const *nodes, size_t n, unsigned size, struct q_groups *out,
+		      struct strlist *left)
+{
+	memset(out, 0, sizeof(*out));
+	size_t at = 0;
+	while (size && n - at >= size && out->nr < Q_TRAIN_GROUPS_MAX) {
+		char name[16];
+		int len = snprintf(name, sizeof(name), "%zu", out->nr + 1);
+		struct q_group *x = add_group(out, name, (size_t)len);
+		for (unsigned j = 0; j < size; j++)
+			strlist_add(&x->hosts, nodes[at++]);
+	}
+	for (; at < n; at++)
+		strlist_add(left, nodes[at]);
+}
+
 void q_groups_release(struct q_groups *g)
 {
 	for (size_t i = 0; i < g->nr; i++) {

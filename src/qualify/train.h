@@ -43,6 +43,11 @@ struct q_groups {
 /* n nodes into k groups of consecutive nodes (names often follow the racks), sizes differing by
  * one at most; k > n gives n groups of one. */
 void q_groups_split(const char *const *nodes, size_t n, unsigned k, struct q_groups *out);
+/* n nodes into groups of exactly size consecutive nodes (a trainer with a fixed layout), at
+ * most Q_TRAIN_GROUPS_MAX of them; the nodes left over (fewer than size, or past the last
+ * group) go to *left. */
+void q_groups_of_size(const char *const *nodes, size_t n, unsigned size, struct q_groups *out,
+		      struct strlist *left);
 /*
  * The nodes grouped by what 'scontrol show topology' printed (text): a group a leaf switch
  * ("SwitchName=X Level=0 ... Nodes=EXPR", topology/tree) or a block ("BlockName=X BlockIndex=I

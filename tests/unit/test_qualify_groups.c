@@ -42,6 +42,34 @@ TEST(qualify_groups_split_consecutive_nodes_evenly)
 	q_groups_split(five, 0, 2, &g);
 	CHECK_INT((int)g.nr, 0);
 	q_groups_release(&g);
+	/* groups of a size (a trainer of a fixed layout): the rest left over, by name */
+	struct strlist left = STRLIST_INIT;
+	q_groups_of_size(five, 5, 2, &g, &left);
+	CHECK_INT((int)g.nr, 2);
+	check_group(&g, 0, "1", "a1,a2");
+	check_group(&g, 1, "2", "a3,a4");
+	CHECK_INT((int)left.nr, 1);
+	CHECK_STR(left.items[0], "a5");
+	q_groups_release(&g);
+	strlist_release(&left);
+	q_groups_of_size(five, 5, 6, &g, &left); /* larger than the nodes: no group */
+	CHECK_INT((int)g.nr, 0);
+	CHECK_INT((int)left.nr, 5);
+	q_groups_release(&g);
+	strlist_release(&left);
+	/* at most Q_TRAIN_GROUPS_MAX groups: the nodes past them are left over */
+	struct strlist many = STRLIST_INIT;
+	for (int i = 0; i < 2 * Q_TRAIN_GROUPS_MAX + 3; i++) {
+		char n[16];
+		snprintf(n, sizeof(n), "m%d", i);
+		strlist_add(&many, n);
+	}
+	q_groups_of_size((const char *const *)many.items, many.nr, 1, &g, &left);
+	CHECK_INT((int)g.nr, Q_TRAIN_GROUPS_MAX);
+	CHECK_INT((int)left.nr, Q_TRAIN_GROUPS_MAX + 3);
+	q_groups_release(&g);
+	strlist_release(&left);
+	strlist_release(&many);
 }
 
 TEST(qualify_groups_by_leaf_switch_from_real_scontrol_output)
@@ -188,9 +216,13 @@ TEST(qualify_train_groups_option_refusals)
 	static const struct {
 		const char *val, *why;
 	} bad[] = {
-		{ "1", "--train-groups wants 'switch' or a count from 2 to 64, not '1'" },
+		{ "1", "--train-groups wants a count from 2 to 64, 'size=K' (groups of K nodes) or "
+		       "'switch', not '1'" },
 		{ "65", "not '65'" },
 		{ "leaf", "not 'leaf'" },
+		{ "size=0", "not 'size=0'" },
+		{ "size=", "not 'size='" },
+		{ "size=2x", "not 'size=2x'" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct child c;
