@@ -214,41 +214,46 @@ static bool ran_on(const struct trun *t, const char *host)
 	return false;
 }
 
-/* The allocation's run: a node it ran on passed (steps timed) or is unknown; a node it never
- * ran on (beyond run.nodes, a spare never used) was not trained, and says so. */
-static void apply_whole(struct q_card *c, const struct trun *t)
+/* Why a run trained nobody, into *out (empty when it launched an attempt): it could not be
+ * started; it ended before its report (a usage or set-up error, exit 2: its own last words);
+ * it launched no attempt (stopped in the preflight, too few healthy hosts: nobody was left out
+ * of a run, there was none). */
+static void trained_nobody(const struct trun *t, struct strbuf *out)
 {
-	fail_excluded(c, t, "");
-	bool told = t->out && json_get(t->out, "ran_on");
 	double attempts = 0;
-	struct strbuf none = STRBUF_INIT;
-	if (!told && !t->err.len) {
-		/* it ended before its report (a usage or set-up error, exit 2): its own words */
-		strbuf_addstr(&none, "vigil run gave no report");
+	if (t->err.len) {
+		strbuf_addstr(out, t->err.buf);
+	} else if (!t->out || !json_get(t->out, "ran_on")) {
+		strbuf_addstr(out, "vigil run gave no report");
 		struct strbuf said = STRBUF_INIT;
 		strbuf_add(&said, t->ch.err.buf ? t->ch.err.buf : "", t->ch.err.len);
 		strbuf_trim(&said);
 		const char *last = strrchr(said.buf ? said.buf : "", '\n');
 		if (said.len) {
-			strbuf_addstr(&none, ": ");
-			strbuf_add_excerpt(&none, last ? last + 1 : said.buf, 300);
+			strbuf_addstr(out, ": ");
+			strbuf_add_excerpt(out, last ? last + 1 : said.buf, 300);
 		}
 		strbuf_release(&said);
-	} else if (told && (!json_get_number(t->out, "attempts", &attempts) || attempts < 1)) {
-		/* no attempt launched (stopped in the preflight, too few healthy hosts): nobody
-		 * was left out of a run, there was none */
-		strbuf_addstr(&none, "vigil run launched no attempt: ");
-		strbuf_add_excerpt(&none, str_or(json_get_string(t->out, "detail"),
-						 str_or(outcome_of(t), "no outcome")), 300);
+	} else if (!json_get_number(t->out, "attempts", &attempts) || attempts < 1) {
+		strbuf_addstr(out, "vigil run launched no attempt: ");
+		strbuf_add_excerpt(out, str_or(json_get_string(t->out, "detail"),
+					       str_or(outcome_of(t), "no outcome")), 300);
 	}
+}
+
+/* The allocation's run: a node it ran on passed (steps timed) or is unknown; a node it never
+ * ran on (beyond run.nodes, a spare never used) was not trained, and says so. */
+static void apply_whole(struct q_card *c, const struct trun *t)
+{
+	fail_excluded(c, t, "");
+	struct strbuf none = STRBUF_INIT;
+	trained_nobody(t, &none);
 	for (size_t i = 0; i < c->nr; i++) {
 		struct q_node *n = &c->nodes[i];
 		if (n->st[Q_TRAIN] != Q_NOT_RUN)
 			continue;
-		if (!told || none.len)
-			q_node_set(n, Q_TRAIN, Q_UNKNOWN,
-				   none.len ? none.buf
-				   : t->err.len ? t->err.buf : "vigil run gave no report", NULL);
+		if (none.len)
+			q_node_set(n, Q_TRAIN, Q_UNKNOWN, none.buf, NULL);
 		else if (!ran_on(t, n->name))
 			q_node_set(n, Q_TRAIN, Q_SKIPPED, "not in the run (run.nodes, or a spare)",
 				   NULL);
@@ -274,10 +279,12 @@ static void apply_group(struct q_card *c, const struct trun *t)
 			continue;
 		if (!t->tr.have_st || !ran_on(t, n->name)) {
 			strbuf_reset(&why);
-			strbuf_addf(&why, "%s%s", pre.buf,
-				    !t->out ? (t->err.len ? t->err.buf : "vigil run gave no report")
-				    : !ran_on(t, n->name) ? "the node did not run in it"
-				    : t->why_not.len ? t->why_not.buf : "no step seen");
+			strbuf_addstr(&why, pre.buf);
+			size_t at = why.len;
+			trained_nobody(t, &why);
+			if (why.len == at)
+				strbuf_addstr(&why, !ran_on(t, n->name) ? "the node did not run in it"
+						    : t->why_not.len ? t->why_not.buf : "no step seen");
 			q_node_set(n, Q_TRAIN, Q_UNKNOWN, why.buf, NULL);
 			continue;
 		}

@@ -482,18 +482,25 @@ TEST_TIMEOUT(qualify_e2e_sick_slow_stalling_nodes_drain_cut_and_resume, 600)
 	child_release(&c);
 
 	/* a trainer vigil run refuses (not an executable): it ends before its report, and every
-	 * node is unknown in the train stage with vigil run's own words, none trained or skipped */
+	 * node is unknown in the train stage with vigil run's own words, none trained or skipped;
+	 * in groups of one node (size=1) alike, each group's run saying the same */
 	const char *no_trainer[] = { "--budget", "0.6", "--stages", "train", "--train",
 				     "/nonexistent/trainer", "--json", "notrain.json", "--dir", "q6",
-				     NULL };
+				     "--train-groups", "size=1", NULL };
 	qualify(&c, no_trainer, false);
 	CHECK_MSG(c.exit_code == 3, "exit %d\n%s", c.exit_code, c.err.buf);
 	v = card("notrain.json");
 	CHECK_STR(stage_of(v, "train", "status"), "unknown");
 	CHECK_STR(json_path(node(v, "n1"), "stages.train")->string, "unknown");
 	CHECK_CONTAINS(json_get_string(node(v, "n3"), "reason"),
-		       "vigil run gave no report: vigil run: command not found: "
+		       "group 3: vigil run gave no report: vigil run: command not found: "
 		       "'/nonexistent/trainer'");
+	gs = json_path(v, "train.groups");
+	CHECK_MSG(gs && gs->type == JSON_ARRAY && gs->nr == 4, "train.groups:\n%s", c.err.buf);
+	if (gs && gs->nr == 4) {
+		CHECK_STR(json_get_string(gs->items[3], "name"), "4");
+		CHECK(json_get(gs->items[3], "step_time_s")->type == JSON_NULL);
+	}
 	json_free(v);
 	child_release(&c);
 
