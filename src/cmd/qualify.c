@@ -110,10 +110,6 @@ static const struct option qualify_opts[] = {
 
 volatile sig_atomic_t qualify_stop;
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 static void on_stop(int sig)
 {

@@ -12,10 +12,6 @@
 
 
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 void qualify_say(const char *fmt, ...)
 {

@@ -30,10 +30,6 @@ struct trun {
 	struct q_train tr;
 };
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 static void trun_start(struct qrun *r, struct trun *t, const struct q_group *g, size_t k)
 {

@@ -77,7 +77,7 @@ static int load_file(const char *dir, const char *name, const char *array, const
 	return 0;
 }
 
-static char *str_or(const struct json_value *o, const char *key)
+static char *member_dup(const struct json_value *o, const char *key)
 {
 	const char *s = json_get_string(o, key);
 	return xstrdup(s ? s : "");
@@ -108,14 +108,14 @@ int ufm_state_load(struct ufm *u, const char *dir, struct strbuf *err)
 		memset(t, 0, sizeof(*t));
 		t->id = xstrdup(id);
 		t->port = xstrdup(port);
-		t->peer = str_or(o, "peer");
-		t->guid = str_or(o, "guid");
+		t->peer = member_dup(o, "peer");
+		t->guid = member_dup(o, "guid");
 		t->num = json_get_number(o, "port_num", &v) && v >= 0 && v < 100000 ? (unsigned)v : 0;
-		t->cable = str_or(o, "cable");
-		t->cause = str_or(o, "cause");
-		t->opened = str_or(o, "opened");
-		t->closed_at = str_or(o, "closed_at");
-		t->reenabled_at = str_or(o, "reenabled_at");
+		t->cable = member_dup(o, "cable");
+		t->cause = member_dup(o, "cause");
+		t->opened = member_dup(o, "opened");
+		t->closed_at = member_dup(o, "closed_at");
+		t->reenabled_at = member_dup(o, "reenabled_at");
 		t->last_seen = json_get_number(o, "last_seen_ms", &v) ? (int64_t)v : 0;
 		t->status = !strcmp(st, "closed")      ? UFM_TICKET_CLOSED
 			    : !strcmp(st, "reenabled") ? UFM_TICKET_REENABLED
@@ -419,13 +419,13 @@ static int intents_take(struct ufm *u, const struct json_value *root, const char
 		memset(in, 0, sizeof(*in));
 		in->ticket = xstrdup(id);
 		in->port = xstrdup(port);
-		in->peer = str_or(o, "peer");
-		in->guid = str_or(o, "guid");
+		in->peer = member_dup(o, "peer");
+		in->guid = member_dup(o, "guid");
 		in->num = json_get_number(o, "port_num", &v) && v >= 0 && v < 100000 ? (unsigned)v : 0;
-		in->cable = str_or(o, "cable");
-		in->cause = str_or(o, "cause");
-		in->at = str_or(o, "at");
-		in->detail = str_or(o, "detail");
+		in->cable = member_dup(o, "cable");
+		in->cause = member_dup(o, "cause");
+		in->at = member_dup(o, "at");
+		in->detail = member_dup(o, "detail");
 		in->enable = !strcmp(act, "enable");
 		/* an outcome not understood is not known: the call may have been made */
 		in->outcome = !oc			      ? UFM_OUT_NONE

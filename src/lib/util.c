@@ -75,6 +75,11 @@ size_t strlcpy_v(char *dst, const char *src, size_t n)
 	return len;
 }
 
+const char *str_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
 bool starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -36,6 +36,8 @@ void *grow_array(void *arr, size_t elem, size_t nr, size_t *alloc);
 /* Copy src into dst of size n, always terminated; returns strlen(src). */
 size_t strlcpy_v(char *dst, const char *src, size_t n);
 
+/* s, or dflt where s is NULL (a JSON member that is not there). */
+const char *str_or(const char *s, const char *dflt);
 bool starts_with(const char *s, const char *prefix);
 bool skip_prefix(const char *s, const char *prefix, const char **rest);
 bool ends_with(const char *s, const char *suffix);

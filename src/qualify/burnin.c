@@ -12,10 +12,6 @@
 
 #include <string.h>
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 static size_t count_verdict(const struct json_value *arr, const char *verdict)
 {

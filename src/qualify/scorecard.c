@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 static void num_or_null(struct json_writer *w, const char *key, double v, bool have)
 {

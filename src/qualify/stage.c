@@ -16,10 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *str_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
 
 static enum q_status from_fleet(enum fleet_verdict v)
 {
