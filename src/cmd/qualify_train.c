@@ -24,7 +24,7 @@ struct trun {
 	const struct q_group *g;
 	struct child ch;
 	struct strlist argv, words;
-	struct strbuf dir, hosts, port, err, why_not;
+	struct strbuf dir, err, why_not;
 	bool live;
 	struct json_value *out;   /* vigil run --json's object, NULL when it gave none */
 	struct q_train tr;
@@ -74,23 +74,26 @@ static void trun_start(struct qrun *r, struct trun *t, const struct q_group *g, 
 	if (g) {
 		/* the group's hosts, all of them (no spares), and a rendezvous port of its own
 		 * (groups may share a host's network namespace: containers, a test bed) */
-		fleet_hostlist((const char *const *)g->hosts.items, g->hosts.nr, &t->hosts);
+		struct strbuf arg = STRBUF_INIT;
+		fleet_hostlist((const char *const *)g->hosts.items, g->hosts.nr, &arg);
 		strlist_add(&t->argv, "--hosts");
-		strlist_add(&t->argv, t->hosts.buf);
+		strlist_add(&t->argv, arg.buf);
+		strbuf_reset(&arg);
+		strbuf_addf(&arg, "%zu", g->hosts.nr);
 		strlist_add(&t->argv, "--nodes");
-		strbuf_addf(&t->port, "%zu", g->hosts.nr);
-		strlist_add(&t->argv, t->port.buf);
+		strlist_add(&t->argv, arg.buf);
 		strlist_add(&t->argv, "--spares");
 		strlist_add(&t->argv, "0");
-		strbuf_reset(&t->port);
 		/* 16 apart: vigil run's attempt a uses its port + a, so the groups' ports meet only
 		 * after 16 restarts; kept within run.master-port's range */
 		unsigned p = r->master_port + 16 * (unsigned)(k + 1);
 		if (p > 63535)
 			p -= 63535 - 1024 + 1;
-		strbuf_addf(&t->port, "run.master-port=%u", p);
+		strbuf_reset(&arg);
+		strbuf_addf(&arg, "run.master-port=%u", p);
 		strlist_add(&t->argv, "-c");
-		strlist_add(&t->argv, t->port.buf);
+		strlist_add(&t->argv, arg.buf);
+		strbuf_release(&arg);
 	}
 	strlist_add(&t->argv, "--");
 	strlist_split(&t->words, r->a->train, " \t");
@@ -172,8 +175,6 @@ static void trun_release(struct trun *t)
 	strlist_release(&t->argv);
 	strlist_release(&t->words);
 	strbuf_release(&t->dir);
-	strbuf_release(&t->hosts);
-	strbuf_release(&t->port);
 	strbuf_release(&t->err);
 	strbuf_release(&t->why_not);
 	json_free(t->out);
@@ -317,10 +318,6 @@ static int form_groups(struct qrun *r, struct q_groups *g, struct strbuf *err)
 	if (starts_with(r->a->train_groups, "size=")) {
 		q_groups_of_size((const char *const *)ok.items, ok.nr,
 				 (unsigned)strtoul(r->a->train_groups + 5, NULL, 10), g, &left);
-		if (left.nr)
-			qualify_say("train: %zu node%s left over, not in a group of %s (%s%s)",
-				    left.nr, left.nr == 1 ? "" : "s", r->a->train_groups + 5,
-				    left.items[0], left.nr > 1 ? ", ..." : "");
 	} else if (strcmp(r->a->train_groups, "switch")) {
 		q_groups_split((const char *const *)ok.items, ok.nr,
 			       (unsigned)strtoul(r->a->train_groups, NULL, 10), g);
@@ -337,11 +334,13 @@ static int form_groups(struct qrun *r, struct q_groups *g, struct strbuf *err)
 		if (q_groups_topology(text.buf, (const char *const *)ok.items, ok.nr, g, &left,
 				      err) < 0)
 			goto out;
-		if (left.nr)
-			qualify_say("train: %zu node%s under no leaf switch, not in a group (%s%s)",
-				    left.nr, left.nr == 1 ? "" : "s", left.items[0],
-				    left.nr > 1 ? ", ..." : "");
 	}
+	if (left.nr)
+		qualify_say("train: %zu node%s in no group (%s: %s%s)", left.nr,
+			    left.nr == 1 ? "" : "s",
+			    starts_with(r->a->train_groups, "size=") ? "left over"
+								   : "under no leaf switch",
+			    left.items[0], left.nr > 1 ? ", ..." : "");
 	if (g->nr < 2) {
 		strbuf_addf(err, "%s", g->nr ? "the nodes left make one group only"
 				       : ok.nr ? "too few nodes left for a group"
@@ -387,11 +386,9 @@ void qualify_train(struct qrun *r, double share)
 			for (size_t k = 0; k < ng; k++)
 				trun_start(r, &gr[k], &groups.items[k], k);
 			trun_wait(gr, ng, left > 10 ? left : 10);
-			for (size_t k = 0; k < ng; k++) {
-				if (gr[k].err.len && !gr[k].ch.exited && !gr[k].ch.signaled)
-					continue; /* it never started: its error is its reason */
-				trun_read(r, &gr[k]);
-			}
+			for (size_t k = 0; k < ng; k++)
+				if (!gr[k].err.len) /* else it never started: that is its reason */
+					trun_read(r, &gr[k]);
 			for (size_t k = 0; k < ng; k++) {
 				apply_group(c, &gr[k]);
 				struct strbuf line = STRBUF_INIT;

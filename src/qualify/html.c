@@ -668,7 +668,7 @@ static void train(const struct json_value *c, struct strbuf *o)
 		strbuf_addstr(o, "</tr>\n");
 	}
 	strbuf_addstr(o, "</table>\n");
-	cut_note(o, g->nr, g->nr < MAX_ROWS ? g->nr : MAX_ROWS, "groups");
+	cut_note(o, g->nr, MAX_ROWS, "groups");
 }
 
 static void to_drain(const struct json_value *c, struct strbuf *o)

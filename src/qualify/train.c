@@ -5,8 +5,8 @@
  */
 #include "train.h"
 #include "../logs/gresconf.h"
+#include "../slurm/slurm.h"
 
-#include <ctype.h>
 #include <math.h>
 
 static bool positive(const struct json_value *v, const char *key, double *out)
@@ -153,14 +153,15 @@ static const char *word_value(const char *line, size_t line_len, const char *key
 	return NULL;
 }
 
+/* A switch's or block's name is a plain word, as a node's (slurm_node_name_ok). */
 static bool plain_name(const char *s, size_t len)
 {
-	if (!len || len > 64)
+	char name[80];
+	if (len >= sizeof(name))
 		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-			return false;
-	return true;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	return slurm_node_name_ok(name);
 }
 
 int q_groups_topology(const char *text, const char *const *nodes, size_t n,

@@ -14,11 +14,12 @@
 
 /*
  * hang: the evidence of a hang (not a slowdown): Python stacks compared down to the innermost
- * frame's line (evidence.h). summary: one paragraph for the journal; suspects: hosts to confirm alone (stacks unlike the
- * majority, silent first); sick/why: hosts named beyond doubt (a rank stopped in every sample,
- * busy far beyond its peers while they wait), with the reason. A host whose evidence is
- * doubtful (evidence.h: doubtful_hosts) is never sick here, only a suspect. step_id: the
- * attempt's "JOB.STEP" (NULL: not known yet), passed to vigil stacks with the job and uid.
+ * frame's line (evidence.h). summary: one paragraph for the journal; suspects: hosts to
+ * confirm alone (stacks unlike the majority, silent first); sick/why: hosts named beyond
+ * doubt (a rank stopped in every sample, busy far beyond its peers while they wait), with the
+ * reason. A host whose evidence is doubtful (evidence.h: doubtful_hosts) is never sick here,
+ * only a suspect. step_id: the attempt's "JOB.STEP" (NULL: not known yet), passed to vigil
+ * stacks with the job and uid.
  */
 void sup_collect_evidence(const struct sup_options *o, const char *attempt_dir,
 			  const char *step_id, char *const *hosts, size_t nr_hosts,
