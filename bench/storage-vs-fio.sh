@@ -25,6 +25,9 @@
 #   fio            fio, no check of what it reads
 #   fio-crc32c     fio checking what it reads (--verify=crc32c, written with its headers):
 #                  a verified read, vigil's like
+#   fio-pattern    fio writing a known pattern and comparing every byte it reads with it
+#                  (--verify=pattern, 512 bytes of splitmix64, no header): vigil's check is
+#                  the same kind (a comparison with known bytes, not a checksum)
 # Figures are MiB/s (2^20 bytes) over all jobs: fio's io_bytes over its group runtime,
 # vigil's write_mib_s and read_mib_s. fio is Debian's (apt-get install fio).
 set -eu
@@ -102,10 +105,22 @@ one_side() { # side dir
 	vigil-inline) run_vigil vigil-inline "$2" --verify inline ;;
 	fio) run_fio fio "$2" ;;
 	fio-crc32c) run_fio fio-crc32c "$2" --verify=crc32c ;;
+	fio-pattern) run_fio fio-pattern "$2" --verify=pattern --verify_pattern="$fio_pattern" ;;
 	esac
 }
 
 sides=${SIDES:-vigil vigil-nocheck fio fio-crc32c}
+# fio's longest pattern (512 bytes), not a short one repeated: 1,024 hex digits of splitmix64
+fio_pattern=0x$(python3 -c '
+m = (1 << 64) - 1
+s, out = 0x5eed, []
+for _ in range(64):
+    s = (s + 0x9E3779B97F4A7C15) & m
+    z = s
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    out.append("%016x" % (z ^ (z >> 31)))
+print("".join(out))')
 nsides=$(echo $sides | wc -w)
 
 one_fs() { # label dir
@@ -129,12 +144,16 @@ one_fs() { # label dir
 			"$(median < "$tmp/$s.w")" "$(median < "$tmp/$s.r")" >> "$tmp/rows"
 		# paired: each run's side / that run's fio (the same round, minutes apart at
 		# most), the median of those: drift between rounds cancels
-		if [ -s "$tmp/fio.r" ]; then
-			printf "%s %s %s %s\n" "$label" "$s" \
-				"$(paste "$tmp/$s.w" "$tmp/fio.w" | awk '$2 > 0 {print $1 / $2}' | median)" \
-				"$(paste "$tmp/$s.r" "$tmp/fio.r" | awk '$2 > 0 {print $1 / $2}' | median)" \
+		# vigil is also paired with each fio side that checks what it reads
+		for ref in fio fio-pattern fio-crc32c; do
+			case $s in fio*) continue ;; esac
+			[ "$ref" = fio ] || [ "$s" = vigil ] || continue
+			[ -s "$tmp/$ref.r" ] || continue
+			printf "%s %s %s %s\n" "$label" "$s / $ref" \
+				"$(paste "$tmp/$s.w" "$tmp/$ref.w" | awk '$2 > 0 {print $1 / $2}' | median)" \
+				"$(paste "$tmp/$s.r" "$tmp/$ref.r" | awk '$2 > 0 {print $1 / $2}' | median)" \
 				>> "$tmp/paired"
-		fi
+		done
 	done
 }
 
@@ -163,12 +182,14 @@ END {
 			what = side[n] == "vigil" ? "vigil / fio (the goal)" : side[n] == "vigil-nocheck" ? "vigil-nocheck / fio (I/O alone)" : side[n] " / fio"
 			printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], what, w[f, side[n]] / w[f, "fio"], r[f, side[n]] / r[f, "fio"]
 		}
-		if (w[f, "vigil"] && w[f, "fio-crc32c"] && r[f, "fio-crc32c"])
-			printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / fio-crc32c (both checking)", w[f, "vigil"] / w[f, "fio-crc32c"], r[f, "vigil"] / r[f, "fio-crc32c"]
+		split("fio-pattern fio-crc32c", C, " ")
+		for (c = 1; c <= 2; c++)
+			if (w[f, "vigil"] && w[f, C[c]] && r[f, C[c]])
+				printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / " C[c] " (both check)", w[f, "vigil"] / w[f, C[c]], r[f, "vigil"] / r[f, C[c]]
 	}
 }' "$tmp/rows"
 if [ -s "$tmp/paired" ]; then
 	echo ""
-	echo "paired: the median over the runs of (side / fio in the same round)"
-	awk '$2 !~ /^fio/ { printf "%-6s %-34s %6.2f %6.2f\n", $1, $2 " / fio", $3, $4 }' "$tmp/paired"
+	echo "paired: the median over the runs of (side / a fio side in the same round)"
+	awk '{ printf "%-6s %-34s %6.2f %6.2f\n", $1, $2 " " $3 " " $4, $5, $6 }' "$tmp/paired"
 fi
