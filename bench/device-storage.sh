@@ -6,7 +6,8 @@
 # count, each moving WRITERS x FILE
 # ("4 1" adds the single-writer pass, where the read-back check's cost on one CPU shows whole:
 # on the development VM a single reader's checked tmpfs read was 0.85-0.87 of its unchecked one
-# in a micro run, 2026-12-05). Outputs in $OUT.
+# in a micro run, 2026-12-05). SIDES as bench/storage-vs-fio.sh takes them (its default: vigil,
+# vigil-nocheck, fio and fio-pattern, fio comparing every byte it reads). Outputs in $OUT.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-/tmp/vigil-storage-dev}

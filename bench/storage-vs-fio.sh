@@ -15,8 +15,8 @@
 # sequentially (fio: invalidate=1 drops their pages first, as vigil does when not O_DIRECT).
 # vigil also renames and syncs the directory.
 #
-# The sides (SIDES from the environment, default the first four), each run in a rotating order
-# (so that none always follows another's writes):
+# The sides (SIDES from the environment; default vigil, vigil-nocheck, fio and fio-pattern), each
+# run in a rotating order (so that none always follows another's writes):
 #   vigil          vigil stress storage as users run it: every byte read back is compared
 #                  (figures.verify says whether inline or overlapped)
 #   vigil-nocheck  the same with --verify none: the I/O alone, fio's like
@@ -109,7 +109,7 @@ one_side() { # side dir
 	esac
 }
 
-sides=${SIDES:-vigil vigil-nocheck fio fio-crc32c}
+sides=${SIDES:-vigil vigil-nocheck fio fio-pattern}
 # fio's longest pattern (512 bytes), not a short one repeated: 1,024 hex digits of splitmix64
 fio_pattern=0x$(python3 -c '
 m = (1 << 64) - 1
@@ -142,6 +142,10 @@ one_fs() { # label dir
 	for s in $sides; do
 		printf "%s %s %s %s %s %s\n" "$label" "$s" "$direct" "$verify" \
 			"$(median < "$tmp/$s.w")" "$(median < "$tmp/$s.r")" >> "$tmp/rows"
+		# every run's figures, in run order, for the record
+		printf "%-6s %-14s write %s  read %s\n" "$label" "$s" \
+			"$(awk '{printf "%.0f ", $1}' "$tmp/$s.w")" "$(awk '{printf "%.0f ", $1}' "$tmp/$s.r")" \
+			>> "$tmp/runs"
 		# paired: each run's side / that run's fio (the same round, minutes apart at
 		# most), the median of those: drift between rounds cancels
 		# vigil is also paired with each fio side that checks what it reads
@@ -161,6 +165,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/rows"
 : > "$tmp/paired"
+: > "$tmp/runs"
 one_fs disk "$disk"
 one_fs tmpfs /dev/shm
 echo "vigil stress storage vs fio $(fio --version): $size in $writers files of $file, $block blocks, medians of $runs runs, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -171,7 +176,7 @@ END {
 	for (n = 1; n <= NR; n++)
 		printf "%-6s %-14s %9.0f %9.0f\n", fs[n], side[n], w[fs[n], side[n]], r[fs[n], side[n]]
 	print ""
-	printf "%-6s %-8s %-10s %-34s %6s %6s\n", "fs", "io", "verify", "ratio", "write", "read"
+	printf "%-6s %-8s %-10s %-36s %6s %6s\n", "fs", "io", "verify", "ratio", "write", "read"
 	split("disk tmpfs", F, " ")
 	for (k = 1; k <= 2; k++) {
 		f = F[k]
@@ -179,15 +184,18 @@ END {
 		for (n = 1; n <= NR; n++) {
 			if (fs[n] != f || side[n] ~ /^fio/ || !w[f, "fio"] || !r[f, "fio"])
 				continue
-			what = side[n] == "vigil" ? "vigil / fio (the goal)" : side[n] == "vigil-nocheck" ? "vigil-nocheck / fio (I/O alone)" : side[n] " / fio"
-			printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], what, w[f, side[n]] / w[f, "fio"], r[f, side[n]] / r[f, "fio"]
+			what = side[n] == "vigil" ? "vigil / fio (fio checks nothing)" : side[n] == "vigil-nocheck" ? "vigil-nocheck / fio (I/O alone)" : side[n] " / fio"
+			printf "%-6s %-8s %-10s %-36s %6.2f %6.2f\n", f, io, ver[f], what, w[f, side[n]] / w[f, "fio"], r[f, side[n]] / r[f, "fio"]
 		}
 		split("fio-pattern fio-crc32c", C, " ")
 		for (c = 1; c <= 2; c++)
 			if (w[f, "vigil"] && w[f, C[c]] && r[f, C[c]])
-				printf "%-6s %-8s %-10s %-34s %6.2f %6.2f\n", f, io, ver[f], "vigil / " C[c] " (both check)", w[f, "vigil"] / w[f, C[c]], r[f, "vigil"] / r[f, C[c]]
+				printf "%-6s %-8s %-10s %-36s %6.2f %6.2f\n", f, io, ver[f], "vigil / " C[c] " (both check all)", w[f, "vigil"] / w[f, C[c]], r[f, "vigil"] / r[f, C[c]]
 	}
 }' "$tmp/rows"
+echo ""
+echo "each run, in order (MiB/s):"
+cat "$tmp/runs"
 if [ -s "$tmp/paired" ]; then
 	echo ""
 	echo "paired: the median over the runs of (side / a fio side in the same round)"

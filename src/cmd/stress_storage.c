@@ -291,9 +291,9 @@ static int ckpt_parse(int argc, char **argv, struct ckpt_args *a)
 			    a->o.block);
 		return -1;
 	}
-	if ((uint64_t)a->o.writers * a->o.block * 5 > (4ull << 30)) {
-		/* each writer holds the pattern's block and the verifier's ring of four */
-		usage_error("stress storage", "--writers x --block x 5 buffers is over 4 GiB of "
+	if ((uint64_t)a->o.writers * a->o.block * 3 > (4ull << 30)) {
+		/* each writer holds the pattern, a block and the verifier's second block */
+		usage_error("stress storage", "--writers x --block x 3 buffers is over 4 GiB of "
 					      "memory: fewer writers or a smaller block");
 		return -1;
 	}

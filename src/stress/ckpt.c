@@ -476,19 +476,13 @@ bool ckpt_verify_parse(const char *s, enum ckpt_verify *out)
 }
 
 /* CPUs this process may run on (its affinity: a Slurm step or a container may hold fewer than
- * the host has), the first max of their numbers in cpus (*listed of them: none when the
- * affinity cannot be read, and then the CPUs online are counted) */
-static unsigned usable_cpus(int *cpus, unsigned max, unsigned *listed)
+ * the host has); 1 when it cannot be read */
+static unsigned usable_cpus(void)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	*listed = 0;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
-		for (int c = 0; c < CPU_SETSIZE && *listed < max; c++)
-			if (CPU_ISSET(c, &set))
-				cpus[(*listed)++] = c;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
 		return (unsigned)CPU_COUNT(&set);
-	}
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned)n : 1;
 }
@@ -531,15 +525,10 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 	 * with 4 writers the overlapped read-back was 0.92x fio's and the inline one 1.00x
 	 * (docs/PERFORMANCE.md, "vigil stress storage against fio").
 	 */
-	int *cpus = xcalloc(2 * (size_t)n, sizeof(int));
-	unsigned listed;
-	unsigned ncpu = usable_cpus(cpus, 2 * n, &listed);
 	r->verify = o->verify;
 	if (r->verify == CKPT_VERIFY_AUTO)
-		r->verify = !memory_fs && ncpu >= 2 * n ? CKPT_VERIFY_OVERLAPPED : CKPT_VERIFY_INLINE;
-	/* overlapped with a CPU each: worker i reads on the (2i)th CPU of this process's set and
-	 * checks on the next; fewer CPUs than that, the scheduler places them */
-	bool pin = r->verify == CKPT_VERIFY_OVERLAPPED && listed >= 2 * n;
+		r->verify = !memory_fs && usable_cpus() >= 2 * n ? CKPT_VERIFY_OVERLAPPED
+								 : CKPT_VERIFY_INLINE;
 	for (unsigned i = 0; i < n; i++) {
 		struct ckpt_job *j = &p.jobs[i];
 		j->worker = i;
@@ -551,8 +540,6 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 		j->direct = d->direct;
 		j->huge_buf = memory_fs;
 		j->verify = r->verify;
-		j->cpu_reader = pin ? cpus[2 * i] : -1;
-		j->cpu_checker = pin ? cpus[2 * i + 1] : -1;
 		j->subfd = d->subfd;
 		j->seed = seed;
 		j->stall_ns = (uint64_t)o->stall_ms * 1000000u;
@@ -561,7 +548,6 @@ void ckpt_run(struct ckpt_dir *d, const struct ckpt_opts *o, struct ckpt_result 
 		j->slot = &slots[i];
 		j->all = slots;
 	}
-	free(cpus);
 	r->per_writer = xcalloc(n, sizeof(*r->per_writer));
 
 	/* write: every writer its shards, fsync, rename, directory sync */

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -500,54 +499,32 @@ static void count_resident(const struct ckpt_job *j, int fd, uint64_t len)
 }
 
 /*
- * The verifier: a thread of the worker that checks the blocks the worker has read while it
- * reads the next ones into the other buffers of a ring. At one read in flight (a simple
- * reader, fio's psync at iodepth 1) the check would otherwise sit between two reads: the
- * device idles through it, and on a memory file system (where a read is a copy on the
- * reader's CPU) the check is a second pass on that same CPU. Used where each reader and its
- * checker can have a CPU (ckpt.c), or when --verify overlapped asks.
- *
- * Four buffers, not two: with two, a check that ran a little late held up the next read (the
- * reader waited for its buffer back); and each of the two keeps to a CPU of its own where
- * ckpt.c gave them one, so that neither is moved onto the other's CPU mid-phase and the blocks
- * move between two caches that stay the same.
+ * The verifier: a thread of the worker that checks block k while the worker reads block k+1
+ * into the other buffer. At one read in flight (a simple reader, fio's psync at iodepth 1)
+ * the check would otherwise sit between two reads and the device would idle through it. Used
+ * where each reader and its checker can have a CPU (ckpt.c), or when --verify overlapped asks.
  */
-#define VRING 4
-
 struct verifier {
 	const struct ckpt_job *j;
 	const struct body *body;
 	body_check_fn ok;
-	unsigned nbuf; /* buffers in the ring: VRING, or 1 checked in line */
-	uint8_t *buf[VRING];
+	uint8_t *buf[2];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	/* a posted block: file, offset, length; full[i]: posted, not yet checked */
-	bool full[VRING], stop;
-	unsigned file[VRING];
-	uint64_t off[VRING];
-	size_t len[VRING];
+	/* a posted block: buffer index, file, offset, length; full[i]: posted, not yet checked */
+	bool full[2], stop;
+	unsigned file[2];
+	uint64_t off[2];
+	size_t len[2];
 	unsigned cur_file;
 	bool in_run;
 	bool overlap; /* the thread runs; false: read_one checks each block itself */
 };
 
-static void keep_to_cpu(int cpu)
-{
-	if (cpu < 0 || cpu >= CPU_SETSIZE)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* refused (a CPU taken away since): the scheduler places it, the check is the same */
-	(void)sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *verifier_main(void *arg)
 {
 	struct verifier *v = arg;
-	keep_to_cpu(v->j->cpu_checker);
-	for (unsigned k = 0;; k = (k + 1) % v->nbuf) {
+	for (unsigned k = 0;; k ^= 1) {
 		pthread_mutex_lock(&v->mu);
 		while (!v->full[k] && !v->stop)
 			pthread_cond_wait(&v->cv, &v->mu);
@@ -627,7 +604,7 @@ static int read_one(const struct ckpt_job *j, unsigned f, struct verifier *v, un
 			continue;
 		}
 		verifier_post(v, *k, f, off, n);
-		*k = (*k + 1) % v->nbuf;
+		*k ^= 1;
 	}
 	close(fd);
 	return 0;
@@ -642,20 +619,14 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const struct body *
 	v.body = body;
 	v.ok = body_check();
 	v.buf[0] = buf;
-	v.nbuf = 1;
 	v.cur_file = ~0u;
 	v.overlap = j->verify == CKPT_VERIFY_OVERLAPPED;
-	if (v.overlap) {
-		keep_to_cpu(j->cpu_reader);
-		while (v.nbuf < VRING && (v.buf[v.nbuf] = io_buf_alloc(j->block, j->huge_buf)))
-			v.nbuf++;
-		/* no memory for a ring: checked inline, never read unchecked */
-		v.overlap = v.nbuf == VRING;
-	}
+	if (v.overlap && !(v.buf[1] = io_buf_alloc(j->block, j->huge_buf)))
+		v.overlap = false;
 	pthread_mutex_init(&v.mu, NULL);
 	pthread_cond_init(&v.cv, NULL);
 	pthread_t t;
-	/* no thread (EAGAIN): checked inline too */
+	/* no second buffer or no thread (EAGAIN): checked inline, never read unchecked */
 	if (v.overlap && pthread_create(&t, NULL, verifier_main, &v) != 0)
 		v.overlap = false;
 	unsigned k = 0;
@@ -664,9 +635,8 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const struct body *
 			break;
 	if (v.overlap) {
 		pthread_mutex_lock(&v.mu);
-		for (unsigned i = 0; i < v.nbuf; i++)
-			while (v.full[i])
-				pthread_cond_wait(&v.cv, &v.mu);
+		while (v.full[0] || v.full[1])
+			pthread_cond_wait(&v.cv, &v.mu);
 		v.stop = true;
 		pthread_cond_broadcast(&v.cv);
 		pthread_mutex_unlock(&v.mu);
@@ -675,8 +645,7 @@ static void read_all(const struct ckpt_job *j, uint8_t *buf, const struct body *
 	sl->t1_ns = ckpt_now_ns();
 	pthread_cond_destroy(&v.cv);
 	pthread_mutex_destroy(&v.mu);
-	for (unsigned i = 1; i < v.nbuf; i++)
-		io_buf_free(v.buf[i], j->block, j->huge_buf);
+	io_buf_free(v.buf[1], j->block, j->huge_buf);
 }
 
 /* ---- metadata burst ---- */

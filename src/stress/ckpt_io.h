@@ -82,9 +82,6 @@ struct ckpt_job {
 	bool direct;
 	bool huge_buf;		 /* I/O buffers in huge pages: on a memory file system only */
 	enum ckpt_verify verify; /* INLINE, OVERLAPPED (block k checked while k+1 is read) or NONE */
-	/* OVERLAPPED: the CPUs the reader and its checker keep to in the read-back (ckpt.c gives
-	 * each worker two of this process's own); -1: wherever the scheduler puts them */
-	int cpu_reader, cpu_checker;
 	int subfd;
 	uint64_t seed;
 	uint64_t stall_ns;
