@@ -48,44 +48,35 @@ static uint64_t key_of(uint64_t blk, size_t fold)
 	return blk * 0x9e3779b97f4a7c15ull + fold;
 }
 
-__attribute__((target("avx2"))) static int check_avx2(const uint8_t *b, uint64_t blk)
-{
-	v4 a0 = { 0 }, a1 = a0, a2 = a0, a3 = a0;
-	for (size_t f = 0; f < BLK; f += FOLD) {
-		uint64_t key = key_of(blk, f / FOLD);
-		v4 k = { key, key, key, key };
-		const v4 *g = (const v4 *)(b + f), *p = (const v4 *)pat;
-		for (size_t i = 0; i < FOLD / 32; i += 4) {
-			a0 |= g[i] ^ p[i] ^ k;
-			a1 |= g[i + 1] ^ p[i + 1] ^ k;
-			a2 |= g[i + 2] ^ p[i + 2] ^ k;
-			a3 |= g[i + 3] ^ p[i + 3] ^ k;
-		}
+/* The block's check in vectors of type V with L 64-bit lanes: four accumulators, no early
+ * exit, as vigil's (src/stress/ckpt_io.c); one body for the AVX2 and AVX-512 twins. */
+#define CHECK_IMPL(V, L)                                                                   \
+	{                                                                                  \
+		V a0 = { 0 }, a1 = a0, a2 = a0, a3 = a0;                                   \
+		for (size_t f = 0; f < BLK; f += FOLD) {                                   \
+			V k;                                                               \
+			for (int l = 0; l < (L); l++)                                      \
+				k[l] = key_of(blk, f / FOLD);                              \
+			const V *g = (const V *)(b + f), *p = (const V *)pat;              \
+			for (size_t i = 0; i < FOLD / sizeof(V); i += 4) {                 \
+				a0 |= g[i] ^ p[i] ^ k;                                     \
+				a1 |= g[i + 1] ^ p[i + 1] ^ k;                             \
+				a2 |= g[i + 2] ^ p[i + 2] ^ k;                             \
+				a3 |= g[i + 3] ^ p[i + 3] ^ k;                             \
+			}                                                                  \
+		}                                                                          \
+		a0 |= a1 | a2 | a3;                                                        \
+		uint64_t r = 0;                                                            \
+		for (int l = 0; l < (L); l++)                                              \
+			r |= a0[l];                                                        \
+		return r == 0;                                                             \
 	}
-	a0 |= a1 | a2 | a3;
-	return (a0[0] | a0[1] | a0[2] | a0[3]) == 0;
-}
+
+__attribute__((target("avx2"))) static int check_avx2(const uint8_t *b, uint64_t blk)
+CHECK_IMPL(v4, 4)
 
 __attribute__((target("avx512f,avx512bw"))) static int check_avx512(const uint8_t *b, uint64_t blk)
-{
-	v8 a0 = { 0 }, a1 = a0, a2 = a0, a3 = a0;
-	for (size_t f = 0; f < BLK; f += FOLD) {
-		uint64_t key = key_of(blk, f / FOLD);
-		v8 k = { key, key, key, key, key, key, key, key };
-		const v8 *g = (const v8 *)(b + f), *p = (const v8 *)pat;
-		for (size_t i = 0; i < FOLD / 64; i += 4) {
-			a0 |= g[i] ^ p[i] ^ k;
-			a1 |= g[i + 1] ^ p[i + 1] ^ k;
-			a2 |= g[i + 2] ^ p[i + 2] ^ k;
-			a3 |= g[i + 3] ^ p[i + 3] ^ k;
-		}
-	}
-	a0 |= a1 | a2 | a3;
-	uint64_t r = 0;
-	for (int i = 0; i < 8; i++)
-		r |= a0[i];
-	return r == 0;
-}
+CHECK_IMPL(v8, 8)
 
 static double now_s(void)
 {

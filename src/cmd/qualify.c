@@ -107,9 +107,7 @@ static const struct option qualify_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-
 volatile sig_atomic_t qualify_stop;
-
 
 static void on_stop(int sig)
 {

@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
-
 void qualify_say(const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT, clean = STRBUF_INIT;

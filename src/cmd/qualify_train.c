@@ -30,7 +30,6 @@ struct trun {
 	struct q_train tr;
 };
 
-
 static void trun_start(struct qrun *r, struct trun *t, const struct q_group *g, size_t k)
 {
 	memset(t, 0, sizeof(*t));

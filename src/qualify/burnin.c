@@ -12,7 +12,6 @@
 
 #include <string.h>
 
-
 static size_t count_verdict(const struct json_value *arr, const char *verdict)
 {
 	size_t n = 0;

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static void num_or_null(struct json_writer *w, const char *key, double v, bool have)
 {
 	json_key(w, key);

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static enum q_status from_fleet(enum fleet_verdict v)
 {
 	return v == FLEET_HEALTHY ? Q_PASSED : v == FLEET_UNHEALTHY ? Q_FAILED : Q_UNKNOWN;
